@@ -1,0 +1,38 @@
+"""What every project actor shares: the store and its writer, the secret sealer, settings, the
+HTTP client for provider calls, and a nursery for work that must not block an actor."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import trio
+
+from edge.config import Settings
+from edge.sealing import Sealer
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
+
+if TYPE_CHECKING:
+    from edge.actors.registry import ActorRegistry
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class NodeContext:
+    settings: Settings
+    store: Store
+    writer: StoreWriter
+    sealer: Sealer
+    http: httpx.AsyncClient
+    nursery: trio.Nursery
+    public_url: str
+    clock_ms: Callable[[], int] = wall_ms
+    registry: ActorRegistry | None = None
+    extras: dict[str, Any] = field(default_factory=dict)

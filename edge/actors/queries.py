@@ -1,0 +1,136 @@
+"""Reads of committed data that need no actor: transaction lists, one transaction with its
+history, the event feed, API key lookup, and creating a project (a new id has no actor yet).
+
+They read only what the writer has committed, so they can never show anything not durable.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from edge.actors.context import NodeContext
+from edge.actors.records import event_view, transaction_view
+from edge.actors.views import project_view
+from edge.domain import ids
+from edge.failures import Failure
+from edge.store import keys
+from edge.store.codec import pack, unpack
+from edge.store.env import Store
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    project_id: str
+    key_id: str
+    mode: str
+
+
+def lookup_key(store: Store, key: str) -> KeyInfo | None:
+    digest = ids.hash_api_key(key)
+    raw = store.get_raw(digest, db="apikeys")
+    if raw is None:
+        return None
+    # The index is keyed by the digest; this compare keeps the check constant-time even if a
+    # later change looks keys up some other way.
+    if not hmac.compare_digest(digest, ids.hash_api_key(key)):
+        return None
+    entry = unpack(raw)
+    return KeyInfo(entry["projectId"], entry["keyId"], entry["mode"])
+
+
+def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:
+    return mode is None or record["isTest"] == (mode == "test")
+
+
+def list_transactions(
+    store: Store,
+    project_id: str,
+    *,
+    mode: str | None,
+    status: str | None = None,
+    after: str | None = None,
+    reference: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    """Newest first; ``after`` is the last id of the previous page."""
+    if reference is not None:
+        raw = store.get_raw(keys.named(project_id, keys.REFERENCE, "", reference))
+        found = store.get(keys.record(project_id, keys.TRANSACTION, raw.decode())) if raw else None
+        items = [found] if found and _mode_matches(found, mode) else []
+        return {"items": [transaction_view(tx) for tx in items], "next": None}
+    prefix = keys.prefix(project_id, keys.TRANSACTION)
+    cursor = keys.record(project_id, keys.TRANSACTION, after) if after else None
+    items: list[dict[str, Any]] = []
+    next_after = cursor
+    while len(items) < limit:
+        page = store.scan(prefix, after=next_after, reverse=True, limit=200)
+        if not page:
+            break
+        for key, raw in page:
+            next_after = key
+            tx = unpack(raw)
+            if _mode_matches(tx, mode) and (status is None or tx["status"] == status):
+                items.append(transaction_view(tx))
+                if len(items) == limit:
+                    break
+    more = len(items) == limit
+    return {"items": items, "next": items[-1]["id"] if more else None}
+
+
+def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None) -> dict[str, Any]:
+    tx = store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
+    if tx is None or not _mode_matches(tx, mode):
+        raise Failure(404, "not_found", "No transaction with this id in this project.")
+    view = transaction_view(tx)
+    history_prefix = keys.history(project_id, tx_id)
+    events = []
+    for key, _ in store.scan(history_prefix):
+        evt_id = key[len(history_prefix) :].decode()
+        event = store.get(keys.record(project_id, keys.EVENT, evt_id))
+        if event is not None:
+            events.append(event_view(event))
+    view["events"] = events
+    return view
+
+
+def event_feed(
+    store: Store, project_id: str, *, mode: str | None, after: str | None, limit: int = 100
+) -> dict[str, Any]:
+    """Oldest first from ``after``: a merchant catching up after an outage pages forward."""
+    prefix = keys.prefix(project_id, keys.EVENT)
+    cursor = keys.record(project_id, keys.EVENT, after) if after else None
+    items: list[dict[str, Any]] = []
+    while len(items) < limit:
+        page = store.scan(prefix, after=cursor, limit=500)
+        if not page:
+            break
+        for key, raw in page:
+            cursor = key
+            event = unpack(raw)
+            if _mode_matches(event, mode):
+                items.append(event_view(event))
+                if len(items) == limit:
+                    break
+    last = items[-1]["id"] if items else after
+    return {"items": items, "next": last, "hasMore": len(items) == limit}
+
+
+async def create_project(ctx: NodeContext, fields: dict[str, Any]) -> dict[str, Any]:
+    now = ctx.clock_ms()
+    while True:
+        project_id = ids.new_project_id()
+        if ctx.store.get_raw(keys.project(project_id)) is None:
+            break
+    record = {
+        "id": project_id,
+        **fields,
+        "createdAt": now,
+        "updatedAt": now,
+        "products": {},
+        "providers": {},
+        "keys": {},
+    }
+    await ctx.writer.write([("records", keys.project(project_id), pack(record))])
+    return project_view(record)

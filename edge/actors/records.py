@@ -1,0 +1,80 @@
+"""Stored records and their wire shapes (CONTRACT 3, 4.5 and 6).
+
+Stored money is integer minor units and stored times are integer ms; the wire gets major-unit
+numbers and ISO 8601 strings. One place renders each shape so every endpoint agrees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from edge.domain.money import to_wire
+from edge.domain.timefmt import iso_ms
+
+
+def _iso(ms: int | None) -> str | None:
+    return None if ms is None else iso_ms(ms)
+
+
+def status_record(tx: Mapping[str, Any]) -> dict[str, Any]:
+    """The public status record: nothing about the buyer, ever."""
+    record = {
+        "id": tx["id"],
+        "kind": tx["kind"],
+        "status": tx["status"],
+        "amount": to_wire(tx["amount"], tx["currency"]),
+        "currency": tx["currency"],
+        "isTest": tx["isTest"],
+        "provider": tx["provider"],
+        "version": tx["version"],
+        "subscriptionId": tx.get("subscriptionId"),
+        "createdAt": iso_ms(tx["createdAt"]),
+        "updatedAt": iso_ms(tx["updatedAt"]),
+    }
+    if tx["id"].startswith("sub_"):
+        record["interval"] = tx.get("interval")
+        record["currentPeriodEnd"] = _iso(tx.get("currentPeriodEnd"))
+    return record
+
+
+def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
+    """What the merchant's own server sees: the status record plus metadata and references."""
+    view = status_record(tx)
+    view.update(
+        {
+            "productId": tx.get("productId"),
+            "quantity": tx.get("quantity", 1),
+            "metadata": dict(tx.get("metadata") or {}),
+            "customerRef": tx.get("customerRef"),
+            "reference": tx.get("reference"),
+            "providerRef": tx.get("providerRef"),
+            "reason": tx.get("reason"),
+        }
+    )
+    return view
+
+
+def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
+    amount = event.get("amount")
+    currency = event.get("currency")
+    view = {
+        "id": event["id"],
+        "projectId": event["projectId"],
+        "provider": event["provider"],
+        "providerEventId": event.get("providerEventId"),
+        "type": event["type"],
+        "txId": event.get("txId"),
+        "subscriptionId": event.get("subscriptionId"),
+        "status": event.get("status"),
+        "amount": to_wire(amount, currency) if amount is not None and currency else None,
+        "currency": currency,
+        "isTest": event["isTest"],
+        "customerRef": event.get("customerRef"),
+        "metadata": dict(event.get("metadata") or {}),
+        "occurredAt": _iso(event.get("occurredAt")),
+        "receivedAt": iso_ms(event["receivedAt"]),
+    }
+    if event.get("duplicateOf"):
+        view["duplicateOf"] = event["duplicateOf"]
+    return view

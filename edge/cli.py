@@ -1,0 +1,318 @@
+"""The ``edge`` command line: argument parsing only. ``serve`` runs the node; every other
+command calls the running node's management API with the admin token from the data dir, prints
+JSON with ``--json``, and on failure prints one line and exits non-zero."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from edge.config import NODE_FILE, Settings, read_admin_token
+
+DEFAULT_DATA = "./edge-data"
+
+
+class CliError(Exception):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except CliError as exc:
+        print(f"edge: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+# -- serve and backup: local ---------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from edge.node import run_node
+
+    logging.basicConfig(
+        level=os.environ.get("EDGE_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = Settings.load(args.data, host=args.host, port=args.port)
+    trio.run(lambda: run_node(settings, handle_signals=True))
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from edge.node import STORE_DIR
+    from edge.store.backup import backup
+
+    settings_dir = Path(args.data).resolve()
+    source = settings_dir / STORE_DIR
+    if not (source / "data.mdb").exists():
+        raise CliError(f"no store at {source}")
+    try:
+        dest = backup(source, Path(args.dest), Settings(data_dir=settings_dir).map_size)
+    except (FileExistsError, OSError) as exc:
+        raise CliError(f"backup failed: {exc}") from None
+    _print(args, {"backup": str(dest.resolve())}, f"backup written to {dest}")
+    return 0
+
+
+# -- the management API ----------------------------------------------------------------------
+
+
+def _node_url(args: argparse.Namespace) -> str:
+    if args.url:
+        return args.url.rstrip("/")
+    if os.environ.get("EDGE_URL"):
+        return os.environ["EDGE_URL"].rstrip("/")
+    node_file = Path(args.data) / NODE_FILE
+    try:
+        return json.loads(node_file.read_text())["url"]
+    except (OSError, ValueError, KeyError):
+        raise CliError(
+            f"no running node found for data dir {args.data} (start one with `edge serve`)"
+        ) from None
+
+
+def _call(args: argparse.Namespace, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+    url = _node_url(args)
+    try:
+        token = read_admin_token(Path(args.data))
+    except OSError:
+        raise CliError(f"no admin token in {args.data} (is this the node's data dir?)") from None
+    try:
+        response = httpx.request(
+            method,
+            url + path,
+            json=body,
+            params=params,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30.0,
+        )
+    except httpx.TransportError:
+        raise CliError(f"the node at {url} is not running or not reachable") from None
+    try:
+        payload = response.json()
+    except ValueError:
+        raise CliError(f"{response.status_code} from {url}: not a JSON answer") from None
+    if response.status_code >= 400:
+        error = payload.get("error", {}) if isinstance(payload, dict) else {}
+        field = f" (field {error['field']})" if error.get("field") else ""
+        raise CliError(
+            f"{response.status_code} {error.get('code', 'error')}: {error.get('message', '')}{field}"
+        )
+    return payload
+
+
+def _print(args: argparse.Namespace, payload: Any, human: str) -> None:
+    print(json.dumps(payload, indent=2) if args.json else human)
+
+
+def _project_create(args: argparse.Namespace) -> int:
+    body = {
+        "name": args.name,
+        "successUrl": args.success_url,
+        "cancelUrl": args.cancel_url,
+        "allowedOrigins": args.allowed_origin or [],
+    }
+    if args.tier:
+        body["tier"] = args.tier
+    project = _call(args, "POST", "/api/manage/projects", body)
+    _print(args, project, project["id"])
+    return 0
+
+
+def _product_set(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {
+        "name": args.name,
+        "kind": args.kind,
+        "amount": _number(args.amount),
+        "currency": args.currency,
+    }
+    if args.interval:
+        body["interval"] = args.interval
+    product = _call(args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body)
+    _print(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
+    return 0
+
+
+def _number(text: str) -> float:
+    # A float's repr is the shortest string that reads back as it, so any amount of up to 15
+    # significant digits reaches the node (which parses Decimal) with exactly the digits given.
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        raise CliError(f"not a number: {text}") from None
+    if not value.is_finite() or len(value.as_tuple().digits) > 15:
+        raise CliError(f"not an amount: {text}")
+    return float(value)
+
+
+def _provider_set(args: argparse.Namespace) -> int:
+    creds: dict[str, Any] = {}
+    for item in args.set or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"--set takes name=value, got {item!r}")
+        creds[name] = value
+    if args.address_name or args.address_line or args.address_country:
+        creds["mailingAddress"] = {
+            "name": args.address_name,
+            "lines": args.address_line or [],
+            "country": args.address_country,
+        }
+    body: dict[str, Any] = {"enabled": not args.disabled}
+    if args.label:
+        body["label"] = args.label
+    if args.order:
+        body["order"] = args.order
+    modes = ("test", "live") if args.mode == "both" else (args.mode,)
+    if creds:
+        for mode in modes:
+            body[mode] = creds
+    result = _call(args, "PUT", f"/api/manage/projects/{args.project}/providers/{args.provider}", body)
+    state = "enabled" if result["enabled"] else "disabled"
+    _print(args, result, f"{result['provider']} {state}")
+    return 0
+
+
+def _key_create(args: argparse.Namespace) -> int:
+    key = _call(args, "POST", f"/api/manage/projects/{args.project}/keys", {"mode": args.mode, "name": args.name})
+    _print(args, key, f"{key['key']}\n(key id {key['keyId']}; shown only now: store it on your server)")
+    return 0
+
+
+def _key_revoke(args: argparse.Namespace) -> int:
+    result = _call(args, "DELETE", f"/api/manage/projects/{args.project}/keys/{args.key_id}")
+    _print(args, result, f"revoked {args.key_id}")
+    return 0
+
+
+def _tx_list(args: argparse.Namespace) -> int:
+    params = {k: v for k, v in {"status": args.status, "limit": args.limit, "reference": args.reference}.items() if v}
+    page = _call(args, "GET", f"/api/projects/{args.project}/transactions", params=params)
+    lines = [
+        f"{tx['id']}  {tx['status']:<18} {tx['amount']} {tx['currency']}  {tx['provider']:<7} "
+        f"{tx.get('reference') or ''} {tx.get('customerRef') or ''}".rstrip()
+        for tx in page["items"]
+    ]
+    _print(args, page, "\n".join(lines) or "no transactions")
+    return 0
+
+
+def _tx_mark_paid(args: argparse.Namespace) -> int:
+    body = {"note": args.note} if args.note else {}
+    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/mark-paid", body)
+    _print(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
+    return 0
+
+
+def _events(args: argparse.Namespace) -> int:
+    params = {k: v for k, v in {"after": args.after, "limit": args.limit}.items() if v}
+    page = _call(args, "GET", f"/api/projects/{args.project}/events", params=params)
+    lines = [f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip() for e in page["items"]]
+    _print(args, page, "\n".join(lines) or "no events")
+    return 0
+
+
+# -- the parser ------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data", default=os.environ.get("EDGE_DATA", DEFAULT_DATA), help="data dir (default ./edge-data)")
+    common.add_argument("--url", help="the node's address (default: read from the data dir)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+
+    parser = argparse.ArgumentParser(prog="edge", description="A self-contained payment integration node.")
+    commands = parser.add_subparsers(metavar="COMMAND")
+
+    serve = commands.add_parser("serve", parents=[common], help="run the node")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.set_defaults(run=_serve)
+
+    backup = commands.add_parser("backup", parents=[common], help="consistent copy of the store, live")
+    backup.add_argument("dest")
+    backup.set_defaults(run=_backup)
+
+    project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
+    create = project.add_parser("create", parents=[common], help="create a project")
+    create.add_argument("--name", required=True)
+    create.add_argument("--success-url", required=True)
+    create.add_argument("--cancel-url", required=True)
+    create.add_argument("--allowed-origin", action="append")
+    create.add_argument("--tier")
+    create.set_defaults(run=_project_create)
+
+    product = commands.add_parser("product", help="products").add_subparsers(metavar="ACTION")
+    pset = product.add_parser("set", parents=[common], help="create or replace a product")
+    pset.add_argument("project")
+    pset.add_argument("product")
+    pset.add_argument("--name", required=True)
+    pset.add_argument("--kind", choices=("payment", "subscription"), default="payment")
+    pset.add_argument("--amount", required=True)
+    pset.add_argument("--currency", required=True)
+    pset.add_argument("--interval", choices=("day", "week", "month", "year"))
+    pset.set_defaults(run=_product_set)
+
+    provider = commands.add_parser("provider", help="payment providers").add_subparsers(metavar="ACTION")
+    vset = provider.add_parser("set", parents=[common], help="enable and configure a provider")
+    vset.add_argument("project")
+    vset.add_argument("provider")
+    vset.add_argument("--mode", choices=("test", "live", "both"), default="both")
+    vset.add_argument("--disabled", action="store_true")
+    vset.add_argument("--label")
+    vset.add_argument("--order", type=int)
+    vset.add_argument("--set", action="append", metavar="FIELD=VALUE", help="a credential field")
+    vset.add_argument("--address-name")
+    vset.add_argument("--address-line", action="append")
+    vset.add_argument("--address-country")
+    vset.set_defaults(run=_provider_set)
+
+    key = commands.add_parser("key", help="project API keys").add_subparsers(metavar="ACTION")
+    kcreate = key.add_parser("create", parents=[common], help="create a key (shown once)")
+    kcreate.add_argument("project")
+    kcreate.add_argument("--mode", choices=("test", "live"), required=True)
+    kcreate.add_argument("--name", default="default")
+    kcreate.set_defaults(run=_key_create)
+    krevoke = key.add_parser("revoke", parents=[common], help="revoke a key at once")
+    krevoke.add_argument("project")
+    krevoke.add_argument("key_id")
+    krevoke.set_defaults(run=_key_revoke)
+
+    tx = commands.add_parser("tx", help="transactions").add_subparsers(metavar="ACTION")
+    tlist = tx.add_parser("list", parents=[common], help="newest first")
+    tlist.add_argument("project")
+    tlist.add_argument("--status")
+    tlist.add_argument("--reference")
+    tlist.add_argument("--limit", type=int)
+    tlist.set_defaults(run=_tx_list)
+    tpaid = tx.add_parser("mark-paid", parents=[common], help="a mailed payment arrived")
+    tpaid.add_argument("project")
+    tpaid.add_argument("tx")
+    tpaid.add_argument("--note")
+    tpaid.set_defaults(run=_tx_mark_paid)
+
+    events = commands.add_parser("events", parents=[common], help="the event feed, oldest first")
+    events.add_argument("project")
+    events.add_argument("--after")
+    events.add_argument("--limit", type=int)
+    events.set_defaults(run=_events)
+    return parser

@@ -1,0 +1,110 @@
+"""Node settings: one frozen dataclass built from the command line, the environment and an
+optional TOML file (``EDGE_CONFIG``). Secrets that must survive restarts (the admin token and the
+at-rest encryption key) are made on first start and kept in the data dir with mode 0600."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edge.domain.quota import DEFAULT_TIERS, Tier
+
+ADMIN_TOKEN_FILE = "admin-token"
+SECRET_KEY_FILE = "secret.key"
+NODE_FILE = "node.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    admin_token: str = ""
+    secret_key: bytes = b""
+    public_url: str | None = None
+    trusted_proxies: tuple[str, ...] = ()
+    actor_idle_s: float = 300.0
+    mailbox_size: int = 256
+    map_size: int = 64 * 2**30
+    tiers: dict[str, Tier] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+    demo: bool = False
+
+    @classmethod
+    def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
+        """Settings for a node on ``data_dir`` (created if missing)."""
+        data = Path(data_dir).resolve()
+        data.mkdir(parents=True, exist_ok=True)
+        values: dict[str, object] = {}
+        config_path = os.environ.get("EDGE_CONFIG")
+        if config_path:
+            values.update(_from_toml(Path(config_path)))
+        env = os.environ
+        if env.get("EDGE_PUBLIC_URL"):
+            values["public_url"] = env["EDGE_PUBLIC_URL"].rstrip("/")
+        if env.get("EDGE_TRUSTED_PROXIES"):
+            values["trusted_proxies"] = tuple(
+                p.strip() for p in env["EDGE_TRUSTED_PROXIES"].split(",") if p.strip()
+            )
+        if env.get("EDGE_ACTOR_IDLE_S"):
+            values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values["admin_token"] = env.get("EDGE_ADMIN_TOKEN") or _kept_secret(
+            data / ADMIN_TOKEN_FILE, lambda: secrets.token_urlsafe(32)
+        )
+        key_hex = env.get("EDGE_SECRET_KEY") or _kept_secret(
+            data / SECRET_KEY_FILE, lambda: secrets.token_hex(32)
+        )
+        values["secret_key"] = _secret_key_bytes(key_hex)
+        return cls(data_dir=data, **values)  # type: ignore[arg-type]
+
+
+def read_admin_token(data_dir: Path) -> str:
+    return os.environ.get("EDGE_ADMIN_TOKEN") or (data_dir / ADMIN_TOKEN_FILE).read_text().strip()
+
+
+def _kept_secret(path: Path, make: object) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    value = make()  # type: ignore[operator]
+    # O_EXCL: two processes starting at once must not each write a different secret.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(value + "\n")
+    return str(value)
+
+
+def _secret_key_bytes(text: str) -> bytes:
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        raise SystemExit("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)") from None
+    if len(key) != 32:
+        raise SystemExit("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)")
+    return key
+
+
+def _from_toml(path: Path) -> dict[str, object]:
+    raw = tomllib.loads(path.read_text())
+    values: dict[str, object] = {}
+    for name in ("public_url", "actor_idle_s", "mailbox_size", "map_size"):
+        if name in raw:
+            values[name] = raw[name]
+    if "trusted_proxies" in raw:
+        values["trusted_proxies"] = tuple(raw["trusted_proxies"])
+    if "tiers" in raw:
+        tiers = dict(DEFAULT_TIERS)
+        for name, spec in raw["tiers"].items():
+            tiers[name] = Tier(
+                name=name,
+                live_events=int(spec["live_events"]),
+                test_events=int(spec["test_events"]),
+                card_required=bool(spec.get("card_required", False)),
+            )
+        values["tiers"] = tiers
+    return values

@@ -1,0 +1,38 @@
+"""The normalized event types of CONTRACT §6.
+
+Each provider adapter maps its own event types onto these; the feed, the
+dashboard and the merchant's server only ever see these values.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class EventType(StrEnum):
+    CHECKOUT_CREATED = "checkout.created"
+    PAYMENT_PROCESSING = "payment.processing"
+    PAYMENT_SUCCEEDED = "payment.succeeded"
+    PAYMENT_ATTEMPT_FAILED = "payment.attempt_failed"
+    PAYMENT_FAILED = "payment.failed"
+    CHECKOUT_EXPIRED = "checkout.expired"
+    CHECKOUT_CANCELED = "checkout.canceled"
+    PAYMENT_REFUNDED = "payment.refunded"
+    PAYMENT_PARTIALLY_REFUNDED = "payment.partially_refunded"
+    PAYMENT_DISPUTED = "payment.disputed"
+    PAYMENT_DISPUTE_CLOSED = "payment.dispute_closed"
+    SUBSCRIPTION_CREATED = "subscription.created"
+    SUBSCRIPTION_UPDATED = "subscription.updated"
+    SUBSCRIPTION_PAST_DUE = "subscription.past_due"
+    SUBSCRIPTION_CANCELED = "subscription.canceled"
+    SUBSCRIPTION_PAYMENT_SUCCEEDED = "subscription.payment_succeeded"
+    SUBSCRIPTION_PAYMENT_FAILED = "subscription.payment_failed"
+    MANUAL_MARKED_PAID = "manual.marked_paid"
+    UNMATCHED = "unmatched"
+
+
+# The quota counts stored *webhook* events (CONTRACT §8). checkout.created is
+# recorded by the node itself when it opens a checkout, not delivered by a
+# provider; counting it would charge the merchant for their own traffic and
+# could make a checkout push the project over quota before anything is paid.
+QUOTA_EXEMPT: frozenset[EventType] = frozenset({EventType.CHECKOUT_CREATED})

@@ -1,0 +1,1 @@
+"""The HTTP front: Quart-Trio app, one blueprint per concern."""

@@ -1,0 +1,63 @@
+"""The app factory: blueprints, body limits by route, the error envelope, and the headers every
+answer carries (``Cm-Request-Id``, ``Cm-Version``)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from quart import Response, request
+from quart_trio.wrappers.request import TrioRequest
+from quart_trio import QuartTrio
+
+from edge.actors.context import NodeContext
+from edge.failures import Failure
+from edge.http import checkout, errors, manage, merchant, public, status
+from edge.http.jsonio import API_VERSION
+
+JSON_BODY_LIMIT = 16 * 1024
+WEBHOOK_BODY_LIMIT = 1024 * 1024
+# The browser-callable endpoints answer any origin, without credentials.
+_CORS_PREFIXES = ("/api/projects/", "/api/checkout/", "/status/", "/static/")
+
+
+class EdgeRequest(TrioRequest):
+    """Chooses the body limit from the path before any byte is read: Quart then refuses a
+    declared Content-Length over it at once and stops a streamed body as soon as it passes."""
+
+    def __init__(self, method: str, scheme: str, path: str, *args: Any, **kwargs: Any) -> None:
+        limit = WEBHOOK_BODY_LIMIT if path.startswith("/webhook/") else JSON_BODY_LIMIT
+        kwargs["max_content_length"] = limit
+        super().__init__(method, scheme, path, *args, **kwargs)
+
+
+def create_app(ctx: NodeContext) -> QuartTrio:
+    app = QuartTrio("edge")
+    app.request_class = EdgeRequest
+    app.edge = ctx  # type: ignore[attr-defined]
+    app.config["MAX_CONTENT_LENGTH"] = WEBHOOK_BODY_LIMIT
+    for module in (public, status, checkout, merchant, manage):
+        app.register_blueprint(module.blueprint)
+    errors.install(app)
+    app.before_request(_before)
+    app.after_request(_after)
+    return app
+
+
+async def _before() -> None:
+    request.edge_request_id = "req_" + secrets.token_hex(10)  # type: ignore[attr-defined]
+    pinned = request.headers.get("Cm-Version")
+    if pinned is not None and pinned != API_VERSION:
+        raise Failure(
+            400, "unknown_version", f"This node speaks Cm-Version {API_VERSION}.", field="Cm-Version"
+        )
+
+
+async def _after(response: Response) -> Response:
+    headers = response.headers
+    headers["Cm-Request-Id"] = getattr(request, "edge_request_id", "")
+    headers["Cm-Version"] = API_VERSION
+    headers["X-Content-Type-Options"] = "nosniff"
+    if request.path.startswith(_CORS_PREFIXES):
+        headers["Access-Control-Allow-Origin"] = "*"
+    return response

@@ -1,0 +1,76 @@
+"""Who is calling: a project key (``cmk_live_``/``cmk_test_``, bound to one project and mode)
+or the node operator's admin token. Keys are found by their SHA-256 only; tokens are compared in
+constant time."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from quart import request
+
+from edge.actors.queries import lookup_key
+from edge.domain.ids import api_key_mode
+from edge.failures import Failure
+from edge.http.context import node
+
+
+@dataclass(frozen=True)
+class Caller:
+    """``mode`` is the key's mode, or None for the operator (who sees both modes)."""
+
+    mode: str | None
+    key_id: str | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.key_id is None
+
+
+def _unauthorized(message: str) -> Failure:
+    return Failure(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise _unauthorized("Use Authorization: Bearer <key>.")
+    return token.strip()
+
+
+def is_admin_token(token: str) -> bool:
+    expected = node().settings.admin_token
+    return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
+
+
+def project_caller(project_id: str, *, required: bool) -> Caller | None:
+    """The caller of a project endpoint: its key (or the admin token), None when anonymous and
+    allowed. A key of another project is ``403 forbidden``."""
+    token = bearer_token()
+    if token is None:
+        if required:
+            raise _unauthorized("This endpoint needs the project's key: Authorization: Bearer cmk_...")
+        return None
+    if api_key_mode(token) is not None:
+        info = lookup_key(node().store, token)
+        if info is None:
+            raise _unauthorized("This key is unknown or revoked.")
+        if info.project_id != project_id:
+            raise Failure(403, "forbidden", "This key belongs to another project.")
+        return Caller(mode=info.mode, key_id=info.key_id)
+    if is_admin_token(token):
+        return Caller(mode=None)
+    raise _unauthorized("This key is unknown or revoked.")
+
+
+def require_admin() -> None:
+    token = bearer_token()
+    if token is None:
+        raise _unauthorized("The management API needs the operator's token.")
+    if not is_admin_token(token):
+        if api_key_mode(token) is not None:
+            raise Failure(403, "forbidden", "A project key cannot use the management API.")
+        raise _unauthorized("This token is not the operator's token.")

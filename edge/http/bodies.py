@@ -1,0 +1,164 @@
+"""Validation of request bodies into clean values. Unknown fields are refused, so a typo in a
+merchant's integration fails loudly instead of being ignored."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from edge.domain import ids
+from edge.domain.errors import InvalidInput
+from edge.domain.metadata import validate_metadata
+from edge.domain.money import exponent, to_minor
+from edge.domain.status import Kind
+from edge.domain.urls import validate_origin
+
+INTERVALS = ("day", "week", "month", "year")
+MODES = ("live", "test")
+
+
+def _only(body: dict[str, Any], allowed: set[str]) -> None:
+    for name in body:
+        if name not in allowed:
+            raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
+
+
+def _string(body: dict[str, Any], name: str, *, max_len: int = 200, required: bool = True) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise InvalidInput(f"{name} is required", name)
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > max_len:
+        raise InvalidInput(f"{name} must be a non-empty string of at most {max_len} characters", name)
+    return value.strip()
+
+
+def _int(body: dict[str, Any], name: str, low: int, high: int, default: int | None = None) -> int | None:
+    value = body.get(name, default)
+    if value is None:
+        return None
+    if type(value) is not int or not low <= value <= high:
+        raise InvalidInput(f"{name} must be an integer from {low} to {high}", name)
+    return value
+
+
+def _absolute_url(body: dict[str, Any], name: str, required: bool = True) -> str | None:
+    value = _string(body, name, max_len=2000, required=required)
+    if value is not None and not value.startswith(("https://", "http://")):
+        raise InvalidInput(f"{name} must be an absolute http(s) address", name)
+    return value
+
+
+def mode(value: object, name: str = "mode") -> str:
+    if value not in MODES:
+        raise InvalidInput("mode must be live or test", name)
+    return str(value)
+
+
+def checkout(body: dict[str, Any]) -> dict[str, Any]:
+    _only(body, {"productId", "metadata", "quantity", "txId", "successUrl", "cancelUrl", "mode"})
+    product_id = body.get("productId")
+    if not ids.is_product_id(product_id):
+        raise InvalidInput("productId is required: a product slug like pro-monthly", "productId")
+    tx_id = body.get("txId")
+    if tx_id is not None and not ids.is_tx_id(tx_id):
+        raise InvalidInput("txId must be tx_ followed by a 26-character ULID", "txId")
+    return {
+        "product_id": product_id,
+        "metadata": validate_metadata(body.get("metadata")),
+        "quantity": _int(body, "quantity", 1, 100, default=1),
+        "tx_id": tx_id,
+        "success_url": _string(body, "successUrl", max_len=2000, required=False),
+        "cancel_url": _string(body, "cancelUrl", max_len=2000, required=False),
+        "mode": mode(body.get("mode", "live")),
+    }
+
+
+PROJECT_FIELDS = {"name", "successUrl", "cancelUrl", "allowedOrigins", "tier"}
+
+
+def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> dict[str, Any]:
+    _only(body, PROJECT_FIELDS)
+    out: dict[str, Any] = {}
+    required = not partial
+    if not partial or "name" in body:
+        out["name"] = _string(body, "name", max_len=100, required=required)
+    for name in ("successUrl", "cancelUrl"):
+        if not partial or name in body:
+            out[name] = _absolute_url(body, name, required=required)
+    if not partial or "allowedOrigins" in body:
+        origins = body.get("allowedOrigins", [])
+        if not isinstance(origins, list) or len(origins) > 20:
+            raise InvalidInput("allowedOrigins must be a list of at most 20 origins", "allowedOrigins")
+        out["allowedOrigins"] = [validate_origin(o) for o in origins]
+    if not partial or "tier" in body:
+        tier = body.get("tier", "free")
+        if tier not in tiers:
+            raise InvalidInput(f"tier must be one of {', '.join(sorted(tiers))}", "tier")
+        out["tier"] = tier
+    return {k: v for k, v in out.items() if v is not None or k == "tier"}
+
+
+def _amount(value: object, currency: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise InvalidInput(f"{name} must be a number", name, "invalid_amount")
+    minor = to_minor(value, currency, field=name)
+    if minor <= 0:
+        raise InvalidInput(f"{name} must be above zero", name, "invalid_amount")
+    return minor
+
+
+def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    if not ids.is_product_id(product_id):
+        raise InvalidInput("product ids match ^[a-z0-9][a-z0-9_-]{0,63}$", "productId")
+    _only(body, {"name", "kind", "amount", "currency", "interval", "overrides"})
+    name = _string(body, "name", max_len=100)
+    kind = body.get("kind")
+    if kind not in (Kind.PAYMENT, Kind.SUBSCRIPTION):
+        raise InvalidInput("kind must be payment or subscription", "kind")
+    currency = body.get("currency")
+    if not isinstance(currency, str):
+        raise InvalidInput("currency must be an ISO 4217 code like EUR", "currency")
+    exponent(currency)
+    interval = body.get("interval")
+    if kind == Kind.SUBSCRIPTION and interval not in INTERVALS:
+        raise InvalidInput("a subscription needs interval: day, week, month or year", "interval")
+    if kind == Kind.PAYMENT and interval is not None:
+        raise InvalidInput("a one-off payment has no interval", "interval")
+    overrides = body.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise InvalidInput("overrides must be an object keyed by provider", "overrides")
+    clean_overrides: dict[str, dict[str, Any]] = {}
+    for provider, override in overrides.items():
+        path = f"overrides.{provider}"
+        if not isinstance(override, dict):
+            raise InvalidInput("must be an object {label?, order?, amount?}", path)
+        _only(override, {"label", "order", "amount"})
+        clean: dict[str, Any] = {}
+        if override.get("label") is not None:
+            clean["label"] = _string(override, "label", max_len=40)
+        if override.get("order") is not None:
+            clean["order"] = _int(override, "order", 1, 1000)
+        if override.get("amount") is not None:
+            clean["amount"] = _amount(override["amount"], currency, f"{path}.amount")
+        clean_overrides[provider] = clean
+    return {
+        "id": product_id,
+        "name": name,
+        "kind": str(kind),
+        "amount": _amount(body.get("amount"), currency, "amount"),
+        "currency": currency,
+        "interval": interval,
+        "overrides": clean_overrides,
+    }
+
+
+def new_key(body: dict[str, Any]) -> dict[str, str]:
+    _only(body, {"mode", "name"})
+    return {"mode": mode(body.get("mode")), "name": _string(body, "name", max_len=60, required=False) or "default"}
+
+
+def mark_paid(body: dict[str, Any]) -> str | None:
+    _only(body, {"note"})
+    return _string(body, "note", max_len=500, required=False)

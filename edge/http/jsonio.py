@@ -1,0 +1,52 @@
+"""JSON in and out. Numbers are parsed as Decimal, so floating point never touches money."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from quart import Response, request
+
+from edge.failures import Failure, invalid
+
+API_VERSION = "2026-11-21"
+JSON_TYPE = "application/json"
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def json_response(
+    value: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    return Response(dumps(value), status=status, content_type=JSON_TYPE, headers=dict(headers or {}))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid(f"The body is not valid JSON: {exc}", code="invalid_json") from None
+
+
+async def read_json_object(*, optional: bool = False) -> dict[str, Any]:
+    """The request body as a JSON object. ``optional``: an empty body reads as ``{}``."""
+    raw = await request.get_data(cache=False)
+    if not raw and optional:
+        return {}
+    content_type = (request.mimetype or "").lower()
+    if content_type != JSON_TYPE:
+        raise Failure(
+            415, "unsupported_media_type", "Send the body as application/json."
+        )
+    body = parse_json(raw)
+    if not isinstance(body, dict):
+        raise invalid("The body must be a JSON object.", code="invalid_json")
+    return body

@@ -1,0 +1,102 @@
+"""The management API (CONTRACT 4.6), for the operator's token: projects, products, providers
+and keys. Generic over providers: each provider only declares its credential fields."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response
+
+from edge.actors import messages as m
+from edge.actors import queries
+from edge.domain import ids
+from edge.failures import Failure
+from edge.http import bodies
+from edge.http.auth import require_admin
+from edge.http.context import ask, node
+from edge.http.jsonio import json_response, read_json_object
+
+blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
+
+PRIVATE = {"Cache-Control": "no-store"}
+
+
+@blueprint.before_request
+async def _operator_only() -> None:
+    require_admin()
+
+
+def _project(project_id: str) -> str:
+    if not ids.is_project_id(project_id):
+        raise Failure(404, "project_not_found", "No project with this id.")
+    return project_id
+
+
+@blueprint.post("/projects")
+async def create_project() -> Response:
+    fields = bodies.project(await read_json_object(), set(node().settings.tiers))
+    view = await queries.create_project(node(), fields)
+    return json_response(view, 201, PRIVATE)
+
+
+@blueprint.get("/projects/<project_id>")
+async def get_project(project_id: str) -> Response:
+    return json_response(await ask(_project(project_id), m.GetProject()), headers=PRIVATE)
+
+
+@blueprint.patch("/projects/<project_id>")
+async def patch_project(project_id: str) -> Response:
+    changes = bodies.project(await read_json_object(), set(node().settings.tiers), partial=True)
+    return json_response(await ask(_project(project_id), m.PatchProject(changes)), headers=PRIVATE)
+
+
+@blueprint.put("/projects/<project_id>/products/<product_id>")
+async def put_product(project_id: str, product_id: str) -> Response:
+    product = bodies.product(product_id, await read_json_object())
+    return json_response(await ask(_project(project_id), m.PutProduct(product)), headers=PRIVATE)
+
+
+@blueprint.delete("/projects/<project_id>/products/<product_id>")
+async def delete_product(project_id: str, product_id: str) -> Response:
+    return json_response(await ask(_project(project_id), m.DeleteProduct(product_id)), headers=PRIVATE)
+
+
+@blueprint.put("/projects/<project_id>/providers/<provider>")
+async def put_provider(project_id: str, provider: str) -> Response:
+    body = await read_json_object()
+    return json_response(await ask(_project(project_id), m.PutProvider(provider, body)), headers=PRIVATE)
+
+
+@blueprint.post("/projects/<project_id>/keys")
+async def create_key(project_id: str) -> Response:
+    fields = bodies.new_key(await read_json_object())
+    answer = await ask(_project(project_id), m.CreateKey(**fields))
+    return json_response(answer, 201, PRIVATE)
+
+
+@blueprint.get("/projects/<project_id>/keys")
+async def list_keys(project_id: str) -> Response:
+    project = await ask(_project(project_id), m.GetProject())
+    return json_response({"items": project["keys"]}, headers=PRIVATE)
+
+
+@blueprint.delete("/projects/<project_id>/keys/<key_id>")
+async def revoke_key(project_id: str, key_id: str) -> Response:
+    return json_response(await ask(_project(project_id), m.RevokeKey(key_id)), headers=PRIVATE)
+
+
+@blueprint.get("/stats")
+async def stats() -> Response:
+    ctx = node()
+    writer = ctx.writer.stats
+    registry = ctx.registry
+    assert registry is not None
+    return json_response(
+        {
+            "commits": writer.commits,
+            "ticketsCommitted": writer.tickets,
+            "ticketsPerCommit": round(writer.tickets_per_commit(), 2),
+            "commitFailures": writer.failures,
+            "actors": len(registry),
+            "actorRestarts": registry.restarts,
+        },
+        headers=PRIVATE,
+    )

@@ -1,0 +1,105 @@
+"""The merchant's server API (CONTRACT 4.5): the project's key is required, and a key sees only
+its own mode's transactions and events."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from edge.actors import queries
+from edge.actors.messages import CancelTx, MarkPaid
+from edge.domain import ids
+from edge.domain.errors import InvalidInput
+from edge.domain.status import Status
+from edge.failures import Failure
+from edge.http import bodies
+from edge.http.auth import Caller, project_caller
+from edge.http.context import ask, node
+from edge.http.jsonio import json_response, read_json_object
+
+blueprint = Blueprint("merchant", __name__)
+
+PRIVATE = {"Cache-Control": "no-store"}
+
+
+def _caller(project_id: str) -> Caller:
+    if not ids.is_project_id(project_id):
+        raise Failure(404, "project_not_found", "No project with this id.")
+    caller = project_caller(project_id, required=True)
+    assert caller is not None
+    if caller.is_admin and node().store.get_raw(queries.keys.project(project_id)) is None:
+        raise Failure(404, "project_not_found", "No project with this id.")
+    return caller
+
+
+def _limit(default: int, high: int) -> int:
+    raw = request.args.get("limit")
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise InvalidInput(f"limit must be an integer from 1 to {high}", "limit")
+    return int(raw)
+
+
+@blueprint.get("/api/projects/<project_id>/transactions")
+async def list_transactions(project_id: str) -> Response:
+    caller = _caller(project_id)
+    status = request.args.get("status")
+    if status is not None and status not in {s.value for s in Status}:
+        raise InvalidInput("status must be one of the transaction statuses", "status")
+    after = request.args.get("after")
+    if after is not None and not ids.is_tx_id(after):
+        raise InvalidInput("after must be a transaction id", "after")
+    reference = request.args.get("reference")
+    if reference is not None:
+        reference = ids.normalize_reference_code(reference)
+        if reference is None:
+            raise InvalidInput("reference is not a valid reference code (check character)", "reference")
+    page = queries.list_transactions(
+        node().store,
+        project_id,
+        mode=caller.mode,
+        status=status,
+        after=after,
+        reference=reference,
+        limit=_limit(50, 100),
+    )
+    return json_response(page, headers=PRIVATE)
+
+
+@blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
+async def get_transaction(project_id: str, tx_id: str) -> Response:
+    caller = _caller(project_id)
+    view = queries.get_transaction(node().store, project_id, tx_id, caller.mode)
+    return json_response(view, headers=PRIVATE)
+
+
+@blueprint.get("/api/projects/<project_id>/events")
+async def events(project_id: str) -> Response:
+    caller = _caller(project_id)
+    after = request.args.get("after")
+    if after is not None and not ids.is_evt_id(after):
+        raise InvalidInput("after must be an event id (evt_...)", "after")
+    page = queries.event_feed(
+        node().store, project_id, mode=caller.mode, after=after, limit=_limit(100, 500)
+    )
+    return json_response(page, headers=PRIVATE)
+
+
+@blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/mark-paid")
+async def mark_paid(project_id: str, tx_id: str) -> Response:
+    caller = _caller(project_id)
+    note = bodies.mark_paid(await read_json_object(optional=True))
+    if not ids.is_tx_id(tx_id):
+        raise Failure(404, "not_found", "No transaction with this id in this project.")
+    view = await ask(project_id, MarkPaid(tx_id, caller.mode, note))
+    return json_response(view, headers=PRIVATE)
+
+
+@blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")
+async def cancel(project_id: str, tx_id: str) -> Response:
+    caller = _caller(project_id)
+    await read_json_object(optional=True)
+    if not ids.is_tx_id(tx_id):
+        raise Failure(404, "not_found", "No transaction with this id in this project.")
+    view = await ask(project_id, CancelTx(tx_id, caller.mode))
+    return json_response(view, headers=PRIVATE)

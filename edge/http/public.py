@@ -1,0 +1,47 @@
+"""Browser-callable, anonymous: public-info (cached, CORS) and the provider icons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from quart import Blueprint, Response, request, send_from_directory
+
+from edge.actors.messages import GetPublicInfo
+from edge.actors.project import PublicInfo
+from edge.domain import ids
+from edge.failures import Failure
+from edge.http import bodies
+from edge.http.context import ask
+
+blueprint = Blueprint("public", __name__)
+
+ICONS = Path(__file__).resolve().parent.parent / "static" / "icons"
+PUBLIC_CACHE = "public, max-age=60"
+
+
+@blueprint.get("/api/projects/<project_id>/public-info")
+async def public_info(project_id: str) -> Response:
+    product_id = request.args.get("productId")
+    if product_id is not None and not ids.is_product_id(product_id):
+        raise Failure(404, "product_not_found", "No product with this id in this project.", field="productId")
+    mode = bodies.mode(request.args.get("mode", "live"))
+    if not ids.is_project_id(project_id):
+        raise Failure(404, "project_not_found", "No project with this id.")
+    info: PublicInfo = await ask(project_id, GetPublicInfo(product_id, mode))
+    headers = {"ETag": info.etag, "Cache-Control": PUBLIC_CACHE}
+    if info.etag in _etags(request.headers.get("If-None-Match", "")):
+        return Response(b"", status=304, headers=headers)
+    return Response(info.body, status=200, content_type="application/json", headers=headers)
+
+
+def _etags(header: str) -> set[str]:
+    return {part.strip() for part in header.split(",") if part.strip()}
+
+
+@blueprint.get("/static/icons/<name>")
+async def icon(name: str) -> Response:
+    if not name.endswith(".svg") or "/" in name:
+        raise Failure(404, "not_found", "No such icon.")
+    response = await send_from_directory(ICONS, name)
+    response.headers["Cache-Control"] = "public, max-age=86400"
+    return response

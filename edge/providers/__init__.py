@@ -1,0 +1,1 @@
+"""Provider adapters behind one small interface (``edge.providers.base.Provider``)."""

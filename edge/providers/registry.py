@@ -1,0 +1,11 @@
+"""The providers this node knows, by the name used in paths (CONTRACT 4.2)."""
+
+from __future__ import annotations
+
+from edge.providers.base import Provider
+from edge.providers.manual import MANUAL
+
+PROVIDERS: dict[str, Provider] = {p.name: p for p in (MANUAL,)}
+
+# Every provider name of the contract; those not built yet answer provider_not_enabled.
+CONTRACT_PROVIDERS = ("stripe", "paypal", "paddle", "btcpay", "manual")

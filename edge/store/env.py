@@ -1,0 +1,115 @@
+"""The LMDB environment and the read helpers.
+
+Reads are short read-only transactions; py-lmdb always sets MDB_NOTLS, so they may run on the
+event loop thread (they touch only the memory map) or in worker threads. Writes go through
+``edge.store.writer`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import lmdb
+
+from edge.store.codec import unpack
+
+DATABASES = ("records", "apikeys", "meta")
+
+
+class Store:
+    def __init__(self, env: lmdb.Environment) -> None:
+        self.env = env
+        self.dbs = {name: env.open_db(name.encode()) for name in DATABASES}
+
+    def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
+        with self.env.begin(db=self.dbs[db], buffers=False) as txn:
+            return txn.get(key)
+
+    def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
+        raw = self.get_raw(key, db)
+        return None if raw is None else unpack(raw)
+
+    def scan(
+        self,
+        prefix: bytes,
+        *,
+        after: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        db: str = "records",
+    ) -> list[tuple[bytes, bytes]]:
+        """Keys and raw values under ``prefix`` in key order (or reversed), strictly past
+        ``after`` (a full key) in the direction of travel."""
+        out: list[tuple[bytes, bytes]] = []
+        with self.env.begin(db=self.dbs[db], buffers=False) as txn:
+            cursor = txn.cursor()
+            if reverse:
+                positioned = _seek_last_below(cursor, prefix, after)
+                step = cursor.prev
+            else:
+                start = after + b"\x00" if after is not None and after >= prefix else prefix
+                positioned = cursor.set_range(start)
+                step = cursor.next
+            while positioned:
+                key = cursor.key()
+                if not key.startswith(prefix):
+                    break
+                out.append((key, cursor.value()))
+                if limit is not None and len(out) >= limit:
+                    break
+                positioned = step()
+        return out
+
+    def count(self, prefix: bytes, db: str = "records") -> int:
+        return len(self.scan(prefix, db=db))
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _seek_last_below(cursor: lmdb.Cursor, prefix: bytes, before: bytes | None) -> bool:
+    """Position on the last key under ``prefix`` that is below ``before`` (if given)."""
+    upper = before if before is not None else _prefix_end(prefix)
+    if upper is None:
+        return cursor.last()
+    if cursor.set_range(upper):
+        return cursor.prev()
+    return cursor.last()
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The smallest key greater than every key starting with ``prefix``."""
+    trimmed = prefix.rstrip(b"\xff")
+    if not trimmed:
+        return None
+    return trimmed[:-1] + bytes([trimmed[-1] + 1])
+
+
+def open_environment(path: Path, map_size: int, readonly: bool = False) -> lmdb.Environment:
+    path.mkdir(parents=True, exist_ok=True)
+    # lib_version=0 keeps the classic file format; sync/metasync stay on: durability comes
+    # first, speed comes from group commit.
+    return lmdb.open(
+        str(path),
+        map_size=map_size,
+        max_dbs=len(DATABASES) + 2,
+        subdir=True,
+        sync=True,
+        metasync=True,
+        readonly=readonly,
+        max_readers=512,
+        lib_version=0,
+    )
+
+
+@contextmanager
+def open_store(path: Path, map_size: int = 64 * 2**30) -> Iterator[Store]:
+    env = open_environment(path, map_size)
+    store = Store(env)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -1,0 +1,154 @@
+"""The single writer: every durable change of the node goes through here.
+
+Callers ``submit`` a list of operations and get a ``Ticket``. The writer task takes every
+ticket waiting at that moment, applies them all in one LMDB write transaction inside one worker
+thread call (begin and commit in the same thread: a transaction split across calls deadlocks
+later writers), commits with fsync, then resolves each ticket. So under load many callers share
+one fsync (group commit), and no caller is ever told "done" before its data is on disk.
+
+Guarantees:
+- Tickets commit in submission order; a caller's later ticket never commits before its earlier.
+- A ticket's callbacks run on the event loop after its commit, with ``None``, or with the
+  exception when the transaction failed (then nothing of that group was written).
+- ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import trio
+
+from edge.store.env import Store
+
+log = logging.getLogger("edge.store")
+
+# (database name, key, value); value None deletes the key.
+Op = tuple[str, bytes, bytes | None]
+Callback = Callable[[BaseException | None], None]
+
+MAX_OPS_PER_COMMIT = 20_000
+
+
+class StoreClosed(Exception):
+    pass
+
+
+class Ticket:
+    __slots__ = ("ops", "_callbacks", "done", "error")
+
+    def __init__(self, ops: Sequence[Op]) -> None:
+        self.ops = ops
+        self._callbacks: list[Callback] = []
+        self.done = False
+        self.error: BaseException | None = None
+
+    def when_durable(self, callback: Callback) -> None:
+        """Run ``callback(error)`` after the commit, or now if it already happened."""
+        if self.done:
+            callback(self.error)
+        else:
+            self._callbacks.append(callback)
+
+    async def wait(self) -> None:
+        """Wait for the commit; raise its error if it failed."""
+        if not self.done:
+            event = trio.Event()
+            self._callbacks.append(lambda _error: event.set())
+            await event.wait()
+        if self.error is not None:
+            raise self.error
+
+    def _resolve(self, error: BaseException | None) -> None:
+        self.done = True
+        self.error = error
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback(error)
+            except Exception:
+                log.exception("ticket callback failed")
+
+
+@dataclass
+class WriterStats:
+    commits: int = 0
+    tickets: int = 0
+    ops: int = 0
+    failures: int = 0
+
+    def tickets_per_commit(self) -> float:
+        return self.tickets / self.commits if self.commits else 0.0
+
+
+class StoreWriter:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._queue: deque[Ticket] = deque()
+        self._wakeup = trio.Event()
+        self._closing = False
+        self._limiter = trio.CapacityLimiter(1)
+        self.stats = WriterStats()
+
+    def submit(self, ops: Sequence[Op]) -> Ticket:
+        if self._closing:
+            raise StoreClosed("the store is shutting down")
+        ticket = Ticket(ops)
+        self._queue.append(ticket)
+        self._wakeup.set()
+        return ticket
+
+    async def write(self, ops: Sequence[Op]) -> None:
+        await self.submit(ops).wait()
+
+    def close(self) -> None:
+        """Stop taking work; ``run`` returns once everything already submitted is committed."""
+        self._closing = True
+        self._wakeup.set()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        while True:
+            if not self._queue:
+                if self._closing:
+                    return
+                await self._wakeup.wait()
+                self._wakeup = trio.Event()
+                continue
+            group = self._take_group()
+            error: BaseException | None = None
+            try:
+                # Not cancellable: a commit is never abandoned half-way by a cancelled caller.
+                await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
+            except Exception as exc:  # the whole group failed; nothing of it was written
+                log.error("commit of %d tickets failed: %r", len(group), exc)
+                self.stats.failures += 1
+                error = exc
+            else:
+                self.stats.commits += 1
+                self.stats.tickets += len(group)
+                self.stats.ops += sum(len(t.ops) for t in group)
+            for ticket in group:
+                ticket._resolve(error)
+
+    def _take_group(self) -> list[Ticket]:
+        group: list[Ticket] = []
+        ops = 0
+        while self._queue and (not group or ops + len(self._queue[0].ops) <= MAX_OPS_PER_COMMIT):
+            ticket = self._queue.popleft()
+            ops += len(ticket.ops)
+            group.append(ticket)
+        return group
+
+    def _commit(self, group: list[Ticket]) -> None:
+        dbs = self._store.dbs
+        with self._store.env.begin(write=True) as txn:
+            for ticket in group:
+                for db, key, value in ticket.ops:
+                    if value is None:
+                        txn.delete(key, db=dbs[db])
+                    else:
+                        txn.put(key, value, db=dbs[db])
