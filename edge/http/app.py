@@ -12,7 +12,7 @@ from quart_trio import QuartTrio
 
 from edge.actors.context import NodeContext
 from edge.failures import Failure
-from edge.http import checkout, errors, manage, merchant, public, status
+from edge.http import checkout, errors, manage, merchant, public, status, webhooks
 from edge.http.jsonio import API_VERSION
 
 JSON_BODY_LIMIT = 16 * 1024
@@ -36,7 +36,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     app.request_class = EdgeRequest
     app.edge = ctx  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = WEBHOOK_BODY_LIMIT
-    for module in (public, status, checkout, merchant, manage):
+    for module in (public, status, checkout, merchant, manage, webhooks):
         app.register_blueprint(module.blueprint)
     errors.install(app)
     app.before_request(_before)

@@ -13,7 +13,52 @@ from typing import Any
 
 import httpx
 
+from edge.domain.events import EventType
+from edge.domain.status import Status
 from edge.failures import Failure
+
+
+class SignatureInvalid(Exception):
+    """The delivery's signature does not verify. ``reason`` is one of CONTRACT 4.3's:
+    missing_header, malformed_header, timestamp_out_of_tolerance, no_matching_signature."""
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        super().__init__(message or reason)
+        self.reason = reason
+        self.message = message or reason
+
+
+class MalformedPayload(Exception):
+    """The body verified but is not an event this adapter can read."""
+
+
+@dataclass(frozen=True)
+class NormalizedEvent:
+    """One provider event in the node's terms (CONTRACT 6).
+
+    Matching: ``tx_id`` when the provider echoed it back (metadata, client_reference_id ...),
+    else the first of ``refs`` (provider object ids) that the node has linked to a transaction.
+    ``link_refs`` are provider ids to remember for this transaction, so that later events that
+    carry only them (a refund naming the payment intent) still match.
+    """
+
+    provider_event_id: str
+    type: EventType
+    provider_type: str
+    occurred_at_ms: int | None = None
+    tx_id: str | None = None
+    refs: tuple[str, ...] = ()
+    link_refs: tuple[str, ...] = ()
+    payment_status: Status | None = None  # where the transaction should move
+    starts_subscription: bool = False  # the first successful payment of a subscription checkout
+    subscription_ref: str | None = None  # the provider's subscription id
+    subscription_status: Status | None = None  # where the sub_ record should move
+    current_period_end_ms: int | None = None
+    provider_customer: str | None = None  # needed later for portal sessions
+    amount_minor: int | None = None
+    currency: str | None = None
+    customer_ref: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +127,22 @@ class Provider:
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         raise NotImplementedError
+
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        credentials: Mapping[str, Mapping[str, Any]],
+        now_s: float,
+    ) -> str:
+        """Return the mode ("test" or "live") whose webhook secret signed ``body``; raise
+        ``SignatureInvalid``. ``headers`` have lower-case names; ``credentials`` maps each mode
+        that has credentials to its opened (plain) credentials."""
+        raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
+
+    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
+        """Read a verified body; raise ``MalformedPayload`` when it is not a readable event."""
+        raise MalformedPayload(f"{self.name} takes no webhooks")
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         raise Failure(

@@ -1,0 +1,30 @@
+"""``POST /webhook/{provider}/{projectId}``: the provider's own request, byte for byte.
+
+The handler only carries the raw body and headers to the project's actor, which verifies,
+normalizes, deduplicates, applies and stores the event; the answer goes out after the commit.
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from edge.actors.messages import Webhook
+from edge.domain import ids
+from edge.failures import Failure
+from edge.http.context import ask
+from edge.http.jsonio import json_response
+from edge.providers.registry import CONTRACT_PROVIDERS
+
+blueprint = Blueprint("webhooks", __name__)
+
+
+@blueprint.post("/webhook/<provider>/<project_id>")
+async def receive(provider: str, project_id: str) -> Response:
+    if provider not in CONTRACT_PROVIDERS:
+        raise Failure(404, "unknown_provider", f"No provider {provider!r}.")
+    if not ids.is_project_id(project_id):
+        raise Failure(404, "project_not_found", "No project with this id.")
+    body = await request.get_data(cache=False)
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    answer = await ask(project_id, Webhook(provider, headers, body))
+    return json_response(answer)

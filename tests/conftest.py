@@ -1,0 +1,35 @@
+"""Shared fixtures: a real node on port 0 in this trio run, and a management client for it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+
+import httpx
+import pytest
+import trio
+
+from edge.node import RunningNode, run_node
+from support.client import Admin
+from support.nodes import node_settings
+
+
+@pytest.fixture
+async def node(tmp_path) -> AsyncIterator[RunningNode]:  # type: ignore[no-untyped-def]
+    async with trio.open_nursery() as nursery:
+        running: RunningNode = await nursery.start(partial(run_node, node_settings(tmp_path / "data")))
+        yield running
+        running.stop.set()
+
+
+@pytest.fixture
+async def admin(node: RunningNode) -> AsyncIterator[Admin]:
+    client = Admin(node.url, node.ctx.settings.admin_token)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def http(node: RunningNode) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=node.url, timeout=30.0) as client:
+        yield client

@@ -1,0 +1,68 @@
+"""Start real nodes for tests: in this trio run, or as a separate process that can be killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from edge.config import NODE_FILE, Settings, read_admin_token
+
+
+def node_settings(data_dir: Path, **overrides: object) -> Settings:
+    return Settings.load(data_dir, host="127.0.0.1", port=0, **overrides)
+
+
+class NodeProcess:
+    """``edge serve`` in a child process, on port 0; the URL is read from the data dir."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
+        self.data_dir = data_dir
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.log = data_dir.parent / f"{data_dir.name}-node.log"
+
+    def start(self, timeout_s: float = 20.0) -> NodeProcess:
+        node_file = self.data_dir / NODE_FILE
+        if node_file.exists():
+            node_file.unlink()  # left behind by a killed node
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "edge", "serve", "--port", "0", "--data", str(self.data_dir)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+            )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"node exited early:\n{self.log.read_text()}")
+            try:
+                info = json.loads(node_file.read_text())
+                if info["pid"] == self.proc.pid:
+                    self.url = info["url"]
+                    return self
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"node did not start:\n{self.log.read_text()}")
+
+    @property
+    def admin_token(self) -> str:
+        return read_admin_token(self.data_dir)
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, no clean close; what was acknowledged must survive anyway."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def terminate(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=20)
