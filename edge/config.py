@@ -10,11 +10,24 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from edge.domain.clientaddr import parse_networks
 from edge.domain.quota import DEFAULT_TIERS, Tier
+from edge.domain.rate import Limit
 
 ADMIN_TOKEN_FILE = "admin-token"
 SECRET_KEY_FILE = "secret.key"
 NODE_FILE = "node.json"
+
+# CONTRACT section 8. Keys name a bucket: endpoint, then who is counted (ip, key, ...).
+DEFAULT_RATE_LIMITS: dict[str, Limit] = {
+    "status:ip": Limit(60, 60.0),
+    "status:key": Limit(600, 60.0),
+    "checkout:ip": Limit(30, 60.0),
+    "checkout:key": Limit(600, 60.0),
+    "public:ip": Limit(300, 60.0),
+    "webhook": Limit(6000, 60.0),
+    "manage": Limit(300, 60.0),
+}
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,9 @@ class Settings:
     mailbox_size: int = 256
     map_size: int = 64 * 2**30
     tiers: dict[str, Tier] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+    rate_limits: dict[str, Limit] = field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
+    # per tier, buckets whose limits differ from rate_limits (e.g. a "bench" tier)
+    tier_rate_limits: dict[str, dict[str, Limit]] = field(default_factory=dict)
     demo: bool = False
 
     @classmethod
@@ -48,6 +64,10 @@ class Settings:
             values["trusted_proxies"] = tuple(
                 p.strip() for p in env["EDGE_TRUSTED_PROXIES"].split(",") if p.strip()
             )
+        try:
+            parse_networks(values.get("trusted_proxies", ()))  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise SystemExit(f"EDGE_TRUSTED_PROXIES: {exc}") from None
         if env.get("EDGE_ACTOR_IDLE_S"):
             values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -97,8 +117,11 @@ def _from_toml(path: Path) -> dict[str, object]:
             values[name] = raw[name]
     if "trusted_proxies" in raw:
         values["trusted_proxies"] = tuple(raw["trusted_proxies"])
+    if "rate_limits" in raw:
+        values["rate_limits"] = {**DEFAULT_RATE_LIMITS, **_limits(raw["rate_limits"])}
     if "tiers" in raw:
         tiers = dict(DEFAULT_TIERS)
+        tier_limits: dict[str, dict[str, Limit]] = {}
         for name, spec in raw["tiers"].items():
             tiers[name] = Tier(
                 name=name,
@@ -106,5 +129,15 @@ def _from_toml(path: Path) -> dict[str, object]:
                 test_events=int(spec["test_events"]),
                 card_required=bool(spec.get("card_required", False)),
             )
+            if "rate_limits" in spec:
+                tier_limits[name] = _limits(spec["rate_limits"])
         values["tiers"] = tiers
+        values["tier_rate_limits"] = tier_limits
     return values
+
+
+def _limits(table: dict[str, dict[str, float]]) -> dict[str, Limit]:
+    unknown = set(table) - set(DEFAULT_RATE_LIMITS)
+    if unknown:
+        raise SystemExit(f"unknown rate limit bucket(s): {', '.join(sorted(unknown))}")
+    return {name: Limit(int(spec["count"]), float(spec["period_s"])) for name, spec in table.items()}

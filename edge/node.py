@@ -22,10 +22,13 @@ from hypercorn.trio import serve
 
 from edge.actors.context import NodeContext
 from edge.actors.project import ProjectActor
+from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import NODE_FILE, Settings
+from edge.http import button
 from edge.http.app import create_app
 from edge.sealing import Sealer
+from edge.signing import Signer
 from edge.store.env import open_store
 from edge.store.writer import StoreWriter
 
@@ -73,6 +76,7 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
             store=store,
             writer=writer,
             sealer=Sealer(settings.secret_key),
+            signer=Signer.load(settings.data_dir),
             http=http,
             nursery=actors_nursery,
             public_url=settings.public_url or "",
@@ -84,6 +88,8 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
             idle_s=settings.actor_idle_s,
         )
         ctx.registry = registry
+        ctx.manage_rates = ProjectRates(settings, tier="")
+        button.script_bytes(ctx.signer)  # a missing button/ source stops the start, not a buyer
         app = create_app(ctx)
         config = Config()
         config.bind = [f"{settings.host}:{settings.port}"]

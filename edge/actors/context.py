@@ -1,5 +1,6 @@
-"""What every project actor shares: the store and its writer, the secret sealer, settings, the
-HTTP client for provider calls, and a nursery for work that must not block an actor."""
+"""What every project actor shares: the store and its writer, the secret sealer, the public-info
+signer, settings, the HTTP client for provider calls, and a nursery for work that must not block
+an actor."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import trio
 
 from edge.config import Settings
 from edge.sealing import Sealer
+from edge.signing import Signer
 from edge.store.env import Store
 from edge.store.writer import StoreWriter
 
 if TYPE_CHECKING:
+    from edge.actors.rates import ProjectRates
     from edge.actors.registry import ActorRegistry
 
 
@@ -30,9 +33,11 @@ class NodeContext:
     store: Store
     writer: StoreWriter
     sealer: Sealer
+    signer: Signer
     http: httpx.AsyncClient
     nursery: trio.Nursery
     public_url: str
     clock_ms: Callable[[], int] = wall_ms
     registry: ActorRegistry | None = None
+    manage_rates: ProjectRates | None = None  # the operator token's bucket (not per project)
     extras: dict[str, Any] = field(default_factory=dict)

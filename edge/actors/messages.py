@@ -8,14 +8,39 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Charge:
+    """Which rate bucket a request is counted in (a key of Settings.rate_limits), and whom."""
+
+    bucket: str
+    client: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A reply with headers to send along (the RateLimit-* of a counted request)."""
+
+    value: Any
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
 class GetStatus:
     item_id: str
+    wait_s: float = 0.0  # long poll: answer when the version passes ``version`` or after this
+    version: int | None = None
+    charge: Charge | None = None
 
 
 @dataclass(frozen=True)
 class GetPublicInfo:
     product_id: str | None
     mode: str
+    charge: Charge | None = None
+
+
+@dataclass(frozen=True)
+class GetUsage:
+    pass
 
 
 @dataclass(frozen=True)
@@ -28,6 +53,9 @@ class StartCheckout:
     tx_id: str | None = None
     success_url: str | None = None
     cancel_url: str | None = None
+    idempotency_key: str | None = None
+    body_hash: str = ""
+    charge: Charge | None = None
 
 
 @dataclass(frozen=True)
@@ -94,3 +122,20 @@ class Webhook:
     provider: str
     headers: dict[str, str]
     body: bytes = field(repr=False)
+    charge: Charge | None = None
+
+
+@dataclass(frozen=True)
+class PortalUrl:
+    subscription_id: str
+    mode: str | None
+    return_url: str | None
+
+
+@dataclass(frozen=True)
+class TriggerMaterial:
+    """What ``edge trigger`` needs to sign a simulated event: a test transaction and the
+    provider's test-mode credentials. Only ever answered to the operator's token."""
+
+    provider: str
+    tx_id: str

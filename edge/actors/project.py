@@ -13,24 +13,30 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+
+import trio
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
+from edge.actors.idempotency import IdempotencyKeys
+from edge.actors.intake import WebhookIntake
+from edge.actors.rates import ProjectRates
 from edge.actors.records import status_record, transaction_view
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.events import EventType
 from edge.domain.money import to_wire
+from edge.domain.quota import over_quota, period_end_ms, period_of
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.timefmt import iso_ms
 from edge.domain.urls import redirect_allowed
 from edge.failures import Failure, invalid, unavailable
 from edge.providers import credentials as creds
-from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
+from edge.providers.base import CheckoutRequest, CheckoutResult, PortalRequest, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys
 from edge.store.codec import pack
@@ -56,6 +62,11 @@ class ProjectActor:
         self.id: str = project["id"]
         self.project = project
         self._txs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._subs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._intake = WebhookIntake(self)
+        self._rates = ProjectRates(ctx.settings, project["tier"])
+        self._idempotency = IdempotencyKeys(self)
+        self._pollers: dict[str, list[tuple[int, Reply]]] = {}
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._public: dict[tuple[str | None, str], PublicInfo] = {}
         self._last_ticket: Ticket | None = None
@@ -74,6 +85,9 @@ class ProjectActor:
             m.PutProvider: self._put_provider,
             m.CreateKey: self._create_key,
             m.RevokeKey: self._revoke_key,
+            m.PortalUrl: self._portal_url,
+            m.TriggerMaterial: self._trigger_material,
+            m.GetUsage: self._get_usage,
         }
 
     @classmethod
@@ -86,6 +100,12 @@ class ProjectActor:
     # -- the Actor protocol -------------------------------------------------------------
 
     async def handle(self, message: Any, reply: Reply) -> None:
+        charge = getattr(message, "charge", None)
+        if charge is not None:
+            reply = _with_headers(reply, self._rates.take(charge.bucket, charge.client))
+        if type(message) is m.Webhook:
+            await self._intake.receive(message, reply)
+            return
         handler = self._handlers.get(type(message))
         if handler is None:
             raise TypeError(f"project actor got an unknown message {message!r}")
@@ -102,8 +122,10 @@ class ProjectActor:
                 pass
 
     def idle(self) -> bool:
-        return self._checkouts_in_flight == 0 and (
-            self._last_ticket is None or self._last_ticket.done
+        return (
+            self._checkouts_in_flight == 0
+            and not self._pollers
+            and (self._last_ticket is None or self._last_ticket.done)
         )
 
     # -- writing and replying ---------------------------------------------------------
@@ -116,6 +138,8 @@ class ProjectActor:
         def durable(error: BaseException | None) -> None:
             if error is None:
                 reply(answer())
+                if self._pollers:
+                    self._wake_pollers()
             else:
                 self._forget_unsaved_state()
                 reply(unavailable())
@@ -138,6 +162,8 @@ class ProjectActor:
         if record is not None:
             self.project = record
         self._txs.clear()
+        self._subs.clear()
+        self._intake = WebhookIntake(self)
         self._credentials.clear()
         self._public.clear()
 
@@ -150,18 +176,26 @@ class ProjectActor:
     # -- transactions -----------------------------------------------------------------
 
     def _tx(self, tx_id: str) -> dict[str, Any] | None:
-        tx = self._txs.get(tx_id)
-        if tx is None:
-            if not ids.is_tx_id(tx_id):
+        if not ids.is_tx_id(tx_id):
+            return None
+        return self._cached(self._txs, keys.TRANSACTION, tx_id)
+
+    def _subscription(self, sub_id: str) -> dict[str, Any] | None:
+        if not ids.is_sub_id(sub_id):
+            return None
+        return self._cached(self._subs, keys.SUBSCRIPTION, sub_id)
+
+    def _cached(self, cache: OrderedDict[str, dict[str, Any]], kind: bytes, item_id: str) -> dict[str, Any] | None:
+        record = cache.get(item_id)
+        if record is None:
+            record = self.ctx.store.get(keys.record(self.id, kind, item_id))
+            if record is None:
                 return None
-            tx = self.ctx.store.get(keys.record(self.id, keys.TRANSACTION, tx_id))
-            if tx is None:
-                return None
-        self._txs[tx_id] = tx
-        self._txs.move_to_end(tx_id)
-        if len(self._txs) > TX_CACHE_SIZE:
-            self._txs.popitem(last=False)
-        return tx
+        cache[item_id] = record
+        cache.move_to_end(item_id)
+        if len(cache) > TX_CACHE_SIZE:
+            cache.popitem(last=False)
+        return record
 
     def _visible_tx(self, tx_id: str, mode: str | None) -> dict[str, Any]:
         """A transaction the caller may see: a key sees only its own mode's transactions."""
@@ -172,6 +206,9 @@ class ProjectActor:
 
     def _tx_ops(self, tx: dict[str, Any]) -> list[Op]:
         return [("records", keys.record(self.id, keys.TRANSACTION, tx["id"]), pack(tx))]
+
+    def _sub_ops(self, sub: dict[str, Any]) -> list[Op]:
+        return [("records", keys.record(self.id, keys.SUBSCRIPTION, sub["id"]), pack(sub))]
 
     def _event(self, tx: dict[str, Any], event_type: EventType, **fields: Any) -> tuple[dict, list[Op]]:
         now = self.ctx.clock_ms()
@@ -206,10 +243,43 @@ class ProjectActor:
         tx["updatedAt"] = self.ctx.clock_ms()
 
     def _get_status(self, msg: m.GetStatus, reply: Reply) -> None:
-        record = self._tx(msg.item_id)
+        record = self._tx(msg.item_id) or self._subscription(msg.item_id)
         if record is None:
             raise Failure(404, "not_found", "No transaction or subscription with this id.")
-        self._reply_read(reply, status_record(record))
+        if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version:
+            self._reply_read(reply, status_record(record))
+            return
+        # Long poll: answered by the commit that changes the record, or by the timer.
+        once = _once(reply)
+        self._pollers.setdefault(msg.item_id, []).append((msg.version, once))
+        self.ctx.nursery.start_soon(self._poll_timeout, msg.item_id, once, msg.wait_s)
+
+    async def _poll_timeout(self, item_id: str, once: Reply, wait_s: float) -> None:
+        await trio.sleep(wait_s)
+        waiting = [(v, r) for v, r in self._pollers.get(item_id, []) if r is not once]
+        if waiting:
+            self._pollers[item_id] = waiting
+        else:
+            self._pollers.pop(item_id, None)
+        record = self._tx(item_id) or self._subscription(item_id)
+        if record is not None:
+            self._reply_read(once, status_record(record))
+
+    def _wake_pollers(self) -> None:
+        for item_id in list(self._pollers):
+            record = self._txs.get(item_id) or self._subs.get(item_id)
+            if record is None:
+                continue
+            keep = []
+            for version, once in self._pollers[item_id]:
+                if record["version"] > version:
+                    once(status_record(record))
+                else:
+                    keep.append((version, once))
+            if keep:
+                self._pollers[item_id] = keep
+            else:
+                del self._pollers[item_id]
 
     # -- checkout ---------------------------------------------------------------------
 
@@ -255,6 +325,16 @@ class ProjectActor:
         return given
 
     def _start_checkout(self, msg: m.StartCheckout, reply: Reply) -> None:
+        if msg.idempotency_key is not None and self._idempotency.answer_known(msg, reply):
+            return
+        if msg.mode == "live" and self._over_quota("live"):
+            raise Failure(
+                402,
+                "quota_exceeded",
+                "This project has used its live events for the month; upgrade its tier or wait "
+                "for the next period.",
+                extra={"resetsAt": iso_ms(period_end_ms(period_of(self.ctx.clock_ms())))},
+            )
         provider, credentials = self._enabled_provider(msg.provider, msg.mode)
         product = self._product(msg.product_id)
         if product["kind"] == Kind.SUBSCRIPTION and msg.quantity != 1:
@@ -288,12 +368,15 @@ class ProjectActor:
             "createdAt": now,
             "updatedAt": now,
         }
-        ops = self._tx_ops(tx)
+        ops: list[Op] = []
         if provider.uses_reference_code:
             tx["reference"] = self._new_reference()
-            ops = self._tx_ops(tx)
             ops.append(("records", keys.named(self.id, keys.REFERENCE, "", tx["reference"]), tx_id.encode()))
+        if msg.idempotency_key is not None:
+            tx["idempotencyKey"] = self._idempotency.begin(msg, reply)
+            reply = self._idempotency.fan_out(tx["idempotencyKey"])
         _, event_ops = self._event(tx, EventType.CHECKOUT_CREATED)
+        ops += self._tx_ops(tx)
         ticket = self.ctx.writer.submit(ops + event_ops)
         self._last_ticket = ticket
         self._txs[tx_id] = tx
@@ -353,7 +436,8 @@ class ProjectActor:
             failure = msg.result
             self._move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
             _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
-            self._commit(self._tx_ops(tx) + event_ops, msg.reply, lambda: failure)
+            ops = self._tx_ops(tx) + event_ops + self._idempotency.remember(tx, failure.status, failure.body())
+            self._commit(ops, msg.reply, lambda: failure)
             return
         result: CheckoutResult = msg.result
         tx["providerRef"] = result.provider_ref
@@ -376,6 +460,7 @@ class ProjectActor:
             "isTest": tx["isTest"],
             "expiresAt": iso_ms(result.expires_at_ms) if result.expires_at_ms else None,
         }
+        ops += self._idempotency.remember(tx, 201, body)
         self._commit(ops, msg.reply, lambda: body)
 
     # -- the merchant's server --------------------------------------------------------
@@ -412,6 +497,74 @@ class ProjectActor:
         self._move(tx, Status.CANCELED, reason="canceled by the merchant")
         _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
         self._commit(self._tx_ops(tx) + event_ops, reply, lambda: transaction_view(tx))
+
+    def _portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
+        sub = self._subscription(msg.subscription_id)
+        if sub is None or (msg.mode is not None and sub["isTest"] != (msg.mode == "test")):
+            raise Failure(404, "not_found", "No subscription with this id in this project.")
+        mode = "test" if sub["isTest"] else "live"
+        provider, credentials = self._enabled_provider(sub["provider"], mode)
+        return_url = self._redirect(msg.return_url, self.project["successUrl"], "returnUrl")
+        request = PortalRequest(
+            subscription=dict(sub), credentials=credentials, return_url=return_url, http=self.ctx.http
+        )
+        # Off the actor: a provider call never holds up this project's other requests.
+        self.ctx.nursery.start_soon(self._call_portal, provider, request, reply)
+
+    async def _call_portal(self, provider: Provider, request: PortalRequest, reply: Reply) -> None:
+        try:
+            result = await provider.portal_url(request)
+        except Failure as failure:
+            reply(failure)
+            return
+        except Exception as exc:
+            log.warning("%s portal session failed: %r", provider.name, exc)
+            reply(Failure(502, "provider_error", f"{provider.name} did not create a portal session.", retryable=True))
+            return
+        reply(
+            {
+                "url": result.url,
+                "provider": provider.name,
+                "expiresAt": iso_ms(result.expires_at_ms) if result.expires_at_ms else None,
+            }
+        )
+
+    def _trigger_material(self, msg: m.TriggerMaterial, reply: Reply) -> None:
+        tx = self._tx(msg.tx_id)
+        if tx is None:
+            raise Failure(404, "not_found", "No transaction with this id in this project.")
+        if not tx["isTest"]:
+            raise Failure(409, "live_transaction", "Simulated events are sent for test-mode transactions only.")
+        if tx["provider"] != msg.provider:
+            raise Failure(409, "provider_mismatch", f"This transaction was paid with {tx['provider']}.")
+        _, credentials = self._enabled_provider(msg.provider, "test")
+        sub = self._subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+        self._reply_read(reply, {"tx": dict(tx), "subscription": dict(sub) if sub else None, "credentials": dict(credentials)})
+
+    # -- quota ------------------------------------------------------------------------
+
+    def _over_quota(self, mode: str) -> bool:
+        tier = self.ctx.settings.tiers[self.project["tier"]]
+        used = self._intake.used(period_of(self.ctx.clock_ms()), mode)
+        return over_quota(tier, mode == "test", used)
+
+    def _get_usage(self, msg: m.GetUsage, reply: Reply) -> None:
+        tier = self.ctx.settings.tiers[self.project["tier"]]
+        period = period_of(self.ctx.clock_ms())
+        usage: dict[str, Any] = {
+            "period": period,
+            "tier": tier.name,
+            "resetsAt": iso_ms(period_end_ms(period)),
+        }
+        for mode, allowance in (("live", tier.live_events), ("test", tier.test_events)):
+            used = self._intake.used(period, mode)
+            usage[mode] = {
+                "used": used,
+                "limit": allowance,
+                "left": max(0, allowance - used),
+                "overQuota": over_quota(tier, mode == "test", used),
+            }
+        self._reply_read(reply, usage)
 
     # -- public info ------------------------------------------------------------------
 
@@ -462,6 +615,8 @@ class ProjectActor:
         self._reply_read(reply, project_view(self.project))
 
     def _patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
+        if msg.changes.get("tier", self.project["tier"]) != self.project["tier"]:
+            self._rates = ProjectRates(self.ctx.settings, msg.changes["tier"])
         self.project.update(msg.changes)
         self._commit(self._config_changed(), reply, lambda: project_view(self.project))
 
@@ -535,3 +690,30 @@ class ProjectActor:
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
         self._commit(ops, reply, lambda: {"revoked": True, "keyId": msg.key_id})
+
+
+def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
+    """Send ``headers`` (RateLimit-*) with whatever the reply turns out to be."""
+
+    def send(value: Any) -> None:
+        if isinstance(value, Failure):
+            value.headers.update(headers)
+            reply(value)
+        elif isinstance(value, m.Answer):
+            reply(m.Answer(value.value, {**headers, **value.headers}))
+        else:
+            reply(m.Answer(value, headers))
+
+    return send
+
+
+def _once(reply: Reply) -> Reply:
+    sent = False
+
+    def send(value: Any) -> None:
+        nonlocal sent
+        if not sent:
+            sent = True
+            reply(value)
+
+    return send

@@ -14,6 +14,7 @@ from edge.actors.context import NodeContext
 from edge.actors.records import event_view, transaction_view
 from edge.actors.views import project_view
 from edge.domain import ids
+from edge.domain.timefmt import iso_ms
 from edge.failures import Failure
 from edge.store import keys
 from edge.store.codec import pack, unpack
@@ -115,6 +116,25 @@ def event_feed(
                     break
     last = items[-1]["id"] if items else after
     return {"items": items, "next": last, "hasMore": len(items) == limit}
+
+
+def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict[str, Any]:
+    """Refused webhook deliveries, newest first, with the reason each was refused."""
+    rows = store.scan(keys.prefix(project_id, keys.REJECTED), reverse=True, limit=limit)
+    items = []
+    for _, raw in rows:
+        record = unpack(raw)
+        items.append(
+            {
+                "at": iso_ms(record["at"]),
+                "provider": record["provider"],
+                "code": record["code"],
+                "reason": record["reason"],
+                "bodySha256": record["bodySha256"],
+                "bodyBytes": record["bodyBytes"],
+            }
+        )
+    return {"items": items}
 
 
 async def create_project(ctx: NodeContext, fields: dict[str, Any]) -> dict[str, Any]:

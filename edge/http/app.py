@@ -12,13 +12,29 @@ from quart_trio import QuartTrio
 
 from edge.actors.context import NodeContext
 from edge.failures import Failure
-from edge.http import checkout, errors, manage, merchant, public, status, webhooks
+from edge.http import (
+    button,
+    checkout,
+    errors,
+    manage,
+    merchant,
+    public,
+    status,
+    subscriptions,
+    webhooks,
+)
 from edge.http.jsonio import API_VERSION
 
 JSON_BODY_LIMIT = 16 * 1024
 WEBHOOK_BODY_LIMIT = 1024 * 1024
 # The browser-callable endpoints answer any origin, without credentials.
 _CORS_PREFIXES = ("/api/projects/", "/api/checkout/", "/status/", "/static/")
+# HTML answers (dashboard, demo pages) run only the node's own files: no inline script or style,
+# no framing, no plugins.
+HTML_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 
 
 class EdgeRequest(TrioRequest):
@@ -36,7 +52,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     app.request_class = EdgeRequest
     app.edge = ctx  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = WEBHOOK_BODY_LIMIT
-    for module in (public, status, checkout, merchant, manage, webhooks):
+    for module in (public, button, status, checkout, merchant, manage, webhooks, subscriptions):
         app.register_blueprint(module.blueprint)
     errors.install(app)
     app.before_request(_before)
@@ -58,6 +74,11 @@ async def _after(response: Response) -> Response:
     headers["Cm-Request-Id"] = getattr(request, "edge_request_id", "")
     headers["Cm-Version"] = API_VERSION
     headers["X-Content-Type-Options"] = "nosniff"
+    if response.mimetype == "text/html":
+        headers["Content-Security-Policy"] = HTML_CSP
+    extra = getattr(request, "edge_headers", None)
+    if extra:
+        headers.update(extra)
     if request.path.startswith(_CORS_PREFIXES):
         headers["Access-Control-Allow-Origin"] = "*"
     return response

@@ -3,18 +3,23 @@ calls it from the buyer's browser), a key gets its own limits and a test key for
 
 from __future__ import annotations
 
-from quart import Blueprint, Response
+import hashlib
+
+from quart import Blueprint, Response, request
 
 from edge.actors.messages import StartCheckout
 from edge.domain import ids
 from edge.failures import Failure
 from edge.http import bodies
 from edge.http.auth import project_caller
+from edge.http.clients import charge
 from edge.http.context import ask
-from edge.http.jsonio import json_response, read_json_object
+from edge.http.jsonio import dumps, json_response, read_json_object
 from edge.providers.registry import CONTRACT_PROVIDERS
 
 blueprint = Blueprint("checkout", __name__)
+
+MAX_IDEMPOTENCY_KEY = 255
 
 
 @blueprint.post("/api/checkout/<provider>/<project_id>")
@@ -28,8 +33,21 @@ async def start_checkout(provider: str, project_id: str) -> Response:
     if not ids.is_project_id(project_id):
         raise Failure(404, "project_not_found", "No project with this id.")
     caller = project_caller(project_id, required=False)
+    idempotency_key = request.headers.get("Idempotency-Key")
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
+        raise Failure(
+            400, "invalid_request", "Idempotency-Key must be 1 to 255 characters.", field="Idempotency-Key"
+        )
     fields = bodies.checkout(await read_json_object())
     if caller is not None and caller.mode == "test":
         fields["mode"] = "test"
-    answer = await ask(project_id, StartCheckout(provider=provider, **fields))
+    message = StartCheckout(
+        provider=provider,
+        idempotency_key=idempotency_key,
+        # the same request is the same parsed body, whatever its spacing or key order
+        body_hash=hashlib.sha256(dumps({"provider": provider, **fields}, sort_keys=True)).hexdigest(),
+        charge=charge("checkout", caller),
+        **fields,
+    )
+    answer = await ask(project_id, message)
     return json_response(answer, 201)

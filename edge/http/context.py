@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from quart import current_app
+from quart import current_app, request
 
 from edge.actors.context import NodeContext
+from edge.actors.messages import Answer
 
 
 def node() -> NodeContext:
     return cast(Any, current_app).edge
 
 
-async def ask(project_id: str, message: Any) -> Any:
+async def ask(project_id: str, message: Any, timeout_s: float | None = None) -> Any:
+    """The actor's reply; headers it sends along (RateLimit-*) go out with the response."""
     registry = node().registry
     assert registry is not None
-    return await registry.call(project_id, message)
+    result = await registry.call(project_id, message, timeout_s)
+    if isinstance(result, Answer):
+        request.edge_headers = result.headers  # type: ignore[attr-defined]
+        return result.value
+    return result

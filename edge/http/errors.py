@@ -28,6 +28,8 @@ def render_failure(failure: Failure) -> Response:
 
 
 def _on_failure(failure: Failure) -> Response:
+    if failure.status == 500:  # an actor crashed: the request id is what the merchant quotes
+        failure.extra.setdefault("requestId", getattr(request, "edge_request_id", ""))
     return render_failure(failure)
 
 

@@ -15,8 +15,8 @@ API_VERSION = "2026-11-21"
 JSON_TYPE = "application/json"
 
 
-def dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+def dumps(value: Any, sort_keys: bool = False) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str).encode()
 
 
 def json_response(

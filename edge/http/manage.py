@@ -22,6 +22,11 @@ PRIVATE = {"Cache-Control": "no-store"}
 @blueprint.before_request
 async def _operator_only() -> None:
     require_admin()
+    # One bucket for the operator's token: management is not project-scoped, so it lives with
+    # the node rather than an actor.
+    rates = node().manage_rates
+    assert rates is not None
+    rates.take("manage", "operator")
 
 
 def _project(project_id: str) -> str:
@@ -81,6 +86,17 @@ async def list_keys(project_id: str) -> Response:
 @blueprint.delete("/projects/<project_id>/keys/<key_id>")
 async def revoke_key(project_id: str, key_id: str) -> Response:
     return json_response(await ask(_project(project_id), m.RevokeKey(key_id)), headers=PRIVATE)
+
+
+@blueprint.get("/projects/<project_id>/usage")
+async def usage(project_id: str) -> Response:
+    return json_response(await ask(_project(project_id), m.GetUsage()), headers=PRIVATE)
+
+
+@blueprint.get("/projects/<project_id>/deliveries")
+async def deliveries(project_id: str) -> Response:
+    await ask(_project(project_id), m.GetProject())  # 404 for an unknown project
+    return json_response(queries.rejected_deliveries(node().store, project_id), headers=PRIVATE)
 
 
 @blueprint.get("/stats")

@@ -3,27 +3,41 @@ subscription. Unknown, malformed and other projects' ids all answer the same 404
 
 from __future__ import annotations
 
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 
 from edge.actors.messages import GetStatus
 from edge.domain import ids
 from edge.failures import Failure
 from edge.http.auth import project_caller
+from edge.http.clients import charge
 from edge.http.context import ask
 from edge.http.jsonio import json_response
 
 blueprint = Blueprint("status", __name__)
 
 _NOT_FOUND = Failure(404, "not_found", "No transaction or subscription with this id.")
+MAX_WAIT_S = 30
+
+
+def _bounded_int(name: str, low: int, high: int, default: int | None) -> int | None:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise Failure(400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name)
+    return int(raw)
 
 
 @blueprint.get("/status/<project_id>/<item_id>")
 async def status(project_id: str, item_id: str) -> Response:
     if not ids.is_project_id(project_id) or not (ids.is_tx_id(item_id) or ids.is_sub_id(item_id)):
         raise _NOT_FOUND
-    project_caller(project_id, required=False)
+    caller = project_caller(project_id, required=False)
+    wait_s = _bounded_int("wait", 0, MAX_WAIT_S, default=0)
+    version = _bounded_int("version", 0, 2**31, default=None)
+    message = GetStatus(item_id, wait_s=wait_s, version=version, charge=charge("status", caller))
     try:
-        record = await ask(project_id, GetStatus(item_id))
+        record = await ask(project_id, message, timeout_s=wait_s + 10)
     except Failure as failure:
         if failure.code == "project_not_found":
             raise _NOT_FOUND from None

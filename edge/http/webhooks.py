@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from edge.actors.messages import Webhook
+from edge.actors.messages import Charge, Webhook
 from edge.domain import ids
 from edge.failures import Failure
 from edge.http.context import ask
@@ -26,5 +26,5 @@ async def receive(provider: str, project_id: str) -> Response:
         raise Failure(404, "project_not_found", "No project with this id.")
     body = await request.get_data(cache=False)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    answer = await ask(project_id, Webhook(provider, headers, body))
+    answer = await ask(project_id, Webhook(provider, headers, body, charge=Charge("webhook", provider)))
     return json_response(answer)

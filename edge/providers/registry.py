@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from edge.providers.base import Provider
 from edge.providers.manual import MANUAL
+from edge.providers.stripe import STRIPE
 
-PROVIDERS: dict[str, Provider] = {p.name: p for p in (MANUAL,)}
+PROVIDERS: dict[str, Provider] = {p.name: p for p in (MANUAL, STRIPE)}
 
 # Every provider name of the contract; those not built yet answer provider_not_enabled.
 CONTRACT_PROVIDERS = ("stripe", "paypal", "paddle", "btcpay", "manual")

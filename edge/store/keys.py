@@ -20,6 +20,7 @@ PROVIDER_REF = b"X"  # provider NUL provider object id -> tx or sub id
 REJECTED = b"J"  # rejected webhook deliveries, by ulid
 QUOTA = b"Q"  # period NUL mode -> count
 IDEMPOTENCY = b"I"  # sha256(Idempotency-Key) -> first answer
+IDEMPOTENCY_EXPIRY = b"W"  # expiry ms (16 digits) NUL key hash -> b"": oldest first, for purging
 
 
 def _pid(project_id: str) -> bytes:

@@ -1,0 +1,42 @@
+"""A project's rate buckets (CONTRACT 8), owned by its actor: one flooded project never shares
+a bucket, a lock or a queue with another."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from edge.config import Settings
+from edge.domain.rate import Buckets, Decision
+from edge.failures import Failure
+
+
+class ProjectRates:
+    def __init__(self, settings: Settings, tier: str, clock: Callable[[], float] = time.monotonic) -> None:
+        limits = {**settings.rate_limits, **settings.tier_rate_limits.get(tier, {})}
+        self._buckets = {name: Buckets(limit, max_keys=20_000) for name, limit in limits.items()}
+        self._clock = clock
+
+    def take(self, bucket: str, client: str) -> dict[str, str]:
+        """Charge one request; return its RateLimit-* headers, or raise ``429 rate_limited``."""
+        decision = self._buckets[bucket].take(client, self._clock())
+        headers = rate_headers(decision)
+        if not decision.allowed:
+            headers["Retry-After"] = str(max(1, math.ceil(decision.retry_after_s)))
+            raise Failure(
+                429,
+                "rate_limited",
+                f"Too many requests; retry in {headers['Retry-After']} s.",
+                retryable=True,
+                headers=headers,
+            )
+        return headers
+
+
+def rate_headers(decision: Decision) -> dict[str, str]:
+    return {
+        "RateLimit-Limit": str(decision.limit),
+        "RateLimit-Remaining": str(decision.remaining),
+        "RateLimit-Reset": str(max(0, math.ceil(decision.reset_s))),
+    }

@@ -1,0 +1,123 @@
+"""The ``<cm-button>`` script (CONTRACT 5), served with the node's signing keys built in.
+
+The source is ``button/cm-button.js`` in the repository (the node runs from a checkout or an
+editable install, ``pip install -e .``). The served file is that source with this node's public
+keys filled in, so its bytes, and so its SRI hash, are fixed per node and per release:
+
+- ``/button/v1-<hash>.js`` is the file itself, named by its content, cached for a year;
+- ``/button.js`` redirects there, cached for five minutes, so a snippet that names it follows an
+  upgrade; its ``integrity`` attribute then has to be renewed (``edge button`` prints it).
+
+``v1`` is the element's interface (attributes and events); the hash changes with every byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from quart import Blueprint, Response
+
+from edge.failures import Failure
+from edge.http.context import node
+from edge.signing import Signer
+
+blueprint = Blueprint("button", __name__)
+
+SOURCE = Path(__file__).resolve().parents[2] / "button" / "cm-button.js"
+KEYS_MARKER = "/*@signing-keys*/[]"
+INTERFACE = "v1"
+CURRENT_PATH = "/button.js"
+_VERSIONED_CACHE = "public, max-age=31536000, immutable"
+_CURRENT_CACHE = "public, max-age=300"
+_JS_TYPE = "text/javascript; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class ButtonScript:
+    body: bytes
+    integrity: str  # the SRI value: "sha384-<base64>"
+    path: str  # where the node serves exactly these bytes
+
+
+def current(signer: Signer) -> ButtonScript:
+    return _build(json.dumps([{"kid": signer.kid, **signer.public_jwk}], separators=(",", ":")))
+
+
+def script_bytes(signer: Signer) -> bytes:
+    return current(signer).body
+
+
+def sri_hash(signer: Signer) -> str:
+    return current(signer).integrity
+
+
+def snippet(
+    signer: Signer,
+    base_url: str,
+    project_id: str,
+    product_id: str,
+    *,
+    customer_ref: str | None = None,
+    mode: str = "live",
+) -> str:
+    """The HTML a merchant pastes into a page: the element and the script tag with its hash."""
+    attrs = {"project": project_id, "product": product_id, "customer-ref": customer_ref}
+    if mode != "live":
+        attrs["mode"] = mode
+    rendered = "".join(f' {name}="{escape(value)}"' for name, value in attrs.items() if value)
+    return (
+        f"<cm-button{rendered}>Buy</cm-button>\n"
+        f'<script src="{escape(base_url)}{CURRENT_PATH}" integrity="{sri_hash(signer)}"'
+        ' crossorigin="anonymous"></script>'
+    )
+
+
+@functools.cache
+def _build(keys_json: str) -> ButtonScript:
+    source = SOURCE.read_text(encoding="utf-8")
+    if source.count(KEYS_MARKER) != 1:
+        raise RuntimeError(f"{SOURCE} must contain {KEYS_MARKER} exactly once")
+    body = source.replace(KEYS_MARKER, keys_json).encode()
+    digest = hashlib.sha384(body).digest()
+    return ButtonScript(
+        body=body,
+        integrity="sha384-" + base64.b64encode(digest).decode(),
+        path=f"/button/{INTERFACE}-{digest.hex()[:16]}.js",
+    )
+
+
+# Both answers carry CORS: the snippet loads the script with crossorigin="anonymous" (SRI needs
+# it), and a CORS fetch checks every hop of a redirect.
+@blueprint.get(CURRENT_PATH)
+async def current_script() -> Response:
+    script = current(node().signer)
+    return Response(
+        b"",
+        status=302,
+        headers={
+            "Location": script.path,
+            "Cache-Control": _CURRENT_CACHE,
+            "Access-Control-Allow-Origin": "*",
+        },
+    )
+
+
+@blueprint.get("/button/<name>")
+async def versioned_script(name: str) -> Response:
+    script = current(node().signer)
+    if f"/button/{name}" != script.path:
+        raise Failure(
+            404, "not_found", f"This node serves the button at {CURRENT_PATH}; this version is gone."
+        )
+    return Response(
+        script.body,
+        status=200,
+        content_type=_JS_TYPE,
+        headers={"Cache-Control": _VERSIONED_CACHE, "Access-Control-Allow-Origin": "*"},
+    )

@@ -1,0 +1,187 @@
+"""Stripe: card payments and subscriptions through hosted Checkout, webhooks, billing portal.
+
+The checkout is a Checkout Session (``POST /v1/checkout/sessions``). The node's transaction id
+travels as ``client_reference_id`` and in ``metadata`` of the session and of the payment intent
+or subscription it creates, so every later event (refunds, renewals, invoices) names it
+(CONTRACT 4.2). Signatures: ``stripe_signature``; event mapping: ``stripe_events``.
+
+The secret key goes only into the ``Authorization`` header: error messages never contain it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from edge.failures import Failure
+from edge.providers import stripe_events, stripe_form, stripe_signature
+from edge.providers.base import (
+    CheckoutRequest,
+    CheckoutResult,
+    CredentialField,
+    NormalizedEvent,
+    PortalRequest,
+    PortalResult,
+    Provider,
+)
+
+DEFAULT_API_BASE = "https://api.stripe.com"
+SIGNATURE_HEADER = "stripe-signature"
+
+
+@dataclass(frozen=True)
+class StripeProvider(Provider):
+    async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
+        tx, credentials = request.tx, request.credentials
+        session = await _call(
+            request.http,
+            credentials,
+            "/v1/checkout/sessions",
+            checkout_params(request),
+            idempotency_key=tx["id"],
+        )
+        url, session_id = session.get("url"), session.get("id")
+        if not isinstance(url, str) or not isinstance(session_id, str):
+            raise _provider_error("Stripe answered without a checkout session address.")
+        expires_at = session.get("expires_at")
+        return CheckoutResult(
+            fields={"url": url},
+            provider_ref=session_id,
+            expires_at_ms=expires_at * 1000 if isinstance(expires_at, int) else None,
+        )
+
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        credentials: Mapping[str, Mapping[str, Any]],
+        now_s: float,
+    ) -> str:
+        """The mode whose webhook secret (or previous secret, during a rotation) signed the
+        body. A genuine but stale signature is reported as timestamp_out_of_tolerance, a header
+        that cannot be read as missing_header or malformed_header, anything else as
+        no_matching_signature."""
+        timestamp, signatures = stripe_signature.parse_header(headers.get(SIGNATURE_HEADER))
+        for mode, plain in credentials.items():
+            secrets = [plain[k] for k in ("webhookSecret", "previousWebhookSecret") if plain.get(k)]
+            if stripe_signature.signature_matches(timestamp, signatures, body, secrets):
+                stripe_signature.check_timestamp(timestamp, now_s)
+                return mode
+        raise stripe_signature.no_matching_signature()
+
+    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
+        return stripe_events.normalize(body)
+
+    async def portal_url(self, request: PortalRequest) -> PortalResult:
+        customer = request.subscription.get("providerCustomer")
+        if not customer:
+            raise Failure(
+                409, "portal_unsupported", "This subscription has no Stripe customer on record."
+            )
+        session = await _call(
+            request.http,
+            request.credentials,
+            "/v1/billing_portal/sessions",
+            {"customer": customer, "return_url": request.return_url},
+        )
+        url = session.get("url")
+        if not isinstance(url, str):
+            raise _provider_error("Stripe answered without a portal address.")
+        return PortalResult(url=url)
+
+
+def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
+    """The Checkout Session parameters for a pending transaction (before form encoding)."""
+    tx = request.tx
+    subscription = tx["kind"] == "subscription"
+    quantity = int(tx.get("quantity") or 1)
+    unit_amount, rest = divmod(int(tx["amount"]), quantity)
+    if rest:  # an amount that does not split evenly is charged as one line of the total
+        unit_amount, quantity = int(tx["amount"]), 1
+    price_data: dict[str, Any] = {
+        "currency": str(tx["currency"]).lower(),
+        "unit_amount": unit_amount,
+        "product_data": {"name": request.product["name"]},
+    }
+    if subscription:
+        price_data["recurring"] = {"interval": tx["interval"]}
+    metadata = {**(tx.get("metadata") or {}), "txId": tx["id"]}
+    if tx.get("customerRef"):
+        metadata["customerRef"] = tx["customerRef"]
+    return {
+        "mode": "subscription" if subscription else "payment",
+        "line_items": [{"price_data": price_data, "quantity": quantity}],
+        "success_url": request.success_url,
+        "cancel_url": request.cancel_url,
+        "client_reference_id": tx["id"],
+        "metadata": metadata,
+        # The session's metadata stays on the session: copy it to the object that later
+        # events are about, so refunds, disputes, renewals and invoices carry the txId too.
+        ("subscription_data" if subscription else "payment_intent_data"): {"metadata": metadata},
+    }
+
+
+async def _call(
+    http: httpx.AsyncClient,
+    credentials: Mapping[str, Any],
+    path: str,
+    params: Mapping[str, Any],
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """POST a form to Stripe and return the JSON object; ``Failure 502 provider_error`` on a
+    transport error, a non-2xx answer or a body that is not a JSON object."""
+    base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
+    headers = {
+        "Authorization": f"Bearer {credentials['secretKey']}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    if idempotency_key:
+        headers["Idempotency-Key"] = idempotency_key
+    try:
+        response = await http.post(base + path, content=stripe_form.encode(params), headers=headers)
+    except httpx.HTTPError as exc:
+        # The exception text may carry the request; the class name says enough.
+        raise _provider_error(f"Could not reach Stripe ({type(exc).__name__}).") from None
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not response.is_success:
+        message = f"Stripe answered {response.status_code}"
+        detail = _error_message(body)
+        if detail:
+            message += ": " + detail.replace(str(credentials["secretKey"]), "[secret key]")
+        raise _provider_error(message[:500] + ("" if message.endswith(".") else "."))
+    if not isinstance(body, dict):
+        raise _provider_error("Stripe answered with something that is not a JSON object.")
+    return body
+
+
+def _error_message(body: Any) -> str | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else None
+
+
+def _provider_error(message: str) -> Failure:
+    return Failure(502, "provider_error", message, retryable=True)
+
+
+STRIPE = StripeProvider(
+    name="stripe",
+    kind="card",
+    checkout_type="redirect",
+    default_label="Card",
+    icon="card.svg",
+    credential_fields=(
+        CredentialField("secretKey", secret=True),
+        CredentialField("publishableKey"),
+        CredentialField("webhookSecret", secret=True),
+        CredentialField("previousWebhookSecret", secret=True, required=False),
+        CredentialField("apiBase", required=False),
+    ),
+    publishable_field="publishableKey",
+)

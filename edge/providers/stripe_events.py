@@ -1,0 +1,324 @@
+"""Stripe events in the node's terms (CONTRACT 6): the mapping table and the readers.
+
+Two steps. ``EVENT_TABLE`` says what an event *means*: for a Stripe type and a variant read
+from its object (a checkout's ``payment_status``, full or partial refund, a dispute's outcome)
+the normalized type and where the payment and the subscription should move. A reader per
+Stripe object kind says what an event *refers to*: the node's transaction id, provider ids to
+match and link, amount, customer, metadata.
+
+Stripe types not in the table are still normalized, as ``EventType.UNMATCHED`` with no status
+targets and whatever references their object carries, so the node stores them as history and
+answers 200 (a provider must not retry an event for ever because the node does not use it).
+
+API versions: from 2025-03-31 (basil) a subscription's ``current_period_end`` lives on its
+items and an invoice names its subscription under ``parent.subscription_details``; both the
+old and the new places are read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from edge.domain import ids
+from edge.domain.events import EventType
+from edge.domain.money import EXPONENTS
+from edge.domain.status import Status
+from edge.providers.base import MalformedPayload, NormalizedEvent
+
+E, S = EventType, Status
+
+# The subscription target is the object's own status, through SUBSCRIPTION_STATUS.
+FROM_OBJECT = "from_object"
+
+# (Stripe event type, variant) -> (normalized type, payment target, subscription target).
+# The variant is "" unless VARIANTS has a function for the type; an event whose variant has no
+# row falls back to the type's "" row, and failing that is UNMATCHED.
+EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | str | None]] = {
+    ("checkout.session.completed", "paid"): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED, None),
+    ("checkout.session.completed", "no_payment_required"): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED, None),
+    # Bank debits and vouchers: the session completes before the money arrives.
+    ("checkout.session.completed", "unpaid"): (E.PAYMENT_PROCESSING, S.PROCESSING, None),
+    ("checkout.session.async_payment_succeeded", ""): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED, None),
+    ("checkout.session.async_payment_failed", ""): (E.PAYMENT_FAILED, S.FAILED, None),
+    ("checkout.session.expired", ""): (E.CHECKOUT_EXPIRED, S.EXPIRED, None),
+    # A declined card inside a session that is still open: the buyer may try another one, so
+    # the status stays where it is (CONTRACT 2).
+    ("payment_intent.payment_failed", ""): (E.PAYMENT_ATTEMPT_FAILED, None, None),
+    ("charge.refunded", "full"): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
+    ("charge.refunded", "partial"): (E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED, None),
+    ("charge.dispute.created", ""): (E.PAYMENT_DISPUTED, S.DISPUTED, None),
+    ("charge.dispute.closed", "won"): (E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED, None),
+    ("charge.dispute.closed", "warning_closed"): (E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED, None),
+    ("charge.dispute.closed", "lost"): (E.PAYMENT_DISPUTE_CLOSED, S.REFUNDED, None),
+    ("customer.subscription.created", ""): (E.SUBSCRIPTION_CREATED, None, FROM_OBJECT),
+    ("customer.subscription.updated", "past_due"): (E.SUBSCRIPTION_PAST_DUE, None, S.PAST_DUE),
+    ("customer.subscription.updated", ""): (E.SUBSCRIPTION_UPDATED, None, FROM_OBJECT),
+    ("customer.subscription.paused", ""): (E.SUBSCRIPTION_UPDATED, None, S.PAUSED),
+    ("customer.subscription.resumed", ""): (E.SUBSCRIPTION_UPDATED, None, S.ACTIVE),
+    ("customer.subscription.deleted", ""): (E.SUBSCRIPTION_CANCELED, None, S.CANCELED),
+    # The first invoice of a subscription checkout is its first payment: the checkout succeeds.
+    ("invoice.paid", "subscription_create"): (
+        E.SUBSCRIPTION_PAYMENT_SUCCEEDED, S.SUCCEEDED, S.ACTIVE,
+    ),
+    ("invoice.paid", ""): (E.SUBSCRIPTION_PAYMENT_SUCCEEDED, None, S.ACTIVE),
+    ("invoice.payment_failed", ""): (E.SUBSCRIPTION_PAYMENT_FAILED, None, S.PAST_DUE),
+}  # fmt: skip
+
+VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "checkout.session.completed": lambda o: _str(o, "payment_status") or "",
+    "charge.refunded": lambda o: (
+        "full" if (_int(o, "amount_refunded") or 0) >= (_int(o, "amount") or 0) else "partial"
+    ),
+    "charge.dispute.closed": lambda o: _str(o, "status") or "",
+    "customer.subscription.updated": lambda o: (
+        "past_due" if o.get("status") in ("past_due", "unpaid") else ""
+    ),
+    "invoice.paid": lambda o: (
+        "subscription_create" if o.get("billing_reason") == "subscription_create" else ""
+    ),
+}
+
+# Stripe subscription status -> the node's; None: not a status the node tracks (incomplete is
+# a checkout still under way, which the transaction already shows).
+SUBSCRIPTION_STATUS: Mapping[str, Status | None] = {
+    "active": S.ACTIVE,
+    "trialing": S.TRIALING,
+    "past_due": S.PAST_DUE,
+    "unpaid": S.PAST_DUE,
+    "paused": S.PAUSED,
+    "canceled": S.CANCELED,
+    "incomplete": None,
+    "incomplete_expired": S.CANCELED,
+}
+
+# Every Stripe type the table maps: what a webhook endpoint should subscribe to.
+HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t for t, _ in EVENT_TABLE))
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What one Stripe object refers to, whatever the event says about it."""
+
+    tx_id: str | None = None
+    refs: tuple[str, ...] = ()
+    link_refs: tuple[str, ...] = ()
+    subscription_ref: str | None = None
+    subscription_status: str | None = None  # Stripe's own word
+    current_period_end_s: int | None = None
+    provider_customer: str | None = None
+    amount: int | None = None
+    currency: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+def normalize(body: bytes) -> NormalizedEvent:
+    """The ``NormalizedEvent`` of a verified Stripe event body; ``MalformedPayload`` when the
+    body is not JSON or lacks ``id``, ``type`` or ``data.object``. Never raises otherwise."""
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedPayload("The body is not JSON.") from None
+    if not isinstance(event, dict):
+        raise MalformedPayload("The body is not a JSON object.")
+    event_id, stripe_type = _str(event, "id"), _str(event, "type")
+    data = event.get("data")
+    obj = data.get("object") if isinstance(data, dict) else None
+    if not event_id or not stripe_type or not isinstance(obj, dict):
+        raise MalformedPayload("A Stripe event needs id, type and data.object.")
+
+    variant = VARIANTS.get(stripe_type, lambda o: "")(obj)
+    row = EVENT_TABLE.get((stripe_type, variant)) or EVENT_TABLE.get((stripe_type, ""))
+    event_type, payment_target, subscription_target = row or (E.UNMATCHED, None, None)
+    facts = _READERS.get(_str(obj, "object") or "", _read_other)(stripe_type, obj)
+    if subscription_target == FROM_OBJECT:
+        subscription_target = SUBSCRIPTION_STATUS.get(facts.subscription_status or "")
+    created = _int(event, "created")
+    period_end = facts.current_period_end_s
+    metadata = facts.metadata
+    return NormalizedEvent(
+        provider_event_id=event_id,
+        type=event_type,
+        provider_type=stripe_type,
+        occurred_at_ms=created * 1000 if created is not None else None,
+        tx_id=facts.tx_id or _tx_id(metadata.get("txId")),
+        refs=facts.refs,
+        link_refs=facts.link_refs,
+        payment_status=payment_target,
+        # A successful payment of something that has a subscription is that subscription's
+        # first: the checkout session (subscription mode) or its first invoice.
+        starts_subscription=payment_target == S.SUCCEEDED and facts.subscription_ref is not None,
+        subscription_ref=facts.subscription_ref,
+        subscription_status=Status(subscription_target) if subscription_target else None,
+        current_period_end_ms=period_end * 1000 if period_end is not None else None,
+        provider_customer=facts.provider_customer,
+        amount_minor=facts.amount,
+        currency=facts.currency,
+        customer_ref=metadata.get("customerRef"),
+        metadata=metadata,
+    )
+
+
+# --- readers, one per Stripe object kind ------------------------------------------------
+
+
+def _read_session(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    return _Facts(
+        tx_id=_tx_id(o.get("client_reference_id")),
+        refs=_ids(o.get("id")),
+        link_refs=_ids(o.get("payment_intent"), o.get("subscription"), o.get("customer")),
+        subscription_ref=_id(o.get("subscription")),
+        provider_customer=_id(o.get("customer")),
+        **_money(o, "amount_total"),
+        metadata=_metadata(o.get("metadata")),
+    )
+
+
+def _read_payment_intent(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    return _Facts(
+        refs=_ids(o.get("id")),
+        link_refs=_ids(o.get("latest_charge")),
+        provider_customer=_id(o.get("customer")),
+        **_money(o, "amount"),
+        metadata=_metadata(o.get("metadata")),
+    )
+
+
+def _read_charge(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    refunded = stripe_type == "charge.refunded"
+    return _Facts(
+        refs=_ids(o.get("payment_intent"), o.get("id")),
+        link_refs=_ids(o.get("id")),
+        provider_customer=_id(o.get("customer")),
+        **_money(o, "amount_refunded" if refunded else "amount"),
+        metadata=_metadata(o.get("metadata")),
+    )
+
+
+def _read_dispute(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    return _Facts(
+        refs=_ids(o.get("payment_intent"), o.get("charge")),
+        **_money(o, "amount"),
+        metadata=_metadata(o.get("metadata")),
+    )
+
+
+def _read_subscription(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    item = _first(o.get("items"))
+    price = _dict(item, "price")
+    unit, quantity = _int(price, "unit_amount"), _int(item, "quantity") or 1
+    currency = _currency(o.get("currency"))
+    return _Facts(
+        refs=_ids(o.get("id")),
+        subscription_ref=_id(o.get("id")),
+        subscription_status=_str(o, "status"),
+        current_period_end_s=_int(o, "current_period_end") or _int(item, "current_period_end"),
+        provider_customer=_id(o.get("customer")),
+        amount=unit * quantity if unit is not None and currency else None,
+        currency=currency if unit is not None else None,
+        metadata=_metadata(o.get("metadata")),
+    )
+
+
+def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    details = _dict(_dict(o, "parent"), "subscription_details")  # basil and later
+    old_details = _dict(o, "subscription_details")  # before basil
+    line = _first(o.get("lines"))
+    item_details = _dict(_dict(line, "parent"), "subscription_item_details")
+    subscription = (
+        _id(o.get("subscription"))
+        or _id(details.get("subscription"))
+        or _id(item_details.get("subscription"))
+        or _id(line.get("subscription"))
+    )
+    metadata = (
+        _metadata(old_details.get("metadata"))
+        or _metadata(details.get("metadata"))
+        or _metadata(line.get("metadata"))
+        or _metadata(o.get("metadata"))
+    )
+    period = _dict(line, "period")
+    paid = stripe_type == "invoice.paid"
+    return _Facts(
+        refs=_ids(subscription, o.get("id")),
+        subscription_ref=subscription,
+        current_period_end_s=_int(period, "end") if subscription else None,
+        provider_customer=_id(o.get("customer")),
+        **_money(o, "amount_paid" if paid else "amount_due"),
+        metadata=metadata,
+    )
+
+
+def _read_other(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    return _Facts(refs=_ids(o.get("id")), metadata=_metadata(o.get("metadata")))
+
+
+_READERS: Mapping[str, Callable[[str, Mapping[str, Any]], _Facts]] = {
+    "checkout.session": _read_session,
+    "payment_intent": _read_payment_intent,
+    "charge": _read_charge,
+    "dispute": _read_dispute,
+    "subscription": _read_subscription,
+    "invoice": _read_invoice,
+}
+
+
+# --- small readers of untrusted JSON values ---------------------------------------------
+
+
+def _str(o: Mapping[str, Any], key: str) -> str | None:
+    value = o.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _int(o: Mapping[str, Any], key: str) -> int | None:
+    value = o.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = o.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _id(value: Any) -> str | None:
+    """A Stripe reference: an id string, or an expanded object carrying one."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    return value if isinstance(value, str) and value else None
+
+
+def _ids(*values: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in map(_id, values) if i))
+
+
+def _tx_id(value: Any) -> str | None:
+    return value if ids.is_tx_id(value) else None
+
+
+def _first(stripe_list: Any) -> Mapping[str, Any]:
+    """The first element of a Stripe list object (``{"object": "list", "data": [...]}``)."""
+    data = stripe_list.get("data") if isinstance(stripe_list, dict) else None
+    return data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+
+
+def _metadata(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _currency(value: Any) -> str | None:
+    """The upper-case ISO code, or None for a currency the node cannot express in minor units
+    (the node would not be able to render that amount)."""
+    code = value.upper() if isinstance(value, str) else None
+    return code if code in EXPONENTS else None
+
+
+def _money(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
+    amount, currency = _int(o, amount_key), _currency(o.get("currency"))
+    if amount is None or currency is None or amount < 0:
+        return {"amount": None, "currency": None}
+    return {"amount": amount, "currency": currency}

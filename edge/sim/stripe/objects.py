@@ -1,0 +1,587 @@
+"""Stripe API objects as Stripe's API (version ``API_VERSION``) returns them.
+
+Each builder returns a plain dict with exactly the top-level keys of the object in Stripe's
+OpenAPI fixtures (``stripe/openapi`` ``fixtures3.json``); the fields the node and the hosted
+pages use carry real values, the rest the neutral values of a fresh test-mode object. The
+shapes follow API version 2025-03-31 (basil): billing periods on subscription items, an
+invoice's subscription under ``parent.subscription_details``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+API_VERSION = "2025-03-31.basil"
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_INTERVAL_S = {"day": 86_400, "week": 7 * 86_400, "month": 30 * 86_400, "year": 365 * 86_400}
+_EMPTY_ADDRESS = {
+    "city": None, "country": None, "line1": None, "line2": None, "postal_code": None, "state": None,
+}  # fmt: skip
+
+
+def new_id(prefix: str, livemode: bool | None = None) -> str:
+    """A Stripe-looking id: ``cs_test_a1b2...`` for checkout sessions, ``pi_3Nx...`` otherwise."""
+    body = "".join(secrets.choice(_ALPHABET) for _ in range(24))
+    if livemode is None:
+        return f"{prefix}_{body}"
+    return f"{prefix}_{'live' if livemode else 'test'}_{body}"
+
+
+def now_s() -> int:
+    return int(time.time())
+
+
+def period_end(start_s: int, interval: str | None) -> int:
+    """When a billing period that starts at ``start_s`` ends (months as 30 days: a simulator)."""
+    return start_s + _INTERVAL_S.get(interval or "month", _INTERVAL_S["month"])
+
+
+def checkout_session(
+    *,
+    session_id: str,
+    livemode: bool,
+    mode: str,
+    amount_total: int,
+    currency: str,
+    success_url: str | None,
+    cancel_url: str | None,
+    url: str | None,
+    client_reference_id: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    created: int | None = None,
+    expires_at: int | None = None,
+) -> dict[str, Any]:
+    """An open, unpaid session; the simulator fills ``payment_intent``, ``customer``,
+    ``subscription`` and the statuses as the buyer acts."""
+    created = created or now_s()
+    return {
+        "after_expiration": None,
+        "allow_promotion_codes": None,
+        "amount_subtotal": amount_total,
+        "amount_total": amount_total,
+        "automatic_tax": {"enabled": False, "liability": None, "status": None, "provider": None},
+        "billing_address_collection": None,
+        "cancel_url": cancel_url,
+        "client_reference_id": client_reference_id,
+        "client_secret": None,
+        "consent": None,
+        "consent_collection": None,
+        "created": created,
+        "currency": currency.lower(),
+        "custom_fields": [],
+        "custom_text": {
+            "after_submit": None, "shipping_address": None, "submit": None,
+            "terms_of_service_acceptance": None,
+        },
+        "customer": None,
+        "customer_creation": "if_required" if mode == "payment" else "always",
+        "customer_details": None,
+        "customer_email": None,
+        "expires_at": expires_at or created + 24 * 3600,
+        "id": session_id,
+        "invoice": None,
+        "invoice_creation": None,
+        "livemode": livemode,
+        "locale": None,
+        "metadata": dict(metadata or {}),
+        "mode": mode,
+        "object": "checkout.session",
+        "payment_intent": None,
+        "payment_link": None,
+        "payment_method_collection": "if_required" if mode == "subscription" else None,
+        "payment_method_configuration_details": None,
+        "payment_method_options": {},
+        "payment_method_types": ["card"],
+        "payment_status": "unpaid",
+        "phone_number_collection": {"enabled": False},
+        "recovered_from": None,
+        "saved_payment_method_options": None,
+        "setup_intent": None,
+        "shipping_address_collection": None,
+        "shipping_cost": None,
+        "shipping_options": [],
+        "status": "open",
+        "submit_type": None,
+        "subscription": None,
+        "success_url": success_url,
+        "total_details": {"amount_discount": 0, "amount_shipping": 0, "amount_tax": 0},
+        "ui_mode": "hosted",
+        "url": url,
+        "adaptive_pricing": {"enabled": False},
+        "discounts": [],
+        "collected_information": None,
+        "permissions": None,
+        "wallet_options": None,
+        "origin_context": None,
+        "currency_conversion": None,
+        "customer_account": None,
+        "integration_identifier": None,
+        "managed_payments": {"enabled": False},
+    }  # fmt: skip
+
+
+def payment_intent(
+    *,
+    livemode: bool,
+    amount: int,
+    currency: str,
+    metadata: Mapping[str, str] | None = None,
+    customer: str | None = None,
+) -> dict[str, Any]:
+    """A payment intent waiting for a payment method."""
+    intent_id = new_id("pi")
+    return {
+        "amount": amount,
+        "amount_capturable": 0,
+        "amount_details": {"tip": {}},
+        "amount_received": 0,
+        "application": None,
+        "application_fee_amount": None,
+        "automatic_payment_methods": None,
+        "canceled_at": None,
+        "cancellation_reason": None,
+        "capture_method": "automatic_async",
+        "client_secret": f"{intent_id}_secret_{new_id('s')[2:]}",
+        "confirmation_method": "automatic",
+        "created": now_s(),
+        "currency": currency.lower(),
+        "customer": customer,
+        "description": None,
+        "id": intent_id,
+        "last_payment_error": None,
+        "latest_charge": None,
+        "livemode": livemode,
+        "metadata": dict(metadata or {}),
+        "next_action": None,
+        "object": "payment_intent",
+        "on_behalf_of": None,
+        "payment_method": None,
+        "payment_method_configuration_details": None,
+        "payment_method_options": {},
+        "payment_method_types": ["card"],
+        "processing": None,
+        "receipt_email": None,
+        "review": None,
+        "setup_future_usage": None,
+        "shipping": None,
+        "statement_descriptor": None,
+        "statement_descriptor_suffix": None,
+        "status": "requires_payment_method",
+        "transfer_data": None,
+        "transfer_group": None,
+        "source": None,
+        "excluded_payment_method_types": None,
+        "customer_account": None,
+        "managed_payments": {"enabled": False},
+    }
+
+
+def card_declined_error(charge_id: str | None = None) -> dict[str, Any]:
+    """``last_payment_error`` of a payment intent after a generic decline."""
+    return {
+        "charge": charge_id,
+        "code": "card_declined",
+        "decline_code": "generic_decline",
+        "doc_url": "https://stripe.com/docs/error-codes/card-declined",
+        "message": "Your card was declined.",
+        "type": "card_error",
+    }
+
+
+def charge(
+    *,
+    livemode: bool,
+    amount: int,
+    currency: str,
+    payment_intent_id: str | None,
+    metadata: Mapping[str, str] | None = None,
+    customer: str | None = None,
+) -> dict[str, Any]:
+    """A captured, successful card charge (Stripe copies the intent's metadata onto it)."""
+    charge_id = new_id("ch")
+    return {
+        "amount": amount,
+        "amount_captured": amount,
+        "amount_refunded": 0,
+        "application": None,
+        "application_fee": None,
+        "application_fee_amount": None,
+        "balance_transaction": new_id("txn"),
+        "billing_details": {"address": dict(_EMPTY_ADDRESS), "email": None, "name": None,
+                            "phone": None, "tax_id": None},
+        "calculated_statement_descriptor": "EDGE SIMULATOR",
+        "captured": True,
+        "created": now_s(),
+        "currency": currency.lower(),
+        "customer": customer,
+        "description": None,
+        "disputed": False,
+        "failure_balance_transaction": None,
+        "failure_code": None,
+        "failure_message": None,
+        "fraud_details": {},
+        "id": charge_id,
+        "livemode": livemode,
+        "metadata": dict(metadata or {}),
+        "object": "charge",
+        "on_behalf_of": None,
+        "outcome": {"network_status": "approved_by_network", "reason": None,
+                    "seller_message": "Payment complete.", "type": "authorized",
+                    "advice_code": None, "network_advice_code": None,
+                    "network_decline_code": None},
+        "paid": True,
+        "payment_intent": payment_intent_id,
+        "payment_method": new_id("pm"),
+        "payment_method_details": {"card": {"brand": "visa", "last4": "4242", "exp_month": 12,
+                                            "exp_year": 2034, "funding": "credit"},
+                                   "type": "card"},
+        "receipt_email": None,
+        "receipt_number": None,
+        "receipt_url": None,
+        "refunded": False,
+        "refunds": {"data": [], "has_more": False, "object": "list",
+                    "url": f"/v1/charges/{charge_id}/refunds"},
+        "review": None,
+        "shipping": None,
+        "source_transfer": None,
+        "statement_descriptor": None,
+        "statement_descriptor_suffix": None,
+        "status": "succeeded",
+        "transfer_data": None,
+        "transfer_group": None,
+        "source": None,
+    }  # fmt: skip
+
+
+def refund(*, charge_obj: Mapping[str, Any], amount: int) -> dict[str, Any]:
+    return {
+        "amount": amount,
+        "balance_transaction": new_id("txn"),
+        "charge": charge_obj["id"],
+        "created": now_s(),
+        "currency": charge_obj["currency"],
+        "destination_details": {"card": {"type": "refund"}, "type": "card"},
+        "id": new_id("re"),
+        "metadata": {},
+        "object": "refund",
+        "payment_intent": charge_obj["payment_intent"],
+        "reason": "requested_by_customer",
+        "receipt_number": None,
+        "source_transfer_reversal": None,
+        "status": "succeeded",
+        "transfer_reversal": None,
+        "customer": charge_obj["customer"],
+        "customer_account": None,
+        "payment_method": charge_obj["payment_method"],
+    }
+
+
+def dispute(
+    *,
+    charge_obj: Mapping[str, Any],
+    status: str = "needs_response",
+    metadata: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "amount": charge_obj["amount"],
+        "balance_transactions": [],
+        "charge": charge_obj["id"],
+        "created": now_s(),
+        "currency": charge_obj["currency"],
+        "evidence": {},
+        "evidence_details": {"due_by": now_s() + 14 * 86_400, "has_evidence": False,
+                             "past_due": False, "submission_count": 0,
+                             "enhanced_eligibility": {}},
+        "id": new_id("dp"),
+        "is_charge_refundable": False,
+        "livemode": charge_obj["livemode"],
+        "metadata": dict(metadata or {}),
+        "object": "dispute",
+        "payment_intent": charge_obj["payment_intent"],
+        "payment_method_details": {"card": {"brand": "visa", "case_type": "chargeback",
+                                            "network_reason_code": "10.4", "network": "visa"},
+                                   "type": "card"},
+        "reason": "fraudulent",
+        "status": status,
+        "enhanced_eligibility_types": [],
+    }  # fmt: skip
+
+
+def customer(*, livemode: bool, email: str | None = None) -> dict[str, Any]:
+    customer_id = new_id("cus")
+    return {
+        "address": None,
+        "balance": 0,
+        "created": now_s(),
+        "currency": None,
+        "default_source": None,
+        "delinquent": False,
+        "description": None,
+        "discount": None,
+        "email": email,
+        "id": customer_id,
+        "invoice_prefix": customer_id[4:12].upper(),
+        "invoice_settings": {"custom_fields": None, "default_payment_method": None,
+                             "footer": None, "rendering_options": None},
+        "livemode": livemode,
+        "metadata": {},
+        "name": None,
+        "next_invoice_sequence": 1,
+        "object": "customer",
+        "phone": None,
+        "preferred_locales": [],
+        "shipping": None,
+        "tax_exempt": "none",
+        "test_clock": None,
+    }  # fmt: skip
+
+
+def subscription(
+    *,
+    livemode: bool,
+    customer_id: str,
+    amount: int,
+    currency: str,
+    interval: str,
+    product_name: str,
+    metadata: Mapping[str, str] | None = None,
+    status: str = "active",
+) -> dict[str, Any]:
+    """An active subscription of one item, its first period starting now."""
+    start = now_s()
+    subscription_id = new_id("sub")
+    price = {
+        "active": True, "billing_scheme": "per_unit", "created": start,
+        "currency": currency.lower(), "id": new_id("price"), "livemode": livemode,
+        "lookup_key": None, "metadata": {}, "nickname": product_name, "object": "price",
+        "product": new_id("prod"), "recurring": {"interval": interval, "interval_count": 1,
+                                                 "meter": None, "usage_type": "licensed",
+                                                 "trial_period_days": None},
+        "tax_behavior": "unspecified", "tiers_mode": None, "transform_quantity": None,
+        "type": "recurring", "unit_amount": amount, "unit_amount_decimal": str(amount),
+    }  # fmt: skip
+    item = {
+        "created": start,
+        "discounts": [],
+        "id": new_id("si"),
+        "metadata": {},
+        "object": "subscription_item",
+        "price": price,
+        "quantity": 1,
+        "subscription": subscription_id,
+        "tax_rates": [],
+        "plan": None,
+        "current_period_end": period_end(start, interval),
+        "current_period_start": start,
+        "billing_thresholds": None,
+    }
+    return {
+        "application": None,
+        "application_fee_percent": None,
+        "automatic_tax": {"enabled": False, "liability": None, "disabled_reason": None},
+        "billing_cycle_anchor": start,
+        "billing_cycle_anchor_config": None,
+        "cancel_at": None,
+        "canceled_at": None,
+        "cancellation_details": {"comment": None, "feedback": None, "reason": None},
+        "collection_method": "charge_automatically",
+        "created": start,
+        "currency": currency.lower(),
+        "customer": customer_id,
+        "days_until_due": None,
+        "default_payment_method": None,
+        "default_source": None,
+        "default_tax_rates": [],
+        "description": None,
+        "discounts": [],
+        "ended_at": None,
+        "id": subscription_id,
+        "invoice_settings": {"account_tax_ids": None, "issuer": {"type": "self"}},
+        "items": {"data": [item], "has_more": False, "object": "list",
+                  "url": f"/v1/subscription_items?subscription={subscription_id}"},
+        "latest_invoice": None,
+        "livemode": livemode,
+        "metadata": dict(metadata or {}),
+        "next_pending_invoice_item_invoice": None,
+        "object": "subscription",
+        "on_behalf_of": None,
+        "pause_collection": None,
+        "payment_settings": {"payment_method_options": None, "payment_method_types": None,
+                             "save_default_payment_method": "off"},
+        "pending_invoice_item_interval": None,
+        "pending_setup_intent": None,
+        "pending_update": None,
+        "schedule": None,
+        "start_date": start,
+        "status": status,
+        "test_clock": None,
+        "transfer_data": None,
+        "trial_end": None,
+        "trial_settings": {"end_behavior": {"missing_payment_method": "create_invoice"}},
+        "trial_start": None,
+        "cancel_at_period_end": False,
+        "billing_thresholds": None,
+        "billing_mode": {"type": "classic"},
+        "customer_account": None,
+        "managed_payments": {"enabled": False},
+        "billing_schedules": [],
+    }  # fmt: skip
+
+
+def invoice(
+    *,
+    subscription_obj: Mapping[str, Any],
+    billing_reason: str,
+    paid: bool,
+) -> dict[str, Any]:
+    """The invoice of the subscription's current period, paid or with a failed attempt."""
+    item = subscription_obj["items"]["data"][0]
+    amount = item["price"]["unit_amount"] * item["quantity"]
+    start, end = item["current_period_start"], item["current_period_end"]
+    invoice_id, created = new_id("in"), now_s()
+    metadata = dict(subscription_obj["metadata"])
+    line = {
+        "amount": amount, "currency": subscription_obj["currency"],
+        "description": f"1 × {item['price']['nickname']}", "discount_amounts": [],
+        "discountable": True, "discounts": [], "id": new_id("il"), "invoice": invoice_id,
+        "livemode": subscription_obj["livemode"], "metadata": metadata, "object": "line_item",
+        "period": {"end": end, "start": start}, "quantity": item["quantity"],
+        "subscription": None, "pretax_credit_amounts": [], "taxes": [],
+        "parent": {"invoice_item_details": None,
+                   "subscription_item_details": {"invoice_item": None, "proration": False,
+                                                 "proration_details": {"credited_items": None},
+                                                 "subscription": subscription_obj["id"],
+                                                 "subscription_item": item["id"]},
+                   "type": "subscription_item_details"},
+        "pricing": {"price_details": {"price": item["price"]["id"],
+                                      "product": item["price"]["product"]},
+                    "type": "price_details", "unit_amount_decimal": str(amount)},
+        "subtotal": amount, "quantity_decimal": str(item["quantity"]),
+    }  # fmt: skip
+    return {
+        "account_country": "US",
+        "account_name": "Edge simulator",
+        "account_tax_ids": None,
+        "amount_due": amount,
+        "amount_paid": amount if paid else 0,
+        "amount_remaining": 0 if paid else amount,
+        "amount_shipping": 0,
+        "application": None,
+        "attempt_count": 1,
+        "attempted": True,
+        "auto_advance": not paid,
+        "automatic_tax": {"enabled": False, "liability": None, "status": None,
+                          "disabled_reason": None, "provider": None},
+        "billing_reason": billing_reason,
+        "collection_method": "charge_automatically",
+        "created": created,
+        "currency": subscription_obj["currency"],
+        "custom_fields": None,
+        "customer": subscription_obj["customer"],
+        "customer_address": None,
+        "customer_email": None,
+        "customer_name": None,
+        "customer_phone": None,
+        "customer_shipping": None,
+        "customer_tax_exempt": "none",
+        "customer_tax_ids": [],
+        "default_payment_method": None,
+        "default_source": None,
+        "default_tax_rates": [],
+        "description": None,
+        "discounts": [],
+        "due_date": None,
+        "effective_at": created,
+        "ending_balance": 0,
+        "footer": None,
+        "from_invoice": None,
+        "hosted_invoice_url": None,
+        "id": invoice_id,
+        "invoice_pdf": None,
+        "issuer": {"type": "self"},
+        "last_finalization_error": None,
+        "latest_revision": None,
+        "lines": {"data": [line], "has_more": False, "object": "list",
+                  "url": f"/v1/invoices/{invoice_id}/lines"},
+        "livemode": subscription_obj["livemode"],
+        "metadata": {},
+        "next_payment_attempt": None if paid else created + 3 * 86_400,
+        "number": f"SIM-{invoice_id[-6:].upper()}",
+        "object": "invoice",
+        "on_behalf_of": None,
+        "payment_settings": {"default_mandate": None, "payment_method_options": None,
+                             "payment_method_types": None},
+        "period_end": end,
+        "period_start": start,
+        "post_payment_credit_notes_amount": 0,
+        "pre_payment_credit_notes_amount": 0,
+        "receipt_number": None,
+        "rendering": None,
+        "shipping_cost": None,
+        "shipping_details": None,
+        "starting_balance": 0,
+        "statement_descriptor": None,
+        "status": "paid" if paid else "open",
+        "status_transitions": {"finalized_at": created, "marked_uncollectible_at": None,
+                               "paid_at": created if paid else None, "voided_at": None},
+        "subscription": None,  # basil: see parent.subscription_details
+        "subtotal": amount,
+        "subtotal_excluding_tax": amount,
+        "test_clock": None,
+        "total": amount,
+        "total_discount_amounts": [],
+        "total_excluding_tax": amount,
+        "webhooks_delivered_at": created,
+        "automatically_finalizes_at": None,
+        "total_pretax_credit_amounts": [],
+        "total_taxes": [],
+        "amount_overpaid": 0,
+        "parent": {"quote_details": None,
+                   "subscription_details": {"metadata": metadata,
+                                            "subscription": subscription_obj["id"]},
+                   "type": "subscription_details"},
+        "customer_account": None,
+    }  # fmt: skip
+
+
+def billing_portal_session(
+    *, livemode: bool, customer_id: str, return_url: str | None, url_base: str
+) -> dict[str, Any]:
+    session_id = new_id("bps")
+    return {
+        "configuration": new_id("bpc"),
+        "created": now_s(),
+        "customer": customer_id,
+        "flow": None,
+        "id": session_id,
+        "livemode": livemode,
+        "locale": None,
+        "object": "billing_portal.session",
+        "on_behalf_of": None,
+        "return_url": return_url,
+        "url": f"{url_base}/p/session/{session_id}",
+        "customer_account": None,
+    }
+
+
+def webhook_endpoint(
+    *, livemode: bool, url: str, enabled_events: list[str], secret: str
+) -> dict[str, Any]:
+    """As returned on creation: the only answer that shows ``secret``."""
+    return {
+        "api_version": API_VERSION,
+        "application": None,
+        "created": now_s(),
+        "description": None,
+        "enabled_events": list(enabled_events),
+        "id": new_id("we"),
+        "livemode": livemode,
+        "metadata": {},
+        "object": "webhook_endpoint",
+        "status": "enabled",
+        "url": url,
+        "secret": secret,
+    }

@@ -1,0 +1,586 @@
+"""A loopback Stripe: the API subset the node calls, a hosted Checkout page, signed webhooks.
+
+State is in memory and per account; an account is the secret key a request presents (any
+``sk_test_...`` or ``sk_live_...`` key creates one; ``sk_live_`` objects are livemode).
+
+API (form-encoded in, JSON out, Stripe's error shape):
+``POST /v1/checkout/sessions`` (honours ``Idempotency-Key``), ``GET /v1/checkout/sessions/{id}``,
+``POST|GET /v1/webhook_endpoints``, ``POST /v1/billing_portal/sessions``.
+Pages: ``/c/pay/{cs_id}`` (Pay, Decline, Let expire) and ``/p/session/{bps_id}``.
+
+Delivery guarantees: the events of one action are sent in order, each to every matching
+endpoint of the account, each awaited (with up to ``DELIVERY_RETRIES`` quick retries) before the
+next is sent and before the action's page answers; every outcome is appended to ``delivered``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qsl
+
+import httpx
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from quart import Response, redirect, request
+from quart_trio import QuartTrio
+
+from edge.providers import stripe_form
+from edge.providers.stripe_signature import sign_header
+from edge.sim.stripe import objects, pages
+from edge.sim.stripe.events import build_event
+
+DELIVERY_RETRIES = 3
+_INTERVALS = ("day", "week", "month", "year")
+log = logging.getLogger(__name__)
+
+
+class StripeError(Exception):
+    """An API answer in Stripe's error shape."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        kind: str = "invalid_request_error",
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.kind = status, message, param, kind
+
+    def response(self) -> tuple[dict[str, Any], int]:
+        error: dict[str, Any] = {"type": self.kind, "message": self.message}
+        if self.param:
+            error["param"] = self.param
+        return {"error": error}, self.status
+
+
+@dataclass
+class _Checkout:
+    """A session and what Stripe keeps about it beside the object (its line item)."""
+
+    session: dict[str, Any]
+    product: str
+    quantity: int
+    interval: str | None
+    object_metadata: dict[str, str]  # payment_intent_data or subscription_data metadata
+    intent: dict[str, Any] | None = None
+    charge: dict[str, Any] | None = None
+    dispute: dict[str, Any] | None = None
+
+
+@dataclass
+class _Account:
+    secret_key: str
+    livemode: bool
+    checkouts: dict[str, _Checkout] = field(default_factory=dict)
+    idempotent: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> session id
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
+    subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    portal_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class StripeSimulator:
+    """Run it in a nursery: ``url = await nursery.start(sim.run)``. It stops when ``stop()`` is
+    called or its nursery is cancelled. Tests may set ``fail_next_requests`` to make the next N
+    ``/v1`` calls answer ``500 api_error``."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.fail_next_requests = 0
+        self.delivered: list[tuple[dict[str, Any], int]] = []
+        self._accounts: dict[str, _Account] = {}
+        self._stop = trio.Event()
+        self._app = self._build_app()
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def run(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve until ``stop()``; reports the base URL (``http://127.0.0.1:PORT``)."""
+        self._stop = trio.Event()
+        config = Config()
+        config.bind = [f"{host}:{port}"]
+        config.accesslog = None
+        config.graceful_timeout = 1.0
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(
+                partial(serve, self._app, config, shutdown_trigger=self._stop.wait)
+            )
+            self.url = binds[0]
+            task_status.started(self.url)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # --- Python API for tests and the demo ----------------------------------------------
+
+    def register_endpoint(
+        self, secret_key: str, url: str, enabled_events: list[str] | None = None
+    ) -> str:
+        """Add a webhook endpoint to the account of ``secret_key``; returns its ``whsec_``."""
+        return self._add_endpoint(self._account(secret_key), url, enabled_events or ["*"])["secret"]
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """The current checkout session object (KeyError if unknown)."""
+        return self._checkout(session_id)[1].session
+
+    async def complete(self, session_id: str) -> None:
+        """The buyer pays (as the Pay button)."""
+        await self._pay(*self._checkout(session_id))
+
+    async def decline(self, session_id: str) -> None:
+        await self._decline(*self._checkout(session_id))
+
+    async def expire(self, session_id: str) -> None:
+        await self._expire(*self._checkout(session_id))
+
+    async def fail_invoice(self, subscription_id: str) -> None:
+        """A renewal payment fails: ``invoice.payment_failed`` and the subscription goes
+        ``past_due`` (``customer.subscription.updated``)."""
+        for account in self._accounts.values():
+            sub = account.subscriptions.get(subscription_id)
+            if sub is not None:
+                break
+        else:
+            raise KeyError(subscription_id)
+        sub["status"] = "past_due"
+        failed = objects.invoice(
+            subscription_obj=sub, billing_reason="subscription_cycle", paid=False
+        )
+        sub["latest_invoice"] = failed["id"]
+        await self._emit(
+            account, ("invoice.payment_failed", failed), ("customer.subscription.updated", sub)
+        )
+
+    async def refund(self, session_id: str, amount_minor: int | None = None) -> None:
+        """Refund ``amount_minor`` (default: what is left) of a paid payment-mode session."""
+        account, checkout = self._checkout(session_id)
+        charge = checkout.charge
+        if charge is None:
+            raise ValueError(f"{session_id} has no charge to refund (not paid, or a subscription)")
+        left = charge["amount"] - charge["amount_refunded"]
+        amount = left if amount_minor is None else amount_minor
+        if not 0 < amount <= left:
+            raise ValueError(f"can refund 1 to {left} minor units, not {amount}")
+        charge["amount_refunded"] += amount
+        charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
+        charge["refunds"]["data"].insert(0, objects.refund(charge_obj=charge, amount=amount))
+        await self._emit(account, ("charge.refunded", charge))
+
+    async def dispute(self, session_id: str) -> None:
+        """The buyer's bank disputes the charge: ``charge.dispute.created``. Like Stripe's, the
+        dispute carries no metadata; it names the charge and the payment intent."""
+        account, checkout = self._checkout(session_id)
+        if checkout.charge is None:
+            raise ValueError(f"{session_id} has no charge to dispute")
+        checkout.charge["disputed"] = True
+        checkout.dispute = objects.dispute(charge_obj=checkout.charge)
+        await self._emit(account, ("charge.dispute.created", checkout.dispute))
+
+    async def close_dispute(self, session_id: str, status: str = "won") -> None:
+        """``charge.dispute.closed`` with ``status`` won, lost or warning_closed."""
+        account, checkout = self._checkout(session_id)
+        if checkout.dispute is None:
+            raise ValueError(f"{session_id} has no open dispute")
+        checkout.dispute["status"] = status
+        await self._emit(account, ("charge.dispute.closed", checkout.dispute))
+
+    async def send(self, secret_key: str, event: Mapping[str, Any]) -> list[int]:
+        """Deliver ``event`` to the account's endpoints that take its type; the final status of
+        each delivery (0 when the endpoint could not be reached)."""
+        account = self._account(secret_key)
+        body = json.dumps(event).encode()
+        statuses = []
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            for endpoint in account.endpoints:
+                enabled = endpoint["enabled_events"]
+                if "*" in enabled or event["type"] in enabled:
+                    status = await _post_signed(client, endpoint, body)
+                    self.delivered.append((dict(event), status))
+                    statuses.append(status)
+        return statuses
+
+    # --- state ------------------------------------------------------------------------
+
+    def _account(self, secret_key: str) -> _Account:
+        if not secret_key.startswith(("sk_test_", "sk_live_")):
+            raise StripeError(401, "Invalid API Key provided.", kind="invalid_request_error")
+        account = self._accounts.get(secret_key)
+        if account is None:
+            account = _Account(secret_key, livemode=secret_key.startswith("sk_live_"))
+            self._accounts[secret_key] = account
+        return account
+
+    def _checkout(self, session_id: str) -> tuple[_Account, _Checkout]:
+        for account in self._accounts.values():
+            if session_id in account.checkouts:
+                return account, account.checkouts[session_id]
+        raise KeyError(session_id)
+
+    def _add_endpoint(self, account: _Account, url: str, enabled: list[str]) -> dict[str, Any]:
+        endpoint = objects.webhook_endpoint(
+            livemode=account.livemode,
+            url=url,
+            enabled_events=enabled,
+            secret="whsec_" + secrets.token_urlsafe(24),
+        )
+        account.endpoints.append(endpoint)
+        return endpoint
+
+    async def _emit(self, account: _Account, *events: tuple[str, Mapping[str, Any]]) -> None:
+        for event_type, obj in events:
+            await self.send(account.secret_key, build_event(event_type, obj, account.livemode))
+
+    # --- the buyer's actions ------------------------------------------------------------
+
+    async def _pay(self, account: _Account, checkout: _Checkout) -> None:
+        session = checkout.session
+        if session["status"] != "open":
+            return  # paid twice (a double click) or too late: nothing happens
+        session.update(status="complete", payment_status="paid")
+        if session["mode"] == "payment":
+            intent = self._intent(account, checkout)
+            charge = objects.charge(
+                livemode=account.livemode,
+                amount=intent["amount"],
+                currency=intent["currency"],
+                payment_intent_id=intent["id"],
+                metadata=intent["metadata"],
+            )
+            intent.update(status="succeeded", amount_received=intent["amount"],
+                          latest_charge=charge["id"], last_payment_error=None)  # fmt: skip
+            checkout.charge = charge
+            await self._emit(account, ("checkout.session.completed", session))
+            return
+        customer = objects.customer(livemode=account.livemode)
+        sub = objects.subscription(
+            livemode=account.livemode,
+            customer_id=customer["id"],
+            amount=session["amount_total"],
+            currency=session["currency"],
+            interval=checkout.interval or "month",
+            product_name=checkout.product,
+            metadata=checkout.object_metadata,
+        )
+        first = objects.invoice(
+            subscription_obj=sub, billing_reason="subscription_create", paid=True
+        )
+        sub["latest_invoice"] = first["id"]
+        account.subscriptions[sub["id"]] = sub
+        session.update(customer=customer["id"], subscription=sub["id"], invoice=first["id"])
+        await self._emit(
+            account,
+            ("customer.subscription.created", sub),
+            ("invoice.paid", first),
+            ("checkout.session.completed", session),
+        )
+
+    async def _decline(self, account: _Account, checkout: _Checkout) -> None:
+        if checkout.session["status"] != "open":
+            return
+        intent = self._intent(account, checkout)
+        intent.update(
+            status="requires_payment_method", last_payment_error=objects.card_declined_error()
+        )
+        await self._emit(account, ("payment_intent.payment_failed", intent))
+
+    async def _expire(self, account: _Account, checkout: _Checkout) -> None:
+        session = checkout.session
+        if session["status"] != "open":
+            return
+        session.update(status="expired", url=None)
+        await self._emit(account, ("checkout.session.expired", session))
+
+    def _intent(self, account: _Account, checkout: _Checkout) -> dict[str, Any]:
+        """The session's payment intent, made on the first attempt as Stripe does."""
+        if checkout.intent is None:
+            session = checkout.session
+            checkout.intent = objects.payment_intent(
+                livemode=account.livemode,
+                amount=session["amount_total"],
+                currency=session["currency"],
+                metadata=checkout.object_metadata,
+            )
+            if session["mode"] == "payment":
+                session["payment_intent"] = checkout.intent["id"]
+        return checkout.intent
+
+    # --- HTTP -------------------------------------------------------------------------
+
+    def _build_app(self) -> QuartTrio:
+        app = QuartTrio(__name__)
+        app.register_error_handler(StripeError, _render_error)
+        app.before_request(self._gate)
+        app.add_url_rule("/v1/checkout/sessions", view_func=self._create_session, methods=["POST"])
+        app.add_url_rule("/v1/checkout/sessions/<session_id>", view_func=self._get_session)
+        app.add_url_rule(
+            "/v1/webhook_endpoints", view_func=self._endpoints, methods=["GET", "POST"]
+        )
+        app.add_url_rule("/v1/billing_portal/sessions", view_func=self._portal, methods=["POST"])
+        app.add_url_rule("/c/pay/<session_id>", view_func=self._checkout_page)
+        app.add_url_rule("/c/pay/<session_id>/<action>", view_func=self._act, methods=["POST"])
+        app.add_url_rule("/p/session/<portal_id>", view_func=self._portal_page)
+        app.add_url_rule(
+            "/p/session/<portal_id>/cancel", view_func=self._portal_cancel, methods=["POST"]
+        )
+        return app
+
+    async def _gate(self) -> None:
+        if request.path.startswith("/v1/") and self.fail_next_requests > 0:
+            self.fail_next_requests -= 1
+            raise StripeError(500, "Simulated failure (fail_next_requests).", kind="api_error")
+
+    def _caller(self) -> _Account:
+        scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not key:
+            raise StripeError(401, "You did not provide an API key.")
+        return self._account(key.strip())
+
+    async def _create_session(self) -> Any:
+        account = self._caller()
+        key = request.headers.get("Idempotency-Key")
+        if key and key in account.idempotent:
+            replay = account.checkouts[account.idempotent[key]].session
+            return replay, 200, {"Idempotent-Replayed": "true"}
+        params = await _form()
+        checkout = _new_checkout(account, params, self.url)
+        account.checkouts[checkout.session["id"]] = checkout
+        if key:
+            account.idempotent[key] = checkout.session["id"]
+        return checkout.session
+
+    async def _get_session(self, session_id: str) -> Any:
+        account = self._caller()
+        checkout = account.checkouts.get(session_id)
+        if checkout is None:
+            raise StripeError(404, f"No such checkout.session: '{session_id}'", "id")
+        return checkout.session
+
+    async def _endpoints(self) -> Any:
+        account = self._caller()
+        if request.method == "GET":
+            listed = [{k: v for k, v in e.items() if k != "secret"} for e in account.endpoints]
+            return {
+                "object": "list",
+                "data": listed,
+                "has_more": False,
+                "url": "/v1/webhook_endpoints",
+            }
+        params = await _form()
+        url, enabled = params.get("url"), params.get("enabled_events")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise StripeError(400, "Missing or invalid url.", "url")
+        if not isinstance(enabled, list) or not all(isinstance(e, str) for e in enabled):
+            raise StripeError(
+                400, "enabled_events must be a list of event types.", "enabled_events"
+            )
+        return self._add_endpoint(account, url, enabled)
+
+    async def _portal(self) -> Any:
+        account = self._caller()
+        params = await _form()
+        customer = params.get("customer")
+        if not isinstance(customer, str) or not customer.startswith("cus_"):
+            raise StripeError(400, "Missing or invalid customer.", "customer")
+        return_url = params.get("return_url")
+        portal = objects.billing_portal_session(
+            livemode=account.livemode,
+            customer_id=customer,
+            return_url=return_url if isinstance(return_url, str) else None,
+            url_base=self.url,
+        )
+        account.portal_sessions[portal["id"]] = portal
+        return portal
+
+    async def _checkout_page(self, session_id: str) -> Any:
+        try:
+            _, checkout = self._checkout(session_id)
+        except KeyError:
+            return _html("<h1>No such checkout session</h1>", 404)
+        note = "Your card was declined. Try another card." if request.args.get("declined") else ""
+        page = pages.checkout_page(
+            checkout.session, checkout.product, checkout.quantity, checkout.interval, note
+        )
+        return _html(page)
+
+    async def _act(self, session_id: str, action: str) -> Any:
+        try:
+            account, checkout = self._checkout(session_id)
+        except KeyError:
+            return _html("<h1>No such checkout session</h1>", 404)
+        session = checkout.session
+        if action == "pay":
+            await self._pay(account, checkout)
+            if session["status"] == "complete":
+                return redirect(_fill(session["success_url"], session_id), 303)
+        elif action == "decline":
+            await self._decline(account, checkout)
+            return redirect(f"/c/pay/{session_id}?declined=1", 303)
+        elif action == "expire":
+            await self._expire(account, checkout)
+            if session["status"] == "expired":
+                return redirect(_fill(session["cancel_url"], session_id), 303)
+        else:
+            return _html("<h1>Unknown action</h1>", 404)
+        return redirect(f"/c/pay/{session_id}", 303)
+
+    def _find_portal(self, portal_id: str) -> tuple[_Account, dict[str, Any]] | None:
+        for account in self._accounts.values():
+            if portal_id in account.portal_sessions:
+                return account, account.portal_sessions[portal_id]
+        return None
+
+    async def _portal_page(self, portal_id: str) -> Any:
+        found = self._find_portal(portal_id)
+        if found is None:
+            return _html("<h1>No such portal session</h1>", 404)
+        account, portal = found
+        subs = [s for s in account.subscriptions.values() if s["customer"] == portal["customer"]]
+        return _html(pages.portal_page(portal, subs))
+
+    async def _portal_cancel(self, portal_id: str) -> Any:
+        found = self._find_portal(portal_id)
+        if found is None:
+            return _html("<h1>No such portal session</h1>", 404)
+        account, portal = found
+        sub = account.subscriptions.get((await request.form).get("subscription", ""))
+        if (
+            sub is not None
+            and sub["customer"] == portal["customer"]
+            and sub["status"] != "canceled"
+        ):
+            now = objects.now_s()
+            sub.update(status="canceled", canceled_at=now, ended_at=now)
+            await self._emit(account, ("customer.subscription.deleted", sub))
+        return redirect(f"/p/session/{portal_id}", 303)
+
+
+def _new_checkout(account: _Account, params: Mapping[str, Any], base_url: str) -> _Checkout:
+    """Validate ``POST /v1/checkout/sessions`` parameters the way Stripe does for the subset
+    the simulator knows (one line item with ``price_data``) and make the session."""
+    mode = params.get("mode")
+    if mode not in ("payment", "subscription"):
+        raise StripeError(400, "mode must be payment or subscription.", "mode")
+    items = params.get("line_items")
+    if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+        raise StripeError(400, "Exactly one line item is supported.", "line_items")
+    price = items[0].get("price_data")
+    if not isinstance(price, dict):
+        raise StripeError(
+            400, "line_items[0][price_data] is required.", "line_items[0][price_data]"
+        )
+    currency = price.get("currency")
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.islower():
+        raise StripeError(400, "Invalid currency.", "line_items[0][price_data][currency]")
+    unit_amount = _positive_int(price.get("unit_amount"), "line_items[0][price_data][unit_amount]")
+    quantity = _positive_int(items[0].get("quantity", "1"), "line_items[0][quantity]")
+    product = price.get("product_data")
+    name = product.get("name") if isinstance(product, dict) else None
+    if not isinstance(name, str) or not name:
+        raise StripeError(
+            400, "A product name is required.", "line_items[0][price_data][product_data][name]"
+        )
+    interval = None
+    if mode == "subscription":
+        recurring = price.get("recurring")
+        interval = recurring.get("interval") if isinstance(recurring, dict) else None
+        if interval not in _INTERVALS:
+            raise StripeError(
+                400,
+                "A recurring interval is required.",
+                "line_items[0][price_data][recurring][interval]",
+            )
+    success_url = params.get("success_url")
+    if not isinstance(success_url, str) or not success_url:
+        raise StripeError(400, "success_url is required.", "success_url")
+    object_data = params.get("payment_intent_data" if mode == "payment" else "subscription_data")
+    session_id = objects.new_id("cs", account.livemode)
+    session = objects.checkout_session(
+        session_id=session_id,
+        livemode=account.livemode,
+        mode=mode,
+        amount_total=unit_amount * quantity,
+        currency=currency,
+        success_url=success_url,
+        cancel_url=params.get("cancel_url"),
+        url=f"{base_url}/c/pay/{session_id}",
+        client_reference_id=params.get("client_reference_id"),
+        metadata=_metadata(params.get("metadata"), "metadata"),
+    )
+    object_metadata = _metadata(
+        object_data.get("metadata") if isinstance(object_data, dict) else None,
+        f"{'payment_intent' if mode == 'payment' else 'subscription'}_data[metadata]",
+    )
+    return _Checkout(session, name, quantity, interval, object_metadata)
+
+
+def _positive_int(value: Any, param: str) -> int:
+    if not isinstance(value, str) or not value.isdigit() or int(value) < 1:
+        raise StripeError(400, f"Invalid positive integer: {value!r}.", param)
+    return int(value)
+
+
+def _metadata(value: Any, param: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise StripeError(400, "Metadata must be a hash of strings.", param)
+    if len(value) > 50:
+        raise StripeError(400, "Metadata can have at most 50 keys.", param)
+    return dict(value)
+
+
+async def _form() -> dict[str, Any]:
+    data = await request.get_data()
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    try:
+        return stripe_form.decode(parse_qsl(text, keep_blank_values=True))
+    except ValueError as exc:
+        raise StripeError(400, str(exc)) from None
+
+
+async def _post_signed(client: httpx.AsyncClient, endpoint: Mapping[str, Any], body: bytes) -> int:
+    """POST one event, retrying a failure quickly; the last status, 0 if never reached."""
+    status = 0
+    for attempt in range(1 + DELIVERY_RETRIES):
+        if attempt:
+            await trio.sleep(0.05 * attempt)
+        header = sign_header(endpoint["secret"], body, objects.now_s())
+        try:
+            response = await client.post(
+                endpoint["url"],
+                content=body,
+                headers={"Content-Type": "application/json", "Stripe-Signature": header},
+            )
+            status = response.status_code
+        except httpx.HTTPError as exc:
+            log.info("webhook to %s failed: %s", endpoint["url"], type(exc).__name__)
+            status = 0
+        if 200 <= status < 300:
+            break
+    return status
+
+
+def _fill(url: str | None, session_id: str) -> str:
+    """Stripe replaces ``{CHECKOUT_SESSION_ID}`` in the success and cancel URLs."""
+    return (url or "/").replace("{CHECKOUT_SESSION_ID}", session_id)
+
+
+def _html(text: str, status: int = 200) -> Response:
+    return Response(text, status=status, content_type="text/html; charset=utf-8")
+
+
+async def _render_error(error: StripeError) -> Any:
+    return error.response()

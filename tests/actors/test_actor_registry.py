@@ -1,0 +1,142 @@
+"""The registry's guarantees, with a small actor whose behaviour the test controls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from edge.actors.registry import ActorRegistry
+from edge.failures import Failure
+
+
+class Counter:
+    """Counts per project; ``"boom"`` crashes it; ``("wait", event)`` holds it busy."""
+
+    loads: dict[str, int] = {}
+    saved: dict[str, int] = {}  # plays the store: what a restarted actor loads
+
+    def __init__(self, project_id: str) -> None:
+        Counter.loads[project_id] = Counter.loads.get(project_id, 0) + 1
+        self.project_id = project_id
+        self.count = Counter.saved.get(project_id, 0)
+
+    async def handle(self, message: Any, reply: Any) -> None:
+        if message == "boom":
+            raise RuntimeError("boom")
+        if message == "refuse":
+            raise Failure(409, "refused", "no")
+        if isinstance(message, tuple) and message[0] == "wait":
+            await message[1].wait()
+        self.count += 1
+        Counter.saved[self.project_id] = self.count
+        reply(self.count)
+
+    async def quiesce(self) -> None:
+        pass
+
+    def idle(self) -> bool:
+        return True
+
+
+def factory(project_id: str) -> Counter:
+    if project_id == "missing":
+        raise Failure(404, "project_not_found", "none")
+    return Counter(project_id)
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    Counter.loads.clear()
+    Counter.saved.clear()
+
+
+async def test_spawns_on_first_use_and_keeps_order():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        assert [await registry.call("a", "inc") for _ in range(3)] == [1, 2, 3]
+        assert "a" in registry and len(registry) == 1
+        with pytest.raises(Failure) as info:
+            await registry.call("missing", "inc")
+        assert info.value.code == "project_not_found"
+        await registry.drain()
+
+
+async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        await registry.call("a", "inc")
+        await registry.call("b", "inc")
+        with pytest.raises(Failure) as info:
+            await registry.call("a", "boom")
+        assert (info.value.status, info.value.code) == (500, "internal")
+        assert Counter.loads["a"] == 2  # rebuilt from "the store"
+        assert await registry.call("a", "inc") == 2  # state reloaded, not lost
+        assert await registry.call("b", "inc") == 2
+        assert Counter.loads["b"] == 1  # never touched
+        assert registry.restarts == 1
+        with pytest.raises(Failure) as refused:
+            await registry.call("a", "refuse")
+        assert refused.value.code == "refused" and registry.restarts == 1
+        await registry.drain()
+
+
+async def test_idle_actors_are_evicted_and_come_back_on_demand():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=0.05)
+        await registry.call("a", "inc")
+        await trio.sleep(0.2)
+        assert "a" not in registry
+        assert await registry.call("a", "inc") == 2
+        assert Counter.loads["a"] == 2
+        await registry.drain()
+
+
+async def test_a_full_mailbox_is_backpressure_then_503():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60, mailbox_size=1)
+        gate = trio.Event()
+        results: list[Any] = []
+
+        async def call(message: Any, timeout: float) -> None:
+            try:
+                results.append(await registry.call("a", message, timeout_s=timeout))
+            except Failure as failure:
+                results.append(failure.code)
+
+        async with trio.open_nursery() as callers:
+            callers.start_soon(call, ("wait", gate), 5)  # the actor is busy with this
+            await trio.sleep(0.02)
+            callers.start_soon(call, "inc", 5)  # fills the one mailbox slot
+            await trio.sleep(0.02)
+            callers.start_soon(call, "inc", 0.1)  # waits for room, then gives up
+            await trio.sleep(0.3)
+            assert results == ["unavailable"]
+            gate.set()
+        assert sorted(results, key=str) == [1, 2, "unavailable"]
+        await registry.drain()
+
+
+async def test_drain_finishes_queued_work_and_refuses_new():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        gate = trio.Event()
+        answers: list[Any] = []
+
+        async def call(message: Any) -> None:
+            answers.append(await registry.call("a", message))
+
+        nursery.start_soon(call, ("wait", gate))
+        await trio.sleep(0.02)
+        nursery.start_soon(call, "inc")
+        await trio.sleep(0.02)
+        async with trio.open_nursery() as draining:
+            draining.start_soon(registry.drain)
+            await trio.sleep(0.02)
+            with pytest.raises(Failure) as info:
+                await registry.call("a", "inc")
+            assert info.value.code == "unavailable"
+            gate.set()
+        assert sorted(answers) == [1, 2]
+        assert len(registry) == 0

@@ -1,0 +1,61 @@
+"""CONTRACT 7: every error is the JSON envelope with the right status, every answer has
+Cm-Request-Id and Cm-Version, and an unexpected fault is 500 internal without a trace."""
+
+from __future__ import annotations
+
+from edge.store import keys
+from support.client import bearer, manual_shop
+
+
+def _error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.headers["cm-request-id"].startswith("req_")
+    assert response.headers["cm-version"] == "2026-11-21"
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert isinstance(error["message"], str) and error["message"]
+    assert isinstance(error["retryable"], bool)
+    return error
+
+
+async def test_framework_errors_use_the_envelope(http, admin):
+    shop = await manual_shop(admin)
+    _error(await http.get("/no/such/path"), 404, "not_found")
+    error = _error(await http.delete(f"/api/checkout/manual/{shop.project_id}"), 405, "method_not_allowed")
+    assert error
+    _error(
+        await http.post(f"/api/checkout/manual/{shop.project_id}", content=b"{}", headers={"content-type": "text/plain"}),
+        415,
+        "unsupported_media_type",
+    )
+    big = b'{"productId": "book", "metadata": {"x": "' + b"a" * 20_000 + b'"}}'
+    _error(
+        await http.post(f"/api/checkout/manual/{shop.project_id}", content=big, headers={"content-type": "application/json"}),
+        413,
+        "payload_too_large",
+    )
+
+
+async def test_unknown_version_is_refused(http):
+    _error(await http.get("/status/prj_aaaaaaaaaaaaaaaa/tx_01M7YS2H2CXEBWK64PPXXP5WHD", headers={"Cm-Version": "2020-01-01"}), 400, "unknown_version")
+
+
+async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, http, admin):
+    shop = await manual_shop(admin)
+    other = await manual_shop(admin)
+    pid = shop.project_id
+    tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
+    healthy = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
+    other_tx = (await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})).json()["txId"]
+    # Corrupt one stored record behind the actor's back, and restart the actor so it reads it.
+    await node.ctx.writer.write([("records", keys.record(pid, keys.TRANSACTION, tx), b"\xc1garbage")])
+    node.ctx.registry._entries[pid].send.close()  # the actor stops; the next call spawns a new one
+    response = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    error = _error(response, 500, "internal")
+    assert error["requestId"] == response.headers["cm-request-id"]
+    assert "Traceback" not in response.text and "garbage" not in response.text
+    # the project's actor was rebuilt and serves its other transactions; other projects unaffected
+    assert (await http.get(f"/status/{pid}/{healthy}")).json()["status"] == "pending"
+    assert (await http.get(f"/status/{other.project_id}/{other_tx}")).json()["status"] == "pending"
+    assert node.ctx.registry.restarts >= 1

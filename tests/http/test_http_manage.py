@@ -1,0 +1,100 @@
+"""The management API: generic provider config, write-only secrets, keys, products."""
+
+from __future__ import annotations
+
+import json
+
+from support.client import MAILING_ADDRESS, bearer, manual_shop
+
+
+async def test_operator_token_is_required(http, admin):
+    shop = await manual_shop(admin)
+    response = await http.post("/api/manage/projects", json={"name": "x"})
+    assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthorized")
+    response = await http.get(f"/api/manage/projects/{shop.project_id}", headers=bearer("nope"))
+    assert response.status_code == 401
+    response = await http.get(f"/api/manage/projects/{shop.project_id}", headers=bearer(shop.live_key))
+    assert (response.status_code, response.json()["error"]["code"]) == (403, "forbidden")
+
+
+async def test_project_validation(admin):
+    bad = await admin.http.post("/api/manage/projects", json={"name": "x", "successUrl": "ftp://x", "cancelUrl": "https://a"})
+    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "successUrl")
+    bad = await admin.http.post(
+        "/api/manage/projects",
+        json={"name": "x", "successUrl": "https://a/", "cancelUrl": "https://a/", "allowedOrigins": ["not a url"]},
+    )
+    assert bad.status_code == 400
+    bad = await admin.http.post(
+        "/api/manage/projects", json={"name": "x", "successUrl": "https://a/", "cancelUrl": "https://a/", "tier": "gold"}
+    )
+    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "tier")
+    pid = await admin.project()
+    patched = await admin.ok("PATCH", f"/api/manage/projects/{pid}", {"name": "Renamed"})
+    assert patched["name"] == "Renamed" and patched["tier"] == "free"
+    response = await admin.http.get("/api/manage/projects/prj_0000000000000000")
+    assert response.status_code == 404
+    assert (await admin.http.get(f"/api/manage/projects/{pid}")).headers["cache-control"] == "no-store"
+
+
+async def test_products_and_overrides_show_in_public_info_at_once(admin, http):
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    first = (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})).json()
+    assert first["providers"][0]["amount"] == 19.99
+    await admin.product(pid, amount=25, overrides={"manual": {"label": "Cheque", "amount": 24.5, "order": 2}})
+    after = (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})).json()
+    assert after["product"]["amount"] == 25
+    assert (after["providers"][0]["label"], after["providers"][0]["amount"], after["providers"][0]["order"]) == ("Cheque", 24.5, 2)
+    yen = await admin.product(pid, "yen-book", amount=500, currency="JPY")
+    assert yen["amount"] == 500
+    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "payment", "amount": 1.001, "currency": "EUR"})
+    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_amount")
+    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "subscription", "amount": 1, "currency": "EUR"})
+    assert bad.json()["error"]["field"] == "interval"
+    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "payment", "amount": 1, "currency": "XYZ"})
+    assert bad.json()["error"]["code"] == "invalid_currency"
+    deleted = await admin.ok("DELETE", f"/api/manage/projects/{pid}/products/yen-book")
+    assert deleted["deleted"] is True
+    assert (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "yen-book"})).status_code == 404
+
+
+async def test_provider_secrets_are_write_only_and_sealed_at_rest(node, admin):
+    pid = await admin.project()
+    secret = "sk_test_" + "S" * 24 + "WXYZ"
+    view = await admin.provider(
+        pid, "manual", {"enabled": True, "label": "By post", "order": 3, "live": {"mailingAddress": MAILING_ADDRESS}}
+    )
+    assert view["live"]["mailingAddress"] == MAILING_ADDRESS
+    unknown = await admin.http.put(f"/api/manage/projects/{pid}/providers/manual", json={"enabled": True, "live": {"secretKey": secret}})
+    assert (unknown.status_code, unknown.json()["error"]["field"]) == (400, "live.secretKey")
+    missing = await admin.http.put(f"/api/manage/projects/{pid}/providers/venmo", json={"enabled": True})
+    assert (missing.status_code, missing.json()["error"]["code"]) == (404, "unknown_provider")
+    bad = await admin.http.put(f"/api/manage/projects/{pid}/providers/manual", json={"enabled": "yes"})
+    assert bad.json()["error"]["field"] == "enabled"
+    bad = await admin.http.put(
+        f"/api/manage/projects/{pid}/providers/manual", json={"enabled": True, "live": {"mailingAddress": {"name": "x"}}}
+    )
+    assert bad.json()["error"]["field"].startswith("live.mailingAddress")
+    project = await admin.ok("GET", f"/api/manage/projects/{pid}")
+    assert project["providers"][0]["label"] == "By post"
+
+
+async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin, http):
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    created = await admin.ok("POST", f"/api/manage/projects/{pid}/keys", {"mode": "live", "name": "server"}, 201)
+    key = created["key"]
+    assert key.startswith("cmk_live_") and len(key) == 41 and created["last4"] == key[-4:]
+    listed = await admin.ok("GET", f"/api/manage/projects/{pid}/keys")
+    assert created["keyId"] in [k["keyId"] for k in listed["items"]]
+    assert key not in json.dumps(listed)
+    # stored only as its hash
+    for _, raw in node.ctx.store.scan(b"", db="records") + node.ctx.store.scan(b"", db="apikeys"):
+        assert key.encode() not in raw
+    path = f"/api/projects/{pid}/transactions"
+    assert (await http.get(path, headers=bearer(key))).status_code == 200
+    await admin.ok("DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}")
+    assert (await http.get(path, headers=bearer(key))).status_code == 401
+    bad = await admin.http.post(f"/api/manage/projects/{pid}/keys", json={"mode": "prod"})
+    assert bad.json()["error"]["field"] == "mode"

@@ -1,0 +1,70 @@
+"""The LMDB environment, key schema and codec."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from edge.store import keys
+from edge.store.codec import SCHEMA_VERSION, SchemaError, pack, unpack
+from edge.store.env import open_store
+from edge.store.writer import StoreWriter
+
+A = "prj_aaaaaaaaaaaaaaaa"
+B = "prj_bbbbbbbbbbbbbbbb"
+A_NEXT = "prj_aaaaaaaaaaaaaaab"
+
+
+def test_codec_round_trip_keeps_types():
+    record = {"id": "tx_1", "amount": 1999, "raw": b"\x00\xff", "meta": {"k": "v"}, "none": None, "flag": True}
+    assert unpack(pack(record)) == record
+
+
+def test_codec_refuses_a_newer_schema():
+    raw = msgpack.packb({"_v": SCHEMA_VERSION + 1, "id": "x"}, use_bin_type=True)
+    with pytest.raises(SchemaError):
+        unpack(raw)
+
+
+def test_keys_are_fixed_width_and_refuse_bad_project_ids():
+    assert keys.record(A, keys.TRANSACTION, "tx_X").startswith(A.encode() + b"T")
+    with pytest.raises(ValueError):
+        keys.project("prj_short")
+
+
+async def _write(store, ops):
+    writer = StoreWriter(store)
+    import trio
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.write(ops)
+        writer.close()
+
+
+async def test_reopen_keeps_data(tmp_path):
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        await _write(store, [("records", keys.project(A), pack({"id": A}))])
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        assert store.get(keys.project(A)) == {"id": A}
+
+
+async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
+    ops = []
+    for project in (A, A_NEXT, B):
+        for n in range(3):
+            ops.append(("records", keys.record(project, keys.TRANSACTION, f"tx_{n}"), pack({"p": project, "n": n})))
+            ops.append(("records", keys.record(project, keys.EVENT, f"evt_{n}"), pack({"p": project})))
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        await _write(store, ops)
+        prefix = keys.prefix(A, keys.TRANSACTION)
+        rows = [unpack(v) for _, v in store.scan(prefix)]
+        assert [(r["p"], r["n"]) for r in rows] == [(A, 0), (A, 1), (A, 2)]
+        backwards = [unpack(v)["n"] for _, v in store.scan(prefix, reverse=True)]
+        assert backwards == [2, 1, 0]
+        after_first = store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_0"))
+        assert [unpack(v)["n"] for _, v in after_first] == [1, 2]
+        before_last = store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_2"), reverse=True)
+        assert [unpack(v)["n"] for _, v in before_last] == [1, 0]
+        assert len(store.scan(prefix, limit=2)) == 2
+        assert store.scan(keys.prefix(B, keys.SUBSCRIPTION)) == []
