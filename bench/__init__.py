@@ -1,0 +1,8 @@
+"""Reproducible benchmarks of the node against the ceiling of its own stack (``make bench``).
+
+Entry point: ``python -m bench.run``. Modules: ``servers`` (starting the node and the baselines
+as pinned child processes), ``baselines`` (bare Quart-Trio and raw ASGI apps on the node's
+Hypercorn config), ``wrk`` (closed-loop peak runs), ``loadgen`` (open-loop latency),
+``events`` (signed Stripe event pools), ``fill`` (a store of 1,000,000 events for start-up),
+``profile`` (py-spy evidence when a target is missed).
+"""

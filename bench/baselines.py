@@ -1,0 +1,118 @@
+"""The ceiling of the stack: a bare Quart-Trio app and a raw ASGI app, served by Hypercorn-trio
+with the node's own Hypercorn settings (``hypercorn_config``, a copy of what ``edge.node`` sets).
+
+Both answer ``GET /`` with a constant JSON object and ``POST /`` by reading the whole body; the
+Quart app also parses it as JSON, as the node's handlers do.
+
+Run: ``python -m bench.baselines quart|asgi URL_FILE`` binds 127.0.0.1 on a free port and writes
+``{"url": ..., "pid": ...}`` to URL_FILE once it listens; SIGTERM or SIGINT stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from quart import request
+from quart_trio import QuartTrio
+
+# About the size of a node status answer.
+CONSTANT = {
+    "id": "tx_01JBENCHBENCHBENCHBENCHBENC",
+    "kind": "payment",
+    "status": "succeeded",
+    "version": 3,
+    "amount": 19.99,
+    "currency": "EUR",
+    "isTest": True,
+}
+CONSTANT_BYTES = json.dumps(CONSTANT, separators=(",", ":")).encode()
+RECEIVED_BYTES = b'{"received":true}'
+
+
+def hypercorn_config(bind: str) -> Config:
+    """The Hypercorn settings of ``edge.node._serve``; keep the two in step."""
+    config = Config()
+    config.bind = [bind]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.graceful_timeout = 10.0
+    config.keep_alive_timeout = 75.0
+    return config
+
+
+def quart_app() -> QuartTrio:
+    app = QuartTrio("bench-baseline")
+
+    @app.get("/")
+    async def constant() -> Any:
+        return CONSTANT
+
+    @app.post("/")
+    async def receive() -> Any:
+        await request.get_json(force=True)
+        return {"received": True}
+
+    return app
+
+
+async def asgi_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "http":
+        return
+    payload = CONSTANT_BYTES
+    if scope["method"] == "POST":
+        more = True
+        while more:
+            message = await receive()
+            more = message.get("more_body", False)
+        payload = RECEIVED_BYTES
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def main(kind: str, url_file: Path) -> None:
+    app = quart_app() if kind == "quart" else asgi_app
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+
+        async def stop_on_signal() -> None:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    stop.set()
+                    return
+
+        nursery.start_soon(stop_on_signal)
+        config = hypercorn_config("127.0.0.1:0")
+        binds = await nursery.start(
+            lambda task_status: serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
+        )
+        url_file.write_text(json.dumps({"url": binds[0], "pid": os.getpid()}) + "\n")
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=os.environ.get("EDGE_LOG_LEVEL", "INFO"))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("quart", "asgi"):
+        sys.exit("usage: python -m bench.baselines quart|asgi URL_FILE")
+    trio.run(main, sys.argv[1], Path(sys.argv[2]))

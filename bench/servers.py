@@ -1,0 +1,108 @@
+"""Child processes under test: the node (``edge serve``) and the baselines, each pinned to the
+server CPU so the load generator on the other CPU never steals its time (2 cores).
+
+Every server writes ``{"url", "pid"}`` to a file once it listens; ``start`` waits for that file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_CPU = 0
+LOAD_CPU = 1
+
+
+def pin_load_cpu() -> None:
+    """Run this process (and the load generators it starts) on the load CPU."""
+    if (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {LOAD_CPU})
+
+
+def _pinned(argv: list[str]) -> list[str]:
+    if (os.cpu_count() or 1) > 1:
+        return ["taskset", "-c", str(SERVER_CPU), *argv]
+    return argv
+
+
+class Server:
+    """One server process. ``started_at`` is taken just before the process is created."""
+
+    def __init__(self, name: str, argv: list[str], url_file: Path, log: Path, env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.argv = argv
+        self.url_file = url_file
+        self.log = log
+        self.env = {**os.environ, "EDGE_LOG_LEVEL": "WARNING", **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.started_at = 0.0
+
+    @classmethod
+    def node(cls, data_dir: Path, log: Path, env: dict[str, str] | None = None) -> Server:
+        argv = [sys.executable, "-m", "edge", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir)]
+        return cls("node", argv, data_dir / "node.json", log, env)
+
+    @classmethod
+    def baseline(cls, kind: str, work: Path) -> Server:
+        url_file = work / f"baseline-{kind}.json"
+        argv = [sys.executable, "-m", "bench.baselines", kind, str(url_file)]
+        return cls(f"baseline-{kind}", argv, url_file, work / f"baseline-{kind}.log")
+
+    def start(self, timeout_s: float = 30.0) -> Server:
+        if self.url_file.exists():
+            self.url_file.unlink()  # left behind by a killed run
+        with open(self.log, "ab") as log:
+            self.started_at = time.perf_counter()
+            self.proc = subprocess.Popen(_pinned(self.argv), stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited early; see {self.log}")
+            try:
+                info = json.loads(self.url_file.read_text())
+                if info["pid"] == self._server_pid():
+                    self.url = info["url"]
+                    return self
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.002)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start in {timeout_s} s; see {self.log}")
+
+    def _server_pid(self) -> int:
+        # taskset execs the server, so the child's pid is the server's.
+        assert self.proc is not None
+        return self.proc.pid
+
+    @property
+    def pid(self) -> int:
+        return self._server_pid()
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
