@@ -223,6 +223,19 @@ def _tx_mark_paid(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trigger(args: argparse.Namespace) -> int:
+    body = {"provider": args.provider, "type": args.type, "txId": args.tx}
+    sent = _call(args, "POST", "/api/manage/trigger", body)
+    answer = sent["answer"]
+    outcome = (
+        f"stored as {answer['eventId']}" + (" (duplicate)" if answer.get("duplicate") else "")
+        if sent["status"] == 200
+        else f"refused: {answer.get('error', {}).get('code')}"
+    )
+    _print(args, sent, f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}")
+    return 0 if sent["status"] == 200 else 1
+
+
 def _events(args: argparse.Namespace) -> int:
     params = {k: v for k, v in {"after": args.after, "limit": args.limit}.items() if v}
     page = _call(args, "GET", f"/api/projects/{args.project}/events", params=params)
@@ -309,6 +322,12 @@ def _parser() -> argparse.ArgumentParser:
     tpaid.add_argument("tx")
     tpaid.add_argument("--note")
     tpaid.set_defaults(run=_tx_mark_paid)
+
+    trigger = commands.add_parser("trigger", parents=[common], help="send a signed simulated webhook for a test transaction")
+    trigger.add_argument("provider")
+    trigger.add_argument("type", help="a normalized event type, e.g. payment.succeeded")
+    trigger.add_argument("--tx", required=True)
+    trigger.set_defaults(run=_trigger)
 
     events = commands.add_parser("events", parents=[common], help="the event feed, oldest first")
     events.add_argument("project")

@@ -104,6 +104,7 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
                 lambda task_status: serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)
             )
             url = _base_url(binds[0])
+            ctx.bound_url = url
             if not ctx.public_url:
                 ctx.public_url = url
             _write_node_file(settings, url)

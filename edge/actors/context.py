@@ -37,6 +37,7 @@ class NodeContext:
     http: httpx.AsyncClient
     nursery: trio.Nursery
     public_url: str
+    bound_url: str = ""  # where this node listens; public_url may be a proxy's address
     clock_ms: Callable[[], int] = wall_ms
     registry: ActorRegistry | None = None
     manage_rates: ProjectRates | None = None  # the operator token's bucket (not per project)

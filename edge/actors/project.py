@@ -377,6 +377,8 @@ class ProjectActor:
             reply = self._idempotency.fan_out(tx["idempotencyKey"])
         _, event_ops = self._event(tx, EventType.CHECKOUT_CREATED)
         ops += self._tx_ops(tx)
+        # tx ids are unique across projects: this lets the operator's tools find the project
+        ops.append(("meta", keys.tx_owner(tx_id), self.id.encode()))
         ticket = self.ctx.writer.submit(ops + event_ops)
         self._last_ticket = ticket
         self._txs[tx_id] = tx

@@ -45,6 +45,11 @@ def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:
     return mode is None or record["isTest"] == (mode == "test")
 
 
+def project_of_tx(store: Store, tx_id: str) -> str | None:
+    raw = store.get_raw(keys.tx_owner(tx_id), db="meta") if ids.is_tx_id(tx_id) else None
+    return raw.decode() if raw else None
+
+
 def list_transactions(
     store: Store,
     project_id: str,

@@ -52,7 +52,8 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     app.request_class = EdgeRequest
     app.edge = ctx  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = WEBHOOK_BODY_LIMIT
-    for module in (public, button, status, checkout, merchant, manage, webhooks, subscriptions):
+    modules = (public, button, status, checkout, merchant, manage, webhooks, subscriptions)
+    for module in modules:
         app.register_blueprint(module.blueprint)
     errors.install(app)
     app.before_request(_before)

@@ -113,7 +113,9 @@ async def versioned_script(name: str) -> Response:
     script = current(node().signer)
     if f"/button/{name}" != script.path:
         raise Failure(
-            404, "not_found", f"This node serves the button at {CURRENT_PATH}; this version is gone."
+            404,
+            "not_found",
+            f"This node serves the button at {CURRENT_PATH}; this version is gone.",
         )
     return Response(
         script.body,

@@ -13,6 +13,7 @@ from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import json_response, read_json_object
+from edge.sim.trigger import send_simulated
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
@@ -97,6 +98,22 @@ async def usage(project_id: str) -> Response:
 async def deliveries(project_id: str) -> Response:
     await ask(_project(project_id), m.GetProject())  # 404 for an unknown project
     return json_response(queries.rejected_deliveries(node().store, project_id), headers=PRIVATE)
+
+
+@blueprint.post("/trigger")
+async def trigger() -> Response:
+    """Send a signed simulated provider event for a test transaction (``edge trigger``)."""
+    body = await read_json_object()
+    provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
+    if not isinstance(provider, str) or not isinstance(event_type, str):
+        raise Failure(400, "invalid_request", "provider and type are required strings", field="type")
+    project_id = queries.project_of_tx(node().store, tx_id) if isinstance(tx_id, str) else None
+    if project_id is None:
+        raise Failure(404, "not_found", "No transaction with this id on this node.", field="txId")
+    material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
+    ctx = node()
+    sent = await send_simulated(ctx.http, ctx.bound_url, project_id, provider, event_type, material)
+    return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=PRIVATE)
 
 
 @blueprint.get("/stats")

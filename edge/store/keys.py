@@ -50,6 +50,11 @@ def named(project_id: str, kind: bytes, namespace: str, name: str) -> bytes:
     return prefix(project_id, kind) + namespace.encode() + b"\x00" + name.encode()
 
 
+def tx_owner(tx_id: str) -> bytes:
+    """Key in the ``meta`` database: transaction id -> its project id."""
+    return b"tx:" + tx_id.encode("ascii")
+
+
 def item_id(key: bytes, project_id_len: int = PROJECT_ID_LEN) -> str:
     """The id part of a ``project | kind | id`` key."""
     return key[project_id_len + 1 :].decode("ascii")

@@ -8,6 +8,7 @@ import time
 from playwright.sync_api import expect
 
 from browser.harness import ARTIFACTS, in_browser
+from edge.domain.ids import ulid_time_ms
 from support.client import bearer, manual_shop
 
 TX_ID = re.compile(r"tx_[0-7][0-9A-HJKMNP-TV-Z]{25}")
@@ -58,5 +59,4 @@ async def test_manual_checkout_events_and_reference(admin, http, shop_site):
                          headers=bearer(shop.live_key))).json()
     assert tx["customerRef"] == "user-42" and tx["reference"] == seen["code"]
     assert tx["status"] == "pending" and tx["isTest"] is False
-    from edge.domain.ids import ulid_time_ms
     assert started_ms - 1000 <= ulid_time_ms(started["txId"][3:]) <= int(time.time() * 1000)

@@ -1,0 +1,130 @@
+"""An open-loop load generator (the wrk2 idea; wrk2 is not packaged in Debian).
+
+Request ``i`` is due at ``start + i / rate``, whatever happened to earlier ones, and its latency
+is measured from that due time, not from when it was sent: when the server falls behind, the
+requests queued behind slow answers count their wait (no coordinated omission). At most
+``connections`` requests are in flight, on keep-alive HTTP/1.1 connections; a request whose
+connection is still busy at its due time is sent late and its lateness is part of its latency.
+Bounded in count (rate x duration) and time (a per-request timeout).
+
+Run: ``python -m bench.loadgen URL PATH --rate R --duration S --connections C
+[--header 'Name: value'] [--pool FILE]`` prints one JSON object: sent, ok, errors, achieved
+rate, and p50/p90/p99/p99.9/max latency in ms. With ``--pool`` each request POSTs the next
+delivery of a webhook pool file (see ``bench.events``); without it each request is a GET.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bench.events import read_pool
+
+TIMEOUT_S = 10.0
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return math.nan
+    index = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[index]
+
+
+class OpenLoop:
+    def __init__(self, url: str, requests: list[bytes], rate: float, duration_s: float, connections: int) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.requests = requests
+        self.rate = rate
+        self.count = int(rate * duration_s)
+        self.connections = connections
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.statuses: dict[int, int] = {}
+        self._next = 0
+        self._start = 0.0
+
+    async def run(self) -> dict[str, float]:
+        streams = [await asyncio.open_connection(self.host, self.port) for _ in range(self.connections)]
+        self._start = time.perf_counter() + 0.05
+        await asyncio.gather(*(self._worker(reader, writer) for reader, writer in streams))
+        elapsed = time.perf_counter() - self._start
+        for _, writer in streams:
+            writer.close()
+        done = sorted(self.latencies)
+        return {
+            "rate": self.rate,
+            "sent": self._next,
+            "ok": self.statuses.get(200, 0),
+            "errors": self.errors + sum(n for status, n in self.statuses.items() if status != 200),
+            "achieved_rps": round(len(done) / elapsed, 1),
+            **{f"{name}_ms": round(percentile(done, q) * 1e3, 2) for name, q in
+               (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("max", 1.0))},
+        }
+
+    async def _worker(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while self._next < self.count:
+            index = self._next
+            self._next += 1
+            due = self._start + index / self.rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            writer.write(self.requests[index % len(self.requests)])
+            try:
+                status = await asyncio.wait_for(_read_response(reader), TIMEOUT_S)
+            except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
+                self.errors += 1
+                return  # this connection is unusable; the others carry on
+            self.latencies.append(time.perf_counter() - due)
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+async def _read_response(reader: asyncio.StreamReader) -> int:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split(b" ", 2)[1])
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    if length:
+        await reader.readexactly(length)
+    return status
+
+
+def build_requests(url: str, path: str, headers: list[str], pool: Path | None) -> list[bytes]:
+    host = urlsplit(url).netloc
+    common = f"Host: {host}\r\n" + "".join(f"{h}\r\n" for h in headers)
+    if pool is None:
+        return [f"GET {path} HTTP/1.1\r\n{common}\r\n".encode()]
+    return [
+        f"POST {path} HTTP/1.1\r\n{common}Content-Type: application/json\r\n"
+        f"Stripe-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        for signature, body in read_pool(pool)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("url")
+    parser.add_argument("path")
+    parser.add_argument("--rate", type=float, required=True)
+    parser.add_argument("--duration", type=float, required=True)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--header", action="append", default=[])
+    parser.add_argument("--pool", type=Path)
+    args = parser.parse_args()
+    requests = build_requests(args.url, args.path, args.header, args.pool)
+    result = asyncio.run(OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run())
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Arranging the node under test through its management API: the bench configuration file, a
+Stripe project with real transactions (created through the Stripe simulator), and many projects
+for the memory figure."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+
+from edge.config import DEFAULT_RATE_LIMITS, read_admin_token
+from edge.sim.stripe import StripeSimulator
+
+TIER = "bench"
+UNLIMITED = "{count = 1000000000, period_s = 1}"
+WEBHOOK_SECRET = "whsec_benchbenchbenchbenchbenchbench"
+SECRET_KEY = "sk_test_bench"
+PUBLISHABLE_KEY = "pk_test_bench"
+PRODUCT = {"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}
+AMOUNT_MINOR = 1999
+ORIGIN = "https://shop.example"
+
+
+def write_config(path: Path) -> Path:
+    """EDGE_CONFIG for the bench: a ``bench`` tier whose buckets do not cap the load, and an
+    operator bucket large enough to create 10,000 projects."""
+    lines = ["[rate_limits]", f"manage = {UNLIMITED}", "", f"[tiers.{TIER}]"]
+    lines += ["live_events = 1000000000", "test_events = 1000000000", "", f"[tiers.{TIER}.rate_limits]"]
+    lines += [f'"{bucket}" = {UNLIMITED}' for bucket in DEFAULT_RATE_LIMITS if bucket != "manage"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Admin:
+    """The operator's client (sync; setup is not measured)."""
+
+    def __init__(self, url: str, data_dir: Path) -> None:
+        self.url = url
+        self.token = read_admin_token(data_dir)
+        self.http = httpx.Client(base_url=url, headers=self.auth, timeout=30.0)
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def ok(self, method: str, path: str, json: Any = None, status: int = 200, headers: Any = None) -> Any:
+        response = self.http.request(method, path, json=json, headers=headers)
+        if response.status_code != status:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json()
+
+    def project(self, name: str, tier: str | None = TIER) -> str:
+        body = {"name": name, "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart", "allowedOrigins": [ORIGIN]}
+        if tier:
+            body["tier"] = tier
+        return str(self.ok("POST", "/api/manage/projects", body, 201)["id"])
+
+    def product(self, project_id: str, product_id: str = "book") -> None:
+        self.ok("PUT", f"/api/manage/projects/{project_id}/products/{product_id}", PRODUCT)
+
+    def provider(self, project_id: str, provider: str, body: dict[str, Any]) -> None:
+        self.ok("PUT", f"/api/manage/projects/{project_id}/providers/{provider}", body)
+
+    def key(self, project_id: str, mode: str) -> str:
+        return str(self.ok("POST", f"/api/manage/projects/{project_id}/keys", {"mode": mode}, 201)["key"])
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.ok("GET", "/api/manage/stats"))
+
+    def close(self) -> None:
+        self.http.close()
+
+
+@dataclass
+class StripeShop:
+    project_id: str
+    test_key: str
+    txs: list[dict[str, Any]]  # as event_for_trigger wants them
+
+    @property
+    def webhook_path(self) -> str:
+        return f"/webhook/stripe/{self.project_id}"
+
+    def status_path(self, index: int = 0) -> str:
+        return f"/status/{self.project_id}/{self.txs[index]['id']}"
+
+
+@contextmanager
+def stripe_simulator() -> Iterator[StripeSimulator]:
+    """The Stripe simulator on a trio loop in a background thread (setup only)."""
+    sim = StripeSimulator()
+    ready = threading.Event()
+    tokens: list[trio.lowlevel.TrioToken] = []
+
+    async def serve() -> None:
+        tokens.append(trio.lowlevel.current_trio_token())
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sim.run)
+            ready.set()
+
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    if not ready.wait(20):
+        raise RuntimeError("the Stripe simulator did not start")
+    try:
+        yield sim
+    finally:
+        trio.from_thread.run_sync(sim.stop, trio_token=tokens[0])
+        thread.join(20)
+
+
+def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
+    """A bench-tier project with Stripe in test mode and ``transactions`` open Stripe checkouts."""
+    project_id = admin.project("Bench shop")
+    admin.product(project_id)
+    test_key = admin.key(project_id, "test")
+    with stripe_simulator() as sim:
+        credentials = {
+            "secretKey": SECRET_KEY,
+            "publishableKey": PUBLISHABLE_KEY,
+            "webhookSecret": WEBHOOK_SECRET,
+            "apiBase": sim.url,
+        }
+        admin.provider(project_id, "stripe", {"enabled": True, "test": credentials})
+        tx_ids = asyncio.run(_checkouts(admin.url, project_id, test_key, transactions))
+    txs = [
+        {"id": tx_id, "amount": AMOUNT_MINOR, "currency": "EUR", "isTest": True, "kind": "payment"}
+        for tx_id in tx_ids
+    ]
+    return StripeShop(project_id, test_key, txs)
+
+
+async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[str]:
+    ids: list[str] = []
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0) as http:
+
+        async def worker(n: int) -> None:
+            for _ in range(n):
+                response = await http.post(f"/api/checkout/stripe/{project_id}", json={"productId": "book"})
+                if response.status_code != 201:
+                    raise RuntimeError(f"checkout: {response.status_code} {response.text}")
+                ids.append(response.json()["txId"])
+
+        workers = 16
+        await asyncio.gather(*(worker(count // workers + (i < count % workers)) for i in range(workers)))
+    return ids
+
+
+async def touch_projects(url: str, token: str, count: int, concurrency: int = 64) -> list[str]:
+    """Create ``count`` projects, then have each serve one anonymous public-info request (which
+    starts its actor). Returns the project ids."""
+    body = {"name": "P", "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart", "allowedOrigins": [ORIGIN]}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=60.0, limits=limits) as http:
+        ids: list[str] = []
+
+        async def create(n: int) -> None:
+            for _ in range(n):
+                response = await http.post("/api/manage/projects", json=body, headers={"Authorization": f"Bearer {token}"})
+                if response.status_code != 201:
+                    raise RuntimeError(f"create project: {response.status_code} {response.text}")
+                ids.append(response.json()["id"])
+
+        await asyncio.gather(*(create(count // concurrency + (i < count % concurrency)) for i in range(concurrency)))
+
+        async def touch(chunk: list[str]) -> None:
+            for project_id in chunk:
+                response = await http.get(f"/api/projects/{project_id}/public-info")
+                if response.status_code != 200:
+                    raise RuntimeError(f"public-info: {response.status_code} {response.text}")
+
+        await asyncio.gather(*(touch(ids[i::concurrency]) for i in range(concurrency)))
+    return ids
