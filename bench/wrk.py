@@ -26,7 +26,7 @@ class WrkResult:
 
 def run(url: str, *, headers: dict[str, str] | None = None, pool: Path | None = None,
         connections: int = CONNECTIONS, duration_s: float = DURATION_S) -> WrkResult:
-    argv = ["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{duration_s}s", "--timeout", "10s", "--latency"]
+    argv = ["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{round(duration_s)}s", "--timeout", "10s", "--latency"]
     for name, value in (headers or {}).items():
         argv += ["-H", f"{name}: {value}"]
     if pool is not None:

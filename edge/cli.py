@@ -53,7 +53,12 @@ def _serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     settings = Settings.load(args.data, host=args.host, port=args.port)
-    trio.run(lambda: run_node(settings, handle_signals=True))
+    if args.demo:
+        from edge.demo import run_demo
+
+        trio.run(run_demo, settings)
+    else:
+        trio.run(lambda: run_node(settings, handle_signals=True))
     return 0
 
 
@@ -259,6 +264,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", parents=[common], help="run the node")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--demo", action="store_true", help="also run a Stripe simulator and a demo shop, wired to a test project"
+    )
     serve.set_defaults(run=_serve)
 
     backup = commands.add_parser("backup", parents=[common], help="consistent copy of the store, live")

@@ -1,0 +1,73 @@
+"""The demo shop's server. Pages are static files filled with the node's address, the project
+and the button snippet; everything dynamic happens in the buyer's browser against the node."""
+
+from __future__ import annotations
+
+from functools import partial
+from html import escape
+from pathlib import Path
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from quart import Response
+from quart_trio import QuartTrio
+
+STATIC = Path(__file__).resolve().parent
+CSP = (
+    "default-src 'self'; script-src 'self' {node}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' {node} data:; connect-src {node}; form-action 'self' {node}; "
+    "base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
+)
+
+
+class DemoShop:
+    def __init__(self, node_url: str, project_id: str, script_tag: str) -> None:
+        self.node_url = node_url
+        self.project_id = project_id
+        self.script_tag = script_tag
+        self.url = ""
+        self._stop = trio.Event()
+        self._app = self._build_app()
+
+    async def run(self, *, host: str = "127.0.0.1", port: int = 0,
+                  task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        config = Config()
+        config.bind = [f"{host}:{port}"]
+        config.accesslog = None
+        config.graceful_timeout = 1.0
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(partial(serve, self._app, config, shutdown_trigger=self._stop.wait))
+            self.url = binds[0]
+            task_status.started(self.url)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _page(self, name: str) -> Response:
+        html = (STATIC / name).read_text()
+        for marker, value in {
+            "{{node}}": escape(self.node_url),
+            "{{project}}": escape(self.project_id),
+            "{{button_script}}": self.script_tag,
+        }.items():
+            html = html.replace(marker, value)
+        return Response(html, content_type="text/html; charset=utf-8",
+                        headers={"Content-Security-Policy": CSP.format(node=self.node_url)})
+
+    def _build_app(self) -> QuartTrio:
+        app = QuartTrio("edge-demo-shop")
+
+        @app.get("/")
+        async def index() -> Response:
+            return self._page("index.html")
+
+        @app.get("/thanks")
+        async def thanks() -> Response:
+            return self._page("thanks.html")
+
+        @app.get("/shop.js")
+        async def script() -> Response:
+            return Response((STATIC / "shop.js").read_text(), content_type="text/javascript; charset=utf-8")
+
+        return app
