@@ -78,6 +78,26 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _button(args: argparse.Namespace) -> int:
+    from edge.http.button import current, snippet
+    from edge.signing import Signer
+
+    data = Path(args.data)
+    signer = Signer.load(data)  # the node's own key: its public half is built into the script
+    script = current(signer)
+    base = args.url or _node_url_or_default(args)
+    html = snippet(signer, base, args.project or "prj_...", args.product or "your-product", mode=args.mode)
+    _print(args, {"integrity": script.integrity, "path": script.path, "snippet": html}, f"{html}\n\nintegrity: {script.integrity}")
+    return 0
+
+
+def _node_url_or_default(args: argparse.Namespace) -> str:
+    try:
+        return _node_url(args)
+    except CliError:
+        return "http://127.0.0.1:8080"
+
+
 # -- the management API ----------------------------------------------------------------------
 
 
@@ -272,6 +292,12 @@ def _parser() -> argparse.ArgumentParser:
     backup = commands.add_parser("backup", parents=[common], help="consistent copy of the store, live")
     backup.add_argument("dest")
     backup.set_defaults(run=_backup)
+
+    button = commands.add_parser("button", parents=[common], help="the <cm-button> snippet with its SRI hash")
+    button.add_argument("--project")
+    button.add_argument("--product")
+    button.add_argument("--mode", choices=("live", "test"), default="live")
+    button.set_defaults(run=_button)
 
     project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
     create = project.add_parser("create", parents=[common], help="create a project")

@@ -65,3 +65,16 @@ def test_cli_without_a_running_node_says_so(tmp_path):
     assert result.returncode == 1
     assert result.stderr.startswith("edge: no running node found")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
+    import base64
+    import hashlib
+
+    printed = json.loads(edge(process.data_dir, "button", "--project", "prj_aaaaaaaaaaaaaaaa", "--product", "book", "--json").stdout)
+    assert f'src="{process.url}/button.js"' in printed["snippet"]
+    assert f'integrity="{printed["integrity"]}"' in printed["snippet"]
+    served = httpx.get(f"{process.url}/button.js", follow_redirects=True)
+    assert served.status_code == 200
+    digest = "sha384-" + base64.b64encode(hashlib.sha384(served.content).digest()).decode()
+    assert digest == printed["integrity"]
