@@ -119,17 +119,23 @@ class WebhookIntake:
         actor._commit(ops, reply, lambda: answer)
 
     def _seen_event(self, provider: str, provider_event_id: str) -> str | None:
-        key = (provider, provider_event_id)
-        if key in self._recent_events:
-            return self._recent_events[key]
-        raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, keys.DEDUP, provider, provider_event_id))
+        return self._recent_or_stored(self._recent_events, keys.DEDUP, provider, provider_event_id)
+
+    def _recent_or_stored(
+        self, recent: OrderedDict[tuple[str, str], str], kind: bytes, provider: str, name: str
+    ) -> str | None:
+        """From memory when written lately (its commit may still be pending), else the store."""
+        if (provider, name) in recent:
+            return recent[(provider, name)]
+        raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, kind, provider, name))
         return raw.decode() if raw is not None else None
 
     def _match(self, provider: Provider, mode: str, event: NormalizedEvent) -> dict[str, Any] | None:
         actor = self.actor
         tx = actor._tx(event.tx_id) if event.tx_id and ids.is_tx_id(event.tx_id) else None
         if tx is None:
-            for ref in (*event.refs, *( [event.subscription_ref] if event.subscription_ref else [])):
+            refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
+            for ref in refs:
                 linked = self._linked(provider.name, ref)
                 if linked is None:
                     continue
@@ -145,11 +151,7 @@ class WebhookIntake:
         return tx
 
     def _linked(self, provider: str, ref: str) -> str | None:
-        key = (provider, ref)
-        if key in self._recent_refs:
-            return self._recent_refs[key]
-        raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, keys.PROVIDER_REF, provider, ref))
-        return raw.decode() if raw is not None else None
+        return self._recent_or_stored(self._recent_refs, keys.PROVIDER_REF, provider, ref)
 
     def _link(self, provider: str, ref: str, item_id: str, ops: list[Op]) -> None:
         if self._linked(provider, ref) == item_id:
@@ -233,15 +235,12 @@ class WebhookIntake:
         return sub
 
     def _count(self, period: str, mode: str) -> Op:
-        key = (period, mode)
-        store_key = keys.named(self.actor.id, keys.QUOTA, period, mode)
-        if key not in self._quota:
-            raw = self.actor.ctx.store.get_raw(store_key)
-            self._quota[key] = unpack(raw)["count"] if raw else 0
-        self._quota[key] += 1
-        return ("records", store_key, pack({"count": self._quota[key]}))
+        count = self.used(period, mode) + 1
+        self._quota[(period, mode)] = count
+        return ("records", keys.named(self.actor.id, keys.QUOTA, period, mode), pack({"count": count}))
 
     def used(self, period: str, mode: str) -> int:
+        """Events counted in ``period`` for ``mode``, including ones whose commit is pending."""
         key = (period, mode)
         if key not in self._quota:
             raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, keys.QUOTA, period, mode))

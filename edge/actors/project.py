@@ -473,13 +473,7 @@ class ProjectActor:
             raise Failure(
                 409, "not_manual", "Only pay-by-mail transactions are marked paid by hand."
             )
-        if not can_transition(Kind.PAYMENT, tx["status"], Status.SUCCEEDED):
-            raise Failure(
-                422,
-                "invalid_transition",
-                f"The transaction is {tx['status']}; only a pending one can be marked paid.",
-                extra={"status": tx["status"]},
-            )
+        _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
         self._move(tx, Status.SUCCEEDED)
         metadata = dict(tx.get("metadata") or {})
         if msg.note:
@@ -489,13 +483,7 @@ class ProjectActor:
 
     def _cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         tx = self._visible_tx(msg.tx_id, msg.mode)
-        if not can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
-            raise Failure(
-                422,
-                "invalid_transition",
-                f"The transaction is {tx['status']}; only a pending or processing one can be canceled.",
-                extra={"status": tx["status"]},
-            )
+        _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
         self._move(tx, Status.CANCELED, reason="canceled by the merchant")
         _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
         self._commit(self._tx_ops(tx) + event_ops, reply, lambda: transaction_view(tx))
@@ -692,6 +680,16 @@ class ProjectActor:
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
         self._commit(ops, reply, lambda: {"revoked": True, "keyId": msg.key_id})
+
+
+def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:
+    if not can_transition(Kind.PAYMENT, tx["status"], target):
+        raise Failure(
+            422,
+            "invalid_transition",
+            f"The transaction is {tx['status']}; {rule}.",
+            extra={"status": tx["status"]},
+        )
 
 
 def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
