@@ -27,8 +27,6 @@ from edge.http.jsonio import API_VERSION
 
 JSON_BODY_LIMIT = 16 * 1024
 WEBHOOK_BODY_LIMIT = 1024 * 1024
-# The browser-callable endpoints answer any origin, without credentials.
-_CORS_PREFIXES = ("/api/projects/", "/api/checkout/", "/status/", "/static/")
 # HTML answers (dashboard, demo pages) run only the node's own files: no inline script or style,
 # no framing, no plugins.
 HTML_CSP = (
@@ -80,6 +78,4 @@ async def _after(response: Response) -> Response:
     extra = getattr(request, "edge_headers", None)
     if extra:
         headers.update(extra)
-    if request.path.startswith(_CORS_PREFIXES):
-        headers["Access-Control-Allow-Origin"] = "*"
     return response

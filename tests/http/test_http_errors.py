@@ -59,3 +59,11 @@ async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, 
     assert (await http.get(f"/status/{pid}/{healthy}")).json()["status"] == "pending"
     assert (await http.get(f"/status/{other.project_id}/{other_tx}")).json()["status"] == "pending"
     assert node.ctx.registry.restarts >= 1
+
+
+async def test_only_browser_endpoints_answer_cross_origin(admin, http):
+    shop = await manual_shop(admin)
+    merchant = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
+    assert merchant.status_code == 200 and "access-control-allow-origin" not in merchant.headers
+    status = await http.get(f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD")
+    assert status.status_code == 404 and status.headers["access-control-allow-origin"] == "*"
