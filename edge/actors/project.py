@@ -24,6 +24,7 @@ from edge.actors.context import NodeContext
 from edge.actors.idempotency import IdempotencyKeys
 from edge.actors.intake import WebhookIntake
 from edge.actors.rates import ProjectRates
+from edge.actors.retention import PRUNE_EVERY_MS, expired_event_ops
 from edge.actors.records import status_record, transaction_view
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
@@ -67,6 +68,7 @@ class ProjectActor:
         self._rates = ProjectRates(ctx.settings, project["tier"])
         self._idempotency = IdempotencyKeys(self)
         self._pollers: dict[str, list[tuple[int, Reply]]] = {}
+        self._pruned_at = 0
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._public: dict[tuple[str | None, str], PublicInfo] = {}
         self._last_ticket: Ticket | None = None
@@ -100,6 +102,7 @@ class ProjectActor:
     # -- the Actor protocol -------------------------------------------------------------
 
     async def handle(self, message: Any, reply: Reply) -> None:
+        self._prune_now_and_then()
         charge = getattr(message, "charge", None)
         if charge is not None:
             reply = _with_headers(reply, self._rates.take(charge.bucket, charge.client))
@@ -127,6 +130,16 @@ class ProjectActor:
             and not self._pollers
             and (self._last_ticket is None or self._last_ticket.done)
         )
+
+    def _prune_now_and_then(self) -> None:
+        now = self.ctx.clock_ms()
+        if now - self._pruned_at < PRUNE_EVERY_MS:
+            return
+        self._pruned_at = now
+        ops = expired_event_ops(self.ctx.store, self.id, now)
+        if ops:
+            self._last_ticket = self.ctx.writer.submit(ops)
+            log.info("project %s: pruning %d expired event records", self.id, len(ops))
 
     # -- writing and replying ---------------------------------------------------------
 

@@ -67,3 +67,26 @@ async def test_only_browser_endpoints_answer_cross_origin(admin, http):
     assert merchant.status_code == 200 and "access-control-allow-origin" not in merchant.headers
     status = await http.get(f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD")
     assert status.status_code == 404 and status.headers["access-control-allow-origin"] == "*"
+
+
+async def test_webhook_bodies_are_limited_to_1_mib(admin, http):
+    shop = await manual_shop(admin)
+    path = f"/webhook/stripe/{shop.project_id}"
+    big = await http.post(path, content=b"x" * (1024 * 1024 + 1), headers={"content-type": "application/json"})
+    _error(big, 413, "payload_too_large")
+    # a body under the limit gets past it (and is then refused for what it is)
+    fits = await http.post(path, content=b"x" * (64 * 1024), headers={"content-type": "application/json"})
+    assert fits.status_code == 404 and fits.json()["error"]["code"] == "provider_not_enabled"
+
+
+async def test_a_streamed_body_is_cut_off_at_the_limit(admin, http):
+    shop = await manual_shop(admin)
+
+    async def chunks():
+        for _ in range(40):
+            yield b"a" * 1024  # no Content-Length: the node counts as it reads
+
+    response = await http.post(
+        f"/api/checkout/manual/{shop.project_id}", content=chunks(), headers={"content-type": "application/json"}
+    )
+    _error(response, 413, "payload_too_large")

@@ -1,0 +1,35 @@
+"""The event feed keeps 90 days (CONTRACT 4.5). Event ids are ULIDs, so a project's events sit
+oldest first under its prefix: pruning reads only what has expired, a batch at a time, and
+start-up never scans anything."""
+
+from __future__ import annotations
+
+from edge.domain.ids import ulid_time_ms
+from edge.store import keys
+from edge.store.codec import unpack
+from edge.store.env import Store
+from edge.store.writer import Op
+
+EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
+PRUNE_EVERY_MS = 3600 * 1000
+PRUNE_BATCH = 500
+
+
+def expired_event_ops(store: Store, project_id: str, now_ms: int) -> list[Op]:
+    """Deletes for up to PRUNE_BATCH events older than the retention, with their history and
+    deduplication entries. Transactions themselves are kept."""
+    cutoff = now_ms - EVENT_RETENTION_MS
+    prefix = keys.prefix(project_id, keys.EVENT)
+    ops: list[Op] = []
+    for key, raw in store.scan(prefix, limit=PRUNE_BATCH):
+        evt_id = key[len(prefix) :].decode()
+        if ulid_time_ms(evt_id.removeprefix("evt_")) >= cutoff:
+            break
+        event = unpack(raw)
+        ops.append(("records", key, None))
+        if event.get("txId"):
+            ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
+        if event.get("providerEventId"):
+            dedup = keys.named(project_id, keys.DEDUP, event["provider"], event["providerEventId"])
+            ops.append(("records", dedup, None))
+    return ops
