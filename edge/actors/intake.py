@@ -52,11 +52,8 @@ class WebhookIntake:
         config = actor.project["providers"].get(msg.provider)
         if provider is None or not config or not config.get("enabled"):
             raise Failure(404, "provider_not_enabled", f"{msg.provider} is not enabled on this project.")
-        credentials = {
-            mode: actor._opened_credentials(provider, mode)
-            for mode in MODES
-            if provider.is_configured(actor._opened_credentials(provider, mode))
-        }
+        opened = {mode: actor._opened_credentials(provider, mode) for mode in MODES}
+        credentials = {mode: plain for mode, plain in opened.items() if provider.is_configured(plain)}
         try:
             mode = await provider.verify_webhook(msg.headers, msg.body, credentials, time.time())
         except SignatureInvalid as exc:
