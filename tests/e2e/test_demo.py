@@ -3,42 +3,15 @@
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
-import sys
-import time
 
 import httpx
 
-
-def _start_demo(data) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "edge", "serve", "--demo", "--port", "0", "--data", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    assert proc.stdout is not None
-    found: dict[str, str] = {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(found) < 4:
-        line = proc.stdout.readline()
-        for name in ("shop page", "node", "project", "test key"):
-            match = re.match(rf"\s+{name}:\s+(\S+)", line)
-            if match:
-                found[name] = match.group(1).rstrip("/")
-    assert len(found) == 4, found
-    return proc, found
-
-
-def _stop(proc: subprocess.Popen[str]) -> int:
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=20)
-    assert proc.stdout is not None
-    proc.stdout.close()
-    return code
+from support.nodes import DemoProcess
 
 
 def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
-    proc, demo = _start_demo(tmp_path / "data")
+    process = DemoProcess(tmp_path / "data")
+    demo = process.found
     try:
         node, project, key = demo["node"], demo["project"], demo["test key"]
         page = httpx.get(demo["shop page"] + "/")
@@ -58,10 +31,11 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
         events = httpx.get(f"{node}/api/projects/{project}/events", headers={"Authorization": f"Bearer {key}"}).json()
         assert any(e["type"] == "payment.succeeded" and e["customerRef"] == "demo-buyer" for e in events["items"])
     finally:
-        assert _stop(proc) == 0
+        assert process.stop() == 0
 
     # a second start keeps the project and rewires it to the new simulator
-    proc, again = _start_demo(tmp_path / "data")
+    process = DemoProcess(tmp_path / "data")
+    again = process.found
     try:
         assert again["project"] == demo["project"] and again["test key"] != demo["test key"]
         old_key = httpx.get(f"{again['node']}/api/projects/{project}/transactions",
@@ -71,4 +45,4 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
         httpx.post(checkout["url"] + "/pay", follow_redirects=False)
         assert httpx.get(f"{again['node']}/status/{project}/{checkout['txId']}").json()["status"] == "succeeded"
     finally:
-        _stop(proc)
+        process.stop()

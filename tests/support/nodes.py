@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,3 +67,34 @@ class NodeProcess:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=20)
+
+
+class DemoProcess:
+    """``edge serve --demo`` in a child process; ``found`` holds what it printed."""
+
+    NAMES = ("shop page", "node", "project", "test key")
+
+    def __init__(self, data_dir: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "edge", "serve", "--demo", "--port", "0", "--data", str(data_dir)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert self.proc.stdout is not None
+        self.found: dict[str, str] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(self.found) < len(self.NAMES):
+            line = self.proc.stdout.readline()
+            for name in self.NAMES:
+                match = re.match(rf"\s+{name}:\s+(\S+)", line)
+                if match:
+                    self.found[name] = match.group(1).rstrip("/")
+        if len(self.found) < len(self.NAMES):
+            self.stop()
+            raise RuntimeError(f"the demo did not start: {self.found}")
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        code = self.proc.wait(timeout=20)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        return code
