@@ -31,6 +31,19 @@ class Failure(Exception):
         self.headers = dict(headers or {})
         self.extra = dict(extra or {})
 
+    def with_headers(self, headers: Mapping[str, str]) -> Failure:
+        """A copy with more headers: one Failure may answer several callers (idempotency
+        waiters), and each caller's headers are its own."""
+        return Failure(
+            self.status,
+            self.code,
+            self.message,
+            field=self.field,
+            retryable=self.retryable,
+            headers={**self.headers, **headers},
+            extra=self.extra,
+        )
+
     def body(self) -> dict[str, object]:
         error: dict[str, object] = {"code": self.code, "message": self.message}
         if self.field is not None:

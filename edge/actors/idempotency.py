@@ -46,8 +46,7 @@ def _conflict() -> Failure:
 def _replayed(reply: Reply) -> Reply:
     def send(value: Any) -> None:
         if isinstance(value, Failure):
-            value.headers.update(REPLAYED)
-            reply(value)
+            reply(value.with_headers(REPLAYED))
         else:
             reply(m.Answer(value, dict(REPLAYED)))
 
@@ -104,12 +103,13 @@ class IdempotencyKeys:
 
     def remember(self, tx: dict[str, Any], status: int, answer: dict[str, Any]) -> list[Op]:
         """Ops that keep the answer of ``tx``'s checkout for 24 hours, and purge old keys."""
+        # From the transaction, not from memory: an actor restarted meanwhile still remembers.
         key = tx.get("idempotencyKey")
-        if key is None or key not in self._in_flight:
+        if key is None:
             return []
         now = self.actor.ctx.clock_ms()
         expires = now + KEEP_MS
-        record = {"bodyHash": self._in_flight[key][0], "status": status, "answer": answer, "expiresAt": expires}
+        record = {"bodyHash": tx["idempotencyBodyHash"], "status": status, "answer": answer, "expiresAt": expires}
         pid = self.actor.id
         ops: list[Op] = [
             ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),

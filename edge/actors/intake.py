@@ -113,7 +113,7 @@ class WebhookIntake:
         if event.type not in QUOTA_EXEMPT:
             ops.append(self._count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
-        actor._commit(ops, reply, lambda: answer)
+        actor._commit(ops, reply, answer)
 
     def _seen_event(self, provider: str, provider_event_id: str) -> str | None:
         return self._recent_or_stored(self._recent_events, keys.DEDUP, provider, provider_event_id)
@@ -264,7 +264,7 @@ class WebhookIntake:
         self._rejected.append(key)
         while len(self._rejected) > REJECTED_KEPT:
             ops.append(("records", self._rejected.pop(0), None))
-        actor._commit(ops, reply, lambda: failure)
+        actor._commit(ops, reply, failure)
 
 
 _SIGNATURE_MESSAGES = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 
 import trio
 from collections import OrderedDict
@@ -24,7 +25,7 @@ from edge.actors.context import NodeContext
 from edge.actors.idempotency import IdempotencyKeys
 from edge.actors.intake import WebhookIntake
 from edge.actors.rates import ProjectRates
-from edge.actors.retention import PRUNE_EVERY_MS, expired_event_ops
+from edge.actors.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_event_ops
 from edge.actors.records import status_record, transaction_view
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
@@ -72,6 +73,8 @@ class ProjectActor:
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._public: dict[tuple[str | None, str], PublicInfo] = {}
         self._last_ticket: Ticket | None = None
+        self._pending: dict[str, Ticket] = {}  # record id -> the ticket that last changed it
+        self._stale = False  # a commit failed: reload from the store before the next message
         self._checkouts_in_flight = 0
         self._handlers: dict[type, Callable[[Any, Reply], None]] = {
             m.GetStatus: self._get_status,
@@ -102,20 +105,26 @@ class ProjectActor:
     # -- the Actor protocol -------------------------------------------------------------
 
     async def handle(self, message: Any, reply: Reply) -> None:
+        if self._stale:
+            await self.quiesce()
+            self._reload()
         self._prune_now_and_then()
-        charge = getattr(message, "charge", None)
-        if charge is not None:
-            reply = _with_headers(reply, self._rates.take(charge.bucket, charge.client))
-        if type(message) is m.Webhook:
-            await self._intake.receive(message, reply)
-            return
         handler = self._handlers.get(type(message))
-        if handler is None:
+        if handler is None and type(message) is not m.Webhook:
             raise TypeError(f"project actor got an unknown message {message!r}")
         try:
-            handler(message, reply)
+            charge = getattr(message, "charge", None)
+            if charge is not None:
+                # a counted request's every answer, errors included, carries its RateLimit-*
+                reply = _with_headers(reply, self._rates.take(charge.bucket, charge.client))
+            if handler is None:
+                await self._intake.receive(message, reply)
+            else:
+                handler(message, reply)
         except InvalidInput as exc:
-            raise invalid(exc.message, exc.field, exc.code) from None
+            reply(invalid(exc.message, exc.field, exc.code))
+        except Failure as failure:
+            reply(failure)
 
     async def quiesce(self) -> None:
         if self._last_ticket is not None and not self._last_ticket.done:
@@ -138,47 +147,74 @@ class ProjectActor:
         self._pruned_at = now
         ops = expired_event_ops(self.ctx.store, self.id, now)
         if ops:
-            self._last_ticket = self.ctx.writer.submit(ops)
+            self._submit(ops)
             log.info("project %s: pruning %d expired event records", self.id, len(ops))
+        if len(ops) >= PRUNE_BATCH:
+            self._pruned_at = 0  # more have expired than one batch: go on with the next message
 
     # -- writing and replying ---------------------------------------------------------
 
-    def _commit(self, ops: list[Op], reply: Reply, answer: Callable[[], Any]) -> Ticket:
-        """Hand ``ops`` to the writer; reply with ``answer()`` once they are durable."""
+    def _submit(self, ops: list[Op]) -> Ticket:
+        """Hand ``ops`` to the writer, remembering which transactions and subscriptions wait on
+        this commit (a status read of one of them waits for it, and only for it)."""
         ticket = self.ctx.writer.submit(ops)
         self._last_ticket = ticket
+        touched = _records_in(ops)
+        for item_id in touched:
+            self._pending[item_id] = ticket
+
+        def settled(error: BaseException | None) -> None:
+            for item_id in touched:
+                if self._pending.get(item_id) is ticket:
+                    del self._pending[item_id]
+            if error is not None:
+                # memory is ahead of the store; later tickets may still land, so the reload
+                # waits for them (handle() quiesces first)
+                self._stale = True
+
+        ticket.when_durable(settled)
+        return ticket
+
+    def _commit(self, ops: list[Op], reply: Reply, answer: Any) -> Ticket:
+        """Write ``ops``; once durable, reply with ``answer`` and wake long polls on what they
+        changed. Answers are taken now: a later change in memory must not leak into them."""
+        woken = {item_id: status_record(record) for item_id in _records_in(ops)
+                 if item_id in self._pollers and (record := self._record(item_id)) is not None}
+        ticket = self._submit(ops)
 
         def durable(error: BaseException | None) -> None:
-            if error is None:
-                reply(answer())
-                if self._pollers:
-                    self._wake_pollers()
-            else:
-                self._forget_unsaved_state()
+            if error is not None:
                 reply(unavailable())
+                return
+            reply(answer)
+            for item_id, record in woken.items():
+                self._wake_pollers(item_id, record)
 
         ticket.when_durable(durable)
         return ticket
 
-    def _reply_read(self, reply: Reply, answer: Any) -> None:
-        """Reply now, unless what the answer shows may still be waiting for its commit."""
-        ticket = self._last_ticket
+    def _reply_read(self, reply: Reply, answer: Any, item_id: str | None = None) -> None:
+        """Reply now, unless what the answer shows may still be waiting for its commit: the
+        commit of that one record when ``item_id`` is given, else this actor's last one."""
+        ticket = self._pending.get(item_id) if item_id is not None else self._last_ticket
         if ticket is None or ticket.done:
             reply(answer)
             return
         ticket.when_durable(lambda error: reply(unavailable() if error else answer))
 
-    def _forget_unsaved_state(self) -> None:
-        """A commit failed: memory may be ahead of the store, so drop everything cached and
-        read it again from the store."""
+    def _reload(self) -> None:
+        """Drop everything cached and read it again from the store (after a failed commit,
+        once every later commit of this actor has settled)."""
         record = self.ctx.store.get(keys.project(self.id))
         if record is not None:
             self.project = record
         self._txs.clear()
         self._subs.clear()
+        self._pending.clear()
         self._intake = WebhookIntake(self)
         self._credentials.clear()
         self._public.clear()
+        self._stale = False
 
     def _config_changed(self) -> list[Op]:
         self.project["updatedAt"] = self.ctx.clock_ms()
@@ -197,6 +233,9 @@ class ProjectActor:
         if not ids.is_sub_id(sub_id):
             return None
         return self._cached(self._subs, keys.SUBSCRIPTION, sub_id)
+
+    def _record(self, item_id: str) -> dict[str, Any] | None:
+        return self._tx(item_id) or self._subscription(item_id)
 
     def _cached(self, cache: OrderedDict[str, dict[str, Any]], kind: bytes, item_id: str) -> dict[str, Any] | None:
         record = cache.get(item_id)
@@ -256,11 +295,11 @@ class ProjectActor:
         tx["updatedAt"] = self.ctx.clock_ms()
 
     def _get_status(self, msg: m.GetStatus, reply: Reply) -> None:
-        record = self._tx(msg.item_id) or self._subscription(msg.item_id)
+        record = self._record(msg.item_id)
         if record is None:
             raise Failure(404, "not_found", "No transaction or subscription with this id.")
         if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version:
-            self._reply_read(reply, status_record(record))
+            self._reply_read(reply, status_record(record), msg.item_id)
             return
         # Long poll: answered by the commit that changes the record, or by the timer.
         once = _once(reply)
@@ -274,25 +313,22 @@ class ProjectActor:
             self._pollers[item_id] = waiting
         else:
             self._pollers.pop(item_id, None)
-        record = self._tx(item_id) or self._subscription(item_id)
+        record = self._record(item_id)
         if record is not None:
-            self._reply_read(once, status_record(record))
+            self._reply_read(once, status_record(record), item_id)
 
-    def _wake_pollers(self) -> None:
-        for item_id in list(self._pollers):
-            record = self._txs.get(item_id) or self._subs.get(item_id)
-            if record is None:
-                continue
-            keep = []
-            for version, once in self._pollers[item_id]:
-                if record["version"] > version:
-                    once(status_record(record))
-                else:
-                    keep.append((version, once))
-            if keep:
-                self._pollers[item_id] = keep
+    def _wake_pollers(self, item_id: str, record: dict[str, Any]) -> None:
+        """``record`` is the status as committed: pollers behind its version get it."""
+        keep = []
+        for version, once in self._pollers.get(item_id, []):
+            if record["version"] > version:
+                once(record)
             else:
-                del self._pollers[item_id]
+                keep.append((version, once))
+        if keep:
+            self._pollers[item_id] = keep
+        else:
+            self._pollers.pop(item_id, None)
 
     # -- checkout ---------------------------------------------------------------------
 
@@ -387,13 +423,13 @@ class ProjectActor:
             ops.append(("records", keys.named(self.id, keys.REFERENCE, "", tx["reference"]), tx_id.encode()))
         if msg.idempotency_key is not None:
             tx["idempotencyKey"] = self._idempotency.begin(msg, reply)
+            tx["idempotencyBodyHash"] = msg.body_hash
             reply = self._idempotency.fan_out(tx["idempotencyKey"])
         _, event_ops = self._event(tx, EventType.CHECKOUT_CREATED)
         ops += self._tx_ops(tx)
         # tx ids are unique across projects: this lets the operator's tools find the project
         ops.append(("meta", keys.tx_owner(tx_id), self.id.encode()))
-        ticket = self.ctx.writer.submit(ops + event_ops)
-        self._last_ticket = ticket
+        ticket = self._submit(ops + event_ops)
         self._txs[tx_id] = tx
         self._checkouts_in_flight += 1
         request = CheckoutRequest(
@@ -408,7 +444,6 @@ class ProjectActor:
         def stored(error: BaseException | None) -> None:
             if error is not None:
                 self._checkouts_in_flight -= 1
-                self._forget_unsaved_state()
                 reply(unavailable())
                 return
             # The provider is called only once the pending transaction is durable, and off the
@@ -436,8 +471,9 @@ class ProjectActor:
             )
         assert self.ctx.registry is not None
         try:
+            # No timeout: dropping this message would leave the transaction pending for ever.
             await self.ctx.registry.call(
-                self.id, m.CheckoutFinished(request.tx["id"], result, reply), internal=True
+                self.id, m.CheckoutFinished(request.tx["id"], result, reply), math.inf, internal=True
             )
         except Failure as failure:
             reply(failure)
@@ -449,10 +485,13 @@ class ProjectActor:
         assert tx is not None, "a checkout's transaction is durable before its provider call"
         if isinstance(msg.result, Failure):
             failure = msg.result
-            self._move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
-            _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
-            ops = self._tx_ops(tx) + event_ops + self._idempotency.remember(tx, failure.status, failure.body())
-            self._commit(ops, msg.reply, lambda: failure)
+            ops = self._idempotency.remember(tx, failure.status, failure.body())
+            # the merchant may have canceled meanwhile: never move a status it cannot reach
+            if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
+                self._move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
+                _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
+                ops += self._tx_ops(tx) + event_ops
+            self._commit(ops, msg.reply, failure)
             return
         result: CheckoutResult = msg.result
         tx["providerRef"] = result.provider_ref
@@ -476,7 +515,7 @@ class ProjectActor:
             "expiresAt": iso_ms(result.expires_at_ms) if result.expires_at_ms else None,
         }
         ops += self._idempotency.remember(tx, 201, body)
-        self._commit(ops, msg.reply, lambda: body)
+        self._commit(ops, msg.reply, body)
 
     # -- the merchant's server --------------------------------------------------------
 
@@ -492,14 +531,14 @@ class ProjectActor:
         if msg.note:
             metadata["note"] = msg.note
         _, event_ops = self._event(tx, EventType.MANUAL_MARKED_PAID, metadata=metadata)
-        self._commit(self._tx_ops(tx) + event_ops, reply, lambda: transaction_view(tx))
+        self._commit(self._tx_ops(tx) + event_ops, reply, transaction_view(tx))
 
     def _cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         tx = self._visible_tx(msg.tx_id, msg.mode)
         _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
         self._move(tx, Status.CANCELED, reason="canceled by the merchant")
         _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
-        self._commit(self._tx_ops(tx) + event_ops, reply, lambda: transaction_view(tx))
+        self._commit(self._tx_ops(tx) + event_ops, reply, transaction_view(tx))
 
     def _portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
         sub = self._subscription(msg.subscription_id)
@@ -621,7 +660,7 @@ class ProjectActor:
         if msg.changes.get("tier", self.project["tier"]) != self.project["tier"]:
             self._rates = ProjectRates(self.ctx.settings, msg.changes["tier"])
         self.project.update(msg.changes)
-        self._commit(self._config_changed(), reply, lambda: project_view(self.project))
+        self._commit(self._config_changed(), reply, project_view(self.project))
 
     def _put_product(self, msg: m.PutProduct, reply: Reply) -> None:
         product = msg.product
@@ -629,12 +668,12 @@ class ProjectActor:
             if name not in PROVIDERS:
                 raise invalid(f"unknown provider {name!r}", f"overrides.{name}")
         self.project["products"][product["id"]] = product
-        self._commit(self._config_changed(), reply, lambda: product_view(product))
+        self._commit(self._config_changed(), reply, product_view(product))
 
     def _delete_product(self, msg: m.DeleteProduct, reply: Reply) -> None:
         self._product(msg.product_id)
         del self.project["products"][msg.product_id]
-        self._commit(self._config_changed(), reply, lambda: {"deleted": True, "id": msg.product_id})
+        self._commit(self._config_changed(), reply, {"deleted": True, "id": msg.product_id})
 
     def _put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
         provider = PROVIDERS.get(msg.provider)
@@ -662,9 +701,7 @@ class ProjectActor:
                 else previous
             )
         self.project["providers"][provider.name] = updated
-        self._commit(
-            self._config_changed(), reply, lambda: provider_view(provider.name, updated)
-        )
+        self._commit(self._config_changed(), reply, provider_view(provider.name, updated))
 
     def _create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         if len(self.project["keys"]) >= 50:
@@ -684,7 +721,7 @@ class ProjectActor:
         ops = self._config_changed()
         ops.append(("apikeys", digest, pack({"projectId": self.id, "keyId": key_id, "mode": msg.mode})))
         answer = {"keyId": key_id, "key": key, "last4": key[-4:], "mode": msg.mode, "name": msg.name}
-        self._commit(ops, reply, lambda: answer)
+        self._commit(ops, reply, answer)
 
     def _revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:
         meta = self.project["keys"].pop(msg.key_id, None)
@@ -692,7 +729,7 @@ class ProjectActor:
             raise Failure(404, "not_found", "No key with this id in this project.")
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
-        self._commit(ops, reply, lambda: {"revoked": True, "keyId": msg.key_id})
+        self._commit(ops, reply, {"revoked": True, "keyId": msg.key_id})
 
 
 def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:
@@ -710,8 +747,7 @@ def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
 
     def send(value: Any) -> None:
         if isinstance(value, Failure):
-            value.headers.update(headers)
-            reply(value)
+            reply(value.with_headers(headers))
         elif isinstance(value, m.Answer):
             reply(m.Answer(value.value, {**headers, **value.headers}))
         else:
@@ -730,3 +766,13 @@ def _once(reply: Reply) -> Reply:
             reply(value)
 
     return send
+
+
+def _records_in(ops: list[Op]) -> list[str]:
+    """Ids of the transactions and subscriptions that ``ops`` write."""
+    ids_written = []
+    for db, key, _ in ops:
+        kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]
+        if db == "records" and kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
+            ids_written.append(keys.item_id(key))
+    return ids_written

@@ -7,6 +7,7 @@ They read only what the writer has committed, so they can never show anything no
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,37 @@ def project_of_tx(store: Store, tx_id: str) -> str | None:
     return raw.decode() if raw else None
 
 
+SCAN_BUDGET = 5000  # rows one request may read: a sparse filter pages on instead of stalling
+
+
+def _filtered_page(
+    store: Store,
+    prefix: bytes,
+    after: bytes | None,
+    *,
+    reverse: bool,
+    limit: int,
+    keep: Callable[[dict[str, Any]], dict[str, Any] | None],
+) -> tuple[list[dict[str, Any]], bytes | None, bool]:
+    """Up to ``limit`` rows that ``keep`` renders, reading at most SCAN_BUDGET rows past
+    ``after``. Returns them, the last key read (the cursor to go on from) and whether more may
+    follow."""
+    items: list[dict[str, Any]] = []
+    cursor, scanned = after, 0
+    while scanned < SCAN_BUDGET:
+        page = store.scan(prefix, after=cursor, reverse=reverse, limit=min(500, SCAN_BUDGET - scanned))
+        if not page:
+            return items, cursor, False
+        for key, raw in page:
+            cursor, scanned = key, scanned + 1
+            view = keep(unpack(raw))
+            if view is not None:
+                items.append(view)
+                if len(items) == limit:
+                    return items, cursor, True
+    return items, cursor, True
+
+
 def list_transactions(
     store: Store,
     project_id: str,
@@ -60,29 +92,22 @@ def list_transactions(
     reference: str | None = None,
     limit: int = 50,
 ) -> dict[str, Any]:
-    """Newest first; ``after`` is the last id of the previous page."""
+    """Newest first; ``next`` is the ``after`` of the following page (None at the end)."""
     if reference is not None:
         raw = store.get_raw(keys.named(project_id, keys.REFERENCE, "", reference))
         found = store.get(keys.record(project_id, keys.TRANSACTION, raw.decode())) if raw else None
         items = [found] if found and _mode_matches(found, mode) else []
         return {"items": [transaction_view(tx) for tx in items], "next": None}
-    prefix = keys.prefix(project_id, keys.TRANSACTION)
+
+    def keep(tx: dict[str, Any]) -> dict[str, Any] | None:
+        wanted = _mode_matches(tx, mode) and (status is None or tx["status"] == status)
+        return transaction_view(tx) if wanted else None
+
     cursor = keys.record(project_id, keys.TRANSACTION, after) if after else None
-    items: list[dict[str, Any]] = []
-    next_after = cursor
-    while len(items) < limit:
-        page = store.scan(prefix, after=next_after, reverse=True, limit=200)
-        if not page:
-            break
-        for key, raw in page:
-            next_after = key
-            tx = unpack(raw)
-            if _mode_matches(tx, mode) and (status is None or tx["status"] == status):
-                items.append(transaction_view(tx))
-                if len(items) == limit:
-                    break
-    more = len(items) == limit
-    return {"items": items, "next": items[-1]["id"] if more else None}
+    items, last, more = _filtered_page(
+        store, keys.prefix(project_id, keys.TRANSACTION), cursor, reverse=True, limit=limit, keep=keep
+    )
+    return {"items": items, "next": keys.item_id(last) if more and last else None}
 
 
 def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None) -> dict[str, Any]:
@@ -104,23 +129,18 @@ def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None)
 def event_feed(
     store: Store, project_id: str, *, mode: str | None, after: str | None, limit: int = 100
 ) -> dict[str, Any]:
-    """Oldest first from ``after``: a merchant catching up after an outage pages forward."""
-    prefix = keys.prefix(project_id, keys.EVENT)
+    """Oldest first from ``after``: a merchant catching up after an outage pages forward with
+    ``next`` while ``hasMore``."""
     cursor = keys.record(project_id, keys.EVENT, after) if after else None
-    items: list[dict[str, Any]] = []
-    while len(items) < limit:
-        page = store.scan(prefix, after=cursor, limit=500)
-        if not page:
-            break
-        for key, raw in page:
-            cursor = key
-            event = unpack(raw)
-            if _mode_matches(event, mode):
-                items.append(event_view(event))
-                if len(items) == limit:
-                    break
-    last = items[-1]["id"] if items else after
-    return {"items": items, "next": last, "hasMore": len(items) == limit}
+    items, last, more = _filtered_page(
+        store,
+        keys.prefix(project_id, keys.EVENT),
+        cursor,
+        reverse=False,
+        limit=limit,
+        keep=lambda event: event_view(event) if _mode_matches(event, mode) else None,
+    )
+    return {"items": items, "next": keys.item_id(last) if last else after, "hasMore": more}
 
 
 def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict[str, Any]:

@@ -108,8 +108,10 @@ class ActorRegistry:
                 try:
                     await entry.send.send((message, reply))
                     break
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                except trio.BrokenResourceError:
                     continue  # evicted between lookup and send: spawn a fresh one
+                except trio.ClosedResourceError:
+                    raise Failure(503, "unavailable", "The node is shutting down.", retryable=True) from None
             result = await reply_receive.receive()
         if scope.cancelled_caught:
             raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True)
@@ -121,7 +123,7 @@ class ActorRegistry:
         entry = self._entries.get(project_id)
         if entry is not None:
             return entry
-        if self._closing and not internal:
+        if self._closing:  # even for internal work: drain waits only for what it knows
             raise Failure(503, "unavailable", "The node is shutting down.", retryable=True)
         actor = self._factory(project_id)  # raises Failure(404) for an unknown project
         entry = _Entry(self._mailbox_size)
@@ -134,17 +136,21 @@ class ActorRegistry:
 
     async def _run(self, project_id: str, entry: _Entry, actor: Actor) -> None:
         try:
-            while True:
-                message = await self._next(entry, actor)
-                if message is None:
-                    break
-                actor = await self._handle(project_id, entry, actor, message)
+            try:
+                while True:
+                    message = await self._next(entry, actor)
+                    if message is None:
+                        break
+                    actor = await self._handle(project_id, entry, actor, message)
+            finally:
+                # No checkpoint since the decision to stop: nothing can be sent in between, and
+                # a sender from now on gets BrokenResourceError and spawns a fresh actor.
+                if self._entries.get(project_id) is entry:
+                    del self._entries[project_id]
+                    del self._actors[project_id]
+                entry.receive.close()
             await actor.quiesce()
         finally:
-            if self._entries.get(project_id) is entry:
-                del self._entries[project_id]
-                del self._actors[project_id]
-            entry.receive.close()
             self._running -= 1
             if self._running == 0:
                 self._all_stopped.set()

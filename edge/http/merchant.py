@@ -3,6 +3,11 @@ its own mode's transactions and events."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import trio
 from quart import Blueprint, Response, request
 
 from edge.actors import queries
@@ -31,11 +36,16 @@ def _caller(project_id: str) -> Caller:
     return caller
 
 
+async def _read(query: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Longer reads run in a worker thread (LMDB readers may), so no project waits on them."""
+    return await trio.to_thread.run_sync(partial(query, *args, **kwargs))
+
+
 def _limit(default: int, high: int) -> int:
     raw = request.args.get("limit")
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= high:
         raise InvalidInput(f"limit must be an integer from 1 to {high}", "limit")
     return int(raw)
 
@@ -54,7 +64,8 @@ async def list_transactions(project_id: str) -> Response:
         reference = ids.normalize_reference_code(reference)
         if reference is None:
             raise InvalidInput("reference is not a valid reference code (check character)", "reference")
-    page = queries.list_transactions(
+    page = await _read(
+        queries.list_transactions,
         node().store,
         project_id,
         mode=caller.mode,
@@ -69,7 +80,7 @@ async def list_transactions(project_id: str) -> Response:
 @blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
 async def get_transaction(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
-    view = queries.get_transaction(node().store, project_id, tx_id, caller.mode)
+    view = await _read(queries.get_transaction, node().store, project_id, tx_id, caller.mode)
     return json_response(view, headers=PRIVATE)
 
 
@@ -79,8 +90,8 @@ async def events(project_id: str) -> Response:
     after = request.args.get("after")
     if after is not None and not ids.is_evt_id(after):
         raise InvalidInput("after must be an event id (evt_...)", "after")
-    page = queries.event_feed(
-        node().store, project_id, mode=caller.mode, after=after, limit=_limit(100, 500)
+    page = await _read(
+        queries.event_feed, node().store, project_id, mode=caller.mode, after=after, limit=_limit(100, 500)
     )
     return json_response(page, headers=PRIVATE)
 

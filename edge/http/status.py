@@ -15,7 +15,11 @@ from edge.http.jsonio import json_response
 
 blueprint = Blueprint("status", __name__)
 
-_NOT_FOUND = Failure(404, "not_found", "No transaction or subscription with this id.")
+def _not_found() -> Failure:
+    # a new one per answer: a raised exception keeps its traceback, and so everything it saw
+    return Failure(404, "not_found", "No transaction or subscription with this id.")
+
+
 MAX_WAIT_S = 30
 
 
@@ -23,7 +27,7 @@ def _bounded_int(name: str, low: int, high: int, default: int | None) -> int | N
     raw = request.args.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise Failure(400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name)
     return int(raw)
 
@@ -31,7 +35,7 @@ def _bounded_int(name: str, low: int, high: int, default: int | None) -> int | N
 @blueprint.get("/status/<project_id>/<item_id>")
 async def status(project_id: str, item_id: str) -> Response:
     if not ids.is_project_id(project_id) or not (ids.is_tx_id(item_id) or ids.is_sub_id(item_id)):
-        raise _NOT_FOUND
+        raise _not_found()
     caller = project_caller(project_id, required=False)
     wait_s = _bounded_int("wait", 0, MAX_WAIT_S, default=0)
     version = _bounded_int("version", 0, 2**31, default=None)
@@ -40,6 +44,6 @@ async def status(project_id: str, item_id: str) -> Response:
         record = await ask(project_id, message, timeout_s=wait_s + 10)
     except Failure as failure:
         if failure.code == "project_not_found":
-            raise _NOT_FOUND from None
+            raise _not_found() from None
         raise
     return json_response(record)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -140,3 +141,20 @@ async def test_drain_finishes_queued_work_and_refuses_new():
             gate.set()
         assert sorted(answers) == [1, 2]
         assert len(registry) == 0
+
+
+async def test_internal_work_after_the_mailboxes_close_is_refused_not_spun_on():
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        gate = trio.Event()
+        nursery.start_soon(registry.call, "a", ("wait", gate))
+        await trio.sleep(0.02)
+        nursery.start_soon(partial(registry.drain, grace_s=0))
+        await trio.sleep(0.02)  # the mailbox is closed; the busy actor is still registered
+        with trio.fail_after(2):
+            with pytest.raises(Failure) as info:
+                await registry.call("a", "inc", internal=True)
+            with pytest.raises(Failure):
+                await registry.call("b", "inc", internal=True)  # nor spawned while draining
+        assert info.value.code == "unavailable"
+        gate.set()

@@ -247,3 +247,19 @@ async def test_management_is_limited_per_token(tmp_path):
         assert codes == [200] * 5 + [429]
         await admin.aclose()
         running.stop.set()
+
+
+async def test_counted_error_answers_carry_rate_limit_headers(admin, http):
+    shop = await manual_shop(admin)
+    missing = await _status(http, shop)  # an existing project, an unknown transaction
+    assert missing.status_code == 404 and missing.headers["ratelimit-limit"] == "60"
+    bad_product = await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "nope"})
+    assert bad_product.status_code == 404 and bad_product.headers["ratelimit-limit"] == "30"
+
+
+async def test_non_ascii_digits_are_a_400_not_a_500(admin, http):
+    shop = await manual_shop(admin)
+    response = await _status(http, shop, params={"wait": "²", "version": "1"})
+    assert (response.status_code, response.json()["error"]["field"]) == (400, "wait")
+    listed = await http.get(f"/api/projects/{shop.project_id}/transactions", params={"limit": "²"}, headers=bearer(shop.live_key))
+    assert listed.status_code == 400
