@@ -32,24 +32,31 @@ def record(pid: int, out: Path, load: Callable[[], object], duration_s: int = 8,
 
 
 def summarise(path: Path, top: int = 12) -> dict[str, object]:
+    """Shares of the event-loop thread's samples (the thread every request goes through; an
+    idle worker thread waiting for work is sampled too, so other threads are counted apart)."""
     self_time: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
     package: collections.Counter[str] = collections.Counter()
-    total = 0
+    total = worker_busy = 0
     for line in path.read_text().splitlines():
         stack, _, count_text = line.rpartition(" ")
         if not count_text.isdigit():
             continue
         count = int(count_text)
         frames = [_name(frame) for frame in stack.split(";")]
+        if not any(frame.endswith(":unrolled_run") for frame in frames):
+            if any(frame.startswith("edge/") for frame in frames):
+                worker_busy += count  # a commit in the writer's worker thread
+            continue
         total += count
         self_time[frames[-1]] += count
         package[frames[-1].split("/", 1)[0].split(":", 1)[0] or "?"] += count
-        for frame in dict.fromkeys(f for f in frames if f.startswith("edge/")):
+        for frame in dict.fromkeys(f for f in frames if f.startswith("edge/") and "edge/cli.py" not in f and "__main__" not in f):
             inclusive[frame] += count
     share = lambda n: round(100 * n / total, 1) if total else 0.0  # noqa: E731
     return {
-        "samples": total,
+        "loop_samples": total,
+        "writer_thread_samples": worker_busy,
         "self_pct_by_package": [(name, share(n)) for name, n in package.most_common(top)],
         "self_pct": [(name, share(n)) for name, n in self_time.most_common(top)],
         "edge_inclusive_pct": [(name, share(n)) for name, n in inclusive.most_common(top)],

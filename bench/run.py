@@ -14,7 +14,6 @@ projects touched, then after idle eviction -> start-up with 1,000,000 stored eve
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -111,7 +110,8 @@ def machine() -> dict[str, Any]:
 # -- peak throughput --------------------------------------------------------------------------
 
 
-def peak_and_latency(report: Report, work: Path, runs: int, duration_s: float, latency_s: float, do_profile: bool) -> None:
+def peak_and_latency(report: Report, work: Path, runs: int, latency_runs: int, duration_s: float, latency_s: float,
+                     do_profile: bool) -> None:
     config = shop.write_config(work / "edge.toml")
     data = work / "node-peak"
     node = Server.node(data, work / "node-peak.log", {"EDGE_CONFIG": str(config)})
@@ -188,7 +188,7 @@ def peak_and_latency(report: Report, work: Path, runs: int, duration_s: float, l
         status_rate = report.figures["status"].median / 2
         webhook_rate = report.figures["webhook"].median / 2
         status_latency, webhook_latency = [], []
-        for i in range(runs):
+        for i in range(latency_runs):
             status_latency.append(_open_loop(node.url, bench_shop.status_path(), status_rate, latency_s,
                                              [f"Authorization: Bearer {bench_shop.test_key}"]))
             pool = events.write_pool(work / "latency-pool.txt", bodies, int(webhook_rate * latency_s) + 10,
@@ -251,17 +251,18 @@ def _missed(report: Report, name: str) -> bool:
 
 
 def memory(report: Report, work: Path, runs: int) -> None:
-    before, touched, evicted, actors = [], [], [], []
+    before, touched, evicted, actors, anon, anon_evicted = [], [], [], [], [], []
     for i in range(runs):
         data = work / f"node-memory-{i}"
-        env = {"EDGE_ACTOR_IDLE_S": str(IDLE_S)}
+        env = {"EDGE_ACTOR_IDLE_S": str(IDLE_S), "EDGE_CONFIG": str(shop.write_config(work / "edge.toml"))}
         with Server.node(data, work / f"node-memory-{i}.log", env) as node:
             admin = shop.Admin(node.url, data)
             time.sleep(0.5)
             before.append(node.rss_mb())
             started = time.monotonic()
-            asyncio.run(shop.touch_projects(node.url, admin.token, PROJECTS))
+            shop.touch_projects(node.url, admin.token, PROJECTS)
             touched.append(node.rss_mb())
+            anon.append(node.rss_mb("RssAnon"))
             live = admin.stats()["actors"]
             actors.append(live)
             log(f"    run {i + 1}: {before[-1]:.1f} MB at start, {touched[-1]:.1f} MB with {live} live actors "
@@ -271,12 +272,15 @@ def memory(report: Report, work: Path, runs: int) -> None:
                 time.sleep(1)
             remaining = admin.stats()["actors"]
             evicted.append(node.rss_mb())
+            anon_evicted.append(node.rss_mb("RssAnon"))
             log(f"    run {i + 1}: {evicted[-1]:.1f} MB after idle eviction ({remaining} actors left)")
             admin.close()
         shutil.rmtree(data, ignore_errors=True)
     report.add("rss_empty_mb", "MB", before, "fresh node")
     report.add("rss_10k_projects_mb", "MB", touched, f"{PROJECTS} projects each served a request")
+    report.add("rss_anon_10k_projects_mb", "MB", anon, "of which anonymous (heap); the rest is mapped LMDB pages")
     report.add("rss_after_eviction_mb", "MB", evicted, f"EDGE_ACTOR_IDLE_S={IDLE_S:g}")
+    report.add("rss_anon_after_eviction_mb", "MB", anon_evicted, "anonymous (heap)")
     report.extra["memory_live_actors"] = actors
 
 
@@ -373,7 +377,8 @@ def print_table(report: Report, info: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the node against its stack's ceiling.")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="runs per latency and start-up figure")
+    parser.add_argument("--peak-runs", type=int, default=5, help="paired runs per throughput figure")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per peak run")
     parser.add_argument("--latency-duration", type=float, default=8.0, help="seconds per open-loop run")
     parser.add_argument("--memory-runs", type=int, default=1)
@@ -390,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {info['cpu']}, {info['cores']} cores; servers on CPU 0, load on CPU 1")
     report = Report()
     stages: dict[str, Callable[[], None]] = {
-        "peak": lambda: peak_and_latency(report, work, args.runs, args.duration, args.latency_duration, not args.no_profile),
+        "peak": lambda: peak_and_latency(report, work, args.peak_runs, args.runs, args.duration, args.latency_duration, not args.no_profile),
         "memory": lambda: memory(report, work, args.memory_runs),
         "startup": lambda: startup(report, work, args.runs),
     }

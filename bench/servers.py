@@ -85,11 +85,13 @@ class Server:
     def pid(self) -> int:
         return self._server_pid()
 
-    def rss_mb(self) -> float:
+    def rss_mb(self, kind: str = "VmRSS") -> float:
+        """Resident size: ``VmRSS`` (all), ``RssAnon`` (heap) or ``RssFile`` (mapped files: the
+        LMDB pages the node has touched, which the kernel may drop at will)."""
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(kind + ":"):
                 return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
+        raise RuntimeError(f"no {kind}")
 
     def stop(self, timeout_s: float = 30.0) -> None:
         if self.proc is None or self.proc.poll() is not None:

@@ -5,6 +5,7 @@ for the memory figure."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ import httpx
 import trio
 
 from edge.config import DEFAULT_RATE_LIMITS, read_admin_token
+from bench.loadgen import each_once, http_request
 from edge.sim.stripe import StripeSimulator
 
 TIER = "bench"
@@ -153,28 +155,20 @@ async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[st
     return ids
 
 
-async def touch_projects(url: str, token: str, count: int, concurrency: int = 64) -> list[str]:
+def touch_projects(url: str, token: str, count: int) -> list[str]:
     """Create ``count`` projects, then have each serve one anonymous public-info request (which
     starts its actor). Returns the project ids."""
-    body = {"name": "P", "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart", "allowedOrigins": [ORIGIN]}
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=60.0, limits=limits) as http:
-        ids: list[str] = []
-
-        async def create(n: int) -> None:
-            for _ in range(n):
-                response = await http.post("/api/manage/projects", json=body, headers={"Authorization": f"Bearer {token}"})
-                if response.status_code != 201:
-                    raise RuntimeError(f"create project: {response.status_code} {response.text}")
-                ids.append(response.json()["id"])
-
-        await asyncio.gather(*(create(count // concurrency + (i < count % concurrency)) for i in range(concurrency)))
-
-        async def touch(chunk: list[str]) -> None:
-            for project_id in chunk:
-                response = await http.get(f"/api/projects/{project_id}/public-info")
-                if response.status_code != 200:
-                    raise RuntimeError(f"public-info: {response.status_code} {response.text}")
-
-        await asyncio.gather(*(touch(ids[i::concurrency]) for i in range(concurrency)))
+    body = json.dumps({"name": "P", "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart",
+                       "allowedOrigins": [ORIGIN]}).encode()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    create = http_request(url, "POST", "/api/manage/projects", headers, body)
+    ids = []
+    for status, answer in asyncio.run(each_once(url, [create] * count)):
+        if status != 201:
+            raise RuntimeError(f"create project: {status} {answer!r}")
+        ids.append(json.loads(answer)["id"])
+    touches = [http_request(url, "GET", f"/api/projects/{project_id}/public-info") for project_id in ids]
+    for status, answer in asyncio.run(each_once(url, touches)):
+        if status != 200:
+            raise RuntimeError(f"public-info: {status} {answer!r}")
     return ids
