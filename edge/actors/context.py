@@ -7,11 +7,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
 
+from edge.actors.keyindex import KeyIndex
 from edge.config import Settings
 from edge.sealing import Sealer
 from edge.signing import Signer
@@ -41,4 +42,7 @@ class NodeContext:
     clock_ms: Callable[[], int] = wall_ms
     registry: ActorRegistry | None = None
     manage_rates: ProjectRates | None = None  # the operator token's bucket (not per project)
-    extras: dict[str, Any] = field(default_factory=dict)
+    keys: KeyIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keys = KeyIndex(self.store)

@@ -76,24 +76,6 @@ class ProjectActor:
         self._pending: dict[str, Ticket] = {}  # record id -> the ticket that last changed it
         self._stale = False  # a commit failed: reload from the store before the next message
         self._checkouts_in_flight = 0
-        self._handlers: dict[type, Callable[[Any, Reply], None]] = {
-            m.GetStatus: self._get_status,
-            m.GetPublicInfo: self._get_public_info,
-            m.StartCheckout: self._start_checkout,
-            m.CheckoutFinished: self._finish_checkout,
-            m.MarkPaid: self._mark_paid,
-            m.CancelTx: self._cancel,
-            m.GetProject: self._get_project,
-            m.PatchProject: self._patch_project,
-            m.PutProduct: self._put_product,
-            m.DeleteProduct: self._delete_product,
-            m.PutProvider: self._put_provider,
-            m.CreateKey: self._create_key,
-            m.RevokeKey: self._revoke_key,
-            m.PortalUrl: self._portal_url,
-            m.TriggerMaterial: self._trigger_material,
-            m.GetUsage: self._get_usage,
-        }
 
     @classmethod
     def load(cls, ctx: NodeContext, project_id: str) -> ProjectActor:
@@ -104,27 +86,54 @@ class ProjectActor:
 
     # -- the Actor protocol -------------------------------------------------------------
 
+    def handle_now(self, message: Any, reply: Reply) -> bool:
+        """Everything but a webhook (whose verification may wait) runs without waiting."""
+        if self._stale or type(message) is m.Webhook:
+            return False
+        self._dispatch(message, reply)
+        return True
+
     async def handle(self, message: Any, reply: Reply) -> None:
         if self._stale:
             await self.quiesce()
             self._reload()
-        self._prune_now_and_then()
-        handler = self._handlers.get(type(message))
-        if handler is None and type(message) is not m.Webhook:
+        if type(message) is not m.Webhook:
+            self._dispatch(message, reply)
+            return
+        admitted = self._admit(message, reply)
+        if admitted is not None:
+            try:
+                await self._intake.receive(message, admitted)
+            except Failure as failure:
+                admitted(failure)
+
+    def _dispatch(self, message: Any, reply: Reply) -> None:
+        handler = _HANDLERS.get(type(message))
+        if handler is None:
             raise TypeError(f"project actor got an unknown message {message!r}")
+        admitted = self._admit(message, reply)
+        if admitted is None:
+            return
         try:
-            charge = getattr(message, "charge", None)
-            if charge is not None:
-                # a counted request's every answer, errors included, carries its RateLimit-*
-                reply = _with_headers(reply, self._rates.take(charge.bucket, charge.client))
-            if handler is None:
-                await self._intake.receive(message, reply)
-            else:
-                handler(message, reply)
+            handler(self, message, admitted)
         except InvalidInput as exc:
-            reply(invalid(exc.message, exc.field, exc.code))
+            admitted(invalid(exc.message, exc.field, exc.code))
+        except Failure as failure:
+            admitted(failure)
+
+    def _admit(self, message: Any, reply: Reply) -> Reply | None:
+        """Charge the request's rate bucket: the reply to use (carrying its RateLimit-*, errors
+        included), or None when refused (the 429 is already sent)."""
+        self._prune_now_and_then()
+        charge = getattr(message, "charge", None)
+        if charge is None:
+            return reply
+        try:
+            headers = self._rates.take(charge.bucket, charge.client)
         except Failure as failure:
             reply(failure)
+            return None
+        return _with_headers(reply, headers)
 
     async def quiesce(self) -> None:
         if self._last_ticket is not None and not self._last_ticket.done:
@@ -729,6 +738,7 @@ class ProjectActor:
             raise Failure(404, "not_found", "No key with this id in this project.")
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
+        self.ctx.keys.forget(meta["hash"])  # before the commit: lookups read the store from now
         self._commit(ops, reply, {"revoked": True, "keyId": msg.key_id})
 
 
@@ -776,3 +786,24 @@ def _records_in(ops: list[Op]) -> list[str]:
         if db == "records" and kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
             ids_written.append(keys.item_id(key))
     return ids_written
+
+
+# One table for every actor: message type -> handler.
+_HANDLERS: dict[type, Callable[[ProjectActor, Any, Reply], None]] = {
+    m.GetStatus: ProjectActor._get_status,
+    m.GetPublicInfo: ProjectActor._get_public_info,
+    m.StartCheckout: ProjectActor._start_checkout,
+    m.CheckoutFinished: ProjectActor._finish_checkout,
+    m.MarkPaid: ProjectActor._mark_paid,
+    m.CancelTx: ProjectActor._cancel,
+    m.GetProject: ProjectActor._get_project,
+    m.PatchProject: ProjectActor._patch_project,
+    m.PutProduct: ProjectActor._put_product,
+    m.DeleteProduct: ProjectActor._delete_product,
+    m.PutProvider: ProjectActor._put_provider,
+    m.CreateKey: ProjectActor._create_key,
+    m.RevokeKey: ProjectActor._revoke_key,
+    m.PortalUrl: ProjectActor._portal_url,
+    m.TriggerMaterial: ProjectActor._trigger_material,
+    m.GetUsage: ProjectActor._get_usage,
+}

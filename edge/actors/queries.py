@@ -6,9 +6,7 @@ They read only what the writer has committed, so they can never show anything no
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from edge.actors.context import NodeContext
@@ -20,26 +18,6 @@ from edge.failures import Failure
 from edge.store import keys
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
-
-
-@dataclass(frozen=True)
-class KeyInfo:
-    project_id: str
-    key_id: str
-    mode: str
-
-
-def lookup_key(store: Store, key: str) -> KeyInfo | None:
-    digest = ids.hash_api_key(key)
-    raw = store.get_raw(digest, db="apikeys")
-    if raw is None:
-        return None
-    # The index is keyed by the digest; this compare keeps the check constant-time even if a
-    # later change looks keys up some other way.
-    if not hmac.compare_digest(digest, ids.hash_api_key(key)):
-        return None
-    entry = unpack(raw)
-    return KeyInfo(entry["projectId"], entry["keyId"], entry["mode"])
 
 
 def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:

@@ -1,21 +1,28 @@
-"""Project id -> running actor, spawned on first use and evicted when idle.
+"""Project id -> its actor, made on first use and evicted when idle.
+
+An actor is a plain object that owns its project's state. A message reaches it one of two ways:
+- at once, in the caller's task, when the actor is free (no task running for it, nothing
+  queued) and the message needs no waiting (``handle_now`` takes it). There is no checkpoint
+  from the check to the end of the handler, so this is still one message at a time, in order;
+- else through a bounded mailbox, drained by a task that exists only while there is work
+  (a webhook being verified, or messages that arrived meanwhile). When the mailbox is empty the
+  task ends and the actor is passive again: an idle project costs no task and no channel.
 
 Guarantees:
-- One actor per project at a time; it handles its messages one by one, in arrival order.
-- Mailboxes are bounded: when one is full the caller waits (backpressure) up to its timeout and
-  then gets ``503 unavailable``, rather than the node growing without bound.
-- A reply travels on a one-shot channel of buffer 1 and the actor sends with ``send_nowait``,
-  so a caller that gave up can never block the actor.
-- An exception inside one actor answers that one caller ``500 internal``, then the actor is
-  rebuilt from the store; other projects never notice.
-- ``drain()`` lets every actor finish what is already in its mailbox, then stops them.
+- One actor per project; its messages are handled one by one, in arrival order.
+- Mailboxes are bounded: a full one is backpressure up to the caller's timeout, then
+  ``503 unavailable``.
+- A reply goes into a one-shot slot that never blocks the actor; a caller that gave up is simply
+  never read.
+- An exception inside one actor answers that caller ``500 internal`` and the actor is rebuilt
+  from the store (after its pending commits settle); other projects never notice.
+- ``drain()`` refuses new work, lets started work finish, and returns when every actor is idle.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import trio
@@ -28,7 +35,11 @@ Reply = Callable[[Any], None]
 
 
 class Actor(Protocol):
-    def handle(self, message: Any, reply: Reply) -> Awaitable[None]:
+    def handle_now(self, message: Any, reply: Reply) -> bool:
+        """Handle ``message`` without waiting, if it can; False sends it through the mailbox.
+        Like ``handle``, it calls ``reply`` exactly once, now or later (after a commit)."""
+
+    async def handle(self, message: Any, reply: Reply) -> None:
         """Handle one message and call ``reply`` exactly once, now or later (after a commit).
         Raising ``Failure`` replies with it; raising anything else is a crash."""
 
@@ -43,12 +54,38 @@ class Actor(Protocol):
 ActorFactory = Callable[[str], Actor]
 
 
-class _Entry:
-    __slots__ = ("send", "receive", "restarts")
+class _OneShot:
+    """Where an actor puts its one reply: never blocks the sender."""
 
-    def __init__(self, size: int) -> None:
-        self.send, self.receive = trio.open_memory_channel[tuple[Any, Reply]](size)
-        self.restarts = 0
+    __slots__ = ("value", "done", "_event")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: Any = None
+        self._event: trio.Event | None = None
+
+    def __call__(self, value: Any) -> None:
+        if self.done:
+            return
+        self.value, self.done = value, True
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if not self.done:
+            self._event = trio.Event()
+            await self._event.wait()
+
+
+class _Entry:
+    __slots__ = ("actor", "send", "running", "touched", "rebuild")
+
+    def __init__(self, actor: Actor, now: float) -> None:
+        self.actor = actor
+        self.send: trio.MemorySendChannel[tuple[Any, Reply]] | None = None  # while a task runs
+        self.running = False
+        self.touched = now
+        self.rebuild = False  # crashed while it had pending writes: rebuild before the next message
 
 
 class ActorRegistry:
@@ -67,11 +104,8 @@ class ActorRegistry:
         self._idle_s = idle_s
         self._call_timeout_s = call_timeout_s
         self._entries: dict[str, _Entry] = {}
-        self._actors: dict[str, Actor] = {}
         self._closing = False
-        self._running = 0
-        self._all_stopped = trio.Event()
-        self._all_stopped.set()
+        self._sweeping: trio.CancelScope | None = None
         self.restarts = 0
 
     def __len__(self) -> int:
@@ -79,6 +113,11 @@ class ActorRegistry:
 
     def __contains__(self, project_id: str) -> bool:
         return project_id in self._entries
+
+    @property
+    def running(self) -> int:
+        """Actors with a task right now (the others are passive)."""
+        return sum(entry.running for entry in self._entries.values())
 
     async def call(
         self,
@@ -88,121 +127,134 @@ class ActorRegistry:
         *,
         internal: bool = False,
     ) -> Any:
-        """Send ``message`` to the project's actor and return its reply (or raise its Failure).
+        """Give ``message`` to the project's actor and return its reply (or raise its Failure).
 
         ``internal`` marks an actor's own follow-up work (a provider call returning), which is
         still taken while the node drains, so nothing started is left half-done."""
         if self._closing and not internal:
             raise Failure(503, "unavailable", "The node is shutting down.", retryable=True)
-        reply_send, reply_receive = trio.open_memory_channel[Any](1)
+        entry = self._entry(project_id)
+        entry.touched = trio.current_time()
+        reply = _OneShot()
+        if not (entry.running or entry.rebuild) and self._now(project_id, entry, message, reply):
+            pass
+        else:
+            await self._enqueue(project_id, entry, message, reply, timeout_s)
+        if not reply.done:
+            with trio.move_on_after(timeout_s or self._call_timeout_s):
+                await reply.wait()
+            if not reply.done:
+                raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True)
+        if isinstance(reply.value, BaseException):
+            raise reply.value
+        return reply.value
 
-        def reply(value: Any) -> None:
-            try:
-                reply_send.send_nowait(value)
-            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # replied twice, or the caller is gone: never block the actor
-
-        with trio.move_on_after(timeout_s or self._call_timeout_s) as scope:
-            while True:
-                entry = self._entry(project_id, internal)
-                try:
-                    await entry.send.send((message, reply))
-                    break
-                except trio.BrokenResourceError:
-                    continue  # evicted between lookup and send: spawn a fresh one
-                except trio.ClosedResourceError:
-                    raise Failure(503, "unavailable", "The node is shutting down.", retryable=True) from None
-            result = await reply_receive.receive()
-        if scope.cancelled_caught:
-            raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True)
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def _entry(self, project_id: str, internal: bool) -> _Entry:
+    def _entry(self, project_id: str) -> _Entry:
         entry = self._entries.get(project_id)
         if entry is not None:
             return entry
-        if self._closing:  # even for internal work: drain waits only for what it knows
+        if self._closing:  # drain waits only for actors it knows
             raise Failure(503, "unavailable", "The node is shutting down.", retryable=True)
-        actor = self._factory(project_id)  # raises Failure(404) for an unknown project
-        entry = _Entry(self._mailbox_size)
+        entry = _Entry(self._factory(project_id), trio.current_time())  # 404 for an unknown id
         self._entries[project_id] = entry
-        self._actors[project_id] = actor
-        self._running += 1
-        self._all_stopped = trio.Event()
-        self._nursery.start_soon(self._run, project_id, entry, actor)
+        if self._sweeping is None:
+            self._sweeping = trio.CancelScope()
+            self._nursery.start_soon(self._sweep, self._sweeping)
         return entry
 
-    async def _run(self, project_id: str, entry: _Entry, actor: Actor) -> None:
+    def _now(self, project_id: str, entry: _Entry, message: Any, reply: _OneShot) -> bool:
+        """Run ``message`` in this task if the actor takes it now; False if it must queue."""
         try:
-            try:
-                while True:
-                    message = await self._next(entry, actor)
-                    if message is None:
-                        break
-                    actor = await self._handle(project_id, entry, actor, message)
-            finally:
-                # No checkpoint since the decision to stop: nothing can be sent in between, and
-                # a sender from now on gets BrokenResourceError and spawns a fresh actor.
-                if self._entries.get(project_id) is entry:
-                    del self._entries[project_id]
-                    del self._actors[project_id]
-                entry.receive.close()
-            await actor.quiesce()
-        finally:
-            self._running -= 1
-            if self._running == 0:
-                self._all_stopped.set()
-
-    async def _next(self, entry: _Entry, actor: Actor) -> tuple[Any, Reply] | None:
-        """The next message, or None when the actor should stop (idle, or draining and empty)."""
-        while True:
-            try:
-                return entry.receive.receive_nowait()
-            except trio.WouldBlock:
-                pass
-            except trio.EndOfChannel:
-                return None
-            with trio.move_on_after(self._idle_s if not self._closing else math.inf):
-                try:
-                    return await entry.receive.receive()
-                except trio.EndOfChannel:
-                    return None
-            # Idle: evict only when nothing is lost. No checkpoint between the empty-check and
-            # the close, so no sender can slip a message in between.
-            if actor.idle() and entry.receive.statistics().current_buffer_used == 0:
-                return None
-
-    async def _handle(
-        self, project_id: str, entry: _Entry, actor: Actor, message: tuple[Any, Reply]
-    ) -> Actor:
-        payload, reply = message
-        try:
-            await actor.handle(payload, reply)
+            return entry.actor.handle_now(message, reply)
         except Failure as failure:
             reply(failure)
         except Exception:
-            log.exception("actor of project %s crashed; restarting it from the store", project_id)
-            reply(Failure(500, "internal", "An unexpected fault; it has been logged."))
-            await actor.quiesce()
-            entry.restarts += 1
-            self.restarts += 1
-            try:
-                actor = self._factory(project_id)
-                self._actors[project_id] = actor
-                return actor
-            except Failure:
-                log.warning("project %s vanished while restarting its actor", project_id)
-        return actor
+            self._crashed(project_id, entry, reply)
+        return True
+
+    async def _enqueue(
+        self, project_id: str, entry: _Entry, message: Any, reply: _OneShot, timeout_s: float | None
+    ) -> None:
+        if entry.send is None:
+            send, receive = trio.open_memory_channel[tuple[Any, Reply]](self._mailbox_size)
+            entry.send, entry.running = send, True
+            self._nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
+        try:
+            entry.send.send_nowait((message, reply))  # no checkpoint: cannot miss the task
+        except trio.WouldBlock:
+            with trio.move_on_after(timeout_s or self._call_timeout_s) as scope:
+                await entry.send.send((message, reply))  # full: the task is busy, not ending
+            if scope.cancelled_caught:
+                raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True) from None
+
+    async def _drain_mailbox(
+        self, project_id: str, entry: _Entry, receive: trio.MemoryReceiveChannel[tuple[Any, Reply]]
+    ) -> None:
+        try:
+            if entry.rebuild:
+                await self._rebuild(project_id, entry)
+            while True:
+                try:
+                    message, reply = receive.receive_nowait()
+                except trio.WouldBlock:
+                    break  # empty: with no checkpoint since, no sender can be left behind
+                await self._handle(project_id, entry, message, reply)
+        finally:
+            entry.send = None
+            entry.running = False
+            receive.close()
+
+    async def _handle(self, project_id: str, entry: _Entry, message: Any, reply: Reply) -> None:
+        try:
+            await entry.actor.handle(message, reply)
+        except Failure as failure:
+            reply(failure)
+        except Exception:
+            self._crashed(project_id, entry, reply)
+            await self._rebuild(project_id, entry)
+
+    def _crashed(self, project_id: str, entry: _Entry, reply: Reply) -> None:
+        log.exception("actor of project %s crashed; rebuilding it from the store", project_id)
+        reply(Failure(500, "internal", "An unexpected fault; it has been logged."))
+        self.restarts += 1
+        if entry.actor.idle():  # nothing pending: the store is the whole truth already
+            self._replace(project_id, entry)
+        else:
+            entry.rebuild = True
+
+    async def _rebuild(self, project_id: str, entry: _Entry) -> None:
+        await entry.actor.quiesce()
+        self._replace(project_id, entry)
+
+    def _replace(self, project_id: str, entry: _Entry) -> None:
+        entry.rebuild = False
+        try:
+            entry.actor = self._factory(project_id)
+        except Failure:
+            log.warning("project %s vanished while rebuilding its actor", project_id)
+
+    async def _sweep(self, scope: trio.CancelScope) -> None:
+        """Evict actors untouched for ``idle_s`` that hold nothing (one task for all)."""
+        try:
+            with scope:
+                await self._sweep_forever()
+        finally:
+            self._sweeping = None
+
+    async def _sweep_forever(self) -> None:
+        while self._entries:
+            await trio.sleep(max(0.01, self._idle_s / 4))
+            now = trio.current_time()
+            for project_id, entry in list(self._entries.items()):
+                quiet = now - entry.touched >= self._idle_s
+                if quiet and not entry.running and not entry.rebuild and entry.actor.idle():
+                    del self._entries[project_id]
 
     async def drain(self, grace_s: float = 15.0) -> None:
-        """Refuse new work, let started work finish (up to ``grace_s``), then let every actor
-        empty its mailbox and stop."""
+        """Refuse new work, and return once started work is done (or ``grace_s`` passed)."""
         self._closing = True
         with trio.move_on_after(grace_s):
-            while not all(actor.idle() for actor in self._actors.values()):
+            while any(entry.running or not entry.actor.idle() for entry in self._entries.values()):
                 await trio.sleep(0.01)
-        for entry in list(self._entries.values()):
-            entry.send.close()
-        await self._all_stopped.wait()
+        if self._sweeping is not None:
+            self._sweeping.cancel()

@@ -3,7 +3,6 @@ answer carries (``Cm-Request-Id``, ``Cm-Version``)."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from quart import Response, request
@@ -23,7 +22,9 @@ from edge.http import (
     subscriptions,
     webhooks,
 )
+from edge.http.cors import add_cors
 from edge.http.jsonio import API_VERSION
+from edge.http.request_ids import request_id
 
 JSON_BODY_LIMIT = 16 * 1024
 WEBHOOK_BODY_LIMIT = 1024 * 1024
@@ -60,7 +61,6 @@ def create_app(ctx: NodeContext) -> QuartTrio:
 
 
 async def _before() -> None:
-    request.edge_request_id = "req_" + secrets.token_hex(10)  # type: ignore[attr-defined]
     pinned = request.headers.get("Cm-Version")
     if pinned is not None and pinned != API_VERSION:
         raise Failure(
@@ -70,12 +70,14 @@ async def _before() -> None:
 
 async def _after(response: Response) -> Response:
     headers = response.headers
-    headers["Cm-Request-Id"] = getattr(request, "edge_request_id", "")
-    headers["Cm-Version"] = API_VERSION
-    headers["X-Content-Type-Options"] = "nosniff"
+    # appended in one go: these names are never set by a handler
+    headers.extend(
+        (("Cm-Request-Id", request_id()), ("Cm-Version", API_VERSION), ("X-Content-Type-Options", "nosniff"))
+    )
     if response.mimetype == "text/html":
         headers["Content-Security-Policy"] = HTML_CSP
     extra = getattr(request, "edge_headers", None)
     if extra:
-        headers.update(extra)
+        headers.extend(extra.items())
+    add_cors(response)
     return response

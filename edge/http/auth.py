@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from quart import request
 
-from edge.actors.queries import lookup_key
 from edge.domain.ids import api_key_mode
 from edge.failures import Failure
 from edge.http.context import node
@@ -55,7 +54,7 @@ def project_caller(project_id: str, *, required: bool) -> Caller | None:
             raise _unauthorized("This endpoint needs the project's key: Authorization: Bearer cmk_...")
         return None
     if api_key_mode(token) is not None:
-        info = lookup_key(node().store, token)
+        info = node().keys.lookup(token)
         if info is None:
             raise _unauthorized("This key is unknown or revoked.")
         if info.project_id != project_id:

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from edge.domain.errors import InvalidInput
 from edge.failures import Failure, invalid
 from edge.http.jsonio import json_response
+from edge.http.request_ids import request_id
 
 log = logging.getLogger("edge.http")
 
@@ -29,7 +30,7 @@ def render_failure(failure: Failure) -> Response:
 
 def _on_failure(failure: Failure) -> Response:
     if failure.status == 500:  # an actor crashed: the request id is what the merchant quotes
-        failure.extra.setdefault("requestId", getattr(request, "edge_request_id", ""))
+        failure.extra.setdefault("requestId", request_id())
     return render_failure(failure)
 
 
@@ -48,16 +49,15 @@ def _on_http_exception(exc: HTTPException) -> Response:
 
 
 def _on_unexpected(exc: Exception) -> Response:
-    request_id = getattr(request, "edge_request_id", "")
     log.error(
-        "unexpected fault in %s %s (request %s)", request.method, request.path, request_id, exc_info=exc
+        "unexpected fault in %s %s (request %s)", request.method, request.path, request_id(), exc_info=exc
     )
     return render_failure(
         Failure(
             500,
             "internal",
             "An unexpected fault; it has been logged. Quote the request id when reporting it.",
-            extra={"requestId": request_id},
+            extra={"requestId": request_id()},
         )
     )
 

@@ -1,5 +1,5 @@
-"""Browser-callable, anonymous: public-info (cached, signed), the signing keys, the provider
-icons, and the CORS answers of every endpoint a buyer's browser calls."""
+"""Browser-callable, anonymous: public-info (cached, signed), the signing keys and the provider
+icons."""
 
 from __future__ import annotations
 
@@ -23,15 +23,6 @@ ICONS = Path(__file__).resolve().parent.parent / "static" / "icons"
 PUBLIC_CACHE = "public, max-age=60"
 KEYS_CACHE = "public, max-age=3600"
 
-# What the button, or a merchant's own page script, calls from the buyer's browser.
-BROWSER_ENDPOINTS = frozenset({"public.public_info", "checkout.start_checkout", "status.status"})
-# The button never sends a key: a project key must not reach a browser.
-CORS_REQUEST_HEADERS = "Content-Type, Idempotency-Key, Cm-Version"
-CORS_EXPOSED_HEADERS = (
-    f"{SIGNATURE_HEADER}, ETag, Cm-Request-Id, Cm-Version, Retry-After, "
-    "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset"
-)
-CORS_MAX_AGE = "600"
 
 
 @blueprint.get("/api/projects/<project_id>/public-info")
@@ -72,22 +63,4 @@ async def icon(name: str) -> Response:
         raise Failure(404, "not_found", "No such icon.")
     response = await send_from_directory(ICONS, name)
     response.headers["Cache-Control"] = "public, max-age=86400"
-    return response
-
-
-@blueprint.after_app_request
-async def _cors(response: Response) -> Response:
-    """Lets a page on any origin call the browser endpoints and read the headers it needs (the
-    signature above all). Quart answers OPTIONS itself with the route's ``Allow``; a preflight
-    turns that into the methods the browser may use."""
-    rule = request.url_rule
-    if rule is None or rule.endpoint not in BROWSER_ENDPOINTS:
-        return response
-    headers = response.headers
-    headers["Access-Control-Allow-Origin"] = "*"
-    headers["Access-Control-Expose-Headers"] = CORS_EXPOSED_HEADERS
-    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
-        headers["Access-Control-Allow-Methods"] = headers.get("Allow", "")
-        headers["Access-Control-Allow-Headers"] = CORS_REQUEST_HEADERS
-        headers["Access-Control-Max-Age"] = CORS_MAX_AGE
     return response

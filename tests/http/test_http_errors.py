@@ -52,7 +52,7 @@ async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, 
     other_tx = (await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})).json()["txId"]
     # Corrupt one stored record behind the actor's back, and restart the actor so it reads it.
     await node.ctx.writer.write([("records", keys.record(pid, keys.TRANSACTION, tx), b"\xc1garbage")])
-    node.ctx.registry._entries[pid].send.close()  # the actor stops; the next call spawns a new one
+    del node.ctx.registry._entries[pid]  # evicted: the next call loads the actor from the store
     response = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
     error = _error(response, 500, "internal")
     assert error["requestId"] == response.headers["cm-request-id"]
@@ -67,8 +67,15 @@ async def test_only_browser_endpoints_answer_cross_origin(admin, http):
     shop = await manual_shop(admin)
     merchant = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
     assert merchant.status_code == 200 and "access-control-allow-origin" not in merchant.headers
-    status = await http.get(f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD")
-    assert status.status_code == 404 and status.headers["access-control-allow-origin"] == "*"
+    path = f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD"
+    from_a_page = await http.get(path, headers={"Origin": "https://shop.example"})
+    assert from_a_page.status_code == 404 and from_a_page.headers["access-control-allow-origin"] == "*"
+    assert "Cm-Signature" in from_a_page.headers["access-control-expose-headers"]
+    from_a_server = await http.get(path)  # a backend poll carries no CORS headers
+    assert "access-control-allow-origin" not in from_a_server.headers
+    # public-info always does: shared caches keep it and hand it to browsers later
+    info = await http.get(f"/api/projects/{shop.project_id}/public-info")
+    assert info.headers["access-control-allow-origin"] == "*"
 
 
 async def test_webhook_bodies_are_refused_over_1_mib_before_any_body_byte_is_read(node, admin, http):

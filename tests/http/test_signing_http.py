@@ -111,7 +111,9 @@ async def test_browser_answers_expose_the_headers_a_page_reads(admin, http):
     answer = await _public_info(http, shop.project_id, Origin="https://shop.example")
     exposed = {h.strip().lower() for h in answer.headers["access-control-expose-headers"].split(",")}
     assert {"cm-signature", "etag", "cm-request-id"} <= exposed
-    missing = await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "nope"})
+    missing = await http.post(
+        f"/api/checkout/manual/{shop.project_id}", json={"productId": "nope"}, headers={"Origin": "https://shop.example"}
+    )
     assert missing.headers["access-control-allow-origin"] == "*"
     assert "Cm-Request-Id" in missing.headers["access-control-expose-headers"]
 

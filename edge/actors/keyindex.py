@@ -1,0 +1,49 @@
+"""Project keys by their SHA-256, with the recent hits kept in memory.
+
+Only hits are kept (an attacker's guesses cannot fill it) and the cache is bounded. A revoke
+forgets the key before its commit is submitted, so from then on every lookup reads the store,
+and a revoked key stops working the moment the revocation is acknowledged.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from edge.domain import ids
+from edge.store.codec import unpack
+from edge.store.env import Store
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    project_id: str
+    key_id: str
+    mode: str
+
+
+class KeyIndex:
+    def __init__(self, store: Store, size: int = 10_000) -> None:
+        self._store = store
+        self._size = size
+        self._hits: dict[bytes, KeyInfo] = {}
+
+    def lookup(self, key: str) -> KeyInfo | None:
+        digest = ids.hash_api_key(key)
+        info = self._hits.get(digest)
+        if info is not None:
+            return info
+        raw = self._store.get_raw(digest, db="apikeys")
+        # The index is keyed by the digest; this compare keeps the check constant-time even if a
+        # later change looks keys up some other way.
+        if raw is None or not hmac.compare_digest(digest, ids.hash_api_key(key)):
+            return None
+        entry = unpack(raw)
+        info = KeyInfo(entry["projectId"], entry["keyId"], entry["mode"])
+        if len(self._hits) >= self._size:
+            self._hits.clear()
+        self._hits[digest] = info
+        return info
+
+    def forget(self, digest: bytes) -> None:
+        self._hits.pop(digest, None)
