@@ -26,7 +26,7 @@ from edge.actors.idempotency import IdempotencyKeys
 from edge.actors.intake import WebhookIntake
 from edge.actors.rates import ProjectRates
 from edge.actors.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_event_ops
-from edge.actors.records import status_record, transaction_view
+from edge.actors.records import status_body, transaction_view
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
@@ -69,6 +69,7 @@ class ProjectActor:
         self._rates = ProjectRates(ctx.settings, project["tier"])
         self._idempotency = IdempotencyKeys(self)
         self._pollers: dict[str, list[tuple[int, Reply]]] = {}
+        self._status_bodies: dict[str, tuple[int, int, bytes]] = {}
         self._pruned_at = 0
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._public: dict[tuple[str | None, str], PublicInfo] = {}
@@ -187,7 +188,7 @@ class ProjectActor:
     def _commit(self, ops: list[Op], reply: Reply, answer: Any) -> Ticket:
         """Write ``ops``; once durable, reply with ``answer`` and wake long polls on what they
         changed. Answers are taken now: a later change in memory must not leak into them."""
-        woken = {item_id: status_record(record) for item_id in _records_in(ops)
+        woken = {item_id: (record["version"], self._status_body(record)) for item_id in _records_in(ops)
                  if item_id in self._pollers and (record := self._record(item_id)) is not None}
         ticket = self._submit(ops)
 
@@ -196,8 +197,8 @@ class ProjectActor:
                 reply(unavailable())
                 return
             reply(answer)
-            for item_id, record in woken.items():
-                self._wake_pollers(item_id, record)
+            for item_id, (version, body) in woken.items():
+                self._wake_pollers(item_id, version, body)
 
         ticket.when_durable(durable)
         return ticket
@@ -308,7 +309,7 @@ class ProjectActor:
         if record is None:
             raise Failure(404, "not_found", "No transaction or subscription with this id.")
         if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version:
-            self._reply_read(reply, status_record(record), msg.item_id)
+            self._reply_read(reply, self._status_body(record), msg.item_id)
             return
         # Long poll: answered by the commit that changes the record, or by the timer.
         once = _once(reply)
@@ -324,16 +325,21 @@ class ProjectActor:
             self._pollers.pop(item_id, None)
         record = self._record(item_id)
         if record is not None:
-            self._reply_read(once, status_record(record), item_id)
+            self._reply_read(once, self._status_body(record), item_id)
 
-    def _wake_pollers(self, item_id: str, record: dict[str, Any]) -> None:
-        """``record`` is the status as committed: pollers behind its version get it."""
+    def _status_body(self, record: dict[str, Any]) -> bytes:
+        if len(self._status_bodies) > TX_CACHE_SIZE:
+            self._status_bodies.clear()
+        return status_body(record, self._status_bodies)
+
+    def _wake_pollers(self, item_id: str, version: int, body: bytes) -> None:
+        """``body`` is the status as committed, at ``version``: pollers behind it get it."""
         keep = []
-        for version, once in self._pollers.get(item_id, []):
-            if record["version"] > version:
-                once(record)
+        for seen, once in self._pollers.get(item_id, []):
+            if version > seen:
+                once(body)
             else:
-                keep.append((version, once))
+                keep.append((seen, once))
         if keep:
             self._pollers[item_id] = keep
         else:

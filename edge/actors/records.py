@@ -6,6 +6,7 @@ numbers and ISO 8601 strings. One place renders each shape so every endpoint agr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,18 @@ def status_record(tx: Mapping[str, Any]) -> dict[str, Any]:
         record["interval"] = tx.get("interval")
         record["currentPeriodEnd"] = _iso(tx.get("currentPeriodEnd"))
     return record
+
+
+def status_body(record: Mapping[str, Any], cache: dict[str, tuple[int, int, bytes]]) -> bytes:
+    """The status record as JSON bytes, rendered once per version of the record: pollers ask
+    far more often than records change."""
+    key = (record["version"], record["updatedAt"])
+    cached = cache.get(record["id"])
+    if cached is not None and cached[:2] == key:
+        return cached[2]
+    body = json.dumps(status_record(record), separators=(",", ":")).encode()
+    cache[record["id"]] = (*key, body)
+    return body
 
 
 def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:

@@ -128,6 +128,9 @@ def to_wire(minor: int, currency: str) -> int | float:
     significant digits survives a round trip through a double.
     """
     _check_minor(minor)
-    if exponent(currency) == 0:
+    places = exponent(currency)
+    if places == 0:
         return int(minor)
-    return float(to_major(minor, currency))
+    # IEEE division is correctly rounded and both operands are exact (|minor| < 2**53), so this
+    # is the double nearest the decimal amount: the same float as parsing its digits, cheaply.
+    return minor / 10**places

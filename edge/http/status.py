@@ -11,7 +11,6 @@ from edge.failures import Failure
 from edge.http.auth import project_caller
 from edge.http.clients import charge
 from edge.http.context import ask
-from edge.http.jsonio import json_response
 
 blueprint = Blueprint("status", __name__)
 
@@ -37,8 +36,10 @@ async def status(project_id: str, item_id: str) -> Response:
     if not ids.is_project_id(project_id) or not (ids.is_tx_id(item_id) or ids.is_sub_id(item_id)):
         raise _not_found()
     caller = project_caller(project_id, required=False)
-    wait_s = _bounded_int("wait", 0, MAX_WAIT_S, default=0)
-    version = _bounded_int("version", 0, 2**31, default=None)
+    wait_s, version = 0, None
+    if request.query_string:  # most polls carry none: skip parsing
+        wait_s = _bounded_int("wait", 0, MAX_WAIT_S, default=0)
+        version = _bounded_int("version", 0, 2**31, default=None)
     message = GetStatus(item_id, wait_s=wait_s, version=version, charge=charge("status", caller))
     try:
         record = await ask(project_id, message, timeout_s=wait_s + 10)
@@ -46,4 +47,4 @@ async def status(project_id: str, item_id: str) -> Response:
         if failure.code == "project_not_found":
             raise _not_found() from None
         raise
-    return json_response(record)
+    return Response(record, content_type="application/json")  # rendered JSON, from the actor
