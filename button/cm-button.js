@@ -344,8 +344,7 @@
       return this;
     }
 
-    /** The hosted card form hook for `token` checkouts (see the class comment). */
-    cardForm = null;
+    #cardForm = null;
 
     #busy = false; // the double-click lock: one processing run at a time
     #session = null; // AbortController of the open window; aborting it drops late answers
@@ -360,6 +359,13 @@
 
     constructor() {
       super();
+      // A page may set cardForm before this script defines the element; an own property set
+      // then would hide the accessor, so take its value over.
+      if (Object.prototype.hasOwnProperty.call(this, 'cardForm')) {
+        const early = this.cardForm;
+        delete this.cardForm;
+        this.cardForm = early;
+      }
       const root = this.attachShadow({mode: 'open', delegatesFocus: true});
       root.adoptedStyleSheets = [STYLES];
       this.#spinner = h('span', {class: 'spinner', part: 'spinner', 'aria-hidden': 'true', hidden: true});
@@ -410,6 +416,15 @@
     set mode(value) { this.setAttribute('mode', value); }
     get baseUrl() { return (this.getAttribute('base-url') || SCRIPT_BASE).replace(/\/+$/, ''); }
     set baseUrl(value) { this.setAttribute('base-url', value); }
+
+    /** The hosted card form hook for `token` checkouts (see the class comment). */
+    get cardForm() {
+      return this.#cardForm;
+    }
+
+    set cardForm(hook) {
+      this.#cardForm = hook;
+    }
 
     disconnectedCallback() {
       if (this.#dialog.open) this.#closeWindow();

@@ -51,6 +51,13 @@ for (const type of %s) {
 """ % list(EVENTS)
 
 
+# Sets the card form hook on the element before the button script has defined it.
+EARLY_CARD_FORM_JS = """
+window.cardForms = [];
+document.querySelector('cm-button').cardForm = (handoff) => cardForms.push(handoff);
+"""
+
+
 def require_browser() -> None:
     """Skips without Chromium, unless EDGE_REQUIRE_BROWSER=1 (CI), where that is a failure.
     ``EDGE_CHROMIUM`` names another Chromium build (the default is Debian's)."""
@@ -115,6 +122,8 @@ class ShopSite:
         query = {name: values[-1] for name, values in parse_qs(url.query).items()}
         if url.path == "/recorder.js":
             body, content_type = RECORDER_JS, "text/javascript"
+        elif url.path == "/early-card-form.js":
+            body, content_type = EARLY_CARD_FORM_JS, "text/javascript"
         else:
             body, content_type = self._page(url.path, query), "text/html; charset=utf-8"
         data = body.encode()
@@ -149,6 +158,8 @@ class ShopSite:
                 f'<script src="{self.node_url}/button.js" integrity="{self.integrity}"'
                 ' crossorigin="anonymous"></script>'
             )
+        early = '<script src="/early-card-form.js"></script>' if query.get("early_card_form") else ""
+        element = element.replace("</cm-button>\n", "</cm-button>\n" + early + "\n", 1) if early else element
         return f"""<!doctype html>
 <html lang="en-GB"><head><meta charset="utf-8"><title>Shop</title>
 <script src="/recorder.js"></script></head>

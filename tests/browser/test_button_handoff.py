@@ -96,3 +96,15 @@ async def test_token_without_a_card_form_is_an_error(admin, shop_site):
     events = await in_browser(buyer)
     assert [e["type"] for e in events][2:] == ["cm-checkout-started", "cm-error", "cm-idle"]
     assert events[3]["detail"]["code"] == "card_form_unavailable"
+
+
+async def test_a_card_form_hook_set_before_the_script_loads_is_kept(admin, shop_site):
+    shop = await manual_shop(admin)
+
+    def buyer(page):
+        answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_02", "publishableKey": "test_ck"})
+        pick(page, shop_site.page_url(project=shop.project_id, product="book", early_card_form="1"))
+        page.wait_for_function("cardForms.length === 1")
+        return page.evaluate("cardForms[0].token")
+
+    assert await in_browser(buyer) == "txn_02"
