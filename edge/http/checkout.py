@@ -9,13 +9,13 @@ from quart import Blueprint, Response, request
 
 from edge.actors.messages import StartCheckout
 from edge.domain import ids
+from edge.domain.providers import CONTRACT_PROVIDERS
 from edge.failures import Failure
 from edge.http import bodies
 from edge.http.auth import project_caller
 from edge.http.clients import charge
 from edge.http.context import ask
 from edge.http.jsonio import dumps, json_response, read_json_object
-from edge.providers.registry import CONTRACT_PROVIDERS
 
 blueprint = Blueprint("checkout", __name__)
 

@@ -10,10 +10,10 @@ from quart import Blueprint, Response, request
 
 from edge.actors.messages import Charge, Webhook
 from edge.domain import ids
+from edge.domain.providers import CONTRACT_PROVIDERS
 from edge.failures import Failure
 from edge.http.context import ask
 from edge.http.jsonio import json_response
-from edge.providers.registry import CONTRACT_PROVIDERS
 
 blueprint = Blueprint("webhooks", __name__)
 

@@ -7,6 +7,3 @@ from edge.providers.manual import MANUAL
 from edge.providers.stripe import STRIPE
 
 PROVIDERS: dict[str, Provider] = {p.name: p for p in (MANUAL, STRIPE)}
-
-# Every provider name of the contract; those not built yet answer provider_not_enabled.
-CONTRACT_PROVIDERS = ("stripe", "paypal", "paddle", "btcpay", "manual")
