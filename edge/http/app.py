@@ -74,7 +74,7 @@ async def _after(response: Response) -> Response:
     headers.extend(
         (("Cm-Request-Id", request_id()), ("Cm-Version", API_VERSION), ("X-Content-Type-Options", "nosniff"))
     )
-    if response.mimetype == "text/html":
+    if (response.content_type or "").startswith("text/html"):  # no header parsing per answer
         headers["Content-Security-Policy"] = HTML_CSP
     extra = getattr(request, "edge_headers", None)
     if extra:
