@@ -16,7 +16,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-# Benchmarks (bench/RESULTS.md); about 6 minutes, loopback only, every run bounded in time.
+# Benchmarks (README: Performance); about 6 minutes, loopback only, every run bounded in time.
 bench: $(STAMP)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q py-spy || echo "no py-spy: no profiles"
