@@ -26,7 +26,7 @@ from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import NODE_FILE, Settings
 from edge.http import button
-from edge.http.app import create_app
+from edge.http.app import asgi_app
 from edge.sealing import Sealer
 from edge.signing import Signer
 from edge.store.env import open_store
@@ -90,7 +90,7 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
         ctx.registry = registry
         ctx.manage_rates = ProjectRates(settings, tier="")
         button.script_bytes(ctx.signer)  # a missing button/ source stops the start, not a buyer
-        app = create_app(ctx)
+        app = asgi_app(ctx)
         config = Config()
         config.bind = [f"{settings.host}:{settings.port}"]
         config.accesslog = None
@@ -100,8 +100,12 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
         if handle_signals:
             actors_nursery.start_soon(_stop_on_signal, stop)
         async with trio.open_nursery() as http_nursery:
+            async def shutdown_trigger() -> None:
+                await stop.wait()
+                registry.stop_waiting()
+
             binds = await http_nursery.start(
-                lambda task_status: serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)
+                lambda task_status: serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
             )
             url = _base_url(binds[0])
             ctx.bound_url = url

@@ -143,6 +143,13 @@ class ProjectActor:
             except Exception:
                 pass
 
+    def release_waiters(self) -> None:
+        for item_id in list(self._pollers):
+            record = self._record(item_id)
+            for _, once in self._pollers.pop(item_id):
+                if record is not None:
+                    self._reply_read(once, self._status_body(record), item_id)
+
     def idle(self) -> bool:
         return (
             self._checkouts_in_flight == 0

@@ -49,6 +49,9 @@ class Actor(Protocol):
     def idle(self) -> bool:
         """True when the actor holds nothing that eviction would lose (waiters, pending work)."""
 
+    def release_waiters(self) -> None:
+        """Answer every caller that is waiting for a change (long polls) now."""
+
 
 # Loads a project's actor from the store; raises Failure(404) when the project does not exist.
 ActorFactory = Callable[[str], Actor]
@@ -249,6 +252,13 @@ class ActorRegistry:
                 quiet = now - entry.touched >= self._idle_s
                 if quiet and not entry.running and not entry.rebuild and entry.actor.idle():
                     del self._entries[project_id]
+
+    def stop_waiting(self) -> None:
+        """The node is stopping: take no new work, and answer long polls now, so in-flight
+        requests finish at once instead of holding the HTTP server's graceful shutdown."""
+        self._closing = True
+        for entry in self._entries.values():
+            entry.actor.release_waiters()
 
     async def drain(self, grace_s: float = 15.0) -> None:
         """Refuse new work, and return once started work is done (or ``grace_s`` passed)."""

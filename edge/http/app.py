@@ -10,7 +10,6 @@ from quart_trio.wrappers.request import TrioRequest
 from quart_trio import QuartTrio
 
 from edge.actors.context import NodeContext
-from edge.failures import Failure
 from edge.http import (
     button,
     checkout,
@@ -18,13 +17,13 @@ from edge.http import (
     manage,
     merchant,
     public,
-    status,
     subscriptions,
     webhooks,
 )
 from edge.http.cors import add_cors
-from edge.http.jsonio import API_VERSION
+from edge.http.jsonio import API_VERSION, check_version
 from edge.http.request_ids import request_id
+from edge.http.status import StatusEndpoint
 
 JSON_BODY_LIMIT = 16 * 1024
 WEBHOOK_BODY_LIMIT = 1024 * 1024
@@ -46,12 +45,17 @@ class EdgeRequest(TrioRequest):
         super().__init__(method, scheme, path, *args, **kwargs)
 
 
+def asgi_app(ctx: NodeContext) -> StatusEndpoint:
+    """What Hypercorn serves: status polls straight on ASGI, the rest through Quart."""
+    return StatusEndpoint(create_app(ctx), ctx)
+
+
 def create_app(ctx: NodeContext) -> QuartTrio:
     app = QuartTrio("edge")
     app.request_class = EdgeRequest
     app.edge = ctx  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = WEBHOOK_BODY_LIMIT
-    modules = (public, button, status, checkout, merchant, manage, webhooks, subscriptions)
+    modules = (public, button, checkout, merchant, manage, webhooks, subscriptions)
     for module in modules:
         app.register_blueprint(module.blueprint)
     errors.install(app)
@@ -61,11 +65,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
 
 
 async def _before() -> None:
-    pinned = request.headers.get("Cm-Version")
-    if pinned is not None and pinned != API_VERSION:
-        raise Failure(
-            400, "unknown_version", f"This node speaks Cm-Version {API_VERSION}.", field="Cm-Version"
-        )
+    check_version(request.headers.get("Cm-Version"))
 
 
 async def _after(response: Response) -> Response:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from quart import request
 
+from edge.actors.context import NodeContext
 from edge.domain.ids import api_key_mode
 from edge.failures import Failure
 from edge.http.context import node
@@ -31,7 +32,10 @@ def _unauthorized(message: str) -> Failure:
 
 
 def bearer_token() -> str | None:
-    header = request.headers.get("Authorization")
+    return parse_bearer(request.headers.get("Authorization"))
+
+
+def parse_bearer(header: str | None) -> str | None:
     if header is None:
         return None
     scheme, _, token = header.partition(" ")
@@ -40,27 +44,31 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def is_admin_token(token: str) -> bool:
-    expected = node().settings.admin_token
+def is_admin_token(token: str, ctx: NodeContext | None = None) -> bool:
+    expected = (ctx or node()).settings.admin_token
     return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
 
 
 def project_caller(project_id: str, *, required: bool) -> Caller | None:
+    return caller_for(node(), project_id, request.headers.get("Authorization"), required=required)
+
+
+def caller_for(ctx: NodeContext, project_id: str, authorization: str | None, *, required: bool) -> Caller | None:
     """The caller of a project endpoint: its key (or the admin token), None when anonymous and
     allowed. A key of another project is ``403 forbidden``."""
-    token = bearer_token()
+    token = parse_bearer(authorization)
     if token is None:
         if required:
             raise _unauthorized("This endpoint needs the project's key: Authorization: Bearer cmk_...")
         return None
     if api_key_mode(token) is not None:
-        info = node().keys.lookup(token)
+        info = ctx.keys.lookup(token)
         if info is None:
             raise _unauthorized("This key is unknown or revoked.")
         if info.project_id != project_id:
             raise Failure(403, "forbidden", "This key belongs to another project.")
         return Caller(mode=info.mode, key_id=info.key_id)
-    if is_admin_token(token):
+    if is_admin_token(token, ctx):
         return Caller(mode=None)
     raise _unauthorized("This key is unknown or revoked.")
 

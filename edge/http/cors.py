@@ -11,7 +11,8 @@ from quart import Response, request
 
 from edge.signing import HEADER as SIGNATURE_HEADER
 
-BROWSER_ENDPOINTS = frozenset({"public.public_info", "checkout.start_checkout", "status.status"})
+# (status answers its browsers itself: edge.http.status)
+BROWSER_ENDPOINTS = frozenset({"public.public_info", "checkout.start_checkout"})
 CACHED_ENDPOINT = "public.public_info"
 # The button never sends a key: a project key must not reach a browser.
 REQUEST_HEADERS = "Content-Type, Idempotency-Key, Cm-Version"

@@ -19,6 +19,12 @@ def dumps(value: Any, sort_keys: bool = False) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str).encode()
 
 
+def check_version(pinned: str | None) -> None:
+    """A request may pin ``Cm-Version``; this node speaks one."""
+    if pinned is not None and pinned != API_VERSION:
+        raise Failure(400, "unknown_version", f"This node speaks Cm-Version {API_VERSION}.", field="Cm-Version")
+
+
 def json_response(
     value: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:

@@ -12,9 +12,14 @@ _BOOT = secrets.token_hex(5)
 _COUNTER = itertools.count(1)
 
 
+def new_request_id() -> str:
+    return f"req_{_BOOT}{next(_COUNTER):010x}"
+
+
 def request_id() -> str:
+    """This request's id (Quart's request context)."""
     rid = getattr(request, "edge_request_id", None)
     if rid is None:
-        rid = f"req_{_BOOT}{next(_COUNTER):010x}"
+        rid = new_request_id()
         request.edge_request_id = rid  # type: ignore[attr-defined]
     return rid

@@ -50,3 +50,28 @@ async def test_sigterm_drains_and_exits_cleanly(process):
     async with httpx.AsyncClient(base_url=process.url) as http:
         response = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
         assert response.status_code == 200
+
+
+async def test_sigterm_answers_open_long_polls_at_once_and_exits(process):
+    import time
+
+    import trio
+
+    admin = Admin(process.url, process.admin_token)
+    shop = await manual_shop(admin)
+    await admin.aclose()
+    async with httpx.AsyncClient(base_url=process.url, timeout=60) as http:
+        tx = (await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})).json()["txId"]
+        answers: list[httpx.Response] = []
+
+        async def poll() -> None:
+            answers.append(await http.get(f"/status/{shop.project_id}/{tx}", params={"wait": 30, "version": 1}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(poll)
+            await trio.sleep(0.5)  # the poll is waiting in the actor
+            started = time.monotonic()
+            assert await trio.to_thread.run_sync(process.terminate) == 0
+            stopped_in = time.monotonic() - started
+    assert stopped_in < 5, stopped_in
+    assert answers[0].status_code == 200 and answers[0].json()["version"] == 1
