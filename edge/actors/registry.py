@@ -139,9 +139,8 @@ class ActorRegistry:
         entry = self._entry(project_id)
         entry.touched = trio.current_time()
         reply = _OneShot()
-        if not (entry.running or entry.rebuild) and self._now(project_id, entry, message, reply):
-            pass
-        else:
+        taken = not (entry.running or entry.rebuild) and self._now(project_id, entry, message, reply)
+        if not taken:
             await self._enqueue(project_id, entry, message, reply, timeout_s)
         if not reply.done:
             with trio.move_on_after(timeout_s or self._call_timeout_s):
