@@ -14,7 +14,7 @@ from edge.domain.money import to_wire
 from edge.domain.timefmt import iso_ms
 
 
-def _iso(ms: int | None) -> str | None:
+def iso_or_none(ms: int | None) -> str | None:
     return None if ms is None else iso_ms(ms)
 
 
@@ -35,7 +35,7 @@ def status_record(tx: Mapping[str, Any]) -> dict[str, Any]:
     }
     if tx["id"].startswith("sub_"):
         record["interval"] = tx.get("interval")
-        record["currentPeriodEnd"] = _iso(tx.get("currentPeriodEnd"))
+        record["currentPeriodEnd"] = iso_or_none(tx.get("currentPeriodEnd"))
     return record
 
 
@@ -85,7 +85,7 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         "isTest": event["isTest"],
         "customerRef": event.get("customerRef"),
         "metadata": dict(event.get("metadata") or {}),
-        "occurredAt": _iso(event.get("occurredAt")),
+        "occurredAt": iso_or_none(event.get("occurredAt")),
         "receivedAt": iso_ms(event["receivedAt"]),
     }
     if event.get("duplicateOf"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from edge.actors.records import _iso
+from edge.actors.records import iso_or_none
 from edge.domain.money import to_wire
 from edge.providers.credentials import MODES, redact_mode
 
@@ -49,7 +49,7 @@ def key_view(meta: Mapping[str, Any]) -> dict[str, Any]:
         "mode": meta["mode"],
         "name": meta["name"],
         "last4": meta["last4"],
-        "createdAt": _iso(meta["createdAt"]),
+        "createdAt": iso_or_none(meta["createdAt"]),
     }
 
 
@@ -61,8 +61,8 @@ def project_view(project: Mapping[str, Any]) -> dict[str, Any]:
         "cancelUrl": project["cancelUrl"],
         "allowedOrigins": list(project["allowedOrigins"]),
         "tier": project["tier"],
-        "createdAt": _iso(project["createdAt"]),
-        "updatedAt": _iso(project["updatedAt"]),
+        "createdAt": iso_or_none(project["createdAt"]),
+        "updatedAt": iso_or_none(project["updatedAt"]),
         "products": [product_view(p) for p in project["products"].values()],
         "providers": [provider_view(n, c) for n, c in project["providers"].items()],
         "keys": [key_view(k) for k in project["keys"].values()],
