@@ -67,7 +67,8 @@ class StatusEndpoint:
         if "origin" in headers:
             out += [(b"access-control-allow-origin", b"*"), (b"access-control-expose-headers", EXPOSED_HEADERS.encode())]
         if body:
-            out += [(b"content-type", JSON_TYPE.encode()), (b"content-length", str(len(body)).encode())]
+            out.append((b"content-type", JSON_TYPE.encode()))
+        out.append((b"content-length", str(len(body)).encode()))  # HEAD: the length GET would send
         await send({"type": "http.response.start", "status": status, "headers": out})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 

@@ -110,3 +110,20 @@ async def test_a_streamed_body_is_cut_off_at_the_limit(admin, http):
         f"/api/checkout/manual/{shop.project_id}", content=chunks(), headers={"content-type": "application/json"}
     )
     _error(response, 413, "payload_too_large")
+
+
+async def test_status_answers_head_options_and_other_methods(admin, http):
+    shop = await manual_shop(admin)
+    tx = (await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})).json()["txId"]
+    path = f"/status/{shop.project_id}/{tx}"
+    get = await http.get(path)
+    head = await http.head(path)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == str(len(get.content))
+    options = await http.options(path, headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"})
+    assert options.status_code == 200 and options.headers["content-length"] == "0"
+    assert options.headers["access-control-allow-origin"] == "*"
+    assert "GET" in options.headers["access-control-allow-methods"]
+    post = await http.post(path)
+    error = _error(post, 405, "method_not_allowed")
+    assert error and "GET" in post.headers["allow"]
