@@ -315,7 +315,9 @@ class ProjectActor:
         record = self._record(msg.item_id)
         if record is None:
             raise Failure(404, "not_found", "No transaction or subscription with this id.")
-        if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version:
+        registry = self.ctx.registry
+        stopping = registry is not None and registry.stopping
+        if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version or stopping:
             self._reply_read(reply, self._status_body(record), msg.item_id)
             return
         # Long poll: answered by the commit that changes the record, or by the timer.
@@ -751,8 +753,12 @@ class ProjectActor:
             raise Failure(404, "not_found", "No key with this id in this project.")
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
-        self.ctx.keys.forget(meta["hash"])  # before the commit: lookups read the store from now
-        self._commit(ops, reply, {"revoked": True, "keyId": msg.key_id})
+        forget = self.ctx.keys.forget
+        forget(meta["hash"])
+        ticket = self._commit(ops, reply, {"revoked": True, "keyId": msg.key_id})
+        # A lookup during the fsync still finds the key in the store and caches it again: forget
+        # it once more at the commit, before anything else runs.
+        ticket.when_durable(lambda _error: forget(meta["hash"]))
 
 
 def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:

@@ -108,6 +108,7 @@ class ActorRegistry:
         self._call_timeout_s = call_timeout_s
         self._entries: dict[str, _Entry] = {}
         self._closing = False
+        self.stopping = False  # long polls answer at once from now on
         self._sweeping: trio.CancelScope | None = None
         self.restarts = 0
 
@@ -230,6 +231,7 @@ class ActorRegistry:
 
     def _replace(self, project_id: str, entry: _Entry) -> None:
         entry.rebuild = False
+        entry.actor.release_waiters()  # the new actor would never wake the old one's long polls
         try:
             entry.actor = self._factory(project_id)
         except Failure:
@@ -253,15 +255,17 @@ class ActorRegistry:
                     del self._entries[project_id]
 
     def stop_waiting(self) -> None:
-        """The node is stopping: take no new work, and answer long polls now, so in-flight
-        requests finish at once instead of holding the HTTP server's graceful shutdown."""
-        self._closing = True
+        """The node is stopping: answer long polls now and park no new ones, so in-flight
+        requests finish at once instead of holding the HTTP server's graceful shutdown. Other
+        work is still taken until ``drain``."""
+        self.stopping = True
         for entry in self._entries.values():
             entry.actor.release_waiters()
 
     async def drain(self, grace_s: float = 15.0) -> None:
         """Refuse new work, and return once started work is done (or ``grace_s`` passed)."""
         self._closing = True
+        self.stop_waiting()
         with trio.move_on_after(grace_s):
             while any(entry.running or not entry.actor.idle() for entry in self._entries.values()):
                 await trio.sleep(0.01)

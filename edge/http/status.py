@@ -47,7 +47,9 @@ class StatusEndpoint:
         if scope["type"] != "http" or not scope["path"].startswith(PREFIX):
             await self.app(scope, receive, send)
             return
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:  # the first of repeated lines, as Werkzeug reads them
+            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
         request_id = new_request_id()
         out = [(b"cm-request-id", request_id.encode()), (b"cm-version", API_VERSION.encode()),
                (b"x-content-type-options", b"nosniff")]
@@ -55,6 +57,8 @@ class StatusEndpoint:
         try:
             status, body, extra = await self._answer(scope, receive, method, headers)
         except Failure as failure:
+            if failure.status == 500:  # an actor crashed: the request id is what gets quoted
+                failure.extra.setdefault("requestId", request_id)
             status, body, extra = failure.status, dumps(failure.body()), failure.headers
         except _Disconnected:
             return  # nobody to answer
@@ -120,7 +124,10 @@ async def _unless_disconnected(receive: Any, call: Any) -> Any:
     result: list[Any] = []
 
     async def answer() -> None:
-        result.append(await call)
+        try:
+            result.append(await call)
+        except Failure as failure:  # kept out of the nursery: it would arrive as an ExceptionGroup
+            result.append(failure)
         nursery.cancel_scope.cancel()
 
     async def watch() -> None:
@@ -133,6 +140,8 @@ async def _unless_disconnected(receive: Any, call: Any) -> Any:
         nursery.start_soon(watch)
     if not result:
         raise _Disconnected()
+    if isinstance(result[0], Failure):
+        raise result[0]
     return result[0]
 
 
@@ -145,7 +154,7 @@ def _long_poll(query: bytes) -> tuple[int, int | None]:
     """``?wait=N&version=V``; most polls carry no query at all."""
     if not query:
         return 0, None
-    args = parse_qs(query.decode("latin-1"))
+    args = parse_qs(query.decode("latin-1"), keep_blank_values=True)
     return _bounded(args, "wait", 0, MAX_WAIT_S) or 0, _bounded(args, "version", 0, 2**31)
 
 
@@ -153,7 +162,7 @@ def _bounded(args: dict[str, list[str]], name: str, low: int, high: int) -> int 
     values = args.get(name)
     if not values:
         return None
-    raw = values[-1]
+    raw = values[0]
     if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise Failure(400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name)
     return int(raw)

@@ -263,3 +263,17 @@ async def test_non_ascii_digits_are_a_400_not_a_500(admin, http):
     assert (response.status_code, response.json()["error"]["field"]) == (400, "wait")
     listed = await http.get(f"/api/projects/{shop.project_id}/transactions", params={"limit": "²"}, headers=bearer(shop.live_key))
     assert listed.status_code == 400
+
+
+async def test_long_polls_fail_like_plain_polls(admin, http):
+    shop = await manual_shop(admin)
+    poll = {"wait": 2, "version": 1}
+    unknown = await _status(http, shop, params=poll)
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not_found")
+    foreign = await http.get(f"/status/prj_0000000000000000/{MISSING_TX}", params=poll)
+    assert foreign.status_code == 404 and foreign.json() == unknown.json()
+    for _ in range(60):
+        await _status(http, shop)
+    limited = await _status(http, shop, params=poll)
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert limited.headers["ratelimit-limit"] == "60"

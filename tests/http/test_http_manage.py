@@ -98,3 +98,30 @@ async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin,
     assert (await http.get(path, headers=bearer(key))).status_code == 401
     bad = await admin.http.post(f"/api/manage/projects/{pid}/keys", json={"mode": "prod"})
     assert bad.json()["error"]["field"] == "mode"
+
+
+async def test_a_key_used_while_its_revocation_commits_stops_with_it(node, admin, http, monkeypatch):
+    import time
+
+    import trio
+
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    created = await admin.ok("POST", f"/api/manage/projects/{pid}/keys", {"mode": "live"}, 201)
+    path = f"/api/projects/{pid}/transactions"
+    assert (await http.get(path, headers=bearer(created["key"]))).status_code == 200
+    real_commit = node.ctx.writer._commit
+
+    def slow_disk(group):  # the real commit, on a disk whose fsync takes 300 ms
+        time.sleep(0.3)
+        real_commit(group)
+
+    monkeypatch.setattr(node.ctx.writer, "_commit", slow_disk)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}")
+        await trio.sleep(0.1)  # the revocation is committing: the key is still in the store
+        during = await http.get(path, headers=bearer(created["key"]))
+        assert during.status_code == 200
+    monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
+    after = await http.get(path, headers=bearer(created["key"]))
+    assert after.status_code == 401
