@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import os
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,6 +57,18 @@ EARLY_CARD_FORM_JS = """
 window.cardForms = [];
 document.querySelector('cm-button').cardForm = (handoff) => cardForms.push(handoff);
 """
+
+
+def wait_until(page: Any, expression: str, timeout_s: float = 10.0) -> None:
+    """Waits for ``expression`` to be true in the page, polling from here. Playwright's own
+    ``wait_for_function`` evaluates a string predicate inside the page, which the test pages'
+    strict CSP (no 'unsafe-eval', as a merchant's would be) refuses whenever it has to poll;
+    ``page.evaluate`` runs outside the page's CSP."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout_s} s: {expression}")
+        page.wait_for_timeout(25)
 
 
 def require_browser() -> None:

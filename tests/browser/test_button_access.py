@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from browser.harness import in_browser
+from browser.harness import in_browser, wait_until
 from support.client import manual_shop
 
 FOCUS_IN_WINDOW = """() => {
@@ -36,7 +36,7 @@ async def test_enter_opens_tab_stays_inside_escape_closes(admin, shop_site):
         page.keyboard.press("Escape")
         expect(window).to_have_count(0)
         expect(buy).to_be_focused()
-        page.wait_for_function("cmEvents.length === 3")
+        wait_until(page, "cmEvents.length === 3")
         return page.evaluate("cmEvents"), trapped, outline
 
     events, trapped, outline = await in_browser(buyer)

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from browser.harness import in_browser
+from browser.harness import in_browser, wait_until
 from support.client import bearer, manual_shop
 
 CLICK_TWICE = """() => {
@@ -59,7 +59,7 @@ async def test_prevented_load_providers_closes_the_window_without_fetching(admin
         page.goto(shop_site.page_url(project=shop.project_id, product="book", prevent="cm-load-providers"))
         page.get_by_role("button", name="Buy now").click()
         expect(page.get_by_role("dialog")).to_have_count(0)
-        page.wait_for_function("cmEvents.length === 3")
+        wait_until(page, "cmEvents.length === 3")
         return page.evaluate("cmEvents"), fetched
 
     events, fetched = await in_browser(buyer)
@@ -76,9 +76,9 @@ async def test_prevented_checkout_started_creates_nothing_and_shows_the_list_aga
         choice = page.get_by_role("button", name=re.compile("Pay by mail"))
         choice.click()
         expect(choice).to_be_visible()
-        page.wait_for_function("cmEvents.length === 4")
+        wait_until(page, "cmEvents.length === 4")
         choice.click()  # a second pick is a new busy run
-        page.wait_for_function("cmEvents.length === 7")
+        wait_until(page, "cmEvents.length === 7")
         return page.evaluate("cmEvents")
 
     events = await in_browser(buyer)
@@ -97,7 +97,7 @@ async def test_prevented_error_shows_no_message_and_closes_the_window(admin, sho
     def buyer(page):
         page.goto(shop_site.page_url(project=project_id, product="book", prevent="cm-error"))
         page.get_by_role("button", name="Buy now").click()
-        page.wait_for_function("cmEvents.length === 4")
+        wait_until(page, "cmEvents.length === 4")
         expect(page.get_by_role("dialog")).to_have_count(0)
         return page.evaluate("cmEvents"), page.get_by_role("alert").count()
 

@@ -6,7 +6,7 @@ import socket
 
 from playwright.sync_api import expect
 
-from browser.harness import in_browser
+from browser.harness import in_browser, wait_until
 from support.client import manual_shop
 
 
@@ -21,7 +21,7 @@ def error_run(page, url: str) -> tuple[list, str]:
     page.get_by_role("button", name="Buy now").click()
     alert = page.get_by_role("dialog").get_by_role("alert")
     expect(alert).to_be_visible()
-    page.wait_for_function("cmEvents.length === 4")
+    wait_until(page, "cmEvents.length === 4")
     return page.evaluate("cmEvents"), alert.text_content()
 
 

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from browser.harness import in_browser
+from browser.harness import in_browser, wait_until
 from support.client import manual_shop
 
 
@@ -54,7 +54,7 @@ async def test_approval_opens_a_popup(admin, shop_site):
         popup = popup_info.value
         popup.wait_for_load_state()
         expect(page.get_by_role("dialog")).to_contain_text("Complete the payment in the Pay by mail window")
-        page.wait_for_function("cmEvents.length === 4")
+        wait_until(page, "cmEvents.length === 4")
         return popup.url, page.url, page.evaluate("cmEvents.at(-1).type")
 
     popup_url, page_url, last = await in_browser(buyer)
@@ -73,7 +73,7 @@ async def test_token_goes_to_the_pages_card_form(admin, shop_site):
         }""")
         page.get_by_role("button", name="Buy now").click()
         page.get_by_role("button", name=re.compile("Pay by mail")).click()
-        page.wait_for_function("cardForms.length === 1 && cmEvents.length === 4")
+        wait_until(page, "cardForms.length === 1 && cmEvents.length === 4")
         expect(page.get_by_role("dialog")).to_have_count(0)
         return page.evaluate("cardForms[0]"), page.evaluate("cmEvents.at(-1).type")
 
@@ -90,7 +90,7 @@ async def test_token_without_a_card_form_is_an_error(admin, shop_site):
         answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_01", "publishableKey": "k"})
         pick(page, shop_site.page_url(project=shop.project_id, product="book"))
         expect(page.get_by_role("alert")).to_have_text("Card payment is not available on this page.")
-        page.wait_for_function("cmEvents.length === 5")
+        wait_until(page, "cmEvents.length === 5")
         return page.evaluate("cmEvents")
 
     events = await in_browser(buyer)
@@ -104,7 +104,7 @@ async def test_a_card_form_hook_set_before_the_script_loads_is_kept(admin, shop_
     def buyer(page):
         answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_02", "publishableKey": "test_ck"})
         pick(page, shop_site.page_url(project=shop.project_id, product="book", early_card_form="1"))
-        page.wait_for_function("cardForms.length === 1")
+        wait_until(page, "cardForms.length === 1")
         return page.evaluate("cardForms[0].token")
 
     assert await in_browser(buyer) == "txn_02"
