@@ -89,11 +89,13 @@ class _Account:
 class StripeSimulator:
     """Run it in a nursery: ``url = await nursery.start(sim.run)``. It stops when ``stop()`` is
     called or its nursery is cancelled. Tests may set ``fail_next_requests`` to make the next N
-    ``/v1`` calls answer ``500 api_error``."""
+    ``/v1`` calls answer ``500 api_error``, and ``delay_s`` to make every ``/v1`` call take that
+    long (a slow provider)."""
 
     def __init__(self) -> None:
         self.url = ""
         self.fail_next_requests = 0
+        self.delay_s = 0.0
         self.delivered: list[tuple[dict[str, Any], int]] = []
         self._accounts: dict[str, _Account] = {}
         self._stop = trio.Event()
@@ -338,6 +340,8 @@ class StripeSimulator:
         return app
 
     async def _gate(self) -> None:
+        if request.path.startswith("/v1/") and self.delay_s:
+            await trio.sleep(self.delay_s)
         if request.path.startswith("/v1/") and self.fail_next_requests > 0:
             self.fail_next_requests -= 1
             raise StripeError(500, "Simulated failure (fail_next_requests).", kind="api_error")

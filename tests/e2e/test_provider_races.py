@@ -1,0 +1,90 @@
+"""What happens while a provider call is in flight, and when the disk refuses a commit."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+
+from edge.sim.stripe import StripeSimulator
+from support.client import bearer, manual_shop
+from support.stripe_shop import stripe_shop
+
+TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[StripeSimulator]:
+    simulator = StripeSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+async def _events_of(http, shop, tx_id):
+    tx = (await http.get(f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key))).json()
+    return [e["type"] for e in tx["events"]]
+
+
+@pytest.mark.parametrize("provider_fails", [False, True])
+async def test_a_cancel_during_the_provider_call_stands(admin, http, sim, provider_fails):
+    shop = await stripe_shop(admin, sim)
+    sim.delay_s = 0.5
+    sim.fail_next_requests = 1 if provider_fails else 0
+    answers = []
+
+    async def checkout() -> None:
+        answers.append(await http.post(f"/api/checkout/stripe/{shop.project_id}",
+                                       json={"productId": "book", "txId": TX}, headers=bearer(shop.test_key)))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(checkout)
+        await trio.sleep(0.2)  # the pending transaction is stored; the provider is still thinking
+        canceled = await http.post(f"/api/projects/{shop.project_id}/transactions/{TX}/cancel", headers=bearer(shop.test_key))
+        assert canceled.json()["status"] == "canceled"
+    assert answers[0].status_code == (502 if provider_fails else 201)
+    status = (await http.get(f"/status/{shop.project_id}/{TX}")).json()
+    assert (status["status"], status["version"]) == ("canceled", 2)  # not moved again, nor back
+    assert (await _events_of(http, shop, TX)).count("checkout.canceled") == 1
+
+
+async def test_an_idempotent_answer_is_kept_across_an_actor_rebuild(node, admin, http, sim):
+    shop = await stripe_shop(admin, sim)
+    sim.delay_s = 0.5
+    headers = {**bearer(shop.test_key), "Idempotency-Key": "order-7"}
+    answers = []
+
+    async def checkout() -> None:
+        answers.append(await http.post(f"/api/checkout/stripe/{shop.project_id}", json={"productId": "book"}, headers=headers))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(checkout)
+        await trio.sleep(0.2)
+        del node.ctx.registry._entries[shop.project_id]  # evicted mid-call: a fresh actor finishes it
+    sim.delay_s = 0
+    again = await http.post(f"/api/checkout/stripe/{shop.project_id}", json={"productId": "book"}, headers=headers)
+    assert answers[0].status_code == again.status_code == 201
+    assert again.json() == answers[0].json() and again.headers["idempotent-replayed"] == "true"
+
+
+async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http, monkeypatch):
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
+    real_commit = node.ctx.writer._commit
+
+    def full_disk(group):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(node.ctx.writer, "_commit", full_disk)
+    refused = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (503, "unavailable")
+    assert refused.json()["error"]["retryable"] is True
+    monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
+    # the actor read its state again from the store: the change that never landed is gone
+    status = (await http.get(f"/status/{pid}/{tx}")).json()
+    assert (status["status"], status["version"]) == ("pending", 1)
+    again = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    assert again.status_code == 200 and again.json()["version"] == 2
