@@ -46,7 +46,6 @@ class Settings:
     rate_limits: dict[str, Limit] = field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
     # per tier, buckets whose limits differ from rate_limits (e.g. a "bench" tier)
     tier_rate_limits: dict[str, dict[str, Limit]] = field(default_factory=dict)
-    demo: bool = False
 
     @classmethod
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:

@@ -53,8 +53,8 @@ class Failure(Exception):
         return {"error": error}
 
 
-def not_found(what: str = "not_found", message: str = "No such resource.") -> Failure:
-    return Failure(404, what, message)
+def project_not_found() -> Failure:
+    return Failure(404, "project_not_found", "No project with this id.")
 
 
 def invalid(message: str, field: str | None = None, code: str = "invalid_request") -> Failure:

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from edge.node import RunningNode, run_node
+from edge.sim.stripe import StripeSimulator
 from support.client import Admin
 from support.nodes import node_settings
 
@@ -33,3 +34,13 @@ async def admin(node: RunningNode) -> AsyncIterator[Admin]:
 async def http(node: RunningNode) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=node.url, timeout=30.0) as client:
         yield client
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[StripeSimulator]:
+    """A Stripe simulator on port 0."""
+    simulator = StripeSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()

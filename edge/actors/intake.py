@@ -24,7 +24,6 @@ from edge.domain.status import Kind, Status, can_transition
 from edge.failures import Failure
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
-from edge.providers.registry import PROVIDERS
 from edge.store import keys
 from edge.store.codec import pack, unpack
 from edge.store.writer import Op
@@ -48,10 +47,7 @@ class WebhookIntake:
 
     async def receive(self, msg: m.Webhook, reply: Reply) -> None:
         actor = self.actor
-        provider = PROVIDERS.get(msg.provider)
-        config = actor.project["providers"].get(msg.provider)
-        if provider is None or not config or not config.get("enabled"):
-            raise Failure(404, "provider_not_enabled", f"{msg.provider} is not enabled on this project.")
+        provider = actor._enabled(msg.provider)
         opened = {mode: actor._opened_credentials(provider, mode) for mode in MODES}
         credentials = {mode: plain for mode, plain in opened.items() if provider.is_configured(plain)}
         try:

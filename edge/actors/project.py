@@ -14,19 +14,19 @@ import hashlib
 import json
 import logging
 import math
-
-import trio
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+import trio
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
 from edge.actors.idempotency import IdempotencyKeys
 from edge.actors.intake import WebhookIntake
 from edge.actors.rates import ProjectRates
+from edge.actors.records import iso_or_none, status_body, transaction_view
 from edge.actors.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_event_ops
-from edge.actors.records import status_body, transaction_view
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
@@ -36,7 +36,7 @@ from edge.domain.quota import over_quota, period_end_ms, period_of
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.timefmt import iso_ms
 from edge.domain.urls import redirect_allowed
-from edge.failures import Failure, invalid, unavailable
+from edge.failures import Failure, invalid, project_not_found, unavailable
 from edge.providers import credentials as creds
 from edge.providers.base import CheckoutRequest, CheckoutResult, PortalRequest, Provider
 from edge.providers.registry import PROVIDERS
@@ -82,7 +82,7 @@ class ProjectActor:
     def load(cls, ctx: NodeContext, project_id: str) -> ProjectActor:
         record = ctx.store.get(keys.project(project_id)) if ids.is_project_id(project_id) else None
         if record is None:
-            raise Failure(404, "project_not_found", "No project with this id.")
+            raise project_not_found()
         return cls(ctx, record)
 
     # -- the Actor protocol -------------------------------------------------------------
@@ -163,11 +163,13 @@ class ProjectActor:
             return
         self._pruned_at = now
         ops = expired_event_ops(self.ctx.store, self.id, now)
-        if ops:
-            self._submit(ops)
-            log.info("project %s: pruning %d expired event records", self.id, len(ops))
+        if not ops:
+            return
+        log.info("project %s: pruning %d expired event records", self.id, len(ops))
+        ticket = self._submit(ops)
         if len(ops) >= PRUNE_BATCH:
-            self._pruned_at = 0  # more have expired than one batch: go on with the next message
+            # more have expired than one batch: go on once this one is gone from the store
+            ticket.when_durable(lambda _error: setattr(self, "_pruned_at", 0))
 
     # -- writing and replying ---------------------------------------------------------
 
@@ -229,6 +231,7 @@ class ProjectActor:
         self._subs.clear()
         self._pending.clear()
         self._intake = WebhookIntake(self)
+        self._rates = ProjectRates(self.ctx.settings, self.project["tier"])  # a tier change may not have landed
         self._credentials.clear()
         self._public.clear()
         self._stale = False
@@ -279,7 +282,8 @@ class ProjectActor:
     def _sub_ops(self, sub: dict[str, Any]) -> list[Op]:
         return [("records", keys.record(self.id, keys.SUBSCRIPTION, sub["id"]), pack(sub))]
 
-    def _event(self, tx: dict[str, Any], event_type: EventType, **fields: Any) -> tuple[dict, list[Op]]:
+    def _event(self, tx: dict[str, Any], event_type: EventType, **fields: Any) -> list[Op]:
+        """The writes that record ``event_type`` for ``tx`` in the feed and its history."""
         now = self.ctx.clock_ms()
         event = {
             "id": ids.new_evt_id(),
@@ -299,11 +303,10 @@ class ProjectActor:
             "receivedAt": now,
         }
         event.update(fields)
-        ops: list[Op] = [
+        return [
             ("records", keys.record(self.id, keys.EVENT, event["id"]), pack(event)),
             ("records", keys.history(self.id, tx["id"], event["id"]), b""),
         ]
-        return event, ops
 
     def _move(self, tx: dict[str, Any], target: Status, **changes: Any) -> None:
         tx.update(changes)
@@ -356,11 +359,15 @@ class ProjectActor:
 
     # -- checkout ---------------------------------------------------------------------
 
-    def _enabled_provider(self, name: str, mode: str) -> tuple[Provider, dict[str, Any]]:
+    def _enabled(self, name: str) -> Provider:
         provider = PROVIDERS.get(name)
         config = self.project["providers"].get(name)
         if provider is None or not config or not config.get("enabled"):
             raise Failure(404, "provider_not_enabled", f"{name} is not enabled on this project.")
+        return provider
+
+    def _enabled_provider(self, name: str, mode: str) -> tuple[Provider, dict[str, Any]]:
+        provider = self._enabled(name)
         credentials = self._opened_credentials(provider, mode)
         if not provider.is_configured(credentials):
             raise Failure(
@@ -449,7 +456,7 @@ class ProjectActor:
             tx["idempotencyKey"] = self._idempotency.begin(msg, reply)
             tx["idempotencyBodyHash"] = msg.body_hash
             reply = self._idempotency.fan_out(tx["idempotencyKey"])
-        _, event_ops = self._event(tx, EventType.CHECKOUT_CREATED)
+        event_ops = self._event(tx, EventType.CHECKOUT_CREATED)
         ops += self._tx_ops(tx)
         # tx ids are unique across projects: this lets the operator's tools find the project
         ops.append(("meta", keys.tx_owner(tx_id), self.id.encode()))
@@ -513,8 +520,7 @@ class ProjectActor:
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 self._move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
-                _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
-                ops += self._tx_ops(tx) + event_ops
+                ops += self._tx_ops(tx) + self._event(tx, EventType.CHECKOUT_CANCELED)
             self._commit(ops, msg.reply, failure)
             return
         result: CheckoutResult = msg.result
@@ -536,7 +542,7 @@ class ProjectActor:
             "amount": to_wire(tx["amount"], tx["currency"]),
             "currency": tx["currency"],
             "isTest": tx["isTest"],
-            "expiresAt": iso_ms(result.expires_at_ms) if result.expires_at_ms else None,
+            "expiresAt": iso_or_none(result.expires_at_ms),
         }
         ops += self._idempotency.remember(tx, 201, body)
         self._commit(ops, msg.reply, body)
@@ -554,14 +560,14 @@ class ProjectActor:
         metadata = dict(tx.get("metadata") or {})
         if msg.note:
             metadata["note"] = msg.note
-        _, event_ops = self._event(tx, EventType.MANUAL_MARKED_PAID, metadata=metadata)
+        event_ops = self._event(tx, EventType.MANUAL_MARKED_PAID, metadata=metadata)
         self._commit(self._tx_ops(tx) + event_ops, reply, transaction_view(tx))
 
     def _cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         tx = self._visible_tx(msg.tx_id, msg.mode)
         _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
         self._move(tx, Status.CANCELED, reason="canceled by the merchant")
-        _, event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
+        event_ops = self._event(tx, EventType.CHECKOUT_CANCELED)
         self._commit(self._tx_ops(tx) + event_ops, reply, transaction_view(tx))
 
     def _portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
@@ -591,7 +597,7 @@ class ProjectActor:
             {
                 "url": result.url,
                 "provider": provider.name,
-                "expiresAt": iso_ms(result.expires_at_ms) if result.expires_at_ms else None,
+                "expiresAt": iso_or_none(result.expires_at_ms),
             }
         )
 
@@ -703,20 +709,9 @@ class ProjectActor:
         provider = PROVIDERS.get(msg.provider)
         if provider is None:
             raise Failure(404, "unknown_provider", f"This node has no provider {msg.provider!r}.")
-        body = msg.body
-        unknown = set(body) - {"enabled", "label", "order", "test", "live"}
-        if unknown:
-            raise invalid(f"unknown field {sorted(unknown)[0]!r}", sorted(unknown)[0])
-        if not isinstance(body.get("enabled"), bool):
-            raise invalid("enabled must be true or false", "enabled")
-        label = body.get("label")
-        if label is not None and (not isinstance(label, str) or not 1 <= len(label) <= 40):
-            raise invalid("label must be 1 to 40 characters", "label")
-        order = body.get("order")
-        if order is not None and (type(order) is not int or not 1 <= order <= 1000):
-            raise invalid("order must be an integer from 1 to 1000", "order")
+        body = msg.body  # checked by edge.http.bodies.provider_settings
         stored = dict(self.project["providers"].get(provider.name) or {})
-        updated: dict[str, Any] = {"enabled": body["enabled"], "label": label, "order": order}
+        updated: dict[str, Any] = {"enabled": body["enabled"], "label": body["label"], "order": body["order"]}
         for mode in creds.MODES:
             previous = stored.get(mode) or {}
             updated[mode] = (

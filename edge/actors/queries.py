@@ -20,6 +20,10 @@ from edge.store.codec import pack, unpack
 from edge.store.env import Store
 
 
+def project_exists(store: Store, project_id: str) -> bool:
+    return store.get_raw(keys.project(project_id)) is not None
+
+
 def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:
     return mode is None or record["isTest"] == (mode == "test")
 

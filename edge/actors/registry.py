@@ -81,14 +81,18 @@ class _OneShot:
 
 
 class _Entry:
-    __slots__ = ("actor", "send", "running", "touched", "rebuild")
+    __slots__ = ("actor", "send", "touched", "rebuild")
 
     def __init__(self, actor: Actor, now: float) -> None:
         self.actor = actor
         self.send: trio.MemorySendChannel[tuple[Any, Reply]] | None = None  # while a task runs
-        self.running = False
         self.touched = now
         self.rebuild = False  # crashed while it had pending writes: rebuild before the next message
+
+    @property
+    def running(self) -> bool:
+        """A task is draining this actor's mailbox."""
+        return self.send is not None
 
 
 class ActorRegistry:
@@ -180,7 +184,7 @@ class ActorRegistry:
     ) -> None:
         if entry.send is None:
             send, receive = trio.open_memory_channel[tuple[Any, Reply]](self._mailbox_size)
-            entry.send, entry.running = send, True
+            entry.send = send
             self._nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
         try:
             entry.send.send_nowait((message, reply))  # no checkpoint: cannot miss the task
@@ -204,7 +208,6 @@ class ActorRegistry:
                 await self._handle(project_id, entry, message, reply)
         finally:
             entry.send = None
-            entry.running = False
             receive.close()
 
     async def _handle(self, project_id: str, entry: _Entry, message: Any, reply: Reply) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from quart import Response, request
-from quart_trio.wrappers.request import TrioRequest
 from quart_trio import QuartTrio
+from quart_trio.wrappers.request import TrioRequest
 
 from edge.actors.context import NodeContext
 from edge.http import (

@@ -154,6 +154,23 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
+    """``{enabled, label?, order?, test?, live?}``; each mode's credential fields are checked by
+    the provider they belong to, in the actor."""
+    _only(body, {"enabled", "label", "order", "test", "live"})
+    if not isinstance(body.get("enabled"), bool):
+        raise InvalidInput("enabled must be true or false", "enabled")
+    settings: dict[str, Any] = {
+        "enabled": body["enabled"],
+        "label": _string(body, "label", max_len=40, required=False),
+        "order": _int(body, "order", 1, 1000),
+    }
+    for name in MODES:
+        if name in body:
+            settings[name] = body[name]
+    return settings
+
+
 def new_key(body: dict[str, Any]) -> dict[str, str]:
     _only(body, {"mode", "name"})
     return {"mode": mode(body.get("mode")), "name": _string(body, "name", max_len=60, required=False) or "default"}

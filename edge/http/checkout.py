@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request
 from edge.actors.messages import StartCheckout
 from edge.domain import ids
 from edge.domain.providers import CONTRACT_PROVIDERS
-from edge.failures import Failure
+from edge.failures import Failure, project_not_found
 from edge.http import bodies
 from edge.http.auth import project_caller
 from edge.http.clients import charge
@@ -31,7 +31,7 @@ async def start_checkout(provider: str, project_id: str) -> Response:
             f"No provider {provider!r}; use one of {', '.join(CONTRACT_PROVIDERS)}.",
         )
     if not ids.is_project_id(project_id):
-        raise Failure(404, "project_not_found", "No project with this id.")
+        raise project_not_found()
     caller = project_caller(project_id, required=False)
     idempotency_key = request.headers.get("Idempotency-Key")
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:

@@ -14,11 +14,11 @@ def node() -> NodeContext:
     return cast(Any, current_app).edge
 
 
-async def ask(project_id: str, message: Any, timeout_s: float | None = None) -> Any:
+async def ask(project_id: str, message: Any) -> Any:
     """The actor's reply; headers it sends along (RateLimit-*) go out with the response."""
     registry = node().registry
     assert registry is not None
-    result = await registry.call(project_id, message, timeout_s)
+    result = await registry.call(project_id, message)
     if isinstance(result, Answer):
         request.edge_headers = result.headers  # type: ignore[attr-defined]
         return result.value

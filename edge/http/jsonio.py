@@ -13,6 +13,7 @@ from edge.failures import Failure, invalid
 
 API_VERSION = "2026-11-21"
 JSON_TYPE = "application/json"
+NO_STORE = {"Cache-Control": "no-store"}  # answers for one merchant or the operator: never cached
 
 
 def dumps(value: Any, sort_keys: bool = False) -> bytes:

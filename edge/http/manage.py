@@ -8,16 +8,15 @@ from quart import Blueprint, Response
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.domain import ids
-from edge.failures import Failure
+from edge.failures import Failure, project_not_found
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
-from edge.http.jsonio import json_response, read_json_object
+from edge.http.jsonio import NO_STORE, json_response, read_json_object
 from edge.sim.trigger import send_simulated
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
-PRIVATE = {"Cache-Control": "no-store"}
 
 
 @blueprint.before_request
@@ -32,7 +31,7 @@ async def _operator_only() -> None:
 
 def _project(project_id: str) -> str:
     if not ids.is_project_id(project_id):
-        raise Failure(404, "project_not_found", "No project with this id.")
+        raise project_not_found()
     return project_id
 
 
@@ -40,64 +39,65 @@ def _project(project_id: str) -> str:
 async def create_project() -> Response:
     fields = bodies.project(await read_json_object(), set(node().settings.tiers))
     view = await queries.create_project(node(), fields)
-    return json_response(view, 201, PRIVATE)
+    return json_response(view, 201, NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>")
 async def get_project(project_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.GetProject()), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.GetProject()), headers=NO_STORE)
 
 
 @blueprint.patch("/projects/<project_id>")
 async def patch_project(project_id: str) -> Response:
     changes = bodies.project(await read_json_object(), set(node().settings.tiers), partial=True)
-    return json_response(await ask(_project(project_id), m.PatchProject(changes)), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.PatchProject(changes)), headers=NO_STORE)
 
 
 @blueprint.put("/projects/<project_id>/products/<product_id>")
 async def put_product(project_id: str, product_id: str) -> Response:
     product = bodies.product(product_id, await read_json_object())
-    return json_response(await ask(_project(project_id), m.PutProduct(product)), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.PutProduct(product)), headers=NO_STORE)
 
 
 @blueprint.delete("/projects/<project_id>/products/<product_id>")
 async def delete_product(project_id: str, product_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.DeleteProduct(product_id)), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.DeleteProduct(product_id)), headers=NO_STORE)
 
 
 @blueprint.put("/projects/<project_id>/providers/<provider>")
 async def put_provider(project_id: str, provider: str) -> Response:
-    body = await read_json_object()
-    return json_response(await ask(_project(project_id), m.PutProvider(provider, body)), headers=PRIVATE)
+    body = bodies.provider_settings(await read_json_object())
+    return json_response(await ask(_project(project_id), m.PutProvider(provider, body)), headers=NO_STORE)
 
 
 @blueprint.post("/projects/<project_id>/keys")
 async def create_key(project_id: str) -> Response:
     fields = bodies.new_key(await read_json_object())
     answer = await ask(_project(project_id), m.CreateKey(**fields))
-    return json_response(answer, 201, PRIVATE)
+    return json_response(answer, 201, NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/keys")
 async def list_keys(project_id: str) -> Response:
     project = await ask(_project(project_id), m.GetProject())
-    return json_response({"items": project["keys"]}, headers=PRIVATE)
+    return json_response({"items": project["keys"]}, headers=NO_STORE)
 
 
 @blueprint.delete("/projects/<project_id>/keys/<key_id>")
 async def revoke_key(project_id: str, key_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.RevokeKey(key_id)), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.RevokeKey(key_id)), headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/usage")
 async def usage(project_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.GetUsage()), headers=PRIVATE)
+    return json_response(await ask(_project(project_id), m.GetUsage()), headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/deliveries")
 async def deliveries(project_id: str) -> Response:
-    await ask(_project(project_id), m.GetProject())  # 404 for an unknown project
-    return json_response(queries.rejected_deliveries(node().store, project_id), headers=PRIVATE)
+    if not queries.project_exists(node().store, _project(project_id)):
+        raise project_not_found()
+    return json_response(queries.rejected_deliveries(node().store, project_id), headers=NO_STORE)
 
 
 @blueprint.post("/trigger")
@@ -113,7 +113,7 @@ async def trigger() -> Response:
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
     ctx = node()
     sent = await send_simulated(ctx.http, ctx.bound_url, project_id, provider, event_type, material)
-    return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=PRIVATE)
+    return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=NO_STORE)
 
 
 @blueprint.get("/stats")
@@ -131,5 +131,5 @@ async def stats() -> Response:
             "actors": len(registry),
             "actorRestarts": registry.restarts,
         },
-        headers=PRIVATE,
+        headers=NO_STORE,
     )

@@ -15,24 +15,23 @@ from edge.actors.messages import CancelTx, MarkPaid
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.status import Status
-from edge.failures import Failure
+from edge.failures import Failure, project_not_found
 from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
-from edge.http.jsonio import json_response, read_json_object
+from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 blueprint = Blueprint("merchant", __name__)
 
-PRIVATE = {"Cache-Control": "no-store"}
 
 
 def _caller(project_id: str) -> Caller:
     if not ids.is_project_id(project_id):
-        raise Failure(404, "project_not_found", "No project with this id.")
+        raise project_not_found()
     caller = project_caller(project_id, required=True)
     assert caller is not None
-    if caller.is_admin and node().store.get_raw(queries.keys.project(project_id)) is None:
-        raise Failure(404, "project_not_found", "No project with this id.")
+    if caller.is_admin and not queries.project_exists(node().store, project_id):
+        raise project_not_found()
     return caller
 
 
@@ -74,14 +73,14 @@ async def list_transactions(project_id: str) -> Response:
         reference=reference,
         limit=_limit(50, 100),
     )
-    return json_response(page, headers=PRIVATE)
+    return json_response(page, headers=NO_STORE)
 
 
 @blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
 async def get_transaction(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
     view = await _read(queries.get_transaction, node().store, project_id, tx_id, caller.mode)
-    return json_response(view, headers=PRIVATE)
+    return json_response(view, headers=NO_STORE)
 
 
 @blueprint.get("/api/projects/<project_id>/events")
@@ -93,7 +92,7 @@ async def events(project_id: str) -> Response:
     page = await _read(
         queries.event_feed, node().store, project_id, mode=caller.mode, after=after, limit=_limit(100, 500)
     )
-    return json_response(page, headers=PRIVATE)
+    return json_response(page, headers=NO_STORE)
 
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/mark-paid")
@@ -103,7 +102,7 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
     if not ids.is_tx_id(tx_id):
         raise Failure(404, "not_found", "No transaction with this id in this project.")
     view = await ask(project_id, MarkPaid(tx_id, caller.mode, note))
-    return json_response(view, headers=PRIVATE)
+    return json_response(view, headers=NO_STORE)
 
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")
@@ -113,4 +112,4 @@ async def cancel(project_id: str, tx_id: str) -> Response:
     if not ids.is_tx_id(tx_id):
         raise Failure(404, "not_found", "No transaction with this id in this project.")
     view = await ask(project_id, CancelTx(tx_id, caller.mode))
-    return json_response(view, headers=PRIVATE)
+    return json_response(view, headers=NO_STORE)

@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request, send_from_directory
 from edge.actors.messages import GetPublicInfo
 from edge.actors.project import PublicInfo
 from edge.domain import ids
-from edge.failures import Failure
+from edge.failures import Failure, project_not_found
 from edge.http import bodies
 from edge.http.clients import charge
 from edge.http.context import ask, node
@@ -32,7 +32,7 @@ async def public_info(project_id: str) -> Response:
         raise Failure(404, "product_not_found", "No product with this id in this project.", field="productId")
     mode = bodies.mode(request.args.get("mode", "live"))
     if not ids.is_project_id(project_id):
-        raise Failure(404, "project_not_found", "No project with this id.")
+        raise project_not_found()
     info: PublicInfo = await ask(project_id, GetPublicInfo(product_id, mode, charge=charge("public")))
     headers = {
         "ETag": info.etag,

@@ -7,7 +7,7 @@ from quart import Blueprint, Response
 
 from edge.actors.messages import PortalUrl
 from edge.domain import ids
-from edge.failures import Failure
+from edge.failures import Failure, project_not_found
 from edge.http.auth import project_caller
 from edge.http.context import ask
 from edge.http.jsonio import json_response, read_json_object
@@ -18,7 +18,7 @@ blueprint = Blueprint("subscriptions", __name__)
 @blueprint.post("/api/subscriptions/<project_id>/<subscription_id>/portal-url")
 async def portal_url(project_id: str, subscription_id: str) -> Response:
     if not ids.is_project_id(project_id):
-        raise Failure(404, "project_not_found", "No project with this id.")
+        raise project_not_found()
     caller = project_caller(project_id, required=True)
     assert caller is not None
     body = await read_json_object(optional=True)

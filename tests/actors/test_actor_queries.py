@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from edge.actors import queries
 from support.client import bearer, manual_shop
+
+from edge.actors import queries
 
 
 async def test_a_sparse_filter_pages_through_in_bounded_steps(node, admin, http, monkeypatch):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from edge.store import keys
 from support.client import bearer, manual_shop
 
 MISSING_TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"

@@ -8,7 +8,6 @@ import sys
 
 import httpx
 import pytest
-
 from support.nodes import NodeProcess
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import trio
-
 from support.client import bearer, manual_shop
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import httpx
-
 from support.nodes import DemoProcess
 
 

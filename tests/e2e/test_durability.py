@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
 from support.client import Admin, bearer, manual_shop
 from support.nodes import NodeProcess
 

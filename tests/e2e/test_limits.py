@@ -8,13 +8,13 @@ from functools import partial
 import httpx
 import pytest
 import trio
+from support.client import Admin, bearer, manual_shop
+from support.nodes import node_settings
+from support.stripe_events import event_body, signed, stripe_credentials
 
 from edge.domain.quota import Tier
 from edge.domain.rate import Limit
 from edge.node import RunningNode, run_node
-from support.client import Admin, bearer, manual_shop
-from support.nodes import node_settings
-from support.stripe_events import event_body, signed, stripe_credentials
 
 MISSING_TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
 

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 
 import pytest
 import trio
-
-from edge.sim.stripe import StripeSimulator
 from support.client import bearer, manual_shop
 from support.stripe_shop import stripe_shop
+
 
 TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[StripeSimulator]:
-    simulator = StripeSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 async def _events_of(http, shop, tx_id):

@@ -5,24 +5,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
 
-import pytest
 import trio
-
-from edge.sim.stripe import StripeSimulator
 from support.client import bearer
 from support.stripe_events import event_body, signed
 from support.stripe_shop import stripe_shop
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[StripeSimulator]:
-    simulator = StripeSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
+
 
 
 async def _checkout(http, shop, product="book", customer_ref="user-42"):

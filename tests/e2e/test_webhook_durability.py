@@ -6,10 +6,9 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
-
 from support.client import Admin, bearer, manual_shop
 from support.nodes import NodeProcess
-from support.stripe_events import WEBHOOK_SECRET, event_body, signed, stripe_credentials
+from support.stripe_events import event_body, signed, stripe_credentials
 
 SENDERS = 32
 RUN_S = 10.0

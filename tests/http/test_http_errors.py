@@ -4,9 +4,9 @@ Cm-Request-Id and Cm-Version, and an unexpected fault is 500 internal without a 
 from __future__ import annotations
 
 import trio
+from support.client import bearer, manual_shop
 
 from edge.store import keys
-from support.client import bearer, manual_shop
 
 
 def _error(response, status: int, code: str) -> dict:

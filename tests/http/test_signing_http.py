@@ -10,12 +10,12 @@ from functools import partial
 
 import httpx
 import trio
-
-from edge.http import button
-from edge.node import RunningNode, run_node
 from support.client import Admin, manual_shop
 from support.nodes import node_settings
 from test_signing import verify_with_jwks
+
+from edge.http import button
+from edge.node import RunningNode, run_node
 
 
 async def _public_info(http: httpx.AsyncClient, project_id: str, **headers: str) -> httpx.Response:
