@@ -2,12 +2,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test check bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -15,6 +15,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Format, lint and types: zero findings (CI runs this before the tests).
+check: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # Benchmarks (README: Performance); about 6 minutes, loopback only, every run bounded in time.
 bench: $(STAMP)

@@ -86,7 +86,10 @@ async def asgi_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": payload})
@@ -106,7 +109,9 @@ async def main(kind: str, url_file: Path) -> None:
         nursery.start_soon(stop_on_signal)
         config = hypercorn_config("127.0.0.1:0")
         binds = await nursery.start(
-            lambda task_status: serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
+            lambda task_status: serve(
+                app, config, shutdown_trigger=stop.wait, task_status=task_status
+            )  # type: ignore[arg-type]
         )
         url_file.write_text(json.dumps({"url": binds[0], "pid": os.getpid()}) + "\n")
 

@@ -23,7 +23,12 @@ from edge.sim.stripe import event_for_trigger
 
 # Per transaction, in this order: paid, half refunded, fully refunded, disputed; later rounds
 # are stored as history without a transition (statuses never move backwards).
-TRIGGERS = ("payment.succeeded", "payment.partially_refunded", "payment.refunded", "payment.disputed")
+TRIGGERS = (
+    "payment.succeeded",
+    "payment.partially_refunded",
+    "payment.refunded",
+    "payment.disputed",
+)
 _PLACEHOLDER = "evt_BENCHPLACEHOLDER"
 
 
@@ -42,7 +47,11 @@ def deliveries(bodies: Sequence[str], count: int, secret: str) -> Iterator[tuple
     """``count`` (signature header, body) pairs with unique event ids, signed now."""
     timestamp = int(time.time())
     for i in range(count):
-        body = bodies[i % len(bodies)].replace(_PLACEHOLDER, "evt_" + secrets.token_hex(12), 1).encode()
+        body = (
+            bodies[i % len(bodies)]
+            .replace(_PLACEHOLDER, "evt_" + secrets.token_hex(12), 1)
+            .encode()
+        )
         yield sign_header(secret, body, timestamp), body
 
 

@@ -30,9 +30,20 @@ PROVIDER = "stripe"
 def event_ops(project_id: str, tx_id: str, index: int, now_ms: int) -> list[Op]:
     provider_event_id = f"evt_fill{index:020d}"
     body = json.dumps(
-        {"id": provider_event_id, "object": "event", "type": "charge.refunded", "livemode": False,
-         "data": {"object": {"object": "charge", "amount": 1999, "currency": "eur",
-                             "metadata": {"txId": tx_id}}}},
+        {
+            "id": provider_event_id,
+            "object": "event",
+            "type": "charge.refunded",
+            "livemode": False,
+            "data": {
+                "object": {
+                    "object": "charge",
+                    "amount": 1999,
+                    "currency": "eur",
+                    "metadata": {"txId": tx_id},
+                }
+            },
+        },
         separators=(",", ":"),
     ).encode()
     event = {
@@ -57,7 +68,11 @@ def event_ops(project_id: str, tx_id: str, index: int, now_ms: int) -> list[Op]:
     return [
         ("records", keys.record(project_id, keys.EVENT, event["id"]), pack(event)),
         ("records", keys.history(project_id, tx_id, event["id"]), b""),
-        ("records", keys.named(project_id, keys.DEDUP, PROVIDER, provider_event_id), event["id"].encode()),
+        (
+            "records",
+            keys.named(project_id, keys.DEDUP, PROVIDER, provider_event_id),
+            event["id"].encode(),
+        ),
     ]
 
 

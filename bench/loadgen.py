@@ -36,7 +36,9 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 class OpenLoop:
-    def __init__(self, url: str, requests: list[bytes], rate: float, duration_s: float, connections: int) -> None:
+    def __init__(
+        self, url: str, requests: list[bytes], rate: float, duration_s: float, connections: int
+    ) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.requests = requests
@@ -50,7 +52,9 @@ class OpenLoop:
         self._start = 0.0
 
     async def run(self) -> dict[str, float]:
-        streams = [await asyncio.open_connection(self.host, self.port) for _ in range(self.connections)]
+        streams = [
+            await asyncio.open_connection(self.host, self.port) for _ in range(self.connections)
+        ]
         self._start = time.perf_counter() + 0.05
         await asyncio.gather(*(self._worker(reader, writer) for reader, writer in streams))
         elapsed = time.perf_counter() - self._start
@@ -63,8 +67,16 @@ class OpenLoop:
             "ok": self.statuses.get(200, 0),
             "errors": self.errors + sum(n for status, n in self.statuses.items() if status != 200),
             "achieved_rps": round(len(done) / elapsed, 1),
-            **{f"{name}_ms": round(percentile(done, q) * 1e3, 2) for name, q in
-               (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("max", 1.0))},
+            **{
+                f"{name}_ms": round(percentile(done, q) * 1e3, 2)
+                for name, q in (
+                    ("p50", 0.5),
+                    ("p90", 0.9),
+                    ("p99", 0.99),
+                    ("p999", 0.999),
+                    ("max", 1.0),
+                )
+            },
         }
 
     async def _worker(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -78,7 +90,7 @@ class OpenLoop:
             writer.write(self.requests[index % len(self.requests)])
             try:
                 status, _ = await asyncio.wait_for(read_response(reader), TIMEOUT_S)
-            except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
+            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
                 self.errors += 1
                 return  # this connection is unusable; the others carry on
             self.latencies.append(time.perf_counter() - due)
@@ -98,7 +110,9 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return status, await reader.readexactly(length) if length else b""
 
 
-async def each_once(url: str, requests: list[bytes], connections: int = 64) -> list[tuple[int, bytes]]:
+async def each_once(
+    url: str, requests: list[bytes], connections: int = 64
+) -> list[tuple[int, bytes]]:
     """Send every request once as fast as the server answers (closed loop, for setup work:
     httpx manages only a few hundred requests a second here); answers in request order."""
     parts = urlsplit(url)
@@ -116,7 +130,9 @@ async def each_once(url: str, requests: list[bytes], connections: int = 64) -> l
     return answers
 
 
-def http_request(url: str, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b"") -> bytes:
+def http_request(
+    url: str, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b""
+) -> bytes:
     """The bytes of one keep-alive HTTP/1.1 request."""
     lines = [f"{method} {path} HTTP/1.1", f"Host: {urlsplit(url).netloc}"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
@@ -130,7 +146,13 @@ def build_requests(url: str, path: str, headers: list[str], pool: Path | None) -
     if pool is None:
         return [http_request(url, "GET", path, common)]
     return [
-        http_request(url, "POST", path, {**common, "Content-Type": "application/json", "Stripe-Signature": signature}, body)
+        http_request(
+            url,
+            "POST",
+            path,
+            {**common, "Content-Type": "application/json", "Stripe-Signature": signature},
+            body,
+        )
         for signature, body in read_pool(pool)
     ]
 
@@ -146,7 +168,9 @@ def main() -> None:
     parser.add_argument("--pool", type=Path)
     args = parser.parse_args()
     requests = build_requests(args.url, args.path, args.header, args.pool)
-    result = asyncio.run(OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run())
+    result = asyncio.run(
+        OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run()
+    )
     print(json.dumps(result))
 
 

@@ -19,10 +19,25 @@ def available() -> bool:
     return PY_SPY.exists()
 
 
-def record(pid: int, out: Path, load: Callable[[], object], duration_s: int = 8, rate: int = 100) -> dict[str, object]:
+def record(
+    pid: int, out: Path, load: Callable[[], object], duration_s: int = 8, rate: int = 100
+) -> dict[str, object]:
     """Sample ``pid`` for ``duration_s`` while ``load()`` runs; return the summary."""
     spy = subprocess.Popen(
-        [str(PY_SPY), "record", "-p", str(pid), "-d", str(duration_s), "-r", str(rate), "-f", "raw", "-o", str(out)],
+        [
+            str(PY_SPY),
+            "record",
+            "-p",
+            str(pid),
+            "-d",
+            str(duration_s),
+            "-r",
+            str(rate),
+            "-f",
+            "raw",
+            "-o",
+            str(out),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -51,7 +66,11 @@ def summarise(path: Path, top: int = 12) -> dict[str, object]:
         total += count
         self_time[frames[-1]] += count
         package[frames[-1].split("/", 1)[0].split(":", 1)[0] or "?"] += count
-        for frame in dict.fromkeys(f for f in frames if f.startswith("edge/") and "edge/cli.py" not in f and "__main__" not in f):
+        for frame in dict.fromkeys(
+            f
+            for f in frames
+            if f.startswith("edge/") and "edge/cli.py" not in f and "__main__" not in f
+        ):
             inclusive[frame] += count
     share = lambda n: round(100 * n / total, 1) if total else 0.0  # noqa: E731
     return {

@@ -63,10 +63,15 @@ class Figure:
         return statistics.median(self.runs) if self.runs else float("nan")
 
     def row(self) -> dict[str, Any]:
-        return {"name": self.name, "unit": self.unit, "median": round(self.median, 3),
-                "min": round(min(self.runs), 3) if self.runs else None,
-                "max": round(max(self.runs), 3) if self.runs else None,
-                "runs": [round(r, 3) for r in self.runs], "note": self.note}
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "median": round(self.median, 3),
+            "min": round(min(self.runs), 3) if self.runs else None,
+            "max": round(max(self.runs), 3) if self.runs else None,
+            "runs": [round(r, 3) for r in self.runs],
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -81,7 +86,10 @@ class Report:
 
     def say(self, name: str) -> None:
         f = self.figures[name]
-        print(f"  {name:<28} {f.median:>10.2f} {f.unit:<8} (min {min(f.runs):.2f}, max {max(f.runs):.2f}; n={len(f.runs)}) {f.note}", flush=True)
+        print(
+            f"  {name:<28} {f.median:>10.2f} {f.unit:<8} (min {min(f.runs):.2f}, max {max(f.runs):.2f}; n={len(f.runs)}) {f.note}",
+            flush=True,
+        )
 
 
 def log(text: str) -> None:
@@ -98,20 +106,36 @@ def machine() -> dict[str, Any]:
     for package in ("hypercorn", "quart", "quart-trio", "trio", "h11", "lmdb", "msgpack"):
         try:
             from importlib.metadata import version
+
             versions[package] = version(package)
         except Exception:
             versions[package] = "?"
-    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0]
-    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(),
-            "kernel": platform.release(), "load_avg_at_start": os.getloadavg(),
-            "wrk": wrk_version.strip(), "packages": versions}
+    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[
+        0
+    ]
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "load_avg_at_start": os.getloadavg(),
+        "wrk": wrk_version.strip(),
+        "packages": versions,
+    }
 
 
 # -- peak throughput --------------------------------------------------------------------------
 
 
-def peak_and_latency(report: Report, work: Path, runs: int, latency_runs: int, duration_s: float, latency_s: float,
-                     do_profile: bool) -> None:
+def peak_and_latency(
+    report: Report,
+    work: Path,
+    runs: int,
+    latency_runs: int,
+    duration_s: float,
+    latency_s: float,
+    do_profile: bool,
+) -> None:
     config = shop.write_config(work / "edge.toml")
     data = work / "node-peak"
     node = Server.node(data, work / "node-peak.log", {"EDGE_CONFIG": str(config)})
@@ -126,40 +150,59 @@ def peak_and_latency(report: Report, work: Path, runs: int, latency_runs: int, d
         key_header = {"Authorization": f"Bearer {bench_shop.test_key}"}
         check = httpx.get(status_url, headers=key_header)
         assert check.status_code == 200, check.text
-        baseline_pool = events.write_pool(work / "baseline-pool.txt", bodies, 20_000, shop.WEBHOOK_SECRET)
+        baseline_pool = events.write_pool(
+            work / "baseline-pool.txt", bodies, 20_000, shop.WEBHOOK_SECRET
+        )
 
         def webhook_run(expected_rps: float) -> tuple[wrk.WrkResult, dict[str, float]]:
             pool_size = max(10_000, int(expected_rps * duration_s * 2.5))
-            pool = events.write_pool(work / "webhook-pool.txt", bodies, pool_size, shop.WEBHOOK_SECRET)
+            pool = events.write_pool(
+                work / "webhook-pool.txt", bodies, pool_size, shop.WEBHOOK_SECRET
+            )
             before = admin.stats()
             result = wrk.run(webhook_url, pool=pool, duration_s=duration_s)
             after = admin.stats()
             commits = after["commits"] - before["commits"]
             stored = after["ticketsCommitted"] - before["ticketsCommitted"]
-            return result, {"pool": pool_size, "stored": stored, "commits": commits,
-                            "per_commit": stored / commits if commits else 0.0,
-                            "duplicates": max(0, result.requests - pool_size)}
+            return result, {
+                "pool": pool_size,
+                "stored": stored,
+                "commits": commits,
+                "per_commit": stored / commits if commits else 0.0,
+                "duplicates": max(0, result.requests - pool_size),
+            }
 
         log("warm-up (not counted)")
-        for url, kw in ((quart.url + "/", {}), (asgi.url + "/", {}), (status_url, {"headers": key_header}),
-                        (quart.url + "/", {"pool": baseline_pool}), (asgi.url + "/", {"pool": baseline_pool})):
+        for url, kw in (
+            (quart.url + "/", {}),
+            (asgi.url + "/", {}),
+            (status_url, {"headers": key_header}),
+            (quart.url + "/", {"pool": baseline_pool}),
+            (asgi.url + "/", {"pool": baseline_pool}),
+        ):
             wrk.run(url, duration_s=2, **kw)  # type: ignore[arg-type]
         warm, _ = webhook_run(2000)
 
-        series: dict[str, list[float]] = {k: [] for k in (
-            "quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")}
+        series: dict[str, list[float]] = {
+            k: [] for k in ("quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")
+        }
         per_commit, stored, duplicates, failures = [], [], 0, 0
         expected = warm.rps
         for i in range(runs):
             log(f"peak run {i + 1}/{runs}")
-            for name, url, kw in (("quart_get", quart.url + "/", {}), ("asgi_get", asgi.url + "/", {}),
-                                  ("status", status_url, {"headers": key_header}),
-                                  ("quart_post", quart.url + "/", {"pool": baseline_pool}),
-                                  ("asgi_post", asgi.url + "/", {"pool": baseline_pool})):
+            for name, url, kw in (
+                ("quart_get", quart.url + "/", {}),
+                ("asgi_get", asgi.url + "/", {}),
+                ("status", status_url, {"headers": key_header}),
+                ("quart_post", quart.url + "/", {"pool": baseline_pool}),
+                ("asgi_post", asgi.url + "/", {"pool": baseline_pool}),
+            ):
                 result = wrk.run(url, duration_s=duration_s, **kw)  # type: ignore[arg-type]
                 failures += result.non_2xx + result.socket_errors
                 series[name].append(result.rps)
-                log(f"    {name:<11} {result.rps:8.1f} req/s  (closed-loop p50 {result.p50_ms:.1f} ms)")
+                log(
+                    f"    {name:<11} {result.rps:8.1f} req/s  (closed-loop p50 {result.p50_ms:.1f} ms)"
+                )
             result, info = webhook_run(expected)
             expected = max(expected, result.rps)
             failures += result.non_2xx + result.socket_errors
@@ -167,11 +210,19 @@ def peak_and_latency(report: Report, work: Path, runs: int, latency_runs: int, d
             per_commit.append(info["per_commit"])
             stored.append(info["stored"])
             duplicates += info["duplicates"]
-            log(f"    {'webhook':<11} {result.rps:8.1f} req/s  ({info['stored']} events stored in "
-                f"{info['commits']} commits = {info['per_commit']:.1f}/commit; {info['duplicates']} duplicates)")
+            log(
+                f"    {'webhook':<11} {result.rps:8.1f} req/s  ({info['stored']} events stored in "
+                f"{info['commits']} commits = {info['per_commit']:.1f}/commit; {info['duplicates']} duplicates)"
+            )
 
-        for name, unit in (("quart_get", "req/s"), ("asgi_get", "req/s"), ("status", "req/s"),
-                           ("quart_post", "req/s"), ("asgi_post", "req/s"), ("webhook", "events/s")):
+        for name, unit in (
+            ("quart_get", "req/s"),
+            ("asgi_get", "req/s"),
+            ("status", "req/s"),
+            ("quart_post", "req/s"),
+            ("asgi_post", "req/s"),
+            ("webhook", "events/s"),
+        ):
             report.add(name, unit, series[name])
         pairs = lambda a, b: [x / y for x, y in zip(series[a], series[b])]  # noqa: E731
         report.add("status_vs_quart_get", "x", pairs("status", "quart_get"), "paired runs")
@@ -179,63 +230,123 @@ def peak_and_latency(report: Report, work: Path, runs: int, latency_runs: int, d
         report.add("webhook_vs_quart_post", "x", pairs("webhook", "quart_post"), "paired runs")
         report.add("webhook_vs_asgi_post", "x", pairs("webhook", "asgi_post"), "paired runs")
         report.add("events_per_commit", "events", per_commit, f"{wrk.CONNECTIONS} connections")
-        report.extra["peak"] = {"non_2xx_or_socket_errors": failures, "webhook_duplicates": duplicates,
-                                "webhook_events_stored": stored, "connections": wrk.CONNECTIONS,
-                                "wrk_threads": wrk.THREADS, "duration_s": duration_s,
-                                "transactions": TRANSACTIONS}
+        report.extra["peak"] = {
+            "non_2xx_or_socket_errors": failures,
+            "webhook_duplicates": duplicates,
+            "webhook_events_stored": stored,
+            "connections": wrk.CONNECTIONS,
+            "wrk_threads": wrk.THREADS,
+            "duration_s": duration_s,
+            "transactions": TRANSACTIONS,
+        }
 
         log("latency at half of the node's peak (open loop)")
         status_rate = report.figures["status"].median / 2
         webhook_rate = report.figures["webhook"].median / 2
         status_latency, webhook_latency = [], []
         for i in range(latency_runs):
-            status_latency.append(_open_loop(node.url, bench_shop.status_path(), status_rate, latency_s,
-                                             [f"Authorization: Bearer {bench_shop.test_key}"]))
-            pool = events.write_pool(work / "latency-pool.txt", bodies, int(webhook_rate * latency_s) + 10,
-                                     shop.WEBHOOK_SECRET)
-            webhook_latency.append(_open_loop(node.url, bench_shop.webhook_path, webhook_rate, latency_s, [], pool))
-            log(f"    run {i + 1}: status p99 {status_latency[-1]['p99_ms']} ms, webhook p99 {webhook_latency[-1]['p99_ms']} ms")
-        for kind, rate, results in (("status", status_rate, status_latency), ("webhook", webhook_rate, webhook_latency)):
+            status_latency.append(
+                _open_loop(
+                    node.url,
+                    bench_shop.status_path(),
+                    status_rate,
+                    latency_s,
+                    [f"Authorization: Bearer {bench_shop.test_key}"],
+                )
+            )
+            pool = events.write_pool(
+                work / "latency-pool.txt",
+                bodies,
+                int(webhook_rate * latency_s) + 10,
+                shop.WEBHOOK_SECRET,
+            )
+            webhook_latency.append(
+                _open_loop(node.url, bench_shop.webhook_path, webhook_rate, latency_s, [], pool)
+            )
+            log(
+                f"    run {i + 1}: status p99 {status_latency[-1]['p99_ms']} ms, webhook p99 {webhook_latency[-1]['p99_ms']} ms"
+            )
+        for kind, rate, results in (
+            ("status", status_rate, status_latency),
+            ("webhook", webhook_rate, webhook_latency),
+        ):
             note = f"at {rate:.0f} req/s"
             for q in ("p50", "p99", "p999"):
                 report.add(f"{kind}_{q}_ms", "ms", [r[f"{q}_ms"] for r in results], note)
             report.extra[f"{kind}_latency_runs"] = results
 
         if do_profile:
-            _profile_misses(report, work, node, status_url, key_header, webhook_url, bodies, duration_s)
+            _profile_misses(
+                report, work, node, status_url, key_header, webhook_url, bodies, duration_s
+            )
         report.extra["writer_stats"] = admin.stats()
         admin.close()
 
 
-def _open_loop(url: str, path: str, rate: float, duration_s: float, headers: list[str], pool: Path | None = None) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bench.loadgen", url, path, "--rate", f"{rate:.1f}",
-            "--duration", str(duration_s), "--connections", str(wrk.CONNECTIONS)]
+def _open_loop(
+    url: str,
+    path: str,
+    rate: float,
+    duration_s: float,
+    headers: list[str],
+    pool: Path | None = None,
+) -> dict[str, Any]:
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.loadgen",
+        url,
+        path,
+        "--rate",
+        f"{rate:.1f}",
+        "--duration",
+        str(duration_s),
+        "--connections",
+        str(wrk.CONNECTIONS),
+    ]
     for header in headers:
         argv += ["--header", header]
     if pool is not None:
         argv += ["--pool", str(pool)]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 120, check=True).stdout
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=duration_s + 120, check=True
+    ).stdout
     return dict(json.loads(out))
 
 
-def _profile_misses(report: Report, work: Path, node: Server, status_url: str, key_header: dict[str, str],
-                    webhook_url: str, bodies: list[str], duration_s: float) -> None:
+def _profile_misses(
+    report: Report,
+    work: Path,
+    node: Server,
+    status_url: str,
+    key_header: dict[str, str],
+    webhook_url: str,
+    bodies: list[str],
+    duration_s: float,
+) -> None:
     if not profile.available():
         report.extra["profiles"] = "py-spy is not installed in the venv"
         return
     profiles = {}
     status_missed = _missed(report, "status_vs_quart_get") or _missed(report, "status_p99_ms")
-    webhook_missed = any(_missed(report, n) for n in ("webhook_vs_quart_post", "events_per_commit", "webhook_p99_ms"))
+    webhook_missed = any(
+        _missed(report, n) for n in ("webhook_vs_quart_post", "events_per_commit", "webhook_p99_ms")
+    )
     if status_missed:
         log("profiling the node under status load (py-spy)")
         profiles["status"] = profile.record(
-            node.pid, RESULTS / "profile-status.txt",
-            lambda: wrk.run(status_url, headers=key_header, duration_s=duration_s + 2))
+            node.pid,
+            RESULTS / "profile-status.txt",
+            lambda: wrk.run(status_url, headers=key_header, duration_s=duration_s + 2),
+        )
     if webhook_missed:
         log("profiling the node under webhook load (py-spy)")
         pool = events.write_pool(work / "profile-pool.txt", bodies, 30_000, shop.WEBHOOK_SECRET)
         profiles["webhook"] = profile.record(
-            node.pid, RESULTS / "profile-webhook.txt", lambda: wrk.run(webhook_url, pool=pool, duration_s=duration_s + 2))
+            node.pid,
+            RESULTS / "profile-webhook.txt",
+            lambda: wrk.run(webhook_url, pool=pool, duration_s=duration_s + 2),
+        )
     report.extra["profiles"] = profiles
 
 
@@ -254,7 +365,10 @@ def memory(report: Report, work: Path, runs: int) -> None:
     before, touched, evicted, actors, anon, anon_evicted = [], [], [], [], [], []
     for i in range(runs):
         data = work / f"node-memory-{i}"
-        env = {"EDGE_ACTOR_IDLE_S": str(IDLE_S), "EDGE_CONFIG": str(shop.write_config(work / "edge.toml"))}
+        env = {
+            "EDGE_ACTOR_IDLE_S": str(IDLE_S),
+            "EDGE_CONFIG": str(shop.write_config(work / "edge.toml")),
+        }
         with Server.node(data, work / f"node-memory-{i}.log", env) as node:
             admin = shop.Admin(node.url, data)
             time.sleep(0.5)
@@ -265,20 +379,29 @@ def memory(report: Report, work: Path, runs: int) -> None:
             anon.append(node.rss_mb("RssAnon"))
             live = admin.stats()["actors"]
             actors.append(live)
-            log(f"    run {i + 1}: {before[-1]:.1f} MB at start, {touched[-1]:.1f} MB with {live} live actors "
-                f"({time.monotonic() - started:.1f} s to create and touch {PROJECTS} projects)")
+            log(
+                f"    run {i + 1}: {before[-1]:.1f} MB at start, {touched[-1]:.1f} MB with {live} live actors "
+                f"({time.monotonic() - started:.1f} s to create and touch {PROJECTS} projects)"
+            )
             deadline = time.monotonic() + IDLE_S * 4
             while admin.stats()["actors"] and time.monotonic() < deadline:
                 time.sleep(1)
             remaining = admin.stats()["actors"]
             evicted.append(node.rss_mb())
             anon_evicted.append(node.rss_mb("RssAnon"))
-            log(f"    run {i + 1}: {evicted[-1]:.1f} MB after idle eviction ({remaining} actors left)")
+            log(
+                f"    run {i + 1}: {evicted[-1]:.1f} MB after idle eviction ({remaining} actors left)"
+            )
             admin.close()
         shutil.rmtree(data, ignore_errors=True)
     report.add("rss_empty_mb", "MB", before, "fresh node")
     report.add("rss_10k_projects_mb", "MB", touched, f"{PROJECTS} projects each served a request")
-    report.add("rss_anon_10k_projects_mb", "MB", anon, "of which anonymous (heap); the rest is mapped LMDB pages")
+    report.add(
+        "rss_anon_10k_projects_mb",
+        "MB",
+        anon,
+        "of which anonymous (heap); the rest is mapped LMDB pages",
+    )
     report.add("rss_after_eviction_mb", "MB", evicted, f"EDGE_ACTOR_IDLE_S={IDLE_S:g}")
     report.add("rss_anon_after_eviction_mb", "MB", anon_evicted, "anonymous (heap)")
     report.extra["memory_live_actors"] = actors
@@ -300,17 +423,51 @@ def filled_store(work: Path) -> dict[str, str]:
         admin = shop.Admin(node.url, FILLED_STORE)
         project_id = admin.project("Filled", tier=None)
         admin.product(project_id)
-        admin.provider(project_id, "manual", {"enabled": True, "test": {"mailingAddress": {
-            "name": "Shop Ltd", "lines": ["1 Main St", "London"], "country": "GB"}}})
+        admin.provider(
+            project_id,
+            "manual",
+            {
+                "enabled": True,
+                "test": {
+                    "mailingAddress": {
+                        "name": "Shop Ltd",
+                        "lines": ["1 Main St", "London"],
+                        "country": "GB",
+                    }
+                },
+            },
+        )
         key = admin.key(project_id, "test")
-        created = admin.ok("POST", f"/api/checkout/manual/{project_id}", {"productId": "book"}, 201,
-                           headers={"Authorization": f"Bearer {key}"})
+        created = admin.ok(
+            "POST",
+            f"/api/checkout/manual/{project_id}",
+            {"productId": "book"},
+            201,
+            headers={"Authorization": f"Bearer {key}"},
+        )
         admin.close()
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "bench.fill", str(FILLED_STORE), project_id, created["txId"],
-                    str(FILLED_EVENTS)], check=True, timeout=1200)
-    info = {"version": FILL_VERSION, "events": FILLED_EVENTS, "project": project_id, "key": key,
-            "tx": created["txId"], "fill_s": round(time.monotonic() - started, 1)}
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.fill",
+            str(FILLED_STORE),
+            project_id,
+            created["txId"],
+            str(FILLED_EVENTS),
+        ],
+        check=True,
+        timeout=1200,
+    )
+    info = {
+        "version": FILL_VERSION,
+        "events": FILLED_EVENTS,
+        "project": project_id,
+        "key": key,
+        "tx": created["txId"],
+        "fill_s": round(time.monotonic() - started, 1),
+    }
     marker.write_text(json.dumps(info) + "\n")
     return info
 
@@ -320,14 +477,27 @@ def startup(report: Report, work: Path, runs: int) -> None:
     size_mb = (FILLED_STORE / "store" / "data.mdb").stat().st_size / 2**20
     status_path = f"/status/{info['project']}/{info['tx']}"
     headers = {"Authorization": f"Bearer {info['key']}"}
-    filled = [_time_to_first_answer(Server.node(FILLED_STORE, work / "node-startup.log"), status_path, headers)
-              for _ in range(runs)]
+    filled = [
+        _time_to_first_answer(
+            Server.node(FILLED_STORE, work / "node-startup.log"), status_path, headers
+        )
+        for _ in range(runs)
+    ]
     empty = []
     for i in range(runs):
         data = work / f"node-empty-{i}"
-        empty.append(_time_to_first_answer(Server.node(data, work / "node-empty.log"), "/.well-known/cm-signing-keys", {}))
+        empty.append(
+            _time_to_first_answer(
+                Server.node(data, work / "node-empty.log"), "/.well-known/cm-signing-keys", {}
+            )
+        )
         shutil.rmtree(data, ignore_errors=True)
-    report.add("startup_1m_events_s", "s", filled, f"{FILLED_EVENTS:,} events, data.mdb {size_mb:,.0f} MB, page cache warm")
+    report.add(
+        "startup_1m_events_s",
+        "s",
+        filled,
+        f"{FILLED_EVENTS:,} events, data.mdb {size_mb:,.0f} MB, page cache warm",
+    )
     report.add("startup_empty_s", "s", empty, "empty store, for comparison")
 
 
@@ -357,8 +527,13 @@ def verdicts(report: Report) -> list[dict[str, Any]]:
         figure = report.figures.get(name)
         if figure is None:
             continue
-        rows.append({"target": f"{name} {op} {bound:g}", "median": round(figure.median, 3),
-                     "pass": not _missed(report, name)})
+        rows.append(
+            {
+                "target": f"{name} {op} {bound:g}",
+                "median": round(figure.median, 3),
+                "pass": not _missed(report, name),
+            }
+        )
     return rows
 
 
@@ -369,18 +544,26 @@ def print_table(report: Report, info: dict[str, Any]) -> None:
     log(f"{'figure':<28} {'median':>10} {'min':>10} {'max':>10}  unit   note")
     for figure in report.figures.values():
         row = figure.row()
-        log(f"{row['name']:<28} {row['median']:>10.2f} {row['min']:>10.2f} {row['max']:>10.2f}  {row['unit']:<6} {row['note']}")
+        log(
+            f"{row['name']:<28} {row['median']:>10.2f} {row['min']:>10.2f} {row['max']:>10.2f}  {row['unit']:<6} {row['note']}"
+        )
     log("")
     for verdict in verdicts(report):
-        log(f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} median {verdict['median']}")
+        log(
+            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} median {verdict['median']}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the node against its stack's ceiling.")
     parser.add_argument("--runs", type=int, default=3, help="runs per latency and start-up figure")
-    parser.add_argument("--peak-runs", type=int, default=5, help="paired runs per throughput figure")
+    parser.add_argument(
+        "--peak-runs", type=int, default=5, help="paired runs per throughput figure"
+    )
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per peak run")
-    parser.add_argument("--latency-duration", type=float, default=8.0, help="seconds per open-loop run")
+    parser.add_argument(
+        "--latency-duration", type=float, default=8.0, help="seconds per open-loop run"
+    )
     parser.add_argument("--memory-runs", type=int, default=1)
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--only", choices=("peak", "memory", "startup"), action="append")
@@ -395,7 +578,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"machine: {info['cpu']}, {info['cores']} cores; servers on CPU 0, load on CPU 1")
     report = Report()
     stages: dict[str, Callable[[], None]] = {
-        "peak": lambda: peak_and_latency(report, work, args.peak_runs, args.runs, args.duration, args.latency_duration, not args.no_profile),
+        "peak": lambda: peak_and_latency(
+            report,
+            work,
+            args.peak_runs,
+            args.runs,
+            args.duration,
+            args.latency_duration,
+            not args.no_profile,
+        ),
         "memory": lambda: memory(report, work, args.memory_runs),
         "startup": lambda: startup(report, work, args.runs),
     }
@@ -408,9 +599,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         stage()
         log(f"   ({time.monotonic() - stage_started:.0f} s)")
     print_table(report, info)
-    result = {"machine": info, "figures": [f.row() for f in report.figures.values()],
-              "targets": verdicts(report), "details": report.extra,
-              "elapsed_s": round(time.monotonic() - started, 1), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    result = {
+        "machine": info,
+        "figures": [f.row() for f in report.figures.values()],
+        "targets": verdicts(report),
+        "details": report.extra,
+        "elapsed_s": round(time.monotonic() - started, 1),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     out = RESULTS / f"bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     shutil.copyfile(out, RESULTS / "latest.json")

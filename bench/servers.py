@@ -34,7 +34,14 @@ def _pinned(argv: list[str]) -> list[str]:
 class Server:
     """One server process. ``started_at`` is taken just before the process is created."""
 
-    def __init__(self, name: str, argv: list[str], url_file: Path, log: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        url_file: Path,
+        log: Path,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.argv = argv
         self.url_file = url_file
@@ -46,7 +53,18 @@ class Server:
 
     @classmethod
     def node(cls, data_dir: Path, log: Path, env: dict[str, str] | None = None) -> Server:
-        argv = [sys.executable, "-m", "edge", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir)]
+        argv = [
+            sys.executable,
+            "-m",
+            "edge",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--data",
+            str(data_dir),
+        ]
         return cls("node", argv, data_dir / "node.json", log, env)
 
     @classmethod
@@ -60,7 +78,9 @@ class Server:
             self.url_file.unlink()  # left behind by a killed run
         with open(self.log, "ab") as log:
             self.started_at = time.perf_counter()
-            self.proc = subprocess.Popen(_pinned(self.argv), stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT)
+            self.proc = subprocess.Popen(
+                _pinned(self.argv), stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT
+            )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import trio
 
-from edge.config import DEFAULT_RATE_LIMITS, read_admin_token
 from bench.loadgen import each_once, http_request
+from edge.config import DEFAULT_RATE_LIMITS, read_admin_token
 from edge.sim.stripe import StripeSimulator
 
 TIER = "bench"
@@ -34,7 +34,12 @@ def write_config(path: Path) -> Path:
     """EDGE_CONFIG for the bench: a ``bench`` tier whose buckets do not cap the load, and an
     operator bucket large enough to create 10,000 projects."""
     lines = ["[rate_limits]", f"manage = {UNLIMITED}", "", f"[tiers.{TIER}]"]
-    lines += ["live_events = 1000000000", "test_events = 1000000000", "", f"[tiers.{TIER}.rate_limits]"]
+    lines += [
+        "live_events = 1000000000",
+        "test_events = 1000000000",
+        "",
+        f"[tiers.{TIER}.rate_limits]",
+    ]
     lines += [f'"{bucket}" = {UNLIMITED}' for bucket in DEFAULT_RATE_LIMITS if bucket != "manage"]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -52,14 +57,21 @@ class Admin:
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
-    def ok(self, method: str, path: str, json: Any = None, status: int = 200, headers: Any = None) -> Any:
+    def ok(
+        self, method: str, path: str, json: Any = None, status: int = 200, headers: Any = None
+    ) -> Any:
         response = self.http.request(method, path, json=json, headers=headers)
         if response.status_code != status:
             raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
         return response.json()
 
     def project(self, name: str, tier: str | None = TIER) -> str:
-        body = {"name": name, "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart", "allowedOrigins": [ORIGIN]}
+        body = {
+            "name": name,
+            "successUrl": f"{ORIGIN}/thanks",
+            "cancelUrl": f"{ORIGIN}/cart",
+            "allowedOrigins": [ORIGIN],
+        }
         if tier:
             body["tier"] = tier
         return str(self.ok("POST", "/api/manage/projects", body, 201)["id"])
@@ -71,7 +83,9 @@ class Admin:
         self.ok("PUT", f"/api/manage/projects/{project_id}/providers/{provider}", body)
 
     def key(self, project_id: str, mode: str) -> str:
-        return str(self.ok("POST", f"/api/manage/projects/{project_id}/keys", {"mode": mode}, 201)["key"])
+        return str(
+            self.ok("POST", f"/api/manage/projects/{project_id}/keys", {"mode": mode}, 201)["key"]
+        )
 
     def stats(self) -> dict[str, Any]:
         return dict(self.ok("GET", "/api/manage/stats"))
@@ -141,25 +155,37 @@ def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
 
 async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[str]:
     ids: list[str] = []
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0) as http:
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
+    ) as http:
 
         async def worker(n: int) -> None:
             for _ in range(n):
-                response = await http.post(f"/api/checkout/stripe/{project_id}", json={"productId": "book"})
+                response = await http.post(
+                    f"/api/checkout/stripe/{project_id}", json={"productId": "book"}
+                )
                 if response.status_code != 201:
                     raise RuntimeError(f"checkout: {response.status_code} {response.text}")
                 ids.append(response.json()["txId"])
 
         workers = 16
-        await asyncio.gather(*(worker(count // workers + (i < count % workers)) for i in range(workers)))
+        await asyncio.gather(
+            *(worker(count // workers + (i < count % workers)) for i in range(workers))
+        )
     return ids
 
 
 def touch_projects(url: str, token: str, count: int) -> list[str]:
     """Create ``count`` projects, then have each serve one anonymous public-info request (which
     starts its actor). Returns the project ids."""
-    body = json.dumps({"name": "P", "successUrl": f"{ORIGIN}/thanks", "cancelUrl": f"{ORIGIN}/cart",
-                       "allowedOrigins": [ORIGIN]}).encode()
+    body = json.dumps(
+        {
+            "name": "P",
+            "successUrl": f"{ORIGIN}/thanks",
+            "cancelUrl": f"{ORIGIN}/cart",
+            "allowedOrigins": [ORIGIN],
+        }
+    ).encode()
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     create = http_request(url, "POST", "/api/manage/projects", headers, body)
     ids = []
@@ -167,7 +193,9 @@ def touch_projects(url: str, token: str, count: int) -> list[str]:
         if status != 201:
             raise RuntimeError(f"create project: {status} {answer!r}")
         ids.append(json.loads(answer)["id"])
-    touches = [http_request(url, "GET", f"/api/projects/{project_id}/public-info") for project_id in ids]
+    touches = [
+        http_request(url, "GET", f"/api/projects/{project_id}/public-info") for project_id in ids
+    ]
     for status, answer in asyncio.run(each_once(url, touches)):
         if status != 200:
             raise RuntimeError(f"public-info: {status} {answer!r}")

@@ -24,9 +24,23 @@ class WrkResult:
     p99_ms: float
 
 
-def run(url: str, *, headers: dict[str, str] | None = None, pool: Path | None = None,
-        connections: int = CONNECTIONS, duration_s: float = DURATION_S) -> WrkResult:
-    argv = ["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{round(duration_s)}s", "--timeout", "10s", "--latency"]
+def run(
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    pool: Path | None = None,
+    connections: int = CONNECTIONS,
+    duration_s: float = DURATION_S,
+) -> WrkResult:
+    argv = [
+        "wrk",
+        f"-t{THREADS}",
+        f"-c{connections}",
+        f"-d{round(duration_s)}s",
+        "--timeout",
+        "10s",
+        "--latency",
+    ]
     for name, value in (headers or {}).items():
         argv += ["-H", f"{name}: {value}"]
     if pool is not None:
@@ -34,7 +48,9 @@ def run(url: str, *, headers: dict[str, str] | None = None, pool: Path | None = 
     argv.append(url)
     if pool is not None:
         argv += ["--", str(pool)]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 60, check=True).stdout
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=duration_s + 60, check=True
+    ).stdout
     return parse(out)
 
 

@@ -86,8 +86,14 @@ def _button(args: argparse.Namespace) -> int:
     signer = Signer.load(data)  # the node's own key: its public half is built into the script
     script = current(signer)
     base = args.url or _node_url_or_default(args)
-    html = snippet(signer, base, args.project or "prj_...", args.product or "your-product", mode=args.mode)
-    _print(args, {"integrity": script.integrity, "path": script.path, "snippet": html}, f"{html}\n\nintegrity: {script.integrity}")
+    html = snippet(
+        signer, base, args.project or "prj_...", args.product or "your-product", mode=args.mode
+    )
+    _print(
+        args,
+        {"integrity": script.integrity, "path": script.path, "snippet": html},
+        f"{html}\n\nintegrity: {script.integrity}",
+    )
     return 0
 
 
@@ -115,7 +121,9 @@ def _node_url(args: argparse.Namespace) -> str:
         ) from None
 
 
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+def _call(
+    args: argparse.Namespace, method: str, path: str, body: Any = None, params: Any = None
+) -> Any:
     url = _node_url(args)
     try:
         token = read_admin_token(Path(args.data))
@@ -172,7 +180,9 @@ def _product_set(args: argparse.Namespace) -> int:
     }
     if args.interval:
         body["interval"] = args.interval
-    product = _call(args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body)
+    product = _call(
+        args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body
+    )
     _print(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
     return 0
 
@@ -211,15 +221,24 @@ def _provider_set(args: argparse.Namespace) -> int:
     if creds:
         for mode in modes:
             body[mode] = creds
-    result = _call(args, "PUT", f"/api/manage/projects/{args.project}/providers/{args.provider}", body)
+    result = _call(
+        args, "PUT", f"/api/manage/projects/{args.project}/providers/{args.provider}", body
+    )
     state = "enabled" if result["enabled"] else "disabled"
     _print(args, result, f"{result['provider']} {state}")
     return 0
 
 
 def _key_create(args: argparse.Namespace) -> int:
-    key = _call(args, "POST", f"/api/manage/projects/{args.project}/keys", {"mode": args.mode, "name": args.name})
-    _print(args, key, f"{key['key']}\n(key id {key['keyId']}; shown only now: store it on your server)")
+    key = _call(
+        args,
+        "POST",
+        f"/api/manage/projects/{args.project}/keys",
+        {"mode": args.mode, "name": args.name},
+    )
+    _print(
+        args, key, f"{key['key']}\n(key id {key['keyId']}; shown only now: store it on your server)"
+    )
     return 0
 
 
@@ -230,7 +249,15 @@ def _key_revoke(args: argparse.Namespace) -> int:
 
 
 def _tx_list(args: argparse.Namespace) -> int:
-    params = {k: v for k, v in {"status": args.status, "limit": args.limit, "reference": args.reference}.items() if v}
+    params = {
+        k: v
+        for k, v in {
+            "status": args.status,
+            "limit": args.limit,
+            "reference": args.reference,
+        }.items()
+        if v
+    }
     page = _call(args, "GET", f"/api/projects/{args.project}/transactions", params=params)
     lines = [
         f"{tx['id']}  {tx['status']:<18} {tx['amount']} {tx['currency']}  {tx['provider']:<7} "
@@ -257,14 +284,21 @@ def _trigger(args: argparse.Namespace) -> int:
         if sent["status"] == 200
         else f"refused: {answer.get('error', {}).get('code')}"
     )
-    _print(args, sent, f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}")
+    _print(
+        args,
+        sent,
+        f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}",
+    )
     return 0 if sent["status"] == 200 else 1
 
 
 def _events(args: argparse.Namespace) -> int:
     params = {k: v for k, v in {"after": args.after, "limit": args.limit}.items() if v}
     page = _call(args, "GET", f"/api/projects/{args.project}/events", params=params)
-    lines = [f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip() for e in page["items"]]
+    lines = [
+        f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip()
+        for e in page["items"]
+    ]
     _print(args, page, "\n".join(lines) or "no events")
     return 0
 
@@ -274,26 +308,38 @@ def _events(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data", default=os.environ.get("EDGE_DATA", DEFAULT_DATA), help="data dir (default ./edge-data)")
+    common.add_argument(
+        "--data",
+        default=os.environ.get("EDGE_DATA", DEFAULT_DATA),
+        help="data dir (default ./edge-data)",
+    )
     common.add_argument("--url", help="the node's address (default: read from the data dir)")
     common.add_argument("--json", action="store_true", help="print JSON")
 
-    parser = argparse.ArgumentParser(prog="edge", description="A self-contained payment integration node.")
+    parser = argparse.ArgumentParser(
+        prog="edge", description="A self-contained payment integration node."
+    )
     commands = parser.add_subparsers(metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the node")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
-        "--demo", action="store_true", help="also run a Stripe simulator and a demo shop, wired to a test project"
+        "--demo",
+        action="store_true",
+        help="also run a Stripe simulator and a demo shop, wired to a test project",
     )
     serve.set_defaults(run=_serve)
 
-    backup = commands.add_parser("backup", parents=[common], help="consistent copy of the store, live")
+    backup = commands.add_parser(
+        "backup", parents=[common], help="consistent copy of the store, live"
+    )
     backup.add_argument("dest")
     backup.set_defaults(run=_backup)
 
-    button = commands.add_parser("button", parents=[common], help="the <cm-button> snippet with its SRI hash")
+    button = commands.add_parser(
+        "button", parents=[common], help="the <cm-button> snippet with its SRI hash"
+    )
     button.add_argument("--project")
     button.add_argument("--product")
     button.add_argument("--mode", choices=("live", "test"), default="live")
@@ -319,7 +365,9 @@ def _parser() -> argparse.ArgumentParser:
     pset.add_argument("--interval", choices=("day", "week", "month", "year"))
     pset.set_defaults(run=_product_set)
 
-    provider = commands.add_parser("provider", help="payment providers").add_subparsers(metavar="ACTION")
+    provider = commands.add_parser("provider", help="payment providers").add_subparsers(
+        metavar="ACTION"
+    )
     vset = provider.add_parser("set", parents=[common], help="enable and configure a provider")
     vset.add_argument("project")
     vset.add_argument("provider")
@@ -357,7 +405,9 @@ def _parser() -> argparse.ArgumentParser:
     tpaid.add_argument("--note")
     tpaid.set_defaults(run=_tx_mark_paid)
 
-    trigger = commands.add_parser("trigger", parents=[common], help="send a signed simulated webhook for a test transaction")
+    trigger = commands.add_parser(
+        "trigger", parents=[common], help="send a signed simulated webhook for a test transaction"
+    )
     trigger.add_argument("provider")
     trigger.add_argument("type", help="a normalized event type, e.g. payment.succeeded")
     trigger.add_argument("--tx", required=True)

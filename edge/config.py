@@ -139,4 +139,6 @@ def _limits(table: dict[str, dict[str, float]]) -> dict[str, Limit]:
     unknown = set(table) - set(DEFAULT_RATE_LIMITS)
     if unknown:
         raise SystemExit(f"unknown rate limit bucket(s): {', '.join(sorted(unknown))}")
-    return {name: Limit(int(spec["count"]), float(spec["period_s"])) for name, spec in table.items()}
+    return {
+        name: Limit(int(spec["count"]), float(spec["period_s"])) for name, spec in table.items()
+    }

@@ -33,7 +33,9 @@ async def run_demo(settings: Settings) -> None:
         await nursery.start(shop.run)
         demo = await _wire(running, sim, shop.url)
         shop.project_id = demo["projectId"]
-        shop.script_tag = snippet(running.ctx.signer, running.url, demo["projectId"], "book").split("\n")[1]
+        shop.script_tag = snippet(running.ctx.signer, running.url, demo["projectId"], "book").split(
+            "\n"
+        )[1]
         _announce(running, shop.url, demo)
         await running.stop.wait()  # SIGINT/SIGTERM: the node drains, then the helpers stop
         shop.stop()
@@ -46,25 +48,76 @@ async def _wire(running: RunningNode, sim: StripeSimulator, shop_url: str) -> di
     headers = {"Authorization": f"Bearer {running.ctx.settings.admin_token}"}
     async with httpx.AsyncClient(base_url=running.url, headers=headers, timeout=30.0) as api:
         project_id = saved.get("projectId")
-        if not project_id or (await api.get(f"/api/manage/projects/{project_id}")).status_code != 200:
-            created = await _ok(api.post("/api/manage/projects", json={
-                "name": "Demo shop", "successUrl": f"{shop_url}/thanks", "cancelUrl": f"{shop_url}/",
-                "allowedOrigins": [shop_url],
-            }))
+        if (
+            not project_id
+            or (await api.get(f"/api/manage/projects/{project_id}")).status_code != 200
+        ):
+            created = await _ok(
+                api.post(
+                    "/api/manage/projects",
+                    json={
+                        "name": "Demo shop",
+                        "successUrl": f"{shop_url}/thanks",
+                        "cancelUrl": f"{shop_url}/",
+                        "allowedOrigins": [shop_url],
+                    },
+                )
+            )
             project_id = created["id"]
         else:  # the shop listens on a new port each start
-            await _ok(api.patch(f"/api/manage/projects/{project_id}", json={
-                "successUrl": f"{shop_url}/thanks", "cancelUrl": f"{shop_url}/", "allowedOrigins": [shop_url],
-            }))
+            await _ok(
+                api.patch(
+                    f"/api/manage/projects/{project_id}",
+                    json={
+                        "successUrl": f"{shop_url}/thanks",
+                        "cancelUrl": f"{shop_url}/",
+                        "allowedOrigins": [shop_url],
+                    },
+                )
+            )
         base = f"/api/manage/projects/{project_id}"
-        await _ok(api.put(f"{base}/products/book", json={"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}))
-        await _ok(api.put(f"{base}/products/pro-monthly", json={
-            "name": "Pro", "kind": "subscription", "amount": 9, "currency": "EUR", "interval": "month"}))
-        webhook_secret = sim.register_endpoint(SECRET_KEY, f"{running.url}/webhook/stripe/{project_id}")
-        await _ok(api.put(f"{base}/providers/stripe", json={"enabled": True, "order": 1, "test": {
-            "secretKey": SECRET_KEY, "publishableKey": "pk_test_demo0123456789abcdefghij",
-            "webhookSecret": webhook_secret, "apiBase": sim.url}}))
-        await _ok(api.put(f"{base}/providers/manual", json={"enabled": True, "order": 2, "test": {"mailingAddress": MAILING_ADDRESS}}))
+        await _ok(
+            api.put(
+                f"{base}/products/book",
+                json={"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"},
+            )
+        )
+        await _ok(
+            api.put(
+                f"{base}/products/pro-monthly",
+                json={
+                    "name": "Pro",
+                    "kind": "subscription",
+                    "amount": 9,
+                    "currency": "EUR",
+                    "interval": "month",
+                },
+            )
+        )
+        webhook_secret = sim.register_endpoint(
+            SECRET_KEY, f"{running.url}/webhook/stripe/{project_id}"
+        )
+        await _ok(
+            api.put(
+                f"{base}/providers/stripe",
+                json={
+                    "enabled": True,
+                    "order": 1,
+                    "test": {
+                        "secretKey": SECRET_KEY,
+                        "publishableKey": "pk_test_demo0123456789abcdefghij",
+                        "webhookSecret": webhook_secret,
+                        "apiBase": sim.url,
+                    },
+                },
+            )
+        )
+        await _ok(
+            api.put(
+                f"{base}/providers/manual",
+                json={"enabled": True, "order": 2, "test": {"mailingAddress": MAILING_ADDRESS}},
+            )
+        )
         if saved.get("keyId"):
             await api.delete(f"{base}/keys/{saved['keyId']}")  # one live demo key at a time
         key = await _ok(api.post(f"{base}/keys", json={"mode": "test", "name": "demo"}))
@@ -94,11 +147,11 @@ edge demo is running (test mode, simulated Stripe; nothing leaves this machine)
 
   shop page:  {shop_url}/      <- open it, click Buy, pay on the simulated card page
   node:       {running.url}
-  project:    {demo['projectId']}
-  test key:   {demo['key']}
+  project:    {demo["projectId"]}
+  test key:   {demo["key"]}
 
-  try:  curl -H 'Authorization: Bearer {demo['key']}' {running.url}/api/projects/{demo['projectId']}/transactions
-        edge events {demo['projectId']} --data {data}
+  try:  curl -H 'Authorization: Bearer {demo["key"]}' {running.url}/api/projects/{demo["projectId"]}/transactions
+        edge events {demo["projectId"]} --data {data}
         edge trigger stripe payment.refunded --tx tx_... --data {data}
 """,
         flush=True,

@@ -100,12 +100,15 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
         if handle_signals:
             actors_nursery.start_soon(_stop_on_signal, stop)
         async with trio.open_nursery() as http_nursery:
+
             async def shutdown_trigger() -> None:
                 await stop.wait()
                 registry.stop_waiting()
 
             binds = await http_nursery.start(
-                lambda task_status: serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
+                lambda task_status: serve(
+                    app, config, shutdown_trigger=shutdown_trigger, task_status=task_status
+                )
             )
             url = _base_url(binds[0])
             ctx.bound_url = url

@@ -28,6 +28,8 @@ class Sealer:
 
     def open(self, sealed: bytes, place: str) -> str:
         try:
-            return self._aead.decrypt(sealed[:_NONCE_LEN], sealed[_NONCE_LEN:], place.encode()).decode()
+            return self._aead.decrypt(
+                sealed[:_NONCE_LEN], sealed[_NONCE_LEN:], place.encode()
+            ).decode()
         except (InvalidTag, ValueError) as exc:
             raise SealError(f"sealed value for {place} does not open with this key") from exc

@@ -8,17 +8,19 @@ from functools import partial
 import httpx
 import pytest
 import trio
+from support.client import Admin
+from support.nodes import node_settings
 
 from edge.node import RunningNode, run_node
 from edge.sim.stripe import StripeSimulator
-from support.client import Admin
-from support.nodes import node_settings
 
 
 @pytest.fixture
 async def node(tmp_path) -> AsyncIterator[RunningNode]:  # type: ignore[no-untyped-def]
     async with trio.open_nursery() as nursery:
-        running: RunningNode = await nursery.start(partial(run_node, node_settings(tmp_path / "data")))
+        running: RunningNode = await nursery.start(
+            partial(run_node, node_settings(tmp_path / "data"))
+        )
         yield running
         running.stop.set()
 

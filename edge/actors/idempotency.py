@@ -79,10 +79,16 @@ class IdempotencyKeys:
             self.actor._reply_read(reply, m.Answer(answer, dict(REPLAYED)))
         else:
             error = answer["error"]
-            self.actor._reply_read(reply, Failure(
-                stored["status"], error["code"], error["message"],
-                retryable=error.get("retryable", False), headers=dict(REPLAYED),
-            ))
+            self.actor._reply_read(
+                reply,
+                Failure(
+                    stored["status"],
+                    error["code"],
+                    error["message"],
+                    retryable=error.get("retryable", False),
+                    headers=dict(REPLAYED),
+                ),
+            )
         return True
 
     def begin(self, msg: m.StartCheckout, reply: Reply) -> str:
@@ -109,14 +115,23 @@ class IdempotencyKeys:
             return []
         now = self.actor.ctx.clock_ms()
         expires = now + KEEP_MS
-        record = {"bodyHash": tx["idempotencyBodyHash"], "status": status, "answer": answer, "expiresAt": expires}
+        record = {
+            "bodyHash": tx["idempotencyBodyHash"],
+            "status": status,
+            "answer": answer,
+            "expiresAt": expires,
+        }
         pid = self.actor.id
         ops: list[Op] = [
             ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),
             ("records", keys.named(pid, keys.IDEMPOTENCY_EXPIRY, f"{expires:016d}", key), b""),
         ]
-        for index_key, _ in self.actor.ctx.store.scan(keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH):
-            expiry, _, old = index_key[len(keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY)) :].partition(b"\x00")
+        for index_key, _ in self.actor.ctx.store.scan(
+            keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH
+        ):
+            expiry, _, old = index_key[len(keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY)) :].partition(
+                b"\x00"
+            )
             if int(expiry) > now:
                 break
             ops.append(("records", index_key, None))

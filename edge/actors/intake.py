@@ -49,27 +49,47 @@ class WebhookIntake:
         actor = self.actor
         provider = actor._enabled(msg.provider)
         opened = {mode: actor._opened_credentials(provider, mode) for mode in MODES}
-        credentials = {mode: plain for mode, plain in opened.items() if provider.is_configured(plain)}
+        credentials = {
+            mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
+        }
         try:
             mode = await provider.verify_webhook(msg.headers, msg.body, credentials, time.time())
         except SignatureInvalid as exc:
-            self._reject(msg, "signature_invalid", exc.reason, reply, Failure(
-                401, "signature_invalid", _SIGNATURE_MESSAGES.get(exc.reason, exc.message),
-                extra={"reason": exc.reason},
-            ))
+            self._reject(
+                msg,
+                "signature_invalid",
+                exc.reason,
+                reply,
+                Failure(
+                    401,
+                    "signature_invalid",
+                    _SIGNATURE_MESSAGES.get(exc.reason, exc.message),
+                    extra={"reason": exc.reason},
+                ),
+            )
             return
         try:
             event = provider.normalize(msg.body, mode)
         except MalformedPayload as exc:
-            self._reject(msg, "malformed_payload", str(exc), reply, Failure(
-                400, "malformed_payload", f"The body verified but is not a readable event: {exc}",
-            ))
+            self._reject(
+                msg,
+                "malformed_payload",
+                str(exc),
+                reply,
+                Failure(
+                    400,
+                    "malformed_payload",
+                    f"The body verified but is not a readable event: {exc}",
+                ),
+            )
             return
         self._accept(provider, mode, event, msg.body, reply)
 
     # -- accepted deliveries -----------------------------------------------------------
 
-    def _accept(self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply) -> None:
+    def _accept(
+        self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
+    ) -> None:
         actor = self.actor
         dedup_key = (provider.name, event.provider_event_id)
         first = self._seen_event(*dedup_key)
@@ -92,7 +112,9 @@ class WebhookIntake:
             "txId": tx["id"] if tx else None,
             "subscriptionId": sub["id"] if sub else (tx or {}).get("subscriptionId"),
             "status": _status_after(event, tx, sub),
-            "amount": event.amount_minor if event.amount_minor is not None else (tx or {}).get("amount"),
+            "amount": event.amount_minor
+            if event.amount_minor is not None
+            else (tx or {}).get("amount"),
             "currency": event.currency or (tx or {}).get("currency"),
             "isTest": mode == "test",
             "customerRef": event.customer_ref or (tx or {}).get("customerRef"),
@@ -123,7 +145,9 @@ class WebhookIntake:
         raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, kind, provider, name))
         return raw.decode() if raw is not None else None
 
-    def _match(self, provider: Provider, mode: str, event: NormalizedEvent) -> dict[str, Any] | None:
+    def _match(
+        self, provider: Provider, mode: str, event: NormalizedEvent
+    ) -> dict[str, Any] | None:
         actor = self.actor
         tx = actor._tx(event.tx_id) if event.tx_id and ids.is_tx_id(event.tx_id) else None
         if tx is None:
@@ -150,7 +174,13 @@ class WebhookIntake:
         if self._linked(provider, ref) == item_id:
             return
         _remember(self._recent_refs, (provider, ref), item_id)
-        ops.append(("records", keys.named(self.actor.id, keys.PROVIDER_REF, provider, ref), item_id.encode()))
+        ops.append(
+            (
+                "records",
+                keys.named(self.actor.id, keys.PROVIDER_REF, provider, ref),
+                item_id.encode(),
+            )
+        )
 
     def _apply(
         self, provider: Provider, event: NormalizedEvent, tx: dict[str, Any], ops: list[Op]
@@ -177,10 +207,14 @@ class WebhookIntake:
         elif sub is not None:
             sub_changed = False
             sub_target = event.subscription_status
-            if sub_target is not None and can_transition(Kind.SUBSCRIPTION, sub["status"], sub_target):
+            if sub_target is not None and can_transition(
+                Kind.SUBSCRIPTION, sub["status"], sub_target
+            ):
                 actor._move(sub, sub_target)
                 sub_changed = True
-            if event.current_period_end_ms and event.current_period_end_ms != sub.get("currentPeriodEnd"):
+            if event.current_period_end_ms and event.current_period_end_ms != sub.get(
+                "currentPeriodEnd"
+            ):
                 sub["currentPeriodEnd"] = event.current_period_end_ms
                 sub["updatedAt"] = actor.ctx.clock_ms()
                 sub_changed = True
@@ -198,7 +232,11 @@ class WebhookIntake:
     ) -> dict[str, Any]:
         actor = self.actor
         now = actor.ctx.clock_ms()
-        initial = event.subscription_status if event.subscription_status in (Status.TRIALING, Status.ACTIVE) else Status.ACTIVE
+        initial = (
+            event.subscription_status
+            if event.subscription_status in (Status.TRIALING, Status.ACTIVE)
+            else Status.ACTIVE
+        )
         sub = {
             "id": ids.new_sub_id(),
             "projectId": actor.id,
@@ -230,7 +268,11 @@ class WebhookIntake:
     def _count(self, period: str, mode: str) -> Op:
         count = self.used(period, mode) + 1
         self._quota[(period, mode)] = count
-        return ("records", keys.named(self.actor.id, keys.QUOTA, period, mode), pack({"count": count}))
+        return (
+            "records",
+            keys.named(self.actor.id, keys.QUOTA, period, mode),
+            pack({"count": count}),
+        )
 
     def used(self, period: str, mode: str) -> int:
         """Events counted in ``period`` for ``mode``, including ones whose commit is pending."""
@@ -242,7 +284,9 @@ class WebhookIntake:
 
     # -- refused deliveries ------------------------------------------------------------
 
-    def _reject(self, msg: m.Webhook, code: str, reason: str, reply: Reply, failure: Failure) -> None:
+    def _reject(
+        self, msg: m.Webhook, code: str, reason: str, reply: Reply, failure: Failure
+    ) -> None:
         actor = self.actor
         if self._rejected is None:
             prefix = keys.prefix(actor.id, keys.REJECTED)
@@ -271,7 +315,9 @@ _SIGNATURE_MESSAGES = {
 }
 
 
-def _status_after(event: NormalizedEvent, tx: dict[str, Any] | None, sub: dict[str, Any] | None) -> str | None:
+def _status_after(
+    event: NormalizedEvent, tx: dict[str, Any] | None, sub: dict[str, Any] | None
+) -> str | None:
     if tx is None:
         return None
     if sub is not None and event.subscription_status is not None:

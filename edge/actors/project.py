@@ -197,8 +197,11 @@ class ProjectActor:
     def _commit(self, ops: list[Op], reply: Reply, answer: Any) -> Ticket:
         """Write ``ops``; once durable, reply with ``answer`` and wake long polls on what they
         changed. Answers are taken now: a later change in memory must not leak into them."""
-        woken = {item_id: (record["version"], self._status_body(record)) for item_id in _records_in(ops)
-                 if item_id in self._pollers and (record := self._record(item_id)) is not None}
+        woken = {
+            item_id: (record["version"], self._status_body(record))
+            for item_id in _records_in(ops)
+            if item_id in self._pollers and (record := self._record(item_id)) is not None
+        }
         ticket = self._submit(ops)
 
         def durable(error: BaseException | None) -> None:
@@ -231,7 +234,9 @@ class ProjectActor:
         self._subs.clear()
         self._pending.clear()
         self._intake = WebhookIntake(self)
-        self._rates = ProjectRates(self.ctx.settings, self.project["tier"])  # a tier change may not have landed
+        self._rates = ProjectRates(
+            self.ctx.settings, self.project["tier"]
+        )  # a tier change may not have landed
         self._credentials.clear()
         self._public.clear()
         self._stale = False
@@ -257,7 +262,9 @@ class ProjectActor:
     def _record(self, item_id: str) -> dict[str, Any] | None:
         return self._tx(item_id) or self._subscription(item_id)
 
-    def _cached(self, cache: OrderedDict[str, dict[str, Any]], kind: bytes, item_id: str) -> dict[str, Any] | None:
+    def _cached(
+        self, cache: OrderedDict[str, dict[str, Any]], kind: bytes, item_id: str
+    ) -> dict[str, Any] | None:
         record = cache.get(item_id)
         if record is None:
             record = self.ctx.store.get(keys.record(self.id, kind, item_id))
@@ -371,7 +378,9 @@ class ProjectActor:
         credentials = self._opened_credentials(provider, mode)
         if not provider.is_configured(credentials):
             raise Failure(
-                404, "provider_not_enabled", f"{name} has no {mode}-mode credentials on this project."
+                404,
+                "provider_not_enabled",
+                f"{name} has no {mode}-mode credentials on this project.",
             )
         return provider, credentials
 
@@ -388,7 +397,10 @@ class ProjectActor:
         product = self.project["products"].get(product_id)
         if product is None:
             raise Failure(
-                404, "product_not_found", "No product with this id in this project.", field="productId"
+                404,
+                "product_not_found",
+                "No product with this id in this project.",
+                field="productId",
             )
         return product
 
@@ -451,7 +463,13 @@ class ProjectActor:
         ops: list[Op] = []
         if provider.uses_reference_code:
             tx["reference"] = self._new_reference()
-            ops.append(("records", keys.named(self.id, keys.REFERENCE, "", tx["reference"]), tx_id.encode()))
+            ops.append(
+                (
+                    "records",
+                    keys.named(self.id, keys.REFERENCE, "", tx["reference"]),
+                    tx_id.encode(),
+                )
+            )
         if msg.idempotency_key is not None:
             tx["idempotencyKey"] = self._idempotency.begin(msg, reply)
             tx["idempotencyBodyHash"] = msg.body_hash
@@ -489,7 +507,9 @@ class ProjectActor:
             if self.ctx.store.get_raw(keys.named(self.id, keys.REFERENCE, "", code)) is None:
                 return code
 
-    async def _call_provider(self, provider: Provider, request: CheckoutRequest, reply: Reply) -> None:
+    async def _call_provider(
+        self, provider: Provider, request: CheckoutRequest, reply: Reply
+    ) -> None:
         result: CheckoutResult | Failure
         try:
             result = await provider.create_checkout(request)
@@ -498,13 +518,19 @@ class ProjectActor:
         except Exception as exc:
             log.warning("%s checkout for %s failed: %r", provider.name, request.tx["id"], exc)
             result = Failure(
-                502, "provider_error", f"{provider.name} did not create the checkout.", retryable=True
+                502,
+                "provider_error",
+                f"{provider.name} did not create the checkout.",
+                retryable=True,
             )
         assert self.ctx.registry is not None
         try:
             # No timeout: dropping this message would leave the transaction pending for ever.
             await self.ctx.registry.call(
-                self.id, m.CheckoutFinished(request.tx["id"], result, reply), math.inf, internal=True
+                self.id,
+                m.CheckoutFinished(request.tx["id"], result, reply),
+                math.inf,
+                internal=True,
             )
         except Failure as failure:
             reply(failure)
@@ -530,7 +556,11 @@ class ProjectActor:
         ops = self._tx_ops(tx)
         if result.provider_ref:
             ops.append(
-                ("records", keys.named(self.id, keys.PROVIDER_REF, tx["provider"], result.provider_ref), tx["id"].encode())
+                (
+                    "records",
+                    keys.named(self.id, keys.PROVIDER_REF, tx["provider"], result.provider_ref),
+                    tx["id"].encode(),
+                )
             )
         provider = PROVIDERS[tx["provider"]]
         body = {
@@ -578,7 +608,10 @@ class ProjectActor:
         provider, credentials = self._enabled_provider(sub["provider"], mode)
         return_url = self._redirect(msg.return_url, self.project["successUrl"], "returnUrl")
         request = PortalRequest(
-            subscription=dict(sub), credentials=credentials, return_url=return_url, http=self.ctx.http
+            subscription=dict(sub),
+            credentials=credentials,
+            return_url=return_url,
+            http=self.ctx.http,
         )
         # Off the actor: a provider call never holds up this project's other requests.
         self.ctx.nursery.start_soon(self._call_portal, provider, request, reply)
@@ -591,7 +624,14 @@ class ProjectActor:
             return
         except Exception as exc:
             log.warning("%s portal session failed: %r", provider.name, exc)
-            reply(Failure(502, "provider_error", f"{provider.name} did not create a portal session.", retryable=True))
+            reply(
+                Failure(
+                    502,
+                    "provider_error",
+                    f"{provider.name} did not create a portal session.",
+                    retryable=True,
+                )
+            )
             return
         reply(
             {
@@ -606,12 +646,25 @@ class ProjectActor:
         if tx is None:
             raise Failure(404, "not_found", "No transaction with this id in this project.")
         if not tx["isTest"]:
-            raise Failure(409, "live_transaction", "Simulated events are sent for test-mode transactions only.")
+            raise Failure(
+                409,
+                "live_transaction",
+                "Simulated events are sent for test-mode transactions only.",
+            )
         if tx["provider"] != msg.provider:
-            raise Failure(409, "provider_mismatch", f"This transaction was paid with {tx['provider']}.")
+            raise Failure(
+                409, "provider_mismatch", f"This transaction was paid with {tx['provider']}."
+            )
         _, credentials = self._enabled_provider(msg.provider, "test")
         sub = self._subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
-        self._reply_read(reply, {"tx": dict(tx), "subscription": dict(sub) if sub else None, "credentials": dict(credentials)})
+        self._reply_read(
+            reply,
+            {
+                "tx": dict(tx),
+                "subscription": dict(sub) if sub else None,
+                "credentials": dict(credentials),
+            },
+        )
 
     # -- quota ------------------------------------------------------------------------
 
@@ -668,7 +721,9 @@ class ProjectActor:
                 "mailingAddress": provider.mailing_address(credentials),
             }
             if product is not None:
-                entry["amount"] = to_wire(override.get("amount", product["amount"]), product["currency"])
+                entry["amount"] = to_wire(
+                    override.get("amount", product["amount"]), product["currency"]
+                )
                 entry["currency"] = product["currency"]
             entry["order"] = override.get("order") or config.get("order") or 100
             entries.append(entry)
@@ -711,7 +766,11 @@ class ProjectActor:
             raise Failure(404, "unknown_provider", f"This node has no provider {msg.provider!r}.")
         body = msg.body  # checked by edge.http.bodies.provider_settings
         stored = dict(self.project["providers"].get(provider.name) or {})
-        updated: dict[str, Any] = {"enabled": body["enabled"], "label": body["label"], "order": body["order"]}
+        updated: dict[str, Any] = {
+            "enabled": body["enabled"],
+            "label": body["label"],
+            "order": body["order"],
+        }
         for mode in creds.MODES:
             previous = stored.get(mode) or {}
             updated[mode] = (
@@ -724,7 +783,9 @@ class ProjectActor:
 
     def _create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         if len(self.project["keys"]) >= 50:
-            raise Failure(409, "too_many_keys", "A project holds at most 50 keys; revoke one first.")
+            raise Failure(
+                409, "too_many_keys", "A project holds at most 50 keys; revoke one first."
+            )
         key = ids.new_api_key(msg.mode)
         key_id = ids.new_key_id()
         digest = ids.hash_api_key(key)
@@ -738,8 +799,16 @@ class ProjectActor:
         }
         self.project["keys"][key_id] = meta
         ops = self._config_changed()
-        ops.append(("apikeys", digest, pack({"projectId": self.id, "keyId": key_id, "mode": msg.mode})))
-        answer = {"keyId": key_id, "key": key, "last4": key[-4:], "mode": msg.mode, "name": msg.name}
+        ops.append(
+            ("apikeys", digest, pack({"projectId": self.id, "keyId": key_id, "mode": msg.mode}))
+        )
+        answer = {
+            "keyId": key_id,
+            "key": key,
+            "last4": key[-4:],
+            "mode": msg.mode,
+            "name": msg.name,
+        }
         self._commit(ops, reply, answer)
 
     def _revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:

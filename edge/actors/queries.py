@@ -51,7 +51,9 @@ def _filtered_page(
     items: list[dict[str, Any]] = []
     cursor, scanned = after, 0
     while scanned < SCAN_BUDGET:
-        page = store.scan(prefix, after=cursor, reverse=reverse, limit=min(500, SCAN_BUDGET - scanned))
+        page = store.scan(
+            prefix, after=cursor, reverse=reverse, limit=min(500, SCAN_BUDGET - scanned)
+        )
         if not page:
             return items, cursor, False
         for key, raw in page:
@@ -87,13 +89,20 @@ def list_transactions(
 
     cursor = keys.record(project_id, keys.TRANSACTION, after) if after else None
     items, last, more = _filtered_page(
-        store, keys.prefix(project_id, keys.TRANSACTION), cursor, reverse=True, limit=limit, keep=keep
+        store,
+        keys.prefix(project_id, keys.TRANSACTION),
+        cursor,
+        reverse=True,
+        limit=limit,
+        keep=keep,
     )
     return {"items": items, "next": keys.item_id(last) if more and last else None}
 
 
 def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None) -> dict[str, Any]:
-    tx = store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
+    tx = (
+        store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
+    )
     if tx is None or not _mode_matches(tx, mode):
         raise Failure(404, "not_found", "No transaction with this id in this project.")
     view = transaction_view(tx)

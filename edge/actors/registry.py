@@ -144,14 +144,18 @@ class ActorRegistry:
         entry = self._entry(project_id)
         entry.touched = trio.current_time()
         reply = _OneShot()
-        taken = not (entry.running or entry.rebuild) and self._now(project_id, entry, message, reply)
+        taken = not (entry.running or entry.rebuild) and self._now(
+            project_id, entry, message, reply
+        )
         if not taken:
             await self._enqueue(project_id, entry, message, reply, timeout_s)
         if not reply.done:
             with trio.move_on_after(timeout_s or self._call_timeout_s):
                 await reply.wait()
             if not reply.done:
-                raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True)
+                raise Failure(
+                    503, "unavailable", "The project is busy; retry shortly.", retryable=True
+                )
         if isinstance(reply.value, BaseException):
             raise reply.value
         return reply.value
@@ -192,7 +196,9 @@ class ActorRegistry:
             with trio.move_on_after(timeout_s or self._call_timeout_s) as scope:
                 await entry.send.send((message, reply))  # full: the task is busy, not ending
             if scope.cancelled_caught:
-                raise Failure(503, "unavailable", "The project is busy; retry shortly.", retryable=True) from None
+                raise Failure(
+                    503, "unavailable", "The project is busy; retry shortly.", retryable=True
+                ) from None
 
     async def _drain_mailbox(
         self, project_id: str, entry: _Entry, receive: trio.MemoryReceiveChannel[tuple[Any, Reply]]

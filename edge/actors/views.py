@@ -24,7 +24,11 @@ def product_view(product: Mapping[str, Any], public: bool = False) -> dict[str, 
         view["overrides"] = {
             name: {
                 **{k: v for k, v in override.items() if k != "amount"},
-                **({"amount": to_wire(override["amount"], currency)} if "amount" in override else {}),
+                **(
+                    {"amount": to_wire(override["amount"], currency)}
+                    if "amount" in override
+                    else {}
+                ),
             }
             for name, override in product.get("overrides", {}).items()
         }

@@ -230,7 +230,7 @@ def new_api_key(mode: str, randbelow: Callable[[int], int] = secrets.randbelow) 
 
 
 def api_key_mode(key: object) -> str | None:
-    """"live" or "test" for a well-formed key, else None (says nothing about validity)."""
+    """ "live" or "test" for a well-formed key, else None (says nothing about validity)."""
     if not isinstance(key, str):
         return None
     m = _API_KEY_RE.fullmatch(key)

@@ -84,9 +84,7 @@ def validate_origin(text: object, field: str | None = None) -> str:
     """
     parsed = _parse(text)
     if parsed is None:
-        raise InvalidInput(
-            f"{text!r} is not an origin like https://shop.example.", field=field
-        )
+        raise InvalidInput(f"{text!r} is not an origin like https://shop.example.", field=field)
     assert isinstance(text, str)
     parts = urlsplit(text)
     if parts.path not in ("", "/") or parts.query or parts.fragment or "?" in text or "#" in text:

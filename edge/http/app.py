@@ -72,7 +72,11 @@ async def _after(response: Response) -> Response:
     headers = response.headers
     # appended in one go: these names are never set by a handler
     headers.extend(
-        (("Cm-Request-Id", request_id()), ("Cm-Version", API_VERSION), ("X-Content-Type-Options", "nosniff"))
+        (
+            ("Cm-Request-Id", request_id()),
+            ("Cm-Version", API_VERSION),
+            ("X-Content-Type-Options", "nosniff"),
+        )
     )
     if (response.content_type or "").startswith("text/html"):  # no header parsing per answer
         headers["Content-Security-Policy"] = HTML_CSP

@@ -53,13 +53,17 @@ def project_caller(project_id: str, *, required: bool) -> Caller | None:
     return caller_for(node(), project_id, request.headers.get("Authorization"), required=required)
 
 
-def caller_for(ctx: NodeContext, project_id: str, authorization: str | None, *, required: bool) -> Caller | None:
+def caller_for(
+    ctx: NodeContext, project_id: str, authorization: str | None, *, required: bool
+) -> Caller | None:
     """The caller of a project endpoint: its key (or the admin token), None when anonymous and
     allowed. A key of another project is ``403 forbidden``."""
     token = parse_bearer(authorization)
     if token is None:
         if required:
-            raise _unauthorized("This endpoint needs the project's key: Authorization: Bearer cmk_...")
+            raise _unauthorized(
+                "This endpoint needs the project's key: Authorization: Bearer cmk_..."
+            )
         return None
     if api_key_mode(token) is not None:
         info = ctx.keys.lookup(token)

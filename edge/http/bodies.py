@@ -23,18 +23,24 @@ def _only(body: dict[str, Any], allowed: set[str]) -> None:
             raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
 
 
-def _string(body: dict[str, Any], name: str, *, max_len: int = 200, required: bool = True) -> str | None:
+def _string(
+    body: dict[str, Any], name: str, *, max_len: int = 200, required: bool = True
+) -> str | None:
     value = body.get(name)
     if value is None:
         if required:
             raise InvalidInput(f"{name} is required", name)
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > max_len:
-        raise InvalidInput(f"{name} must be a non-empty string of at most {max_len} characters", name)
+        raise InvalidInput(
+            f"{name} must be a non-empty string of at most {max_len} characters", name
+        )
     return value.strip()
 
 
-def _int(body: dict[str, Any], name: str, low: int, high: int, default: int | None = None) -> int | None:
+def _int(
+    body: dict[str, Any], name: str, low: int, high: int, default: int | None = None
+) -> int | None:
     value = body.get(name, default)
     if value is None:
         return None
@@ -90,7 +96,9 @@ def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> 
     if not partial or "allowedOrigins" in body:
         origins = body.get("allowedOrigins", [])
         if not isinstance(origins, list) or len(origins) > 20:
-            raise InvalidInput("allowedOrigins must be a list of at most 20 origins", "allowedOrigins")
+            raise InvalidInput(
+                "allowedOrigins must be a list of at most 20 origins", "allowedOrigins"
+            )
         out["allowedOrigins"] = [validate_origin(o) for o in origins]
     if not partial or "tier" in body:
         tier = body.get("tier", "free")
@@ -173,7 +181,10 @@ def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
 
 def new_key(body: dict[str, Any]) -> dict[str, str]:
     _only(body, {"mode", "name"})
-    return {"mode": mode(body.get("mode")), "name": _string(body, "name", max_len=60, required=False) or "default"}
+    return {
+        "mode": mode(body.get("mode")),
+        "name": _string(body, "name", max_len=60, required=False) or "default",
+    }
 
 
 def mark_paid(body: dict[str, Any]) -> str | None:

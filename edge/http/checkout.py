@@ -36,7 +36,10 @@ async def start_checkout(provider: str, project_id: str) -> Response:
     idempotency_key = request.headers.get("Idempotency-Key")
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
         raise Failure(
-            400, "invalid_request", "Idempotency-Key must be 1 to 255 characters.", field="Idempotency-Key"
+            400,
+            "invalid_request",
+            "Idempotency-Key must be 1 to 255 characters.",
+            field="Idempotency-Key",
         )
     fields = bodies.checkout(await read_json_object())
     if caller is not None and caller.mode == "test":
@@ -45,7 +48,9 @@ async def start_checkout(provider: str, project_id: str) -> Response:
         provider=provider,
         idempotency_key=idempotency_key,
         # the same request is the same parsed body, whatever its spacing or key order
-        body_hash=hashlib.sha256(dumps({"provider": provider, **fields}, sort_keys=True)).hexdigest(),
+        body_hash=hashlib.sha256(
+            dumps({"provider": provider, **fields}, sort_keys=True)
+        ).hexdigest(),
         charge=charge("checkout", caller),
         **fields,
     )

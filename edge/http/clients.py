@@ -21,7 +21,9 @@ def _networks(entries: tuple[str, ...]) -> tuple[Network, ...]:
 
 
 def client_ip() -> str:
-    return client_ip_of(node().settings, request.remote_addr or "", request.headers.get("X-Forwarded-For"))
+    return client_ip_of(
+        node().settings, request.remote_addr or "", request.headers.get("X-Forwarded-For")
+    )
 
 
 def client_ip_of(settings: Settings, peer: str, forwarded_for: str | None) -> str:

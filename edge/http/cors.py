@@ -29,7 +29,10 @@ def add_cors(response: Response) -> None:
         return
     if "Origin" not in request.headers and rule.endpoint != CACHED_ENDPOINT:
         return
-    cors = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", EXPOSED_HEADERS)]
+    cors = [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Expose-Headers", EXPOSED_HEADERS),
+    ]
     if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
         # Quart answered OPTIONS itself with the route's Allow: those are the methods allowed
         cors += [

@@ -50,7 +50,11 @@ def _on_http_exception(exc: HTTPException) -> Response:
 
 def _on_unexpected(exc: Exception) -> Response:
     log.error(
-        "unexpected fault in %s %s (request %s)", request.method, request.path, request_id(), exc_info=exc
+        "unexpected fault in %s %s (request %s)",
+        request.method,
+        request.path,
+        request_id(),
+        exc_info=exc,
     )
     return render_failure(
         Failure(

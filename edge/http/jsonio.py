@@ -17,19 +17,28 @@ NO_STORE = {"Cache-Control": "no-store"}  # answers for one merchant or the oper
 
 
 def dumps(value: Any, sort_keys: bool = False) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str).encode()
+    return json.dumps(
+        value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str
+    ).encode()
 
 
 def check_version(pinned: str | None) -> None:
     """A request may pin ``Cm-Version``; this node speaks one."""
     if pinned is not None and pinned != API_VERSION:
-        raise Failure(400, "unknown_version", f"This node speaks Cm-Version {API_VERSION}.", field="Cm-Version")
+        raise Failure(
+            400,
+            "unknown_version",
+            f"This node speaks Cm-Version {API_VERSION}.",
+            field="Cm-Version",
+        )
 
 
 def json_response(
     value: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    return Response(dumps(value), status=status, content_type=JSON_TYPE, headers=dict(headers or {}))
+    return Response(
+        dumps(value), status=status, content_type=JSON_TYPE, headers=dict(headers or {})
+    )
 
 
 def _refuse_constant(name: str) -> Any:
@@ -50,9 +59,7 @@ async def read_json_object(*, optional: bool = False) -> dict[str, Any]:
         return {}
     content_type = (request.mimetype or "").lower()
     if content_type != JSON_TYPE:
-        raise Failure(
-            415, "unsupported_media_type", "Send the body as application/json."
-        )
+        raise Failure(415, "unsupported_media_type", "Send the body as application/json.")
     body = parse_json(raw)
     if not isinstance(body, dict):
         raise invalid("The body must be a JSON object.", code="invalid_json")

@@ -18,7 +18,6 @@ from edge.sim.trigger import send_simulated
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
 
-
 @blueprint.before_request
 async def _operator_only() -> None:
     require_admin()
@@ -61,13 +60,17 @@ async def put_product(project_id: str, product_id: str) -> Response:
 
 @blueprint.delete("/projects/<project_id>/products/<product_id>")
 async def delete_product(project_id: str, product_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.DeleteProduct(product_id)), headers=NO_STORE)
+    return json_response(
+        await ask(_project(project_id), m.DeleteProduct(product_id)), headers=NO_STORE
+    )
 
 
 @blueprint.put("/projects/<project_id>/providers/<provider>")
 async def put_provider(project_id: str, provider: str) -> Response:
     body = bodies.provider_settings(await read_json_object())
-    return json_response(await ask(_project(project_id), m.PutProvider(provider, body)), headers=NO_STORE)
+    return json_response(
+        await ask(_project(project_id), m.PutProvider(provider, body)), headers=NO_STORE
+    )
 
 
 @blueprint.post("/projects/<project_id>/keys")
@@ -106,7 +109,9 @@ async def trigger() -> Response:
     body = await read_json_object()
     provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
     if not isinstance(provider, str) or not isinstance(event_type, str):
-        raise Failure(400, "invalid_request", "provider and type are required strings", field="type")
+        raise Failure(
+            400, "invalid_request", "provider and type are required strings", field="type"
+        )
     project_id = queries.project_of_tx(node().store, tx_id) if isinstance(tx_id, str) else None
     if project_id is None:
         raise Failure(404, "not_found", "No transaction with this id on this node.", field="txId")

@@ -24,7 +24,6 @@ from edge.http.jsonio import NO_STORE, json_response, read_json_object
 blueprint = Blueprint("merchant", __name__)
 
 
-
 def _caller(project_id: str) -> Caller:
     if not ids.is_project_id(project_id):
         raise project_not_found()
@@ -62,7 +61,9 @@ async def list_transactions(project_id: str) -> Response:
     if reference is not None:
         reference = ids.normalize_reference_code(reference)
         if reference is None:
-            raise InvalidInput("reference is not a valid reference code (check character)", "reference")
+            raise InvalidInput(
+                "reference is not a valid reference code (check character)", "reference"
+            )
     page = await _read(
         queries.list_transactions,
         node().store,
@@ -90,7 +91,12 @@ async def events(project_id: str) -> Response:
     if after is not None and not ids.is_evt_id(after):
         raise InvalidInput("after must be an event id (evt_...)", "after")
     page = await _read(
-        queries.event_feed, node().store, project_id, mode=caller.mode, after=after, limit=_limit(100, 500)
+        queries.event_feed,
+        node().store,
+        project_id,
+        mode=caller.mode,
+        after=after,
+        limit=_limit(100, 500),
     )
     return json_response(page, headers=NO_STORE)
 

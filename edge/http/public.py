@@ -24,16 +24,19 @@ PUBLIC_CACHE = "public, max-age=60"
 KEYS_CACHE = "public, max-age=3600"
 
 
-
 @blueprint.get("/api/projects/<project_id>/public-info")
 async def public_info(project_id: str) -> Response:
     product_id = request.args.get("productId")
     if product_id is not None and not ids.is_product_id(product_id):
-        raise Failure(404, "product_not_found", "No product with this id in this project.", field="productId")
+        raise Failure(
+            404, "product_not_found", "No product with this id in this project.", field="productId"
+        )
     mode = bodies.mode(request.args.get("mode", "live"))
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    info: PublicInfo = await ask(project_id, GetPublicInfo(product_id, mode, charge=charge("public")))
+    info: PublicInfo = await ask(
+        project_id, GetPublicInfo(product_id, mode, charge=charge("public"))
+    )
     headers = {
         "ETag": info.etag,
         "Cache-Control": PUBLIC_CACHE,

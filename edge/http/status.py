@@ -51,8 +51,11 @@ class StatusEndpoint:
         for name, value in scope["headers"]:  # the first of repeated lines, as Werkzeug reads them
             headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
         request_id = new_request_id()
-        out = [(b"cm-request-id", request_id.encode()), (b"cm-version", API_VERSION.encode()),
-               (b"x-content-type-options", b"nosniff")]
+        out = [
+            (b"cm-request-id", request_id.encode()),
+            (b"cm-version", API_VERSION.encode()),
+            (b"x-content-type-options", b"nosniff"),
+        ]
         method = scope["method"]
         try:
             status, body, extra = await self._answer(scope, receive, method, headers)
@@ -63,13 +66,26 @@ class StatusEndpoint:
         except _Disconnected:
             return  # nobody to answer
         except Exception as exc:
-            log.error("unexpected fault in %s %s (request %s)", method, scope["path"], request_id, exc_info=exc)
-            failure = Failure(500, "internal", "An unexpected fault; it has been logged. Quote the request id "
-                              "when reporting it.", extra={"requestId": request_id})
+            log.error(
+                "unexpected fault in %s %s (request %s)",
+                method,
+                scope["path"],
+                request_id,
+                exc_info=exc,
+            )
+            failure = Failure(
+                500,
+                "internal",
+                "An unexpected fault; it has been logged. Quote the request id when reporting it.",
+                extra={"requestId": request_id},
+            )
             status, body, extra = 500, dumps(failure.body()), {}
         out += [(name.lower().encode(), value.encode()) for name, value in extra.items()]
         if "origin" in headers:
-            out += [(b"access-control-allow-origin", b"*"), (b"access-control-expose-headers", EXPOSED_HEADERS.encode())]
+            out += [
+                (b"access-control-allow-origin", b"*"),
+                (b"access-control-expose-headers", EXPOSED_HEADERS.encode()),
+            ]
         if body:
             out.append((b"content-type", JSON_TYPE.encode()))
         out.append((b"content-length", str(len(body)).encode()))  # HEAD: the length GET would send
@@ -82,28 +98,46 @@ class StatusEndpoint:
         if method == "OPTIONS":
             preflight = {"Allow": ALLOW}
             if "access-control-request-method" in headers:
-                preflight.update({"Access-Control-Allow-Methods": ALLOW, "Access-Control-Allow-Headers": REQUEST_HEADERS,
-                                  "Access-Control-Max-Age": MAX_AGE})
+                preflight.update(
+                    {
+                        "Access-Control-Allow-Methods": ALLOW,
+                        "Access-Control-Allow-Headers": REQUEST_HEADERS,
+                        "Access-Control-Max-Age": MAX_AGE,
+                    }
+                )
             return 200, b"", preflight
         if method not in ("GET", "HEAD"):
-            raise Failure(405, "method_not_allowed", "This endpoint does not take that method.", headers={"Allow": ALLOW})
+            raise Failure(
+                405,
+                "method_not_allowed",
+                "This endpoint does not take that method.",
+                headers={"Allow": ALLOW},
+            )
         check_version(headers.get("cm-version"))
-        parts = scope["path"][len(PREFIX):].split("/")
+        parts = scope["path"][len(PREFIX) :].split("/")
         if len(parts) != 2:
             raise _not_found()
         project_id, item_id = parts
-        if not ids.is_project_id(project_id) or not (ids.is_tx_id(item_id) or ids.is_sub_id(item_id)):
+        if not ids.is_project_id(project_id) or not (
+            ids.is_tx_id(item_id) or ids.is_sub_id(item_id)
+        ):
             raise _not_found()
         caller = caller_for(self.ctx, project_id, headers.get("authorization"), required=False)
         wait_s, version = _long_poll(scope["query_string"])
         peer = (scope.get("client") or ("", 0))[0]
-        charge = charge_of("status", caller, lambda: client_ip_of(self.ctx.settings, peer, headers.get("x-forwarded-for")))
+        charge = charge_of(
+            "status",
+            caller,
+            lambda: client_ip_of(self.ctx.settings, peer, headers.get("x-forwarded-for")),
+        )
         registry = self.ctx.registry
         assert registry is not None
         message = GetStatus(item_id, wait_s, version, charge)
         try:
             if wait_s:
-                answer = await _unless_disconnected(receive, registry.call(project_id, message, wait_s + 10))
+                answer = await _unless_disconnected(
+                    receive, registry.call(project_id, message, wait_s + 10)
+                )
             else:
                 answer = await registry.call(project_id, message)
         except Failure as failure:
@@ -164,5 +198,7 @@ def _bounded(args: dict[str, list[str]], name: str, low: int, high: int) -> int 
         return None
     raw = values[0]
     if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
-        raise Failure(400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name)
+        raise Failure(
+            400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name
+        )
     return int(raw)

@@ -24,7 +24,9 @@ async def portal_url(project_id: str, subscription_id: str) -> Response:
     body = await read_json_object(optional=True)
     unknown = set(body) - {"returnUrl"}
     if unknown:
-        raise Failure(400, "unknown_field", f"unknown field {sorted(unknown)[0]!r}", field=sorted(unknown)[0])
+        raise Failure(
+            400, "unknown_field", f"unknown field {sorted(unknown)[0]!r}", field=sorted(unknown)[0]
+        )
     return_url = body.get("returnUrl")
     if return_url is not None and not isinstance(return_url, str):
         raise Failure(400, "invalid_request", "returnUrl must be a string", field="returnUrl")

@@ -26,5 +26,7 @@ async def receive(provider: str, project_id: str) -> Response:
         raise project_not_found()
     body = await request.get_data(cache=False)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    answer = await ask(project_id, Webhook(provider, headers, body, charge=Charge("webhook", provider)))
+    answer = await ask(
+        project_id, Webhook(provider, headers, body, charge=Charge("webhook", provider))
+    )
     return json_response(answer)

@@ -145,6 +145,4 @@ class Provider:
         raise MalformedPayload(f"{self.name} takes no webhooks")
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
-        raise Failure(
-            409, "portal_unsupported", f"{self.name} has no hosted subscription portal."
-        )
+        raise Failure(409, "portal_unsupported", f"{self.name} has no hosted subscription portal.")

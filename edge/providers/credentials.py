@@ -94,7 +94,9 @@ def _check(spec: CredentialField, value: object, path: str) -> Any:
         raise InvalidInput("must be a non-empty string", path)
     if len(value) > 1000:
         raise InvalidInput("must be at most 1000 characters", path)
-    if spec.name.endswith(("apiBase", "serverUrl")) and not value.startswith(("https://", "http://")):
+    if spec.name.endswith(("apiBase", "serverUrl")) and not value.startswith(
+        ("https://", "http://")
+    ):
         raise InvalidInput("must be an http(s) address", path)
     return value.strip()
 

@@ -36,11 +36,20 @@ def _tx_for_builder(material: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def send_simulated(
-    http: httpx.AsyncClient, node_url: str, project_id: str, provider: str, event_type: str, material: Mapping[str, Any]
+    http: httpx.AsyncClient,
+    node_url: str,
+    project_id: str,
+    provider: str,
+    event_type: str,
+    material: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Build, sign and deliver one event; return what the node answered."""
     if provider not in SIMULATED:
-        raise Failure(409, "not_simulated", f"There is no simulator for {provider}; try: {', '.join(SIMULATED)}.")
+        raise Failure(
+            409,
+            "not_simulated",
+            f"There is no simulator for {provider}; try: {', '.join(SIMULATED)}.",
+        )
     build, sign = SIMULATED[provider]
     try:
         event = build(event_type, _tx_for_builder(material))
@@ -48,5 +57,12 @@ async def send_simulated(
         raise Failure(400, "invalid_request", str(exc), field="type") from None
     body = json.dumps(event).encode()
     headers = {"Content-Type": "application/json", **sign(material["credentials"], body)}
-    response = await http.post(f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers)
-    return {"providerEventId": event["id"], "providerType": event["type"], "status": response.status_code, "answer": response.json()}
+    response = await http.post(
+        f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
+    )
+    return {
+        "providerEventId": event["id"],
+        "providerType": event["type"],
+        "status": response.status_code,
+        "answer": response.json(),
+    }

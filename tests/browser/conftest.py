@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from browser.harness import ShopSite, require_browser
+
 from edge.http import button
 from edge.node import RunningNode
 

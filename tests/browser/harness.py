@@ -27,8 +27,14 @@ T = TypeVar("T")
 
 CHROMIUM = Path(os.environ.get("EDGE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 EVENTS = ("cm-busy", "cm-load-providers", "cm-checkout-started", "cm-error", "cm-idle")
@@ -171,8 +177,14 @@ class ShopSite:
                 f'<script src="{self.node_url}/button.js" integrity="{self.integrity}"'
                 ' crossorigin="anonymous"></script>'
             )
-        early = '<script src="/early-card-form.js"></script>' if query.get("early_card_form") else ""
-        element = element.replace("</cm-button>\n", "</cm-button>\n" + early + "\n", 1) if early else element
+        early = (
+            '<script src="/early-card-form.js"></script>' if query.get("early_card_form") else ""
+        )
+        element = (
+            element.replace("</cm-button>\n", "</cm-button>\n" + early + "\n", 1)
+            if early
+            else element
+        )
         return f"""<!doctype html>
 <html lang="en-GB"><head><meta charset="utf-8"><title>Shop</title>
 <script src="/recorder.js"></script></head>

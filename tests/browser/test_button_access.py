@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import expect
-
 from browser.harness import in_browser, wait_until
+from playwright.sync_api import expect
 from support.client import manual_shop
 
 FOCUS_IN_WINDOW = """() => {

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import expect
-
 from browser.harness import in_browser, wait_until
+from playwright.sync_api import expect
 from support.client import bearer, manual_shop
 
 CLICK_TWICE = """() => {
@@ -55,8 +54,13 @@ async def test_prevented_load_providers_closes_the_window_without_fetching(admin
 
     def buyer(page):
         fetched = []
-        page.on("request", lambda request: fetched.append(request.url) if "public-info" in request.url else None)
-        page.goto(shop_site.page_url(project=shop.project_id, product="book", prevent="cm-load-providers"))
+        page.on(
+            "request",
+            lambda request: fetched.append(request.url) if "public-info" in request.url else None,
+        )
+        page.goto(
+            shop_site.page_url(project=shop.project_id, product="book", prevent="cm-load-providers")
+        )
         page.get_by_role("button", name="Buy now").click()
         expect(page.get_by_role("dialog")).to_have_count(0)
         wait_until(page, "cmEvents.length === 3")
@@ -67,11 +71,17 @@ async def test_prevented_load_providers_closes_the_window_without_fetching(admin
     assert fetched == []
 
 
-async def test_prevented_checkout_started_creates_nothing_and_shows_the_list_again(admin, http, shop_site):
+async def test_prevented_checkout_started_creates_nothing_and_shows_the_list_again(
+    admin, http, shop_site
+):
     shop = await manual_shop(admin)
 
     def buyer(page):
-        page.goto(shop_site.page_url(project=shop.project_id, product="book", prevent="cm-checkout-started"))
+        page.goto(
+            shop_site.page_url(
+                project=shop.project_id, product="book", prevent="cm-checkout-started"
+            )
+        )
         page.get_by_role("button", name="Buy now").click()
         choice = page.get_by_role("button", name=re.compile("Pay by mail"))
         choice.click()
@@ -83,10 +93,17 @@ async def test_prevented_checkout_started_creates_nothing_and_shows_the_list_aga
 
     events = await in_browser(buyer)
     assert types(events) == [
-        "cm-busy", "cm-load-providers", "cm-checkout-started", "cm-idle",
-        "cm-busy", "cm-checkout-started", "cm-idle",
+        "cm-busy",
+        "cm-load-providers",
+        "cm-checkout-started",
+        "cm-idle",
+        "cm-busy",
+        "cm-checkout-started",
+        "cm-idle",
     ]
-    listed = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
+    listed = await http.get(
+        f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key)
+    )
     assert listed.json()["items"] == []
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import socket
 
-from playwright.sync_api import expect
-
 from browser.harness import in_browser, wait_until
+from playwright.sync_api import expect
 from support.client import manual_shop
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import time
 
-from playwright.sync_api import expect
-
 from browser.harness import ARTIFACTS, in_browser
-from edge.domain.ids import ulid_time_ms
+from playwright.sync_api import expect
 from support.client import bearer, manual_shop
+
+from edge.domain.ids import ulid_time_ms
 
 TX_ID = re.compile(r"tx_[0-7][0-9A-HJKMNP-TV-Z]{25}")
 
@@ -19,7 +19,9 @@ async def test_manual_checkout_events_and_reference(admin, http, shop_site):
     started_ms = int(time.time() * 1000)
 
     def buyer(page):
-        page.goto(shop_site.page_url(project=shop.project_id, product="book", customer_ref="user-42"))
+        page.goto(
+            shop_site.page_url(project=shop.project_id, product="book", customer_ref="user-42")
+        )
         page.get_by_role("button", name="Buy now").click()
         window = page.get_by_role("dialog", name="A book")
         choice = window.get_by_role("button", name=re.compile("Pay by mail"))
@@ -42,21 +44,34 @@ async def test_manual_checkout_events_and_reference(admin, http, shop_site):
 
     seen = await in_browser(buyer)
     events = seen["events"]
-    assert [e["type"] for e in events] == ["cm-busy", "cm-load-providers", "cm-checkout-started", "cm-idle"]
+    assert [e["type"] for e in events] == [
+        "cm-busy",
+        "cm-load-providers",
+        "cm-checkout-started",
+        "cm-idle",
+    ]
     assert all(e["bubbles"] and e["cancelable"] and e["composed"] for e in events)
     assert all(e["target"] == "cm-button" for e in events)
     assert events[0]["detail"] == events[1]["detail"] == events[3]["detail"] == {}
     started = events[2]["detail"]
     assert set(started) == {"provider", "kind", "txId", "productId"}
-    assert (started["provider"], started["kind"], started["productId"]) == ("manual", "manual", "book")
+    assert (started["provider"], started["kind"], started["productId"]) == (
+        "manual",
+        "manual",
+        "book",
+    )
     assert TX_ID.fullmatch(started["txId"])
     assert seen["amount"] == "€19.99"
     assert seen["address"].split("\n") == ["Shop Ltd", "1 Main St", "London", "GB"]
     assert seen["spinner_hidden"]
 
     # The id the page saw is the transaction the node stored, with the buyer's reference.
-    tx = (await http.get(f"/api/projects/{shop.project_id}/transactions/{started['txId']}",
-                         headers=bearer(shop.live_key))).json()
+    tx = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{started['txId']}",
+            headers=bearer(shop.live_key),
+        )
+    ).json()
     assert tx["customerRef"] == "user-42" and tx["reference"] == seen["code"]
     assert tx["status"] == "pending" and tx["isTest"] is False
     assert started_ms - 1000 <= ulid_time_ms(started["txId"][3:]) <= int(time.time() * 1000)

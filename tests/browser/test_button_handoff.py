@@ -6,19 +6,27 @@ from __future__ import annotations
 import json
 import re
 
-from playwright.sync_api import expect
-
 from browser.harness import in_browser, wait_until
+from playwright.sync_api import expect
 from support.client import manual_shop
 
 
 def answer_checkout(page, answer: dict) -> None:
-    body = {"txId": "tx_01JD0000000000000000000000", "provider": "manual", "kind": "manual",
-            "amount": 19.99, "currency": "EUR", "isTest": False, **answer}
+    body = {
+        "txId": "tx_01JD0000000000000000000000",
+        "provider": "manual",
+        "kind": "manual",
+        "amount": 19.99,
+        "currency": "EUR",
+        "isTest": False,
+        **answer,
+    }
     page.route(
         "**/api/checkout/**",
         lambda route: route.fulfill(
-            status=201, body=json.dumps(body), content_type="application/json",
+            status=201,
+            body=json.dumps(body),
+            content_type="application/json",
             headers={"Access-Control-Allow-Origin": "*"},
         ),
     )
@@ -53,7 +61,9 @@ async def test_approval_opens_a_popup(admin, shop_site):
             pick(page, shop_site.page_url(project=shop.project_id, product="book"))
         popup = popup_info.value
         popup.wait_for_load_state()
-        expect(page.get_by_role("dialog")).to_contain_text("Complete the payment in the Pay by mail window")
+        expect(page.get_by_role("dialog")).to_contain_text(
+            "Complete the payment in the Pay by mail window"
+        )
         wait_until(page, "cmEvents.length === 4")
         return popup.url, page.url, page.evaluate("cmEvents.at(-1).type")
 
@@ -65,7 +75,10 @@ async def test_token_goes_to_the_pages_card_form(admin, shop_site):
     shop = await manual_shop(admin)
 
     def buyer(page):
-        answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_01", "publishableKey": "test_ck"})
+        answer_checkout(
+            page,
+            {"type": "token", "provider": "paddle", "token": "txn_01", "publishableKey": "test_ck"},
+        )
         page.goto(shop_site.page_url(project=shop.project_id, product="book"))
         page.evaluate("""() => {
           window.cardForms = [];
@@ -78,8 +91,15 @@ async def test_token_goes_to_the_pages_card_form(admin, shop_site):
         return page.evaluate("cardForms[0]"), page.evaluate("cmEvents.at(-1).type")
 
     handoff, last = await in_browser(buyer)
-    assert handoff == {"provider": "paddle", "txId": "tx_01JD0000000000000000000000", "token": "txn_01",
-                       "publishableKey": "test_ck", "mode": "live", "amount": 19.99, "currency": "EUR"}
+    assert handoff == {
+        "provider": "paddle",
+        "txId": "tx_01JD0000000000000000000000",
+        "token": "txn_01",
+        "publishableKey": "test_ck",
+        "mode": "live",
+        "amount": 19.99,
+        "currency": "EUR",
+    }
     assert last == "cm-idle"
 
 
@@ -87,9 +107,13 @@ async def test_token_without_a_card_form_is_an_error(admin, shop_site):
     shop = await manual_shop(admin)
 
     def buyer(page):
-        answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_01", "publishableKey": "k"})
+        answer_checkout(
+            page, {"type": "token", "provider": "paddle", "token": "txn_01", "publishableKey": "k"}
+        )
         pick(page, shop_site.page_url(project=shop.project_id, product="book"))
-        expect(page.get_by_role("alert")).to_have_text("Card payment is not available on this page.")
+        expect(page.get_by_role("alert")).to_have_text(
+            "Card payment is not available on this page."
+        )
         wait_until(page, "cmEvents.length === 5")
         return page.evaluate("cmEvents")
 
@@ -102,7 +126,10 @@ async def test_a_card_form_hook_set_before_the_script_loads_is_kept(admin, shop_
     shop = await manual_shop(admin)
 
     def buyer(page):
-        answer_checkout(page, {"type": "token", "provider": "paddle", "token": "txn_02", "publishableKey": "test_ck"})
+        answer_checkout(
+            page,
+            {"type": "token", "provider": "paddle", "token": "txn_02", "publishableKey": "test_ck"},
+        )
         pick(page, shop_site.page_url(project=shop.project_id, product="book", early_card_form="1"))
         wait_until(page, "cardForms.length === 1")
         return page.evaluate("cardForms[0].token")

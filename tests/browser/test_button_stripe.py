@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 import trio
-
 from browser.harness import in_browser
+
 from edge.sim.stripe.server import StripeSimulator
 
 SECRET_KEY = "sk_test_button"
@@ -18,17 +18,32 @@ async def test_card_checkout_through_the_stripe_simulator(admin, http, node, sho
         sim = StripeSimulator()
         sim_url = await nursery.start(sim.run)
         project_id = await admin.project(
-            successUrl=f"{shop_site.url}/thanks", cancelUrl=f"{shop_site.url}/cart", allowedOrigins=[shop_site.url]
+            successUrl=f"{shop_site.url}/thanks",
+            cancelUrl=f"{shop_site.url}/cart",
+            allowedOrigins=[shop_site.url],
         )
         await admin.product(project_id)
-        webhook_secret = sim.register_endpoint(SECRET_KEY, f"{node.url}/webhook/stripe/{project_id}")
-        credentials = {"secretKey": SECRET_KEY, "publishableKey": "pk_test_button",
-                       "webhookSecret": webhook_secret, "apiBase": sim_url}
+        webhook_secret = sim.register_endpoint(
+            SECRET_KEY, f"{node.url}/webhook/stripe/{project_id}"
+        )
+        credentials = {
+            "secretKey": SECRET_KEY,
+            "publishableKey": "pk_test_button",
+            "webhookSecret": webhook_secret,
+            "apiBase": sim_url,
+        }
         await admin.provider(project_id, "stripe", {"enabled": True, "test": credentials})
 
         def buyer(page):
             checkouts = []
-            page.on("request", lambda r: checkouts.append(r) if r.method == "POST" and "/api/checkout/" in r.url else None)
+            page.on(
+                "request",
+                lambda r: (
+                    checkouts.append(r)
+                    if r.method == "POST" and "/api/checkout/" in r.url
+                    else None
+                ),
+            )
             page.goto(shop_site.page_url(project=project_id, product="book", mode="test"))
             page.get_by_role("button", name="Buy now").click()
             page.get_by_role("button", name=re.compile("Card")).click()
@@ -42,5 +57,7 @@ async def test_card_checkout_through_the_stripe_simulator(admin, http, node, sho
         sim.stop()
 
     # The id the button made is the one the webhook settled.
-    status = (await http.get(f"/status/{project_id}/{tx_id}", params={"wait": 10, "version": 1})).json()
+    status = (
+        await http.get(f"/status/{project_id}/{tx_id}", params={"wait": 10, "version": 1})
+    ).json()
     assert (status["status"], status["provider"], status["isTest"]) == ("succeeded", "stripe", True)

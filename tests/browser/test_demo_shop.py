@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import trio
-
 from browser.harness import ARTIFACTS, in_browser, require_browser
 from support.nodes import DemoProcess
 
@@ -16,6 +15,7 @@ async def test_buy_in_the_demo_shop_and_watch_it_succeed(tmp_path):
     demo = await trio.to_thread.run_sync(DemoProcess, tmp_path / "data")
     shop = demo.found["shop page"]
     try:
+
         def buyer(page):
             page.goto(shop + "/")
             page.get_by_role("button", name="Buy the book").click()

@@ -1,6 +1,6 @@
-from edge.domain.clientaddr import client_address, parse_networks
-
 import pytest
+
+from edge.domain.clientaddr import client_address, parse_networks
 
 PROXIES = parse_networks(["10.0.0.0/8", "192.0.2.7"])
 

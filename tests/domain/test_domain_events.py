@@ -1,10 +1,6 @@
 from edge.domain.events import QUOTA_EXEMPT, EventType
 
-CONTRACT_TYPES = """checkout.created payment.processing payment.succeeded payment.attempt_failed
-payment.failed checkout.expired checkout.canceled payment.refunded payment.partially_refunded
-payment.disputed payment.dispute_closed subscription.created subscription.updated
-subscription.past_due subscription.canceled subscription.payment_succeeded
-subscription.payment_failed manual.marked_paid unmatched""".split()
+CONTRACT_TYPES = ["checkout.created", "payment.processing", "payment.succeeded", "payment.attempt_failed", "payment.failed", "checkout.expired", "checkout.canceled", "payment.refunded", "payment.partially_refunded", "payment.disputed", "payment.dispute_closed", "subscription.created", "subscription.updated", "subscription.past_due", "subscription.canceled", "subscription.payment_succeeded", "subscription.payment_failed", "manual.marked_paid", "unmatched"]
 
 
 def test_exactly_the_contract_types():
@@ -20,4 +16,4 @@ def test_member_names_mirror_values():
 
 
 def test_quota_exempt():
-    assert QUOTA_EXEMPT == frozenset({EventType.CHECKOUT_CREATED})
+    assert frozenset({EventType.CHECKOUT_CREATED}) == QUOTA_EXEMPT

@@ -197,8 +197,17 @@ def test_reference_code_aliases():
 
 @pytest.mark.parametrize(
     "bad",
-    [None, 5, "", "CM-", "CM-7KQ2-9XMD", "CM-7KQ2-9XMD-44", "CM-7KQ2-9XMU-4", "XX7KQ29XMD4",
-     "CM-7KQ2-9XMD-4-5"],  # fmt: skip
+    [
+        None,
+        5,
+        "",
+        "CM-",
+        "CM-7KQ2-9XMD",
+        "CM-7KQ2-9XMD-44",
+        "CM-7KQ2-9XMU-4",
+        "XX7KQ29XMD4",
+        "CM-7KQ2-9XMD-4-5",
+    ],  # fmt: skip
 )
 def test_reference_code_malformed(bad):
     assert normalize_reference_code(bad) is None

@@ -24,13 +24,33 @@ def _snapshot(node, project_id: str) -> list:
         (b'{"productId": "book", "quantity": 101}', 400, "invalid_request", "quantity"),
         (b'{"productId": "book", "quantity": true}', 400, "invalid_request", "quantity"),
         (b'{"productId": "book", "metadata": []}', 400, "invalid_request", "metadata"),
-        (b'{"productId": "book", "metadata": {"customerRef": 42}}', 400, "invalid_request", "metadata.customerRef"),
-        (b'{"productId": "book", "metadata": {"bad key!": "x"}}', 400, "invalid_request", "metadata"),
+        (
+            b'{"productId": "book", "metadata": {"customerRef": 42}}',
+            400,
+            "invalid_request",
+            "metadata.customerRef",
+        ),
+        (
+            b'{"productId": "book", "metadata": {"bad key!": "x"}}',
+            400,
+            "invalid_request",
+            "metadata",
+        ),
         (b'{"productId": "book", "txId": "tx_lowercase"}', 400, "invalid_request", "txId"),
         (b'{"productId": "book", "mode": "sandbox"}', 400, "invalid_request", "mode"),
         (b'{"productId": "book", "colour": "red"}', 400, "unknown_field", "colour"),
-        (b'{"productId": "book", "successUrl": "https://evil.example/x"}', 400, "url_not_allowed", "successUrl"),
-        (b'{"productId": "book", "cancelUrl": "http://shop.example/x"}', 400, "url_not_allowed", "cancelUrl"),
+        (
+            b'{"productId": "book", "successUrl": "https://evil.example/x"}',
+            400,
+            "url_not_allowed",
+            "successUrl",
+        ),
+        (
+            b'{"productId": "book", "cancelUrl": "http://shop.example/x"}',
+            400,
+            "url_not_allowed",
+            "cancelUrl",
+        ),
         (b'{"productId": "book", "amount": NaN}', 400, "invalid_json", None),
     ],
 )
@@ -38,7 +58,9 @@ async def test_bad_checkout_bodies(node, admin, http, body, status, code, field)
     shop = await manual_shop(admin)
     before = _snapshot(node, shop.project_id)
     response = await http.post(
-        f"/api/checkout/manual/{shop.project_id}", content=body, headers={"content-type": "application/json"}
+        f"/api/checkout/manual/{shop.project_id}",
+        content=body,
+        headers={"content-type": "application/json"},
     )
     assert response.status_code == status, response.text
     error = response.json()["error"]
@@ -50,7 +72,9 @@ async def test_bad_checkout_bodies(node, admin, http, body, status, code, field)
 async def test_too_many_metadata_keys(admin, http):
     shop = await manual_shop(admin)
     metadata = {f"k{n}": "v" for n in range(21)}
-    response = await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book", "metadata": metadata})
+    response = await http.post(
+        f"/api/checkout/manual/{shop.project_id}", json={"productId": "book", "metadata": metadata}
+    )
     assert response.status_code == 400 and response.json()["error"]["field"] == "metadata"
 
 
@@ -61,7 +85,9 @@ async def test_unknown_provider_project_and_ids(admin, http):
     assert (response.status_code, response.json()["error"]["code"]) == (404, "unknown_provider")
     response = await http.post(f"/api/checkout/stripe/{pid}", json={"productId": "book"})
     assert (response.status_code, response.json()["error"]["code"]) == (404, "provider_not_enabled")
-    response = await http.post("/api/checkout/manual/prj_0000000000000000", json={"productId": "book"})
+    response = await http.post(
+        "/api/checkout/manual/prj_0000000000000000", json={"productId": "book"}
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (404, "project_not_found")
     response = await http.post("/api/checkout/manual/not-a-project", json={"productId": "book"})
     assert (response.status_code, response.json()["error"]["code"]) == (404, "project_not_found")
@@ -74,7 +100,9 @@ async def test_unknown_provider_project_and_ids(admin, http):
 async def test_status_answers_the_same_404_for_unknown_malformed_and_foreign_ids(admin, http):
     shop = await manual_shop(admin)
     other = await manual_shop(admin)
-    foreign = (await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})).json()["txId"]
+    foreign = (
+        await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})
+    ).json()["txId"]
     answers = set()
     for path in (
         f"/status/{shop.project_id}/{MISSING_TX}",
@@ -91,7 +119,9 @@ async def test_status_answers_the_same_404_for_unknown_malformed_and_foreign_ids
 async def test_client_proposed_tx_id_must_be_new(admin, http):
     shop = await manual_shop(admin)
     body = {"productId": "book", "txId": MISSING_TX}
-    assert (await http.post(f"/api/checkout/manual/{shop.project_id}", json=body)).status_code == 201
+    assert (
+        await http.post(f"/api/checkout/manual/{shop.project_id}", json=body)
+    ).status_code == 201
     again = await http.post(f"/api/checkout/manual/{shop.project_id}", json=body)
     assert (again.status_code, again.json()["error"]["code"]) == (409, "tx_exists")
 
@@ -100,18 +130,28 @@ async def test_mark_paid_refusals_change_nothing(node, admin, http):
     shop = await manual_shop(admin)
     pid = shop.project_id
     tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
-    canceled = await http.post(f"/api/projects/{pid}/transactions/{tx}/cancel", headers=bearer(shop.live_key))
+    canceled = await http.post(
+        f"/api/projects/{pid}/transactions/{tx}/cancel", headers=bearer(shop.live_key)
+    )
     assert canceled.json()["status"] == "canceled"
     before = _snapshot(node, pid)
-    response = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    response = await http.post(
+        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (422, "invalid_transition")
     assert response.json()["error"]["status"] == "canceled"
-    response = await http.post(f"/api/projects/{pid}/transactions/{MISSING_TX}/mark-paid", headers=bearer(shop.live_key))
+    response = await http.post(
+        f"/api/projects/{pid}/transactions/{MISSING_TX}/mark-paid", headers=bearer(shop.live_key)
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found")
-    response = await http.post(f"/api/projects/{pid}/transactions/tx_bad/mark-paid", headers=bearer(shop.live_key))
+    response = await http.post(
+        f"/api/projects/{pid}/transactions/tx_bad/mark-paid", headers=bearer(shop.live_key)
+    )
     assert response.status_code == 404
     response = await http.post(
-        f"/api/projects/{pid}/transactions/{tx}/mark-paid", json={"note": 5}, headers=bearer(shop.live_key)
+        f"/api/projects/{pid}/transactions/{tx}/mark-paid",
+        json={"note": 5},
+        headers=bearer(shop.live_key),
     )
     assert (response.status_code, response.json()["error"]["field"]) == (400, "note")
     assert _snapshot(node, pid) == before
@@ -135,5 +175,7 @@ async def test_merchant_api_authentication(admin, http):
     response = await http.get(path, params={"status": "paid"}, headers=bearer(shop.live_key))
     assert (response.status_code, response.json()["error"]["field"]) == (400, "status")
     # a wrong key on the anonymous status endpoint is refused rather than silently ignored
-    response = await http.get(f"/status/{shop.project_id}/{MISSING_TX}", headers=bearer("cmk_live_" + "y" * 32))
+    response = await http.get(
+        f"/status/{shop.project_id}/{MISSING_TX}", headers=bearer("cmk_live_" + "y" * 32)
+    )
     assert response.status_code == 401

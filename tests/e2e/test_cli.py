@@ -13,7 +13,10 @@ from support.nodes import NodeProcess
 
 def edge(data, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [sys.executable, "-m", "edge", *args, "--data", str(data)], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "edge", *args, "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     if check:
         assert result.returncode == 0, result.stderr
@@ -29,18 +32,57 @@ def process(tmp_path):
 
 def test_cli_sets_up_a_shop_and_marks_a_mailed_payment_paid(process):
     data = process.data_dir
-    pid = edge(data, "project", "create", "--name", "Shop", "--success-url", "https://shop.example/ok",
-               "--cancel-url", "https://shop.example/no", "--allowed-origin", "https://shop.example").stdout.strip()
+    pid = edge(
+        data,
+        "project",
+        "create",
+        "--name",
+        "Shop",
+        "--success-url",
+        "https://shop.example/ok",
+        "--cancel-url",
+        "https://shop.example/no",
+        "--allowed-origin",
+        "https://shop.example",
+    ).stdout.strip()
     assert pid.startswith("prj_")
-    product = json.loads(edge(data, "product", "set", pid, "book", "--name", "Book", "--amount", "19.99",
-                              "--currency", "EUR", "--json").stdout)
+    product = json.loads(
+        edge(
+            data,
+            "product",
+            "set",
+            pid,
+            "book",
+            "--name",
+            "Book",
+            "--amount",
+            "19.99",
+            "--currency",
+            "EUR",
+            "--json",
+        ).stdout
+    )
     assert product["amount"] == 19.99
-    edge(data, "provider", "set", pid, "manual", "--address-name", "Shop Ltd", "--address-line", "1 Main St",
-         "--address-country", "GB")
+    edge(
+        data,
+        "provider",
+        "set",
+        pid,
+        "manual",
+        "--address-name",
+        "Shop Ltd",
+        "--address-line",
+        "1 Main St",
+        "--address-country",
+        "GB",
+    )
     key = json.loads(edge(data, "key", "create", pid, "--mode", "live", "--json").stdout)
     assert key["key"].startswith("cmk_live_")
 
-    created = httpx.post(f"{process.url}/api/checkout/manual/{pid}", json={"productId": "book", "metadata": {"customerRef": "u-7"}})
+    created = httpx.post(
+        f"{process.url}/api/checkout/manual/{pid}",
+        json={"productId": "book", "metadata": {"customerRef": "u-7"}},
+    )
     tx = created.json()["txId"]
     listing = edge(data, "tx", "list", pid).stdout
     assert tx in listing and "pending" in listing and "u-7" in listing
@@ -55,7 +97,20 @@ def test_cli_sets_up_a_shop_and_marks_a_mailed_payment_paid(process):
     assert len(again.stderr.strip().splitlines()) == 1
     revoked = edge(data, "key", "revoke", pid, key["keyId"])
     assert key["keyId"] in revoked.stdout
-    bad = edge(data, "product", "set", pid, "book", "--name", "Book", "--amount", "1.001", "--currency", "EUR", check=False)
+    bad = edge(
+        data,
+        "product",
+        "set",
+        pid,
+        "book",
+        "--name",
+        "Book",
+        "--amount",
+        "1.001",
+        "--currency",
+        "EUR",
+        check=False,
+    )
     assert bad.returncode == 1 and "invalid_amount" in bad.stderr
 
 
@@ -70,7 +125,17 @@ def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
     import base64
     import hashlib
 
-    printed = json.loads(edge(process.data_dir, "button", "--project", "prj_aaaaaaaaaaaaaaaa", "--product", "book", "--json").stdout)
+    printed = json.loads(
+        edge(
+            process.data_dir,
+            "button",
+            "--project",
+            "prj_aaaaaaaaaaaaaaaa",
+            "--product",
+            "book",
+            "--json",
+        ).stdout
+    )
     assert f'src="{process.url}/button.js"' in printed["snippet"]
     assert f'integrity="{printed["integrity"]}"' in printed["snippet"]
     served = httpx.get(f"{process.url}/button.js", follow_redirects=True)

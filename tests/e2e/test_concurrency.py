@@ -6,18 +6,23 @@ import trio
 from support.client import bearer, manual_shop
 
 
-async def test_200_concurrent_mark_paid_and_status_across_20_projects_lose_nothing(node, admin, http):
+async def test_200_concurrent_mark_paid_and_status_across_20_projects_lose_nothing(
+    node, admin, http
+):
     shops = [await manual_shop(admin) for _ in range(20)]
     txs: list[tuple] = []
     for shop in shops:
         for _ in range(10):
-            created = await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+            created = await http.post(
+                f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"}
+            )
             txs.append((shop, created.json()["txId"]))
     answers: list[int] = []
 
     async def mark(shop, tx_id: str) -> None:
         response = await http.post(
-            f"/api/projects/{shop.project_id}/transactions/{tx_id}/mark-paid", headers=bearer(shop.live_key)
+            f"/api/projects/{shop.project_id}/transactions/{tx_id}/mark-paid",
+            headers=bearer(shop.live_key),
         )
         answers.append(response.status_code)
 
@@ -35,7 +40,9 @@ async def test_200_concurrent_mark_paid_and_status_across_20_projects_lose_nothi
         status = (await http.get(f"/status/{shop.project_id}/{tx_id}")).json()
         assert (status["status"], status["version"]) == ("succeeded", 2)
     for shop in shops:
-        feed = (await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.live_key))).json()
+        feed = (
+            await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.live_key))
+        ).json()
         assert sum(e["type"] == "manual.marked_paid" for e in feed["items"]) == 10
     # a second mark-paid of every transaction is refused: no double counting
     async with trio.open_nursery() as nursery:
@@ -46,12 +53,15 @@ async def test_200_concurrent_mark_paid_and_status_across_20_projects_lose_nothi
 
 async def test_concurrent_mark_paid_of_one_transaction_succeeds_once(admin, http):
     shop = await manual_shop(admin)
-    tx = (await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})).json()["txId"]
+    tx = (
+        await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+    ).json()["txId"]
     codes: list[int] = []
 
     async def mark() -> None:
         response = await http.post(
-            f"/api/projects/{shop.project_id}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+            f"/api/projects/{shop.project_id}/transactions/{tx}/mark-paid",
+            headers=bearer(shop.live_key),
         )
         codes.append(response.status_code)
 
@@ -59,5 +69,9 @@ async def test_concurrent_mark_paid_of_one_transaction_succeeds_once(admin, http
         for _ in range(10):
             nursery.start_soon(mark)
     assert sorted(codes) == [200] + [422] * 9
-    one = (await http.get(f"/api/projects/{shop.project_id}/transactions/{tx}", headers=bearer(shop.live_key))).json()
+    one = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx}", headers=bearer(shop.live_key)
+        )
+    ).json()
     assert [e["type"] for e in one["events"]].count("manual.marked_paid") == 1

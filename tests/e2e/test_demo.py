@@ -16,19 +16,32 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
         page = httpx.get(demo["shop page"] + "/")
         assert page.status_code == 200
         assert f'project="{project}"' in page.text and "<cm-button" in page.text
-        assert re.search(r'<script src="[^"]+/button\.js" integrity="sha384-[^"]+" crossorigin="anonymous">', page.text)
-        info = httpx.get(f"{node}/api/projects/{project}/public-info", params={"productId": "book", "mode": "test"}).json()
+        assert re.search(
+            r'<script src="[^"]+/button\.js" integrity="sha384-[^"]+" crossorigin="anonymous">',
+            page.text,
+        )
+        info = httpx.get(
+            f"{node}/api/projects/{project}/public-info",
+            params={"productId": "book", "mode": "test"},
+        ).json()
         assert [p["provider"] for p in info["providers"]] == ["stripe", "manual"]
         # what the button does after the buyer picks "Card"
-        checkout = httpx.post(f"{node}/api/checkout/stripe/{project}", json={
-            "productId": "book", "mode": "test", "metadata": {"customerRef": "demo-buyer"}}).json()
+        checkout = httpx.post(
+            f"{node}/api/checkout/stripe/{project}",
+            json={"productId": "book", "mode": "test", "metadata": {"customerRef": "demo-buyer"}},
+        ).json()
         paid = httpx.post(checkout["url"] + "/pay", follow_redirects=False)
         assert paid.headers["location"].startswith(demo["shop page"] + "/thanks")
         assert httpx.get(paid.headers["location"]).status_code == 200
         status = httpx.get(f"{node}/status/{project}/{checkout['txId']}").json()
         assert status["status"] == "succeeded"
-        events = httpx.get(f"{node}/api/projects/{project}/events", headers={"Authorization": f"Bearer {key}"}).json()
-        assert any(e["type"] == "payment.succeeded" and e["customerRef"] == "demo-buyer" for e in events["items"])
+        events = httpx.get(
+            f"{node}/api/projects/{project}/events", headers={"Authorization": f"Bearer {key}"}
+        ).json()
+        assert any(
+            e["type"] == "payment.succeeded" and e["customerRef"] == "demo-buyer"
+            for e in events["items"]
+        )
     finally:
         assert process.stop() == 0
 
@@ -37,11 +50,19 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
     again = process.found
     try:
         assert again["project"] == demo["project"] and again["test key"] != demo["test key"]
-        old_key = httpx.get(f"{again['node']}/api/projects/{project}/transactions",
-                            headers={"Authorization": f"Bearer {demo['test key']}"})
+        old_key = httpx.get(
+            f"{again['node']}/api/projects/{project}/transactions",
+            headers={"Authorization": f"Bearer {demo['test key']}"},
+        )
         assert old_key.status_code == 401  # the previous demo key was revoked
-        checkout = httpx.post(f"{again['node']}/api/checkout/stripe/{project}", json={"productId": "book", "mode": "test"}).json()
+        checkout = httpx.post(
+            f"{again['node']}/api/checkout/stripe/{project}",
+            json={"productId": "book", "mode": "test"},
+        ).json()
         httpx.post(checkout["url"] + "/pay", follow_redirects=False)
-        assert httpx.get(f"{again['node']}/status/{project}/{checkout['txId']}").json()["status"] == "succeeded"
+        assert (
+            httpx.get(f"{again['node']}/status/{project}/{checkout['txId']}").json()["status"]
+            == "succeeded"
+        )
     finally:
         process.stop()

@@ -21,9 +21,14 @@ async def test_mark_paid_acknowledged_then_sigkill_survives(process):
     shop = await manual_shop(admin)
     pid = shop.project_id
     async with httpx.AsyncClient(base_url=process.url) as http:
-        created = await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book", "metadata": {"customerRef": "u-1"}})
+        created = await http.post(
+            f"/api/checkout/manual/{pid}",
+            json={"productId": "book", "metadata": {"customerRef": "u-1"}},
+        )
         tx = created.json()["txId"]
-        paid = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+        paid = await http.post(
+            f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+        )
         assert paid.status_code == 200
     process.kill()  # right after the 200: no drain, no clean close
     await admin.aclose()
@@ -35,7 +40,9 @@ async def test_mark_paid_acknowledged_then_sigkill_survives(process):
         marked = [e for e in feed["items"] if e["type"] == "manual.marked_paid"]
         assert len(marked) == 1 and marked[0]["customerRef"] == "u-1"
         # the key and the configuration survived too
-        info = (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})).json()
+        info = (
+            await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})
+        ).json()
         assert info["providers"][0]["provider"] == "manual"
 
 
@@ -47,7 +54,9 @@ async def test_sigterm_drains_and_exits_cleanly(process):
     assert not (process.data_dir / "node.json").exists()
     process.start()
     async with httpx.AsyncClient(base_url=process.url) as http:
-        response = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
+        response = await http.get(
+            f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key)
+        )
         assert response.status_code == 200
 
 
@@ -60,11 +69,15 @@ async def test_sigterm_answers_open_long_polls_at_once_and_exits(process):
     shop = await manual_shop(admin)
     await admin.aclose()
     async with httpx.AsyncClient(base_url=process.url, timeout=60) as http:
-        tx = (await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})).json()["txId"]
+        tx = (
+            await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+        ).json()["txId"]
         answers: list[httpx.Response] = []
 
         async def poll() -> None:
-            answers.append(await http.get(f"/status/{shop.project_id}/{tx}", params={"wait": 30, "version": 1}))
+            answers.append(
+                await http.get(f"/status/{shop.project_id}/{tx}", params={"wait": 30, "version": 1})
+            )
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(poll)

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-
 import pytest
 import trio
 from support.client import bearer, manual_shop
 from support.stripe_shop import stripe_shop
 
-
 TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
 
 
-
-
 async def _events_of(http, shop, tx_id):
-    tx = (await http.get(f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key))).json()
+    tx = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+        )
+    ).json()
     return [e["type"] for e in tx["events"]]
 
 
@@ -27,13 +27,21 @@ async def test_a_cancel_during_the_provider_call_stands(admin, http, sim, provid
     answers = []
 
     async def checkout() -> None:
-        answers.append(await http.post(f"/api/checkout/stripe/{shop.project_id}",
-                                       json={"productId": "book", "txId": TX}, headers=bearer(shop.test_key)))
+        answers.append(
+            await http.post(
+                f"/api/checkout/stripe/{shop.project_id}",
+                json={"productId": "book", "txId": TX},
+                headers=bearer(shop.test_key),
+            )
+        )
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(checkout)
         await trio.sleep(0.2)  # the pending transaction is stored; the provider is still thinking
-        canceled = await http.post(f"/api/projects/{shop.project_id}/transactions/{TX}/cancel", headers=bearer(shop.test_key))
+        canceled = await http.post(
+            f"/api/projects/{shop.project_id}/transactions/{TX}/cancel",
+            headers=bearer(shop.test_key),
+        )
         assert canceled.json()["status"] == "canceled"
     assert answers[0].status_code == (502 if provider_fails else 201)
     status = (await http.get(f"/status/{shop.project_id}/{TX}")).json()
@@ -48,14 +56,24 @@ async def test_an_idempotent_answer_is_kept_across_an_actor_rebuild(node, admin,
     answers = []
 
     async def checkout() -> None:
-        answers.append(await http.post(f"/api/checkout/stripe/{shop.project_id}", json={"productId": "book"}, headers=headers))
+        answers.append(
+            await http.post(
+                f"/api/checkout/stripe/{shop.project_id}",
+                json={"productId": "book"},
+                headers=headers,
+            )
+        )
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(checkout)
         await trio.sleep(0.2)
-        del node.ctx.registry._entries[shop.project_id]  # evicted mid-call: a fresh actor finishes it
+        del node.ctx.registry._entries[
+            shop.project_id
+        ]  # evicted mid-call: a fresh actor finishes it
     sim.delay_s = 0
-    again = await http.post(f"/api/checkout/stripe/{shop.project_id}", json={"productId": "book"}, headers=headers)
+    again = await http.post(
+        f"/api/checkout/stripe/{shop.project_id}", json={"productId": "book"}, headers=headers
+    )
     assert answers[0].status_code == again.status_code == 201
     assert again.json() == answers[0].json() and again.headers["idempotent-replayed"] == "true"
 
@@ -70,12 +88,16 @@ async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(node.ctx.writer, "_commit", full_disk)
-    refused = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    refused = await http.post(
+        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+    )
     assert (refused.status_code, refused.json()["error"]["code"]) == (503, "unavailable")
     assert refused.json()["error"]["retryable"] is True
     monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
     # the actor read its state again from the store: the change that never landed is gone
     status = (await http.get(f"/status/{pid}/{tx}")).json()
     assert (status["status"], status["version"]) == ("pending", 1)
-    again = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    again = await http.post(
+        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+    )
     assert again.status_code == 200 and again.json()["version"] == 2

@@ -12,9 +12,6 @@ from support.stripe_events import event_body, signed
 from support.stripe_shop import stripe_shop
 
 
-
-
-
 async def _checkout(http, shop, product="book", customer_ref="user-42"):
     response = await http.post(
         f"/api/checkout/stripe/{shop.project_id}",
@@ -30,13 +27,21 @@ def _session_id(checkout) -> str:
 
 
 async def _tx(http, shop, tx_id):
-    return (await http.get(f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key))).json()
+    return (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+        )
+    ).json()
 
 
 async def test_payment_checkout_pay_webhook_succeeded(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
-    assert (checkout["type"], checkout["provider"], checkout["kind"]) == ("redirect", "stripe", "card")
+    assert (checkout["type"], checkout["provider"], checkout["kind"]) == (
+        "redirect",
+        "stripe",
+        "card",
+    )
     assert checkout["url"].startswith(sim.url + "/c/pay/cs_test_")
     assert checkout["isTest"] is True and checkout["expiresAt"]
     session = sim.session(_session_id(checkout))
@@ -46,7 +51,9 @@ async def test_payment_checkout_pay_webhook_succeeded(admin, http, sim):
     page = await http.get(checkout["url"])
     assert page.status_code == 200 and b"Pay" in page.content
     paid = await http.post(f"{checkout['url']}/pay", follow_redirects=False)
-    assert paid.status_code == 303 and paid.headers["location"].startswith("https://shop.example/thanks")
+    assert paid.status_code == 303 and paid.headers["location"].startswith(
+        "https://shop.example/thanks"
+    )
     status = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
     assert status["status"] == "succeeded" and status["version"] == 2
     tx = await _tx(http, shop, checkout["txId"])
@@ -59,11 +66,17 @@ async def test_declined_attempt_leaves_pending_then_pay_and_refund(admin, http, 
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
     await sim.decline(_session_id(checkout))
-    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()["status"] == "pending"
-    assert "payment.attempt_failed" in [e["type"] for e in (await _tx(http, shop, checkout["txId"]))["events"]]
+    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
+        "status"
+    ] == "pending"
+    assert "payment.attempt_failed" in [
+        e["type"] for e in (await _tx(http, shop, checkout["txId"]))["events"]
+    ]
     await sim.complete(_session_id(checkout))
     await sim.refund(_session_id(checkout), amount_minor=500)
-    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()["status"] == "partially_refunded"
+    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
+        "status"
+    ] == "partially_refunded"
     await sim.refund(_session_id(checkout))
     status = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
     assert status["status"] == "refunded"
@@ -74,7 +87,9 @@ async def test_let_expire_moves_to_expired(admin, http, sim):
     checkout = await _checkout(http, shop)
     expired = await http.post(f"{checkout['url']}/expire", follow_redirects=False)
     assert expired.headers["location"].startswith("https://shop.example/cart")
-    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()["status"] == "expired"
+    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
+        "status"
+    ] == "expired"
 
 
 async def test_subscription_past_due_and_portal(admin, http, sim):
@@ -98,7 +113,10 @@ async def test_subscription_past_due_and_portal(admin, http, sim):
         headers=bearer(shop.test_key),
     )
     assert portal.status_code == 200, portal.text
-    assert portal.json()["url"].startswith(sim.url + "/p/session/") and portal.json()["provider"] == "stripe"
+    assert (
+        portal.json()["url"].startswith(sim.url + "/p/session/")
+        and portal.json()["provider"] == "stripe"
+    )
     anonymous = await http.post(f"/api/subscriptions/{shop.project_id}/{sub_id}/portal-url")
     assert anonymous.status_code == 401
     bad_return = await http.post(
@@ -112,7 +130,8 @@ async def test_subscription_past_due_and_portal(admin, http, sim):
 async def test_manual_has_no_portal(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     response = await http.post(
-        f"/api/subscriptions/{shop.project_id}/sub_01M7YS2H2CXEBWK64PPXXP5WHD/portal-url", headers=bearer(shop.test_key)
+        f"/api/subscriptions/{shop.project_id}/sub_01M7YS2H2CXEBWK64PPXXP5WHD/portal-url",
+        headers=bearer(shop.test_key),
     )
     assert response.status_code == 404
 
@@ -124,12 +143,16 @@ async def test_same_event_five_times_is_stored_and_counted_once(admin, http, sim
     event, _ = next((e, s) for e, s in sim.delivered if e["type"] == "checkout.session.completed")
     project = await admin.ok("GET", f"/api/manage/projects/{shop.project_id}")
     assert "whsec" not in json.dumps(project)  # secrets are write-only
-    usage_before = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"]["used"]
+    usage_before = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"][
+        "used"
+    ]
     answers = [await sim.send("sk_test_shop0123456789abcdefghij", event) for _ in range(5)]
     assert answers == [[200]] * 5
     tx = await _tx(http, shop, checkout["txId"])
     assert [e["type"] for e in tx["events"]].count("payment.succeeded") == 1
-    usage_after = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"]["used"]
+    usage_after = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"][
+        "used"
+    ]
     assert usage_after == usage_before
 
 
@@ -138,7 +161,9 @@ async def test_out_of_order_events_never_move_backwards(admin, http, sim):
     checkout = await _checkout(http, shop)
     await sim.complete(_session_id(checkout))
     # a late "payment is processing" (async payment) arrives after success
-    late = json.loads(json.dumps(next(e for e, _ in sim.delivered if e["type"] == "checkout.session.completed")))
+    late = json.loads(
+        json.dumps(next(e for e, _ in sim.delivered if e["type"] == "checkout.session.completed"))
+    )
     late["id"] = "evt_late_processing"
     late["data"]["object"]["payment_status"] = "unpaid"
     assert await sim.send("sk_test_shop0123456789abcdefghij", late) == [200]
@@ -167,25 +192,37 @@ async def test_provider_failure_is_502_and_the_transaction_canceled(admin, http,
 async def test_refused_deliveries_are_kept_with_their_reason(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     pid = shop.project_id
-    body = event_body("evt_forged", "checkout.session.completed", {"id": "cs_x", "object": "checkout.session"})
+    body = event_body(
+        "evt_forged", "checkout.session.completed", {"id": "cs_x", "object": "checkout.session"}
+    )
     cases = {
         "missing_header": {"Content-Type": "application/json"},
         "malformed_header": {"Stripe-Signature": "garbage", "Content-Type": "application/json"},
         "no_matching_signature": signed(body, "whsec_wrong"),
-        "timestamp_out_of_tolerance": signed(body, shop.webhook_secret, timestamp=int(time.time()) - 301),
+        "timestamp_out_of_tolerance": signed(
+            body, shop.webhook_secret, timestamp=int(time.time()) - 301
+        ),
     }
     for reason, headers in cases.items():
         response = await http.post(f"/webhook/stripe/{pid}", content=body, headers=headers)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "signature_invalid"
         assert response.json()["error"]["reason"] == reason
-    tampered = await http.post(f"/webhook/stripe/{pid}", content=body + b" ", headers=signed(body, "whsec_wrong"))
+    tampered = await http.post(
+        f"/webhook/stripe/{pid}", content=body + b" ", headers=signed(body, "whsec_wrong")
+    )
     assert tampered.json()["error"]["reason"] == "no_matching_signature"
     not_enabled = await http.post(f"/webhook/paypal/{pid}", content=body)
-    assert (not_enabled.status_code, not_enabled.json()["error"]["code"]) == (404, "provider_not_enabled")
+    assert (not_enabled.status_code, not_enabled.json()["error"]["code"]) == (
+        404,
+        "provider_not_enabled",
+    )
     deliveries = (await admin.ok("GET", f"/api/manage/projects/{pid}/deliveries"))["items"]
     assert [d["reason"] for d in deliveries] == [
-        "no_matching_signature", "timestamp_out_of_tolerance", "no_matching_signature", "malformed_header",
+        "no_matching_signature",
+        "timestamp_out_of_tolerance",
+        "no_matching_signature",
+        "malformed_header",
         "missing_header",
     ]
     assert all(d["provider"] == "stripe" and len(d["bodySha256"]) == 64 for d in deliveries)
@@ -194,31 +231,75 @@ async def test_refused_deliveries_are_kept_with_their_reason(admin, http, sim):
 async def test_unmatched_events_are_stored_and_acknowledged(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     event = {
-        "id": "evt_nobody", "object": "event", "type": "charge.refunded", "created": 1, "livemode": False,
-        "data": {"object": {"id": "ch_nobody", "object": "charge", "amount": 100, "amount_refunded": 100,
-                            "currency": "eur", "metadata": {}, "payment_intent": "pi_nobody"}},
+        "id": "evt_nobody",
+        "object": "event",
+        "type": "charge.refunded",
+        "created": 1,
+        "livemode": False,
+        "data": {
+            "object": {
+                "id": "ch_nobody",
+                "object": "charge",
+                "amount": 100,
+                "amount_refunded": 100,
+                "currency": "eur",
+                "metadata": {},
+                "payment_intent": "pi_nobody",
+            }
+        },
     }
     assert await sim.send("sk_test_shop0123456789abcdefghij", event) == [200]
-    feed = (await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.test_key))).json()
+    feed = (
+        await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.test_key))
+    ).json()
     unmatched = [e for e in feed["items"] if e["providerEventId"] == "evt_nobody"]
-    assert len(unmatched) == 1 and unmatched[0]["type"] == "unmatched" and unmatched[0]["txId"] is None
+    assert (
+        len(unmatched) == 1 and unmatched[0]["type"] == "unmatched" and unmatched[0]["txId"] is None
+    )
 
 
 async def test_edge_trigger_sends_a_signed_event_through_the_pipeline(node, admin, http, sim):
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
     result = await trio.run_process(
-        [sys.executable, "-m", "edge", "trigger", "stripe", "payment.succeeded", "--tx", checkout["txId"],
-         "--data", str(node.ctx.settings.data_dir), "--json"],
-        capture_stdout=True, capture_stderr=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "edge",
+            "trigger",
+            "stripe",
+            "payment.succeeded",
+            "--tx",
+            checkout["txId"],
+            "--data",
+            str(node.ctx.settings.data_dir),
+            "--json",
+        ],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     sent = json.loads(result.stdout)
     assert sent["status"] == 200 and sent["answer"]["duplicate"] is False
-    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()["status"] == "succeeded"
+    assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
+        "status"
+    ] == "succeeded"
     unknown = await trio.run_process(
-        [sys.executable, "-m", "edge", "trigger", "stripe", "payment.teleported", "--tx", checkout["txId"],
-         "--data", str(node.ctx.settings.data_dir)],
-        capture_stdout=True, capture_stderr=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "edge",
+            "trigger",
+            "stripe",
+            "payment.teleported",
+            "--tx",
+            checkout["txId"],
+            "--data",
+            str(node.ctx.settings.data_dir),
+        ],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
     assert unknown.returncode == 1 and b"supported" in unknown.stderr

@@ -20,7 +20,9 @@ async def _all_events(http: httpx.AsyncClient, pid: str, key: str) -> list[dict]
     after = None
     while True:
         params = {"limit": 500, **({"after": after} if after else {})}
-        page = (await http.get(f"/api/projects/{pid}/events", params=params, headers=bearer(key))).json()
+        page = (
+            await http.get(f"/api/projects/{pid}/events", params=params, headers=bearer(key))
+        ).json()
         events += page["items"]
         if not page["hasMore"]:
             return events
@@ -48,9 +50,13 @@ async def test_acknowledged_events_survive_sigkill_under_load(tmp_path):
             while trio.current_time() - start < RUN_S:
                 event_id = f"evt_load_{n}_{seq}"
                 seq += 1
-                body = event_body(event_id, "charge.refunded", {"id": f"ch_{n}_{seq}", "object": "charge"})
+                body = event_body(
+                    event_id, "charge.refunded", {"id": f"ch_{n}_{seq}", "object": "charge"}
+                )
                 try:
-                    response = await http.post(f"/webhook/stripe/{pid}", content=body, headers=signed(body))
+                    response = await http.post(
+                        f"/webhook/stripe/{pid}", content=body, headers=signed(body)
+                    )
                 except httpx.TransportError:
                     await trio.sleep(0.05)  # the node is down (killed, restarting): keep trying
                     continue

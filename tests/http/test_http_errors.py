@@ -24,23 +24,40 @@ def _error(response, status: int, code: str) -> dict:
 async def test_framework_errors_use_the_envelope(http, admin):
     shop = await manual_shop(admin)
     _error(await http.get("/no/such/path"), 404, "not_found")
-    error = _error(await http.delete(f"/api/checkout/manual/{shop.project_id}"), 405, "method_not_allowed")
+    error = _error(
+        await http.delete(f"/api/checkout/manual/{shop.project_id}"), 405, "method_not_allowed"
+    )
     assert error
     _error(
-        await http.post(f"/api/checkout/manual/{shop.project_id}", content=b"{}", headers={"content-type": "text/plain"}),
+        await http.post(
+            f"/api/checkout/manual/{shop.project_id}",
+            content=b"{}",
+            headers={"content-type": "text/plain"},
+        ),
         415,
         "unsupported_media_type",
     )
     big = b'{"productId": "book", "metadata": {"x": "' + b"a" * 20_000 + b'"}}'
     _error(
-        await http.post(f"/api/checkout/manual/{shop.project_id}", content=big, headers={"content-type": "application/json"}),
+        await http.post(
+            f"/api/checkout/manual/{shop.project_id}",
+            content=big,
+            headers={"content-type": "application/json"},
+        ),
         413,
         "payload_too_large",
     )
 
 
 async def test_unknown_version_is_refused(http):
-    _error(await http.get("/status/prj_aaaaaaaaaaaaaaaa/tx_01M7YS2H2CXEBWK64PPXXP5WHD", headers={"Cm-Version": "2020-01-01"}), 400, "unknown_version")
+    _error(
+        await http.get(
+            "/status/prj_aaaaaaaaaaaaaaaa/tx_01M7YS2H2CXEBWK64PPXXP5WHD",
+            headers={"Cm-Version": "2020-01-01"},
+        ),
+        400,
+        "unknown_version",
+    )
 
 
 async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, http, admin):
@@ -48,12 +65,20 @@ async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, 
     other = await manual_shop(admin)
     pid = shop.project_id
     tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
-    healthy = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
-    other_tx = (await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})).json()["txId"]
+    healthy = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()[
+        "txId"
+    ]
+    other_tx = (
+        await http.post(f"/api/checkout/manual/{other.project_id}", json={"productId": "book"})
+    ).json()["txId"]
     # Corrupt one stored record behind the actor's back, and restart the actor so it reads it.
-    await node.ctx.writer.write([("records", keys.record(pid, keys.TRANSACTION, tx), b"\xc1garbage")])
+    await node.ctx.writer.write(
+        [("records", keys.record(pid, keys.TRANSACTION, tx), b"\xc1garbage")]
+    )
     del node.ctx.registry._entries[pid]  # evicted: the next call loads the actor from the store
-    response = await http.post(f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key))
+    response = await http.post(
+        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+    )
     error = _error(response, 500, "internal")
     assert error["requestId"] == response.headers["cm-request-id"]
     assert "Traceback" not in response.text and "garbage" not in response.text
@@ -65,11 +90,15 @@ async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(node, 
 
 async def test_only_browser_endpoints_answer_cross_origin(admin, http):
     shop = await manual_shop(admin)
-    merchant = await http.get(f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key))
+    merchant = await http.get(
+        f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.live_key)
+    )
     assert merchant.status_code == 200 and "access-control-allow-origin" not in merchant.headers
     path = f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD"
     from_a_page = await http.get(path, headers={"Origin": "https://shop.example"})
-    assert from_a_page.status_code == 404 and from_a_page.headers["access-control-allow-origin"] == "*"
+    assert (
+        from_a_page.status_code == 404 and from_a_page.headers["access-control-allow-origin"] == "*"
+    )
     assert "Cm-Signature" in from_a_page.headers["access-control-expose-headers"]
     from_a_server = await http.get(path)  # a backend poll carries no CORS headers
     assert "access-control-allow-origin" not in from_a_server.headers
@@ -78,7 +107,9 @@ async def test_only_browser_endpoints_answer_cross_origin(admin, http):
     assert info.headers["access-control-allow-origin"] == "*"
 
 
-async def test_webhook_bodies_are_refused_over_1_mib_before_any_body_byte_is_read(node, admin, http):
+async def test_webhook_bodies_are_refused_over_1_mib_before_any_body_byte_is_read(
+    node, admin, http
+):
     shop = await manual_shop(admin)
     path = f"/webhook/stripe/{shop.project_id}"
     host, port = node.url.removeprefix("http://").split(":")
@@ -95,7 +126,9 @@ async def test_webhook_bodies_are_refused_over_1_mib_before_any_body_byte_is_rea
     assert answer.startswith(b"HTTP/1.1 413")
     await stream.aclose()
     # a body under the limit gets past it (and is then refused for what it is)
-    fits = await http.post(path, content=b"x" * (64 * 1024), headers={"content-type": "application/json"})
+    fits = await http.post(
+        path, content=b"x" * (64 * 1024), headers={"content-type": "application/json"}
+    )
     assert fits.status_code == 404 and fits.json()["error"]["code"] == "provider_not_enabled"
 
 
@@ -119,20 +152,26 @@ async def test_a_streamed_body_is_cut_off_at_the_limit(admin, http):
             return b"a" * 1024
 
     response = await http.post(
-        f"/api/checkout/manual/{shop.project_id}", content=Chunks(), headers={"content-type": "application/json"}
+        f"/api/checkout/manual/{shop.project_id}",
+        content=Chunks(),
+        headers={"content-type": "application/json"},
     )
     _error(response, 413, "payload_too_large")
 
 
 async def test_status_answers_head_options_and_other_methods(admin, http):
     shop = await manual_shop(admin)
-    tx = (await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})).json()["txId"]
+    tx = (
+        await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+    ).json()["txId"]
     path = f"/status/{shop.project_id}/{tx}"
     get = await http.get(path)
     head = await http.head(path)
     assert head.status_code == 200 and head.content == b""
     assert head.headers["content-length"] == str(len(get.content))
-    options = await http.options(path, headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"})
+    options = await http.options(
+        path, headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"}
+    )
     assert options.status_code == 200 and options.headers["content-length"] == "0"
     assert options.headers["access-control-allow-origin"] == "*"
     assert "GET" in options.headers["access-control-allow-methods"]

@@ -13,20 +13,31 @@ async def test_operator_token_is_required(http, admin):
     assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthorized")
     response = await http.get(f"/api/manage/projects/{shop.project_id}", headers=bearer("nope"))
     assert response.status_code == 401
-    response = await http.get(f"/api/manage/projects/{shop.project_id}", headers=bearer(shop.live_key))
+    response = await http.get(
+        f"/api/manage/projects/{shop.project_id}", headers=bearer(shop.live_key)
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (403, "forbidden")
 
 
 async def test_project_validation(admin):
-    bad = await admin.http.post("/api/manage/projects", json={"name": "x", "successUrl": "ftp://x", "cancelUrl": "https://a"})
+    bad = await admin.http.post(
+        "/api/manage/projects",
+        json={"name": "x", "successUrl": "ftp://x", "cancelUrl": "https://a"},
+    )
     assert (bad.status_code, bad.json()["error"]["field"]) == (400, "successUrl")
     bad = await admin.http.post(
         "/api/manage/projects",
-        json={"name": "x", "successUrl": "https://a/", "cancelUrl": "https://a/", "allowedOrigins": ["not a url"]},
+        json={
+            "name": "x",
+            "successUrl": "https://a/",
+            "cancelUrl": "https://a/",
+            "allowedOrigins": ["not a url"],
+        },
     )
     assert bad.status_code == 400
     bad = await admin.http.post(
-        "/api/manage/projects", json={"name": "x", "successUrl": "https://a/", "cancelUrl": "https://a/", "tier": "gold"}
+        "/api/manage/projects",
+        json={"name": "x", "successUrl": "https://a/", "cancelUrl": "https://a/", "tier": "gold"},
     )
     assert (bad.status_code, bad.json()["error"]["field"]) == (400, "tier")
     pid = await admin.project()
@@ -34,46 +45,84 @@ async def test_project_validation(admin):
     assert patched["name"] == "Renamed" and patched["tier"] == "free"
     response = await admin.http.get("/api/manage/projects/prj_0000000000000000")
     assert response.status_code == 404
-    assert (await admin.http.get(f"/api/manage/projects/{pid}")).headers["cache-control"] == "no-store"
+    assert (await admin.http.get(f"/api/manage/projects/{pid}")).headers[
+        "cache-control"
+    ] == "no-store"
 
 
 async def test_products_and_overrides_show_in_public_info_at_once(admin, http):
     shop = await manual_shop(admin)
     pid = shop.project_id
-    first = (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})).json()
+    first = (
+        await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})
+    ).json()
     assert first["providers"][0]["amount"] == 19.99
-    await admin.product(pid, amount=25, overrides={"manual": {"label": "Cheque", "amount": 24.5, "order": 2}})
-    after = (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})).json()
+    await admin.product(
+        pid, amount=25, overrides={"manual": {"label": "Cheque", "amount": 24.5, "order": 2}}
+    )
+    after = (
+        await http.get(f"/api/projects/{pid}/public-info", params={"productId": "book"})
+    ).json()
     assert after["product"]["amount"] == 25
-    assert (after["providers"][0]["label"], after["providers"][0]["amount"], after["providers"][0]["order"]) == ("Cheque", 24.5, 2)
+    assert (
+        after["providers"][0]["label"],
+        after["providers"][0]["amount"],
+        after["providers"][0]["order"],
+    ) == ("Cheque", 24.5, 2)
     yen = await admin.product(pid, "yen-book", amount=500, currency="JPY")
     assert yen["amount"] == 500
-    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "payment", "amount": 1.001, "currency": "EUR"})
+    bad = await admin.http.put(
+        f"/api/manage/projects/{pid}/products/x",
+        json={"name": "x", "kind": "payment", "amount": 1.001, "currency": "EUR"},
+    )
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_amount")
-    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "subscription", "amount": 1, "currency": "EUR"})
+    bad = await admin.http.put(
+        f"/api/manage/projects/{pid}/products/x",
+        json={"name": "x", "kind": "subscription", "amount": 1, "currency": "EUR"},
+    )
     assert bad.json()["error"]["field"] == "interval"
-    bad = await admin.http.put(f"/api/manage/projects/{pid}/products/x", json={"name": "x", "kind": "payment", "amount": 1, "currency": "XYZ"})
+    bad = await admin.http.put(
+        f"/api/manage/projects/{pid}/products/x",
+        json={"name": "x", "kind": "payment", "amount": 1, "currency": "XYZ"},
+    )
     assert bad.json()["error"]["code"] == "invalid_currency"
     deleted = await admin.ok("DELETE", f"/api/manage/projects/{pid}/products/yen-book")
     assert deleted["deleted"] is True
-    assert (await http.get(f"/api/projects/{pid}/public-info", params={"productId": "yen-book"})).status_code == 404
+    assert (
+        await http.get(f"/api/projects/{pid}/public-info", params={"productId": "yen-book"})
+    ).status_code == 404
 
 
 async def test_provider_secrets_are_write_only_and_sealed_at_rest(node, admin):
     pid = await admin.project()
     secret = "sk_test_" + "S" * 24 + "WXYZ"
     view = await admin.provider(
-        pid, "manual", {"enabled": True, "label": "By post", "order": 3, "live": {"mailingAddress": MAILING_ADDRESS}}
+        pid,
+        "manual",
+        {
+            "enabled": True,
+            "label": "By post",
+            "order": 3,
+            "live": {"mailingAddress": MAILING_ADDRESS},
+        },
     )
     assert view["live"]["mailingAddress"] == MAILING_ADDRESS
-    unknown = await admin.http.put(f"/api/manage/projects/{pid}/providers/manual", json={"enabled": True, "live": {"secretKey": secret}})
+    unknown = await admin.http.put(
+        f"/api/manage/projects/{pid}/providers/manual",
+        json={"enabled": True, "live": {"secretKey": secret}},
+    )
     assert (unknown.status_code, unknown.json()["error"]["field"]) == (400, "live.secretKey")
-    missing = await admin.http.put(f"/api/manage/projects/{pid}/providers/venmo", json={"enabled": True})
+    missing = await admin.http.put(
+        f"/api/manage/projects/{pid}/providers/venmo", json={"enabled": True}
+    )
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "unknown_provider")
-    bad = await admin.http.put(f"/api/manage/projects/{pid}/providers/manual", json={"enabled": "yes"})
+    bad = await admin.http.put(
+        f"/api/manage/projects/{pid}/providers/manual", json={"enabled": "yes"}
+    )
     assert bad.json()["error"]["field"] == "enabled"
     bad = await admin.http.put(
-        f"/api/manage/projects/{pid}/providers/manual", json={"enabled": True, "live": {"mailingAddress": {"name": "x"}}}
+        f"/api/manage/projects/{pid}/providers/manual",
+        json={"enabled": True, "live": {"mailingAddress": {"name": "x"}}},
     )
     assert bad.json()["error"]["field"].startswith("live.mailingAddress")
     project = await admin.ok("GET", f"/api/manage/projects/{pid}")
@@ -83,7 +132,9 @@ async def test_provider_secrets_are_write_only_and_sealed_at_rest(node, admin):
 async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin, http):
     shop = await manual_shop(admin)
     pid = shop.project_id
-    created = await admin.ok("POST", f"/api/manage/projects/{pid}/keys", {"mode": "live", "name": "server"}, 201)
+    created = await admin.ok(
+        "POST", f"/api/manage/projects/{pid}/keys", {"mode": "live", "name": "server"}, 201
+    )
     key = created["key"]
     assert key.startswith("cmk_live_") and len(key) == 41 and created["last4"] == key[-4:]
     listed = await admin.ok("GET", f"/api/manage/projects/{pid}/keys")
@@ -100,7 +151,9 @@ async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin,
     assert bad.json()["error"]["field"] == "mode"
 
 
-async def test_a_key_used_while_its_revocation_commits_stops_with_it(node, admin, http, monkeypatch):
+async def test_a_key_used_while_its_revocation_commits_stops_with_it(
+    node, admin, http, monkeypatch
+):
     import time
 
     import trio
@@ -118,7 +171,9 @@ async def test_a_key_used_while_its_revocation_commits_stops_with_it(node, admin
 
     monkeypatch.setattr(node.ctx.writer, "_commit", slow_disk)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}")
+        nursery.start_soon(
+            admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}"
+        )
         await trio.sleep(0.1)  # the revocation is committing: the key is still in the store
         during = await http.get(path, headers=bearer(created["key"]))
         assert during.status_code == 200

@@ -24,7 +24,9 @@ def verify_with_jwks(jwks: dict, header: str, body: bytes) -> None:
     fields = dict(part.strip().split("=", 1) for part in header.split(","))
     [jwk] = [k for k in jwks["keys"] if k["kid"] == fields["keyid"]]
     public = ec.EllipticCurvePublicNumbers(
-        int.from_bytes(_unb64url(jwk["x"]), "big"), int.from_bytes(_unb64url(jwk["y"]), "big"), ec.SECP256R1()
+        int.from_bytes(_unb64url(jwk["x"]), "big"),
+        int.from_bytes(_unb64url(jwk["y"]), "big"),
+        ec.SECP256R1(),
     ).public_key()
     raw = _unb64url(fields["sig"])
     assert len(raw) == 64  # IEEE P1363 r || s, the form WebCrypto verifies

@@ -35,9 +35,15 @@ async def test_304_and_repeated_answers_carry_the_same_signature(admin, http):
     shop = await manual_shop(admin)
     first = await _public_info(http, shop.project_id)
     again = await _public_info(http, shop.project_id)
-    revalidated = await _public_info(http, shop.project_id, **{"If-None-Match": first.headers["etag"]})
+    revalidated = await _public_info(
+        http, shop.project_id, **{"If-None-Match": first.headers["etag"]}
+    )
     assert revalidated.status_code == 304 and revalidated.content == b""
-    assert again.headers["cm-signature"] == revalidated.headers["cm-signature"] == first.headers["cm-signature"]
+    assert (
+        again.headers["cm-signature"]
+        == revalidated.headers["cm-signature"]
+        == first.headers["cm-signature"]
+    )
     # A cache that keeps the 200's body and takes the 304's headers still holds a valid pair.
     keys = (await http.get("/.well-known/cm-signing-keys")).json()
     verify_with_jwks(keys, revalidated.headers["cm-signature"], first.content)
@@ -56,7 +62,9 @@ async def test_a_configuration_change_is_signed_afresh(admin, http):
 async def test_signing_key_and_script_survive_a_restart(tmp_path):
     async def keys_and_script() -> tuple[dict, str]:
         async with trio.open_nursery() as nursery:
-            running: RunningNode = await nursery.start(partial(run_node, node_settings(tmp_path / "data")))
+            running: RunningNode = await nursery.start(
+                partial(run_node, node_settings(tmp_path / "data"))
+            )
             async with httpx.AsyncClient(base_url=running.url) as http:
                 keys = (await http.get("/.well-known/cm-signing-keys")).json()
                 location = (await http.get("/button.js")).headers["location"]
@@ -109,10 +117,14 @@ async def test_browser_endpoints_answer_cors_preflights(admin, http):
 async def test_browser_answers_expose_the_headers_a_page_reads(admin, http):
     shop = await manual_shop(admin)
     answer = await _public_info(http, shop.project_id, Origin="https://shop.example")
-    exposed = {h.strip().lower() for h in answer.headers["access-control-expose-headers"].split(",")}
+    exposed = {
+        h.strip().lower() for h in answer.headers["access-control-expose-headers"].split(",")
+    }
     assert {"cm-signature", "etag", "cm-request-id"} <= exposed
     missing = await http.post(
-        f"/api/checkout/manual/{shop.project_id}", json={"productId": "nope"}, headers={"Origin": "https://shop.example"}
+        f"/api/checkout/manual/{shop.project_id}",
+        json={"productId": "nope"},
+        headers={"Origin": "https://shop.example"},
     )
     assert missing.headers["access-control-allow-origin"] == "*"
     assert "Cm-Request-Id" in missing.headers["access-control-expose-headers"]
@@ -143,15 +155,21 @@ async def test_versioned_script_is_immutable_and_matches_its_sri_hash(node, http
 async def test_script_carries_the_published_key(node, http):
     script = (await http.get("/button.js", follow_redirects=True)).text
     [key] = (await http.get("/.well-known/cm-signing-keys")).json()["keys"]
-    built_in = json.dumps([{"kid": key["kid"], "kty": "EC", "crv": "P-256", "x": key["x"], "y": key["y"]}],
-                          separators=(",", ":"))
+    built_in = json.dumps(
+        [{"kid": key["kid"], "kty": "EC", "crv": "P-256", "x": key["x"], "y": key["y"]}],
+        separators=(",", ":"),
+    )
     assert f"const SIGNING_KEYS = {built_in};" in script
     assert button.KEYS_MARKER not in script
 
 
 async def test_snippet_names_the_script_and_its_hash(node):
-    html = button.snippet(node.ctx.signer, node.url, "prj_abc", "book", customer_ref='u"1', mode="test")
-    assert html.startswith('<cm-button project="prj_abc" product="book" customer-ref="u&quot;1" mode="test">')
+    html = button.snippet(
+        node.ctx.signer, node.url, "prj_abc", "book", customer_ref='u"1', mode="test"
+    )
+    assert html.startswith(
+        '<cm-button project="prj_abc" product="book" customer-ref="u&quot;1" mode="test">'
+    )
     assert f'src="{node.url}/button.js" integrity="{button.sri_hash(node.ctx.signer)}"' in html
     assert 'crossorigin="anonymous"' in html
 

@@ -40,7 +40,15 @@ async def test_backup_while_writing_is_a_consistent_snapshot(tmp_path):
 
             nursery.start_soon(keep_writing)
             result = await trio.run_process(
-                [sys.executable, "-m", "edge", "backup", str(tmp_path / "copy"), "--data", str(data)],
+                [
+                    sys.executable,
+                    "-m",
+                    "edge",
+                    "backup",
+                    str(tmp_path / "copy"),
+                    "--data",
+                    str(data),
+                ],
                 capture_stdout=True,
             )
             done.set()

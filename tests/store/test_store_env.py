@@ -16,7 +16,14 @@ A_NEXT = "prj_aaaaaaaaaaaaaaab"
 
 
 def test_codec_round_trip_keeps_types():
-    record = {"id": "tx_1", "amount": 1999, "raw": b"\x00\xff", "meta": {"k": "v"}, "none": None, "flag": True}
+    record = {
+        "id": "tx_1",
+        "amount": 1999,
+        "raw": b"\x00\xff",
+        "meta": {"k": "v"},
+        "none": None,
+        "flag": True,
+    }
     assert unpack(pack(record)) == record
 
 
@@ -53,8 +60,16 @@ async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
     ops = []
     for project in (A, A_NEXT, B):
         for n in range(3):
-            ops.append(("records", keys.record(project, keys.TRANSACTION, f"tx_{n}"), pack({"p": project, "n": n})))
-            ops.append(("records", keys.record(project, keys.EVENT, f"evt_{n}"), pack({"p": project})))
+            ops.append(
+                (
+                    "records",
+                    keys.record(project, keys.TRANSACTION, f"tx_{n}"),
+                    pack({"p": project, "n": n}),
+                )
+            )
+            ops.append(
+                ("records", keys.record(project, keys.EVENT, f"evt_{n}"), pack({"p": project}))
+            )
     with open_store(tmp_path / "s", map_size=2**26) as store:
         await _write(store, ops)
         prefix = keys.prefix(A, keys.TRANSACTION)
@@ -64,7 +79,9 @@ async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
         assert backwards == [2, 1, 0]
         after_first = store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_0"))
         assert [unpack(v)["n"] for _, v in after_first] == [1, 2]
-        before_last = store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_2"), reverse=True)
+        before_last = store.scan(
+            prefix, after=keys.record(A, keys.TRANSACTION, "tx_2"), reverse=True
+        )
         assert [unpack(v)["n"] for _, v in before_last] == [1, 0]
         assert len(store.scan(prefix, limit=2)) == 2
         assert store.scan(keys.prefix(B, keys.SUBSCRIPTION)) == []

@@ -38,13 +38,17 @@ class Admin:
 
     async def product(self, project_id: str, product_id: str = "book", **fields: Any) -> Any:
         body = {"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR", **fields}
-        return await self.ok("PUT", f"/api/manage/projects/{project_id}/products/{product_id}", body)
+        return await self.ok(
+            "PUT", f"/api/manage/projects/{project_id}/products/{product_id}", body
+        )
 
     async def provider(self, project_id: str, provider: str, body: dict[str, Any]) -> Any:
         return await self.ok("PUT", f"/api/manage/projects/{project_id}/providers/{provider}", body)
 
     async def key(self, project_id: str, mode: str = "live") -> str:
-        answer = await self.ok("POST", f"/api/manage/projects/{project_id}/keys", {"mode": mode}, 201)
+        answer = await self.ok(
+            "POST", f"/api/manage/projects/{project_id}/keys", {"mode": mode}, 201
+        )
         return str(answer["key"])
 
 
@@ -63,9 +67,15 @@ async def manual_shop(admin: Admin, product: dict[str, Any] | None = None) -> Sh
     await admin.provider(
         project_id,
         "manual",
-        {"enabled": True, "test": {"mailingAddress": MAILING_ADDRESS}, "live": {"mailingAddress": MAILING_ADDRESS}},
+        {
+            "enabled": True,
+            "test": {"mailingAddress": MAILING_ADDRESS},
+            "live": {"mailingAddress": MAILING_ADDRESS},
+        },
     )
-    return Shop(project_id, await admin.key(project_id, "live"), await admin.key(project_id, "test"))
+    return Shop(
+        project_id, await admin.key(project_id, "live"), await admin.key(project_id, "test")
+    )
 
 
 def bearer(key: str) -> dict[str, str]:

@@ -34,7 +34,16 @@ class NodeProcess:
             node_file.unlink()  # left behind by a killed node
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "edge", "serve", "--port", "0", "--data", str(self.data_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "edge",
+                    "serve",
+                    "--port",
+                    "0",
+                    "--data",
+                    str(self.data_dir),
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=self.env,
@@ -76,8 +85,20 @@ class DemoProcess:
 
     def __init__(self, data_dir: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "edge", "serve", "--demo", "--port", "0", "--data", str(data_dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [
+                sys.executable,
+                "-m",
+                "edge",
+                "serve",
+                "--demo",
+                "--port",
+                "0",
+                "--data",
+                str(data_dir),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         assert self.proc.stdout is not None
         self.found: dict[str, str] = {}

@@ -12,7 +12,9 @@ WEBHOOK_SECRET = "whsec_test_0123456789abcdefghijklmnop"
 LIVE_WEBHOOK_SECRET = "whsec_live_0123456789abcdefghijklmnop"
 
 
-def stripe_credentials(api_base: str = "http://127.0.0.1:9", secret: str = WEBHOOK_SECRET, mode: str = "test") -> dict[str, Any]:
+def stripe_credentials(
+    api_base: str = "http://127.0.0.1:9", secret: str = WEBHOOK_SECRET, mode: str = "test"
+) -> dict[str, Any]:
     return {
         "secretKey": f"sk_{mode}_0123456789abcdefghijklmnop",
         "publishableKey": f"pk_{mode}_0123456789abcdefghijklmnop",
@@ -21,7 +23,9 @@ def stripe_credentials(api_base: str = "http://127.0.0.1:9", secret: str = WEBHO
     }
 
 
-def event_body(event_id: str, event_type: str, obj: dict[str, Any], livemode: bool = False) -> bytes:
+def event_body(
+    event_id: str, event_type: str, obj: dict[str, Any], livemode: bool = False
+) -> bytes:
     return json.dumps(
         {
             "id": event_id,
@@ -37,8 +41,12 @@ def event_body(event_id: str, event_type: str, obj: dict[str, Any], livemode: bo
     ).encode()
 
 
-def signed(body: bytes, secret: str = WEBHOOK_SECRET, timestamp: int | None = None) -> dict[str, str]:
+def signed(
+    body: bytes, secret: str = WEBHOOK_SECRET, timestamp: int | None = None
+) -> dict[str, str]:
     return {
-        "Stripe-Signature": sign_header(secret, body, int(time.time()) if timestamp is None else timestamp),
+        "Stripe-Signature": sign_header(
+            secret, body, int(time.time()) if timestamp is None else timestamp
+        ),
         "Content-Type": "application/json",
     }

@@ -22,7 +22,9 @@ class StripeShop:
 async def stripe_shop(admin: Admin, sim: StripeSimulator) -> StripeShop:
     shop = await manual_shop(admin)
     pid = shop.project_id
-    await admin.product(pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month")
+    await admin.product(
+        pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
+    )
     secret = sim.register_endpoint(SECRET_KEY, f"{admin.url}/webhook/stripe/{pid}")
     credentials = {
         "secretKey": SECRET_KEY,

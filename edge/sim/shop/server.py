@@ -30,14 +30,21 @@ class DemoShop:
         self._stop = trio.Event()
         self._app = self._build_app()
 
-    async def run(self, *, host: str = "127.0.0.1", port: int = 0,
-                  task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
         config = Config()
         config.bind = [f"{host}:{port}"]
         config.accesslog = None
         config.graceful_timeout = 1.0
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(partial(serve, self._app, config, shutdown_trigger=self._stop.wait))
+            binds = await nursery.start(
+                partial(serve, self._app, config, shutdown_trigger=self._stop.wait)
+            )
             self.url = binds[0]
             task_status.started(self.url)
 
@@ -52,8 +59,11 @@ class DemoShop:
             "{{button_script}}": self.script_tag,
         }.items():
             html = html.replace(marker, value)
-        return Response(html, content_type="text/html; charset=utf-8",
-                        headers={"Content-Security-Policy": CSP.format(node=self.node_url)})
+        return Response(
+            html,
+            content_type="text/html; charset=utf-8",
+            headers={"Content-Security-Policy": CSP.format(node=self.node_url)},
+        )
 
     def _build_app(self) -> QuartTrio:
         app = QuartTrio("edge-demo-shop")
@@ -68,6 +78,8 @@ class DemoShop:
 
         @app.get("/shop.js")
         async def script() -> Response:
-            return Response((STATIC / "shop.js").read_text(), content_type="text/javascript; charset=utf-8")
+            return Response(
+                (STATIC / "shop.js").read_text(), content_type="text/javascript; charset=utf-8"
+            )
 
         return app
