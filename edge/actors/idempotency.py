@@ -17,7 +17,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from edge.actors import messages as m
-from edge.failures import Failure
+from edge.errors import ERRORS, Conflict, ContractError, ProviderError
 from edge.store import keys
 from edge.store.codec import pack
 from edge.store.writer import Op
@@ -34,9 +34,8 @@ def _key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def _conflict() -> Failure:
-    return Failure(
-        409,
+def _conflict() -> ContractError:
+    return Conflict(
         "idempotency_conflict",
         "This Idempotency-Key was used with a different body; use a new key for a new request.",
         field="Idempotency-Key",
@@ -45,7 +44,7 @@ def _conflict() -> Failure:
 
 def _replayed(reply: Reply) -> Reply:
     def send(value: Any) -> None:
-        if isinstance(value, Failure):
+        if isinstance(value, ContractError):
             reply(value.with_headers(REPLAYED))
         else:
             reply(m.Answer(value, dict(REPLAYED)))
@@ -75,14 +74,15 @@ class IdempotencyKeys:
         if stored["bodyHash"] != msg.body_hash:
             raise _conflict()
         answer = stored["answer"]
-        if stored["status"] == 201:
+        if "error" not in answer:
             self.actor._reply_read(reply, m.Answer(answer, dict(REPLAYED)))
         else:
             error = answer["error"]
+            # Records written before errors had names kept only the status; 502 was the one kept.
+            kind = ERRORS.get(stored.get("errorKind", ""), ProviderError)
             self.actor._reply_read(
                 reply,
-                Failure(
-                    stored["status"],
+                kind(
                     error["code"],
                     error["message"],
                     retryable=error.get("retryable", False),
@@ -107,7 +107,7 @@ class IdempotencyKeys:
 
         return send
 
-    def remember(self, tx: dict[str, Any], status: int, answer: dict[str, Any]) -> list[Op]:
+    def remember(self, tx: dict[str, Any], answer: dict[str, Any] | ContractError) -> list[Op]:
         """Ops that keep the answer of ``tx``'s checkout for 24 hours, and purge old keys."""
         # From the transaction, not from memory: an actor restarted meanwhile still remembers.
         key = tx.get("idempotencyKey")
@@ -117,8 +117,8 @@ class IdempotencyKeys:
         expires = now + KEEP_MS
         record = {
             "bodyHash": tx["idempotencyBodyHash"],
-            "status": status,
-            "answer": answer,
+            "errorKind": type(answer).__name__ if isinstance(answer, ContractError) else None,
+            "answer": answer.body() if isinstance(answer, ContractError) else answer,
             "expiresAt": expires,
         }
         pid = self.actor.id

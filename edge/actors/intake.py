@@ -21,7 +21,7 @@ from edge.domain import ids
 from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.quota import period_of
 from edge.domain.status import Kind, Status, can_transition
-from edge.failures import Failure
+from edge.errors import ContractError, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
 from edge.store import keys
@@ -60,8 +60,7 @@ class WebhookIntake:
                 "signature_invalid",
                 exc.reason,
                 reply,
-                Failure(
-                    401,
+                Unauthorized(
                     "signature_invalid",
                     _SIGNATURE_MESSAGES.get(exc.reason, exc.message),
                     extra={"reason": exc.reason},
@@ -76,8 +75,7 @@ class WebhookIntake:
                 "malformed_payload",
                 str(exc),
                 reply,
-                Failure(
-                    400,
+                InvalidRequest(
                     "malformed_payload",
                     f"The body verified but is not a readable event: {exc}",
                 ),
@@ -285,7 +283,7 @@ class WebhookIntake:
     # -- refused deliveries ------------------------------------------------------------
 
     def _reject(
-        self, msg: m.Webhook, code: str, reason: str, reply: Reply, failure: Failure
+        self, msg: m.Webhook, code: str, reason: str, reply: Reply, failure: ContractError
     ) -> None:
         actor = self.actor
         if self._rejected is None:

@@ -36,7 +36,18 @@ from edge.domain.quota import over_quota, period_end_ms, period_of
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.timefmt import iso_ms
 from edge.domain.urls import redirect_allowed
-from edge.failures import Failure, invalid, project_not_found, unavailable
+from edge.errors import (
+    Conflict,
+    ContractError,
+    InvalidRequest,
+    InvalidTransition,
+    NotFound,
+    ProviderError,
+    QuotaExceeded,
+    invalid,
+    project_not_found,
+    unavailable,
+)
 from edge.providers import credentials as creds
 from edge.providers.base import CheckoutRequest, CheckoutResult, PortalRequest, Provider
 from edge.providers.registry import PROVIDERS
@@ -105,7 +116,7 @@ class ProjectActor:
         if admitted is not None:
             try:
                 await self._intake.receive(message, admitted)
-            except Failure as failure:
+            except ContractError as failure:
                 admitted(failure)
 
     def _dispatch(self, message: Any, reply: Reply) -> None:
@@ -119,7 +130,7 @@ class ProjectActor:
             handler(self, message, admitted)
         except InvalidInput as exc:
             admitted(invalid(exc.message, exc.field, exc.code))
-        except Failure as failure:
+        except ContractError as failure:
             admitted(failure)
 
     def _admit(self, message: Any, reply: Reply) -> Reply | None:
@@ -131,7 +142,7 @@ class ProjectActor:
             return reply
         try:
             headers = self._rates.take(charge.bucket, charge.client)
-        except Failure as failure:
+        except ContractError as failure:
             reply(failure)
             return None
         return _with_headers(reply, headers)
@@ -280,7 +291,7 @@ class ProjectActor:
         """A transaction the caller may see: a key sees only its own mode's transactions."""
         tx = self._tx(tx_id)
         if tx is None or (mode is not None and tx["isTest"] != (mode == "test")):
-            raise Failure(404, "not_found", "No transaction with this id in this project.")
+            raise NotFound("not_found", "No transaction with this id in this project.")
         return tx
 
     def _tx_ops(self, tx: dict[str, Any]) -> list[Op]:
@@ -324,7 +335,7 @@ class ProjectActor:
     def _get_status(self, msg: m.GetStatus, reply: Reply) -> None:
         record = self._record(msg.item_id)
         if record is None:
-            raise Failure(404, "not_found", "No transaction or subscription with this id.")
+            raise NotFound("not_found", "No transaction or subscription with this id.")
         registry = self.ctx.registry
         stopping = registry is not None and registry.stopping
         if msg.wait_s <= 0 or msg.version is None or record["version"] > msg.version or stopping:
@@ -370,15 +381,14 @@ class ProjectActor:
         provider = PROVIDERS.get(name)
         config = self.project["providers"].get(name)
         if provider is None or not config or not config.get("enabled"):
-            raise Failure(404, "provider_not_enabled", f"{name} is not enabled on this project.")
+            raise NotFound("provider_not_enabled", f"{name} is not enabled on this project.")
         return provider
 
     def _enabled_provider(self, name: str, mode: str) -> tuple[Provider, dict[str, Any]]:
         provider = self._enabled(name)
         credentials = self._opened_credentials(provider, mode)
         if not provider.is_configured(credentials):
-            raise Failure(
-                404,
+            raise NotFound(
                 "provider_not_enabled",
                 f"{name} has no {mode}-mode credentials on this project.",
             )
@@ -396,8 +406,7 @@ class ProjectActor:
     def _product(self, product_id: str) -> dict[str, Any]:
         product = self.project["products"].get(product_id)
         if product is None:
-            raise Failure(
-                404,
+            raise NotFound(
                 "product_not_found",
                 "No product with this id in this project.",
                 field="productId",
@@ -408,8 +417,7 @@ class ProjectActor:
         if given is None:
             return default
         if not redirect_allowed(given, self.project["allowedOrigins"]):
-            raise Failure(
-                400,
+            raise InvalidRequest(
                 "url_not_allowed",
                 "Must be https (http only on localhost) on one of the project's allowed origins.",
                 field=field,
@@ -420,8 +428,7 @@ class ProjectActor:
         if msg.idempotency_key is not None and self._idempotency.answer_known(msg, reply):
             return
         if msg.mode == "live" and self._over_quota("live"):
-            raise Failure(
-                402,
+            raise QuotaExceeded(
                 "quota_exceeded",
                 "This project has used its live events for the month; upgrade its tier or wait "
                 "for the next period.",
@@ -433,7 +440,7 @@ class ProjectActor:
             raise invalid("A subscription is bought one at a time.", "quantity")
         tx_id = msg.tx_id or ids.new_tx_id()
         if self._tx(tx_id) is not None:
-            raise Failure(409, "tx_exists", "This transaction id is already used.", field="txId")
+            raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
         success_url = self._redirect(msg.success_url, self.project["successUrl"], "successUrl")
         cancel_url = self._redirect(msg.cancel_url, self.project["cancelUrl"], "cancelUrl")
         override = product.get("overrides", {}).get(provider.name, {})
@@ -510,15 +517,14 @@ class ProjectActor:
     async def _call_provider(
         self, provider: Provider, request: CheckoutRequest, reply: Reply
     ) -> None:
-        result: CheckoutResult | Failure
+        result: CheckoutResult | ContractError
         try:
             result = await provider.create_checkout(request)
-        except Failure as failure:
+        except ContractError as failure:
             result = failure
         except Exception as exc:
             log.warning("%s checkout for %s failed: %r", provider.name, request.tx["id"], exc)
-            result = Failure(
-                502,
+            result = ProviderError(
                 "provider_error",
                 f"{provider.name} did not create the checkout.",
                 retryable=True,
@@ -532,7 +538,7 @@ class ProjectActor:
                 math.inf,
                 internal=True,
             )
-        except Failure as failure:
+        except ContractError as failure:
             reply(failure)
 
     def _finish_checkout(self, msg: m.CheckoutFinished, done: Reply) -> None:
@@ -540,9 +546,9 @@ class ProjectActor:
         self._checkouts_in_flight = max(0, self._checkouts_in_flight - 1)
         tx = self._tx(msg.tx_id)
         assert tx is not None, "a checkout's transaction is durable before its provider call"
-        if isinstance(msg.result, Failure):
+        if isinstance(msg.result, ContractError):
             failure = msg.result
-            ops = self._idempotency.remember(tx, failure.status, failure.body())
+            ops = self._idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 self._move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
@@ -574,7 +580,7 @@ class ProjectActor:
             "isTest": tx["isTest"],
             "expiresAt": iso_or_none(result.expires_at_ms),
         }
-        ops += self._idempotency.remember(tx, 201, body)
+        ops += self._idempotency.remember(tx, body)
         self._commit(ops, msg.reply, body)
 
     # -- the merchant's server --------------------------------------------------------
@@ -582,9 +588,7 @@ class ProjectActor:
     def _mark_paid(self, msg: m.MarkPaid, reply: Reply) -> None:
         tx = self._visible_tx(msg.tx_id, msg.mode)
         if tx["provider"] != "manual":
-            raise Failure(
-                409, "not_manual", "Only pay-by-mail transactions are marked paid by hand."
-            )
+            raise Conflict("not_manual", "Only pay-by-mail transactions are marked paid by hand.")
         _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
         self._move(tx, Status.SUCCEEDED)
         metadata = dict(tx.get("metadata") or {})
@@ -603,7 +607,7 @@ class ProjectActor:
     def _portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
         sub = self._subscription(msg.subscription_id)
         if sub is None or (msg.mode is not None and sub["isTest"] != (msg.mode == "test")):
-            raise Failure(404, "not_found", "No subscription with this id in this project.")
+            raise NotFound("not_found", "No subscription with this id in this project.")
         mode = "test" if sub["isTest"] else "live"
         provider, credentials = self._enabled_provider(sub["provider"], mode)
         return_url = self._redirect(msg.return_url, self.project["successUrl"], "returnUrl")
@@ -619,14 +623,13 @@ class ProjectActor:
     async def _call_portal(self, provider: Provider, request: PortalRequest, reply: Reply) -> None:
         try:
             result = await provider.portal_url(request)
-        except Failure as failure:
+        except ContractError as failure:
             reply(failure)
             return
         except Exception as exc:
             log.warning("%s portal session failed: %r", provider.name, exc)
             reply(
-                Failure(
-                    502,
+                ProviderError(
                     "provider_error",
                     f"{provider.name} did not create a portal session.",
                     retryable=True,
@@ -644,17 +647,14 @@ class ProjectActor:
     def _trigger_material(self, msg: m.TriggerMaterial, reply: Reply) -> None:
         tx = self._tx(msg.tx_id)
         if tx is None:
-            raise Failure(404, "not_found", "No transaction with this id in this project.")
+            raise NotFound("not_found", "No transaction with this id in this project.")
         if not tx["isTest"]:
-            raise Failure(
-                409,
+            raise Conflict(
                 "live_transaction",
                 "Simulated events are sent for test-mode transactions only.",
             )
         if tx["provider"] != msg.provider:
-            raise Failure(
-                409, "provider_mismatch", f"This transaction was paid with {tx['provider']}."
-            )
+            raise Conflict("provider_mismatch", f"This transaction was paid with {tx['provider']}.")
         _, credentials = self._enabled_provider(msg.provider, "test")
         sub = self._subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
         self._reply_read(
@@ -763,7 +763,7 @@ class ProjectActor:
     def _put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
         provider = PROVIDERS.get(msg.provider)
         if provider is None:
-            raise Failure(404, "unknown_provider", f"This node has no provider {msg.provider!r}.")
+            raise NotFound("unknown_provider", f"This node has no provider {msg.provider!r}.")
         body = msg.body  # checked by edge.http.bodies.provider_settings
         stored = dict(self.project["providers"].get(provider.name) or {})
         updated: dict[str, Any] = {
@@ -783,9 +783,7 @@ class ProjectActor:
 
     def _create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         if len(self.project["keys"]) >= 50:
-            raise Failure(
-                409, "too_many_keys", "A project holds at most 50 keys; revoke one first."
-            )
+            raise Conflict("too_many_keys", "A project holds at most 50 keys; revoke one first.")
         key = ids.new_api_key(msg.mode)
         key_id = ids.new_key_id()
         digest = ids.hash_api_key(key)
@@ -814,7 +812,7 @@ class ProjectActor:
     def _revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:
         meta = self.project["keys"].pop(msg.key_id, None)
         if meta is None:
-            raise Failure(404, "not_found", "No key with this id in this project.")
+            raise NotFound("not_found", "No key with this id in this project.")
         ops = self._config_changed()
         ops.append(("apikeys", meta["hash"], None))
         forget = self.ctx.keys.forget
@@ -827,8 +825,7 @@ class ProjectActor:
 
 def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:
     if not can_transition(Kind.PAYMENT, tx["status"], target):
-        raise Failure(
-            422,
+        raise InvalidTransition(
             "invalid_transition",
             f"The transaction is {tx['status']}; {rule}.",
             extra={"status": tx["status"]},
@@ -839,7 +836,7 @@ def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
     """Send ``headers`` (RateLimit-*) with whatever the reply turns out to be."""
 
     def send(value: Any) -> None:
-        if isinstance(value, Failure):
+        if isinstance(value, ContractError):
             reply(value.with_headers(headers))
         elif isinstance(value, m.Answer):
             reply(m.Answer(value.value, {**headers, **value.headers}))

@@ -14,7 +14,7 @@ from edge.actors.records import event_view, transaction_view
 from edge.actors.views import project_view
 from edge.domain import ids
 from edge.domain.timefmt import iso_ms
-from edge.failures import Failure
+from edge.errors import NotFound
 from edge.store import keys
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
@@ -104,7 +104,7 @@ def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None)
         store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
     )
     if tx is None or not _mode_matches(tx, mode):
-        raise Failure(404, "not_found", "No transaction with this id in this project.")
+        raise NotFound("not_found", "No transaction with this id in this project.")
     view = transaction_view(tx)
     history_prefix = keys.history(project_id, tx_id)
     events = []

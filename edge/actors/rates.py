@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from edge.config import Settings
 from edge.domain.rate import Buckets, Decision
-from edge.failures import Failure
+from edge.errors import RateLimited
 
 
 class ProjectRates:
@@ -26,8 +26,7 @@ class ProjectRates:
         headers = rate_headers(decision)
         if not decision.allowed:
             headers["Retry-After"] = str(max(1, math.ceil(decision.retry_after_s)))
-            raise Failure(
-                429,
+            raise RateLimited(
                 "rate_limited",
                 f"Too many requests; retry in {headers['Retry-After']} s.",
                 retryable=True,

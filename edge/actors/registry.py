@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import trio
 
-from edge.failures import Failure
+from edge.errors import ContractError, Internal, Unavailable
 
 log = logging.getLogger("edge.actors")
 
@@ -41,7 +41,7 @@ class Actor(Protocol):
 
     async def handle(self, message: Any, reply: Reply) -> None:
         """Handle one message and call ``reply`` exactly once, now or later (after a commit).
-        Raising ``Failure`` replies with it; raising anything else is a crash."""
+        Raising ``ContractError`` replies with it; raising anything else is a crash."""
 
     async def quiesce(self) -> None:
         """Wait until nothing this actor wrote is still waiting for its commit."""
@@ -53,7 +53,7 @@ class Actor(Protocol):
         """Answer every caller that is waiting for a change (long polls) now."""
 
 
-# Loads a project's actor from the store; raises Failure(404) when the project does not exist.
+# Loads a project's actor from the store; raises ContractError(404) when the project does not exist.
 ActorFactory = Callable[[str], Actor]
 
 
@@ -135,12 +135,12 @@ class ActorRegistry:
         *,
         internal: bool = False,
     ) -> Any:
-        """Give ``message`` to the project's actor and return its reply (or raise its Failure).
+        """Give ``message`` to the project's actor and return its reply (or raise its ContractError).
 
         ``internal`` marks an actor's own follow-up work (a provider call returning), which is
         still taken while the node drains, so nothing started is left half-done."""
         if self._closing and not internal:
-            raise Failure(503, "unavailable", "The node is shutting down.", retryable=True)
+            raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
         entry = self._entry(project_id)
         entry.touched = trio.current_time()
         reply = _OneShot()
@@ -153,8 +153,8 @@ class ActorRegistry:
             with trio.move_on_after(timeout_s or self._call_timeout_s):
                 await reply.wait()
             if not reply.done:
-                raise Failure(
-                    503, "unavailable", "The project is busy; retry shortly.", retryable=True
+                raise Unavailable(
+                    "unavailable", "The project is busy; retry shortly.", retryable=True
                 )
         if isinstance(reply.value, BaseException):
             raise reply.value
@@ -165,7 +165,7 @@ class ActorRegistry:
         if entry is not None:
             return entry
         if self._closing:  # drain waits only for actors it knows
-            raise Failure(503, "unavailable", "The node is shutting down.", retryable=True)
+            raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
         entry = _Entry(self._factory(project_id), trio.current_time())  # 404 for an unknown id
         self._entries[project_id] = entry
         if self._sweeping is None:
@@ -177,7 +177,7 @@ class ActorRegistry:
         """Run ``message`` in this task if the actor takes it now; False if it must queue."""
         try:
             return entry.actor.handle_now(message, reply)
-        except Failure as failure:
+        except ContractError as failure:
             reply(failure)
         except Exception:
             self._crashed(project_id, entry, reply)
@@ -196,8 +196,8 @@ class ActorRegistry:
             with trio.move_on_after(timeout_s or self._call_timeout_s) as scope:
                 await entry.send.send((message, reply))  # full: the task is busy, not ending
             if scope.cancelled_caught:
-                raise Failure(
-                    503, "unavailable", "The project is busy; retry shortly.", retryable=True
+                raise Unavailable(
+                    "unavailable", "The project is busy; retry shortly.", retryable=True
                 ) from None
 
     async def _drain_mailbox(
@@ -219,7 +219,7 @@ class ActorRegistry:
     async def _handle(self, project_id: str, entry: _Entry, message: Any, reply: Reply) -> None:
         try:
             await entry.actor.handle(message, reply)
-        except Failure as failure:
+        except ContractError as failure:
             reply(failure)
         except Exception:
             self._crashed(project_id, entry, reply)
@@ -227,7 +227,7 @@ class ActorRegistry:
 
     def _crashed(self, project_id: str, entry: _Entry, reply: Reply) -> None:
         log.exception("actor of project %s crashed; rebuilding it from the store", project_id)
-        reply(Failure(500, "internal", "An unexpected fault; it has been logged."))
+        reply(Internal("internal", "An unexpected fault; it has been logged."))
         self.restarts += 1
         if entry.actor.idle():  # nothing pending: the store is the whole truth already
             self._replace(project_id, entry)
@@ -243,7 +243,7 @@ class ActorRegistry:
         entry.actor.release_waiters()  # the new actor would never wake the old one's long polls
         try:
             entry.actor = self._factory(project_id)
-        except Failure:
+        except ContractError:
             log.warning("project %s vanished while rebuilding its actor", project_id)
 
     async def _sweep(self, scope: trio.CancelScope) -> None:

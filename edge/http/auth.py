@@ -11,7 +11,7 @@ from quart import request
 
 from edge.actors.context import NodeContext
 from edge.domain.ids import api_key_mode
-from edge.failures import Failure
+from edge.errors import ContractError, Forbidden, Unauthorized
 from edge.http.context import node
 
 
@@ -27,8 +27,8 @@ class Caller:
         return self.key_id is None
 
 
-def _unauthorized(message: str) -> Failure:
-    return Failure(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+def _unauthorized(message: str) -> ContractError:
+    return Unauthorized("unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
 
 
 def bearer_token() -> str | None:
@@ -70,7 +70,7 @@ def caller_for(
         if info is None:
             raise _unauthorized("This key is unknown or revoked.")
         if info.project_id != project_id:
-            raise Failure(403, "forbidden", "This key belongs to another project.")
+            raise Forbidden("forbidden", "This key belongs to another project.")
         return Caller(mode=info.mode, key_id=info.key_id)
     if is_admin_token(token, ctx):
         return Caller(mode=None)
@@ -83,5 +83,5 @@ def require_admin() -> None:
         raise _unauthorized("The management API needs the operator's token.")
     if not is_admin_token(token):
         if api_key_mode(token) is not None:
-            raise Failure(403, "forbidden", "A project key cannot use the management API.")
+            raise Forbidden("forbidden", "A project key cannot use the management API.")
         raise _unauthorized("This token is not the operator's token.")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from quart import Blueprint, Response
 
-from edge.failures import Failure
+from edge.errors import NotFound
 from edge.http.context import node
 from edge.signing import Signer
 
@@ -112,8 +112,7 @@ async def current_script() -> Response:
 async def versioned_script(name: str) -> Response:
     script = current(node().signer)
     if f"/button/{name}" != script.path:
-        raise Failure(
-            404,
+        raise NotFound(
             "not_found",
             f"This node serves the button at {CURRENT_PATH}; this version is gone.",
         )

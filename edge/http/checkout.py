@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request
 from edge.actors.messages import StartCheckout
 from edge.domain import ids
 from edge.domain.providers import CONTRACT_PROVIDERS
-from edge.failures import Failure, project_not_found
+from edge.errors import InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import project_caller
 from edge.http.clients import charge
@@ -25,8 +25,7 @@ MAX_IDEMPOTENCY_KEY = 255
 @blueprint.post("/api/checkout/<provider>/<project_id>")
 async def start_checkout(provider: str, project_id: str) -> Response:
     if provider not in CONTRACT_PROVIDERS:
-        raise Failure(
-            404,
+        raise NotFound(
             "unknown_provider",
             f"No provider {provider!r}; use one of {', '.join(CONTRACT_PROVIDERS)}.",
         )
@@ -35,8 +34,7 @@ async def start_checkout(provider: str, project_id: str) -> Response:
     caller = project_caller(project_id, required=False)
     idempotency_key = request.headers.get("Idempotency-Key")
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
-        raise Failure(
-            400,
+        raise InvalidRequest(
             "invalid_request",
             "Idempotency-Key must be 1 to 255 characters.",
             field="Idempotency-Key",

@@ -8,8 +8,9 @@ import logging
 from quart import Quart, Response, request
 from werkzeug.exceptions import HTTPException
 
+from edge import errors
 from edge.domain.errors import InvalidInput
-from edge.failures import Failure, invalid
+from edge.errors import ContractError, Internal, invalid
 from edge.http.jsonio import json_response
 from edge.http.request_ids import request_id
 
@@ -24,12 +25,43 @@ _HTTP_CODES = {
 }
 
 
-def render_failure(failure: Failure) -> Response:
-    return json_response(failure.body(), failure.status, failure.headers)
+STATUS: dict[type[ContractError], int] = {
+    errors.InvalidRequest: 400,
+    errors.Unauthorized: 401,
+    errors.QuotaExceeded: 402,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.MethodNotAllowed: 405,
+    errors.Conflict: 409,
+    errors.PayloadTooLarge: 413,
+    errors.UnsupportedMediaType: 415,
+    errors.InvalidTransition: 422,
+    errors.RateLimited: 429,
+    errors.Internal: 500,
+    errors.ProviderError: 502,
+    errors.Unavailable: 503,
+}
+"""The one place a contract error becomes an HTTP status (CONTRACT section 7)."""
+
+_BY_STATUS = {status: kind for kind, status in STATUS.items()}
 
 
-def _on_failure(failure: Failure) -> Response:
-    if failure.status == 500:  # an actor crashed: the request id is what the merchant quotes
+def status_of(error: ContractError) -> int:
+    for kind in type(error).__mro__:
+        status = STATUS.get(kind)
+        if status is not None:
+            return status
+    return 500
+
+
+def render_failure(failure: ContractError) -> Response:
+    return json_response(failure.body(), status_of(failure), failure.headers)
+
+
+def _on_failure(failure: ContractError) -> Response:
+    if isinstance(
+        failure, Internal
+    ):  # an actor crashed: the request id is what the merchant quotes
         failure.extra.setdefault("requestId", request_id())
     return render_failure(failure)
 
@@ -45,7 +77,8 @@ def _on_http_exception(exc: HTTPException) -> Response:
     if status == 405:
         allowed = getattr(exc, "valid_methods", None) or []
         headers["Allow"] = ", ".join(sorted(allowed))
-    return render_failure(Failure(status, code, message, headers=headers))
+    kind = _BY_STATUS.get(status, ContractError)
+    return render_failure(kind(code, message, headers=headers))
 
 
 def _on_unexpected(exc: Exception) -> Response:
@@ -57,8 +90,7 @@ def _on_unexpected(exc: Exception) -> Response:
         exc_info=exc,
     )
     return render_failure(
-        Failure(
-            500,
+        Internal(
             "internal",
             "An unexpected fault; it has been logged. Quote the request id when reporting it.",
             extra={"requestId": request_id()},
@@ -67,7 +99,7 @@ def _on_unexpected(exc: Exception) -> Response:
 
 
 def install(app: Quart) -> None:
-    app.register_error_handler(Failure, _on_failure)
+    app.register_error_handler(ContractError, _on_failure)
     app.register_error_handler(InvalidInput, _on_invalid_input)
     app.register_error_handler(HTTPException, _on_http_exception)
     app.register_error_handler(Exception, _on_unexpected)

@@ -9,7 +9,7 @@ from typing import Any
 
 from quart import Response, request
 
-from edge.failures import Failure, invalid
+from edge.errors import InvalidRequest, UnsupportedMediaType, invalid
 
 API_VERSION = "2026-11-21"
 JSON_TYPE = "application/json"
@@ -25,8 +25,7 @@ def dumps(value: Any, sort_keys: bool = False) -> bytes:
 def check_version(pinned: str | None) -> None:
     """A request may pin ``Cm-Version``; this node speaks one."""
     if pinned is not None and pinned != API_VERSION:
-        raise Failure(
-            400,
+        raise InvalidRequest(
             "unknown_version",
             f"This node speaks Cm-Version {API_VERSION}.",
             field="Cm-Version",
@@ -59,7 +58,7 @@ async def read_json_object(*, optional: bool = False) -> dict[str, Any]:
         return {}
     content_type = (request.mimetype or "").lower()
     if content_type != JSON_TYPE:
-        raise Failure(415, "unsupported_media_type", "Send the body as application/json.")
+        raise UnsupportedMediaType("unsupported_media_type", "Send the body as application/json.")
     body = parse_json(raw)
     if not isinstance(body, dict):
         raise invalid("The body must be a JSON object.", code="invalid_json")

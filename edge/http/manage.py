@@ -8,7 +8,7 @@ from quart import Blueprint, Response
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.domain import ids
-from edge.failures import Failure, project_not_found
+from edge.errors import InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
@@ -109,12 +109,12 @@ async def trigger() -> Response:
     body = await read_json_object()
     provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
     if not isinstance(provider, str) or not isinstance(event_type, str):
-        raise Failure(
-            400, "invalid_request", "provider and type are required strings", field="type"
+        raise InvalidRequest(
+            "invalid_request", "provider and type are required strings", field="type"
         )
     project_id = queries.project_of_tx(node().store, tx_id) if isinstance(tx_id, str) else None
     if project_id is None:
-        raise Failure(404, "not_found", "No transaction with this id on this node.", field="txId")
+        raise NotFound("not_found", "No transaction with this id on this node.", field="txId")
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
     ctx = node()
     sent = await send_simulated(ctx.http, ctx.bound_url, project_id, provider, event_type, material)

@@ -15,7 +15,7 @@ from edge.actors.messages import CancelTx, MarkPaid
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.status import Status
-from edge.failures import Failure, project_not_found
+from edge.errors import NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
@@ -106,7 +106,7 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
     note = bodies.mark_paid(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
-        raise Failure(404, "not_found", "No transaction with this id in this project.")
+        raise NotFound("not_found", "No transaction with this id in this project.")
     view = await ask(project_id, MarkPaid(tx_id, caller.mode, note))
     return json_response(view, headers=NO_STORE)
 
@@ -116,6 +116,6 @@ async def cancel(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
     await read_json_object(optional=True)
     if not ids.is_tx_id(tx_id):
-        raise Failure(404, "not_found", "No transaction with this id in this project.")
+        raise NotFound("not_found", "No transaction with this id in this project.")
     view = await ask(project_id, CancelTx(tx_id, caller.mode))
     return json_response(view, headers=NO_STORE)

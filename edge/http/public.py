@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request, send_from_directory
 from edge.actors.messages import GetPublicInfo
 from edge.actors.project import PublicInfo
 from edge.domain import ids
-from edge.failures import Failure, project_not_found
+from edge.errors import NotFound, project_not_found
 from edge.http import bodies
 from edge.http.clients import charge
 from edge.http.context import ask, node
@@ -28,8 +28,8 @@ KEYS_CACHE = "public, max-age=3600"
 async def public_info(project_id: str) -> Response:
     product_id = request.args.get("productId")
     if product_id is not None and not ids.is_product_id(product_id):
-        raise Failure(
-            404, "product_not_found", "No product with this id in this project.", field="productId"
+        raise NotFound(
+            "product_not_found", "No product with this id in this project.", field="productId"
         )
     mode = bodies.mode(request.args.get("mode", "live"))
     if not ids.is_project_id(project_id):
@@ -63,7 +63,7 @@ async def signing_keys() -> Response:
 @blueprint.get("/static/icons/<name>")
 async def icon(name: str) -> Response:
     if not name.endswith(".svg") or "/" in name:
-        raise Failure(404, "not_found", "No such icon.")
+        raise NotFound("not_found", "No such icon.")
     response = await send_from_directory(ICONS, name)
     response.headers["Cache-Control"] = "public, max-age=86400"
     return response

@@ -20,10 +20,11 @@ import trio
 from edge.actors.context import NodeContext
 from edge.actors.messages import Answer, GetStatus
 from edge.domain import ids
-from edge.failures import Failure
+from edge.errors import ContractError, Internal, InvalidRequest, MethodNotAllowed, NotFound
 from edge.http.auth import caller_for
 from edge.http.clients import charge_of, client_ip_of
 from edge.http.cors import EXPOSED_HEADERS, MAX_AGE, REQUEST_HEADERS
+from edge.http.errors import status_of
 from edge.http.jsonio import API_VERSION, JSON_TYPE, check_version, dumps
 from edge.http.request_ids import new_request_id
 
@@ -59,10 +60,12 @@ class StatusEndpoint:
         method = scope["method"]
         try:
             status, body, extra = await self._answer(scope, receive, method, headers)
-        except Failure as failure:
-            if failure.status == 500:  # an actor crashed: the request id is what gets quoted
+        except ContractError as failure:
+            if isinstance(
+                failure, Internal
+            ):  # an actor crashed: the request id is what gets quoted
                 failure.extra.setdefault("requestId", request_id)
-            status, body, extra = failure.status, dumps(failure.body()), failure.headers
+            status, body, extra = status_of(failure), dumps(failure.body()), failure.headers
         except _Disconnected:
             return  # nobody to answer
         except Exception as exc:
@@ -73,8 +76,7 @@ class StatusEndpoint:
                 request_id,
                 exc_info=exc,
             )
-            failure = Failure(
-                500,
+            failure = Internal(
                 "internal",
                 "An unexpected fault; it has been logged. Quote the request id when reporting it.",
                 extra={"requestId": request_id},
@@ -107,8 +109,7 @@ class StatusEndpoint:
                 )
             return 200, b"", preflight
         if method not in ("GET", "HEAD"):
-            raise Failure(
-                405,
+            raise MethodNotAllowed(
                 "method_not_allowed",
                 "This endpoint does not take that method.",
                 headers={"Allow": ALLOW},
@@ -140,7 +141,7 @@ class StatusEndpoint:
                 )
             else:
                 answer = await registry.call(project_id, message)
-        except Failure as failure:
+        except ContractError as failure:
             if failure.code == "project_not_found":
                 raise _not_found() from None
             raise
@@ -160,7 +161,9 @@ async def _unless_disconnected(receive: Any, call: Any) -> Any:
     async def answer() -> None:
         try:
             result.append(await call)
-        except Failure as failure:  # kept out of the nursery: it would arrive as an ExceptionGroup
+        except (
+            ContractError
+        ) as failure:  # kept out of the nursery: it would arrive as an ExceptionGroup
             result.append(failure)
         nursery.cancel_scope.cancel()
 
@@ -174,14 +177,14 @@ async def _unless_disconnected(receive: Any, call: Any) -> Any:
         nursery.start_soon(watch)
     if not result:
         raise _Disconnected()
-    if isinstance(result[0], Failure):
+    if isinstance(result[0], ContractError):
         raise result[0]
     return result[0]
 
 
-def _not_found() -> Failure:
+def _not_found() -> ContractError:
     # a new one per answer: a raised exception keeps its traceback, and so everything it saw
-    return Failure(404, "not_found", "No transaction or subscription with this id.")
+    return NotFound("not_found", "No transaction or subscription with this id.")
 
 
 def _long_poll(query: bytes) -> tuple[int, int | None]:
@@ -198,7 +201,7 @@ def _bounded(args: dict[str, list[str]], name: str, low: int, high: int) -> int 
         return None
     raw = values[0]
     if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
-        raise Failure(
-            400, "invalid_request", f"{name} must be an integer from {low} to {high}", field=name
+        raise InvalidRequest(
+            "invalid_request", f"{name} must be an integer from {low} to {high}", field=name
         )
     return int(raw)

@@ -7,7 +7,7 @@ from quart import Blueprint, Response
 
 from edge.actors.messages import PortalUrl
 from edge.domain import ids
-from edge.failures import Failure, project_not_found
+from edge.errors import InvalidRequest, NotFound, project_not_found
 from edge.http.auth import project_caller
 from edge.http.context import ask
 from edge.http.jsonio import json_response, read_json_object
@@ -24,13 +24,13 @@ async def portal_url(project_id: str, subscription_id: str) -> Response:
     body = await read_json_object(optional=True)
     unknown = set(body) - {"returnUrl"}
     if unknown:
-        raise Failure(
-            400, "unknown_field", f"unknown field {sorted(unknown)[0]!r}", field=sorted(unknown)[0]
+        raise InvalidRequest(
+            "unknown_field", f"unknown field {sorted(unknown)[0]!r}", field=sorted(unknown)[0]
         )
     return_url = body.get("returnUrl")
     if return_url is not None and not isinstance(return_url, str):
-        raise Failure(400, "invalid_request", "returnUrl must be a string", field="returnUrl")
+        raise InvalidRequest("invalid_request", "returnUrl must be a string", field="returnUrl")
     if not ids.is_sub_id(subscription_id):
-        raise Failure(404, "not_found", "No subscription with this id in this project.")
+        raise NotFound("not_found", "No subscription with this id in this project.")
     answer = await ask(project_id, PortalUrl(subscription_id, caller.mode, return_url))
     return json_response(answer, headers={"Cache-Control": "no-store"})

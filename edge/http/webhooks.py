@@ -11,7 +11,7 @@ from quart import Blueprint, Response, request
 from edge.actors.messages import Charge, Webhook
 from edge.domain import ids
 from edge.domain.providers import CONTRACT_PROVIDERS
-from edge.failures import Failure, project_not_found
+from edge.errors import NotFound, project_not_found
 from edge.http.context import ask
 from edge.http.jsonio import json_response
 
@@ -21,7 +21,7 @@ blueprint = Blueprint("webhooks", __name__)
 @blueprint.post("/webhook/<provider>/<project_id>")
 async def receive(provider: str, project_id: str) -> Response:
     if provider not in CONTRACT_PROVIDERS:
-        raise Failure(404, "unknown_provider", f"No provider {provider!r}.")
+        raise NotFound("unknown_provider", f"No provider {provider!r}.")
     if not ids.is_project_id(project_id):
         raise project_not_found()
     body = await request.get_data(cache=False)

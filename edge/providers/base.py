@@ -1,7 +1,7 @@
 """The interface every payment provider implements.
 
 An adapter is stateless: credentials, the transaction and an HTTP client are passed in, so the
-project actor stays the only owner of state. Adapters raise ``Failure`` for contract errors
+project actor stays the only owner of state. Adapters raise ``ContractError`` for contract errors
 (``502 provider_error`` when the provider's API fails).
 """
 
@@ -15,7 +15,7 @@ import httpx
 
 from edge.domain.events import EventType
 from edge.domain.status import Status
-from edge.failures import Failure
+from edge.errors import Conflict
 
 
 class SignatureInvalid(Exception):
@@ -145,4 +145,4 @@ class Provider:
         raise MalformedPayload(f"{self.name} takes no webhooks")
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
-        raise Failure(409, "portal_unsupported", f"{self.name} has no hosted subscription portal.")
+        raise Conflict("portal_unsupported", f"{self.name} has no hosted subscription portal.")

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from edge.failures import Failure
+from edge.errors import Conflict, ContractError, ProviderError
 from edge.providers import stripe_events, stripe_form, stripe_signature
 from edge.providers.base import (
     CheckoutRequest,
@@ -78,8 +78,8 @@ class StripeProvider(Provider):
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
         if not customer:
-            raise Failure(
-                409, "portal_unsupported", "This subscription has no Stripe customer on record."
+            raise Conflict(
+                "portal_unsupported", "This subscription has no Stripe customer on record."
             )
         session = await _call(
             request.http,
@@ -131,7 +131,7 @@ async def _call(
     params: Mapping[str, Any],
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
-    """POST a form to Stripe and return the JSON object; ``Failure 502 provider_error`` on a
+    """POST a form to Stripe and return the JSON object; ``ContractError 502 provider_error`` on a
     transport error, a non-2xx answer or a body that is not a JSON object."""
     base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
     headers = {
@@ -166,8 +166,8 @@ def _error_message(body: Any) -> str | None:
     return message if isinstance(message, str) and message else None
 
 
-def _provider_error(message: str) -> Failure:
-    return Failure(502, "provider_error", message, retryable=True)
+def _provider_error(message: str) -> ContractError:
+    return ProviderError("provider_error", message, retryable=True)
 
 
 STRIPE = StripeProvider(

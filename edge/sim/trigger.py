@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from edge.failures import Failure
+from edge.errors import Conflict, InvalidRequest
 from edge.providers.stripe_signature import sign_header
 from edge.sim.stripe.events import event_for_trigger
 
@@ -45,8 +45,7 @@ async def send_simulated(
 ) -> dict[str, Any]:
     """Build, sign and deliver one event; return what the node answered."""
     if provider not in SIMULATED:
-        raise Failure(
-            409,
+        raise Conflict(
             "not_simulated",
             f"There is no simulator for {provider}; try: {', '.join(SIMULATED)}.",
         )
@@ -54,7 +53,7 @@ async def send_simulated(
     try:
         event = build(event_type, _tx_for_builder(material))
     except ValueError as exc:
-        raise Failure(400, "invalid_request", str(exc), field="type") from None
+        raise InvalidRequest("invalid_request", str(exc), field="type") from None
     body = json.dumps(event).encode()
     headers = {"Content-Type": "application/json", **sign(material["credentials"], body)}
     response = await http.post(

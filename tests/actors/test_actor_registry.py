@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from edge.actors.registry import ActorRegistry
-from edge.failures import Failure
+from edge.errors import Conflict, ContractError, Internal, NotFound
 
 
 class Counter:
@@ -39,7 +39,7 @@ class Counter:
         if message == "boom":
             raise RuntimeError("boom")
         if message == "refuse":
-            raise Failure(409, "refused", "no")
+            raise Conflict("refused", "no")
         self.count += 1
         Counter.saved[self.project_id] = self.count
         reply(self.count)
@@ -56,7 +56,7 @@ class Counter:
 
 def factory(project_id: str) -> Counter:
     if project_id == "missing":
-        raise Failure(404, "project_not_found", "none")
+        raise NotFound("project_not_found", "none")
     return Counter(project_id)
 
 
@@ -71,7 +71,7 @@ async def test_spawns_on_first_use_and_keeps_order():
         registry = ActorRegistry(factory, nursery, idle_s=60)
         assert [await registry.call("a", "inc") for _ in range(3)] == [1, 2, 3]
         assert "a" in registry and len(registry) == 1
-        with pytest.raises(Failure) as info:
+        with pytest.raises(ContractError) as info:
             await registry.call("missing", "inc")
         assert info.value.code == "project_not_found"
         await registry.drain()
@@ -82,15 +82,15 @@ async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others(
         registry = ActorRegistry(factory, nursery, idle_s=60)
         await registry.call("a", "inc")
         await registry.call("b", "inc")
-        with pytest.raises(Failure) as info:
+        with pytest.raises(ContractError) as info:
             await registry.call("a", "boom")
-        assert (info.value.status, info.value.code) == (500, "internal")
+        assert (type(info.value), info.value.code) == (Internal, "internal")
         assert Counter.loads["a"] == 2  # rebuilt from "the store"
         assert await registry.call("a", "inc") == 2  # state reloaded, not lost
         assert await registry.call("b", "inc") == 2
         assert Counter.loads["b"] == 1  # never touched
         assert registry.restarts == 1
-        with pytest.raises(Failure) as refused:
+        with pytest.raises(ContractError) as refused:
             await registry.call("a", "refuse")
         assert refused.value.code == "refused" and registry.restarts == 1
         await registry.drain()
@@ -116,7 +116,7 @@ async def test_a_full_mailbox_is_backpressure_then_503():
         async def call(message: Any, timeout: float) -> None:
             try:
                 results.append(await registry.call("a", message, timeout_s=timeout))
-            except Failure as failure:
+            except ContractError as failure:
                 results.append(failure.code)
 
         async with trio.open_nursery() as callers:
@@ -148,7 +148,7 @@ async def test_drain_finishes_queued_work_and_refuses_new():
         async with trio.open_nursery() as draining:
             draining.start_soon(registry.drain)
             await trio.sleep(0.02)
-            with pytest.raises(Failure) as info:
+            with pytest.raises(ContractError) as info:
                 await registry.call("a", "inc")
             assert info.value.code == "unavailable"
             gate.set()
@@ -170,7 +170,7 @@ async def test_while_draining_started_work_finishes_and_no_actor_is_made():
         nursery.start_soon(partial(registry.drain, grace_s=5))
         await trio.sleep(0.02)
         with trio.fail_after(2):
-            with pytest.raises(Failure) as info:
+            with pytest.raises(ContractError) as info:
                 await registry.call("b", "inc", internal=True)  # no new actor while draining
             assert info.value.code == "unavailable"
         nursery.start_soon(partial(call, "inc", internal=True))  # an existing actor's follow-up

@@ -1,6 +1,26 @@
 from edge.domain.events import QUOTA_EXEMPT, EventType
 
-CONTRACT_TYPES = ["checkout.created", "payment.processing", "payment.succeeded", "payment.attempt_failed", "payment.failed", "checkout.expired", "checkout.canceled", "payment.refunded", "payment.partially_refunded", "payment.disputed", "payment.dispute_closed", "subscription.created", "subscription.updated", "subscription.past_due", "subscription.canceled", "subscription.payment_succeeded", "subscription.payment_failed", "manual.marked_paid", "unmatched"]
+CONTRACT_TYPES = [
+    "checkout.created",
+    "payment.processing",
+    "payment.succeeded",
+    "payment.attempt_failed",
+    "payment.failed",
+    "checkout.expired",
+    "checkout.canceled",
+    "payment.refunded",
+    "payment.partially_refunded",
+    "payment.disputed",
+    "payment.dispute_closed",
+    "subscription.created",
+    "subscription.updated",
+    "subscription.past_due",
+    "subscription.canceled",
+    "subscription.payment_succeeded",
+    "subscription.payment_failed",
+    "manual.marked_paid",
+    "unmatched",
+]
 
 
 def test_exactly_the_contract_types():

@@ -16,7 +16,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from edge.domain.events import EventType as E
-from edge.failures import Failure
+from edge.errors import Conflict, ContractError, ProviderError
 from edge.providers.base import CheckoutRequest, PortalRequest
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe_signature import verify
@@ -163,10 +163,10 @@ async def test_injected_failure_is_a_retryable_provider_error(
     sim: StripeSimulator, http: httpx.AsyncClient
 ) -> None:
     sim.fail_next_requests = 1
-    with pytest.raises(Failure) as caught:
+    with pytest.raises(ContractError) as caught:
         await STRIPE.create_checkout(checkout_request(sim, http))
     failure = caught.value
-    assert (failure.status, failure.code, failure.retryable) == (502, "provider_error", True)
+    assert (type(failure), failure.code, failure.retryable) == (ProviderError, "provider_error", True)
     assert "Simulated failure" in failure.message and SECRET_KEY not in failure.message
     assert (await STRIPE.create_checkout(checkout_request(sim, http))).provider_ref
 
@@ -178,7 +178,7 @@ async def test_rejected_key_error_never_shows_the_key(
     bad = CheckoutRequest(
         **{**request.__dict__, "credentials": {"secretKey": "rk_oops_1234", "apiBase": sim.url}}
     )
-    with pytest.raises(Failure) as caught:
+    with pytest.raises(ContractError) as caught:
         await STRIPE.create_checkout(bad)
     assert caught.value.code == "provider_error" and "401" in caught.value.message
     assert "rk_oops_1234" not in caught.value.message
@@ -192,9 +192,9 @@ async def test_unreachable_stripe_is_a_provider_error(http: httpx.AsyncClient) -
         tx=tx(), product={"name": "Pro"}, success_url="https://s", cancel_url="https://c",
         credentials={"secretKey": SECRET_KEY, "apiBase": f"http://127.0.0.1:{port}"}, http=http,
     )  # fmt: skip
-    with pytest.raises(Failure) as caught:
+    with pytest.raises(ContractError) as caught:
         await STRIPE.create_checkout(request)
-    assert caught.value.status == 502 and SECRET_KEY not in caught.value.message
+    assert isinstance(caught.value, ProviderError) and SECRET_KEY not in caught.value.message
 
 
 async def test_portal_session(sim: StripeSimulator, http: httpx.AsyncClient) -> None:
@@ -212,9 +212,9 @@ async def test_portal_session(sim: StripeSimulator, http: httpx.AsyncClient) -> 
     without = PortalRequest(
         subscription={}, credentials=credentials, return_url="https://x", http=http
     )
-    with pytest.raises(Failure) as caught:
+    with pytest.raises(ContractError) as caught:
         await STRIPE.portal_url(without)
-    assert caught.value.status == 409
+    assert isinstance(caught.value, Conflict)
 
 
 # --- the API's own answers --------------------------------------------------------------
