@@ -53,7 +53,9 @@ class WebhookIntake:
             mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
         }
         try:
-            mode = await provider.verify_webhook(msg.headers, msg.body, credentials, time.time())
+            mode = await provider.verify_webhook(
+                msg.headers, msg.body, credentials, time.time(), actor.ctx.http
+            )
         except SignatureInvalid as exc:
             self._reject(
                 msg,

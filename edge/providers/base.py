@@ -33,8 +33,22 @@ class MalformedPayload(Exception):
 
 
 @dataclass(frozen=True)
+class FollowUp:
+    """A durable action the node owes the provider after an event (PayPal's capture of an
+    approved order). The actor writes it to the outbox in the same commit as the event; a worker
+    runs it through ``Provider.follow_up`` until the provider answers for good."""
+
+    action: str  # the adapter's own name for it, e.g. "capture"
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class NormalizedEvent:
     """One provider event in the node's terms (CONTRACT 6).
+
+    Deduplication: ``dedup_ids`` are the ids under which this delivery counts as already seen
+    (Stripe ``id``, Paddle ``event_id``, BTCPay ``originalDeliveryId``); the first is the one
+    stored as ``providerEventId``. Left empty, it is ``(provider_event_id,)``.
 
     Matching: ``tx_id`` when the provider echoed it back (metadata, client_reference_id ...),
     else the first of ``refs`` (provider object ids) that the node has linked to a transaction.
@@ -59,6 +73,12 @@ class NormalizedEvent:
     currency: str | None = None
     customer_ref: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    dedup_ids: tuple[str, ...] = ()
+    follow_ups: tuple[FollowUp, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.dedup_ids:
+            object.__setattr__(self, "dedup_ids", (self.provider_event_id,))
 
 
 @dataclass(frozen=True)
@@ -106,6 +126,24 @@ class PortalResult:
 
 
 @dataclass(frozen=True)
+class FollowUpRequest:
+    follow_up: FollowUp
+    tx: Mapping[str, Any]
+    credentials: Mapping[str, Any]
+    http: httpx.AsyncClient
+
+
+@dataclass(frozen=True)
+class FollowUpResult:
+    """``done``: the provider answered for good (success, or a refusal that retrying cannot
+    change, told in ``detail``). A transient failure raises ``ProviderError`` instead: the
+    worker retries it with backoff."""
+
+    done: bool = True
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class Provider:
     name: str
     kind: str  # card, wallet, form, crypto, manual
@@ -115,6 +153,9 @@ class Provider:
     credential_fields: tuple[CredentialField, ...] = field(default=())
     publishable_field: str | None = None
     uses_reference_code: bool = False
+    # Seconds a signed timestamp may be off, only where every attempt is signed afresh (Stripe
+    # ``t``, Paddle ``ts``); None where retries resend the first signature (PayPal, BTCPay).
+    signature_window_s: int | None = None
 
     def is_configured(self, credentials: Mapping[str, Any]) -> bool:
         return all(f.name in credentials for f in self.credential_fields if f.required)
@@ -134,15 +175,21 @@ class Provider:
         body: bytes,
         credentials: Mapping[str, Mapping[str, Any]],
         now_s: float,
+        http: httpx.AsyncClient,
     ) -> str:
         """Return the mode ("test" or "live") whose webhook secret signed ``body``; raise
         ``SignatureInvalid``. ``headers`` have lower-case names; ``credentials`` maps each mode
-        that has credentials to its opened (plain) credentials."""
+        that has credentials to its opened (plain) credentials. Runs off the project's actor
+        (it may call the provider: PayPal fetches its signing certificate with ``http``)."""
         raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         """Read a verified body; raise ``MalformedPayload`` when it is not a readable event."""
         raise MalformedPayload(f"{self.name} takes no webhooks")
+
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        """Carry out a durable follow-up this adapter's ``normalize`` asked for."""
+        return FollowUpResult(done=True, detail=f"{self.name} has no follow-up actions")
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         raise Conflict("portal_unsupported", f"{self.name} has no hosted subscription portal.")

@@ -59,6 +59,7 @@ class StripeProvider(Provider):
         body: bytes,
         credentials: Mapping[str, Mapping[str, Any]],
         now_s: float,
+        http: httpx.AsyncClient,
     ) -> str:
         """The mode whose webhook secret (or previous secret, during a rotation) signed the
         body. A genuine but stale signature is reported as timestamp_out_of_tolerance, a header

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 
+import httpx
 import pytest
 import stripe
 
@@ -18,6 +19,8 @@ SECRET = "whsec_test_secret_0123456789abcdef"
 OTHER = "whsec_other_secret_fedcba9876543210"
 BODY = json.dumps({"id": "evt_1", "object": "event", "type": "charge.refunded"}).encode()
 NOW = 1_800_000_000
+# Stripe's check never calls out; the client is there because the interface hands every adapter one.
+UNUSED_HTTP = httpx.AsyncClient()
 
 
 def reason_of(
@@ -119,13 +122,13 @@ async def test_verify_webhook_answers_the_mode_whose_secret_signed() -> None:
     creds = credentials(test={"webhookSecret": SECRET}, live={"webhookSecret": OTHER})
     for secret, mode in ((SECRET, "test"), (OTHER, "live")):
         headers = {"stripe-signature": sign_header(secret, BODY, NOW)}
-        assert await STRIPE.verify_webhook(headers, BODY, creds, NOW) == mode
+        assert await STRIPE.verify_webhook(headers, BODY, creds, NOW, UNUSED_HTTP) == mode
 
 
 async def test_verify_webhook_takes_the_previous_secret_during_rotation() -> None:
     creds = credentials(live={"webhookSecret": SECRET, "previousWebhookSecret": OTHER})
     headers = {"stripe-signature": sign_header(OTHER, BODY, NOW)}
-    assert await STRIPE.verify_webhook(headers, BODY, creds, NOW) == "live"
+    assert await STRIPE.verify_webhook(headers, BODY, creds, NOW, UNUSED_HTTP) == "live"
 
 
 @pytest.mark.parametrize(
@@ -148,12 +151,14 @@ async def test_verify_webhook_takes_the_previous_secret_during_rotation() -> Non
 async def test_verify_webhook_reasons(headers: dict[str, str], now: int, reason: str) -> None:
     creds = credentials(test={"webhookSecret": OTHER}, live={"webhookSecret": SECRET})
     with pytest.raises(SignatureInvalid) as caught:
-        await STRIPE.verify_webhook(headers, BODY, creds, now)
+        await STRIPE.verify_webhook(headers, BODY, creds, now, UNUSED_HTTP)
     assert caught.value.reason == reason
 
 
 async def test_verify_webhook_without_any_secret_matches_nothing() -> None:
     headers = {"stripe-signature": sign_header(SECRET, BODY, NOW)}
     with pytest.raises(SignatureInvalid) as caught:
-        await STRIPE.verify_webhook(headers, BODY, {"test": {"secretKey": "sk_test_x"}}, NOW)
+        await STRIPE.verify_webhook(
+            headers, BODY, {"test": {"secretKey": "sk_test_x"}}, NOW, UNUSED_HTTP
+        )
     assert caught.value.reason == "no_matching_signature"

@@ -166,7 +166,11 @@ async def test_injected_failure_is_a_retryable_provider_error(
     with pytest.raises(ContractError) as caught:
         await STRIPE.create_checkout(checkout_request(sim, http))
     failure = caught.value
-    assert (type(failure), failure.code, failure.retryable) == (ProviderError, "provider_error", True)
+    assert (type(failure), failure.code, failure.retryable) == (
+        ProviderError,
+        "provider_error",
+        True,
+    )
     assert "Simulated failure" in failure.message and SECRET_KEY not in failure.message
     assert (await STRIPE.create_checkout(checkout_request(sim, http))).provider_ref
 
