@@ -113,7 +113,8 @@ async def main(kind: str, url_file: Path) -> None:
                 app, config, shutdown_trigger=stop.wait, task_status=task_status
             )  # type: ignore[arg-type]
         )
-        url_file.write_text(json.dumps({"url": binds[0], "pid": os.getpid()}) + "\n")
+        announcement = json.dumps({"url": binds[0], "pid": os.getpid()}) + "\n"
+        await trio.Path(url_file).write_text(announcement)
 
 
 if __name__ == "__main__":

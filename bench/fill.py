@@ -65,13 +65,14 @@ def event_ops(project_id: str, tx_id: str, index: int, now_ms: int) -> list[Op]:
         "receivedAt": now_ms,
         "raw": body,
     }
+    event_id = str(event["id"])
     return [
-        ("records", keys.record(project_id, keys.EVENT, event["id"]), pack(event)),
-        ("records", keys.history(project_id, tx_id, event["id"]), b""),
+        ("records", keys.record(project_id, keys.EVENT, event_id), pack(event)),
+        ("records", keys.history(project_id, tx_id, event_id), b""),
         (
             "records",
             keys.named(project_id, keys.DEDUP, PROVIDER, provider_event_id),
-            event["id"].encode(),
+            event_id.encode(),
         ),
     ]
 

@@ -87,7 +87,8 @@ class Report:
     def say(self, name: str) -> None:
         f = self.figures[name]
         print(
-            f"  {name:<28} {f.median:>10.2f} {f.unit:<8} (min {min(f.runs):.2f}, max {max(f.runs):.2f}; n={len(f.runs)}) {f.note}",
+            f"  {name:<28} {f.median:>10.2f} {f.unit:<8} "
+            f"(min {min(f.runs):.2f}, max {max(f.runs):.2f}; n={len(f.runs)}) {f.note}",
             flush=True,
         )
 
@@ -201,7 +202,8 @@ def peak_and_latency(
                 failures += result.non_2xx + result.socket_errors
                 series[name].append(result.rps)
                 log(
-                    f"    {name:<11} {result.rps:8.1f} req/s  (closed-loop p50 {result.p50_ms:.1f} ms)"
+                    f"    {name:<11} {result.rps:8.1f} req/s  "
+                    f"(closed-loop p50 {result.p50_ms:.1f} ms)"
                 )
             result, info = webhook_run(expected)
             expected = max(expected, result.rps)
@@ -212,7 +214,8 @@ def peak_and_latency(
             duplicates += info["duplicates"]
             log(
                 f"    {'webhook':<11} {result.rps:8.1f} req/s  ({info['stored']} events stored in "
-                f"{info['commits']} commits = {info['per_commit']:.1f}/commit; {info['duplicates']} duplicates)"
+                f"{info['commits']} commits = {info['per_commit']:.1f}/commit; "
+                f"{info['duplicates']} duplicates)"
             )
 
         for name, unit in (
@@ -224,7 +227,7 @@ def peak_and_latency(
             ("webhook", "events/s"),
         ):
             report.add(name, unit, series[name])
-        pairs = lambda a, b: [x / y for x, y in zip(series[a], series[b])]  # noqa: E731
+        pairs = lambda a, b: [x / y for x, y in zip(series[a], series[b], strict=True)]  # noqa: E731
         report.add("status_vs_quart_get", "x", pairs("status", "quart_get"), "paired runs")
         report.add("status_vs_asgi_get", "x", pairs("status", "asgi_get"), "paired runs")
         report.add("webhook_vs_quart_post", "x", pairs("webhook", "quart_post"), "paired runs")
@@ -264,7 +267,8 @@ def peak_and_latency(
                 _open_loop(node.url, bench_shop.webhook_path, webhook_rate, latency_s, [], pool)
             )
             log(
-                f"    run {i + 1}: status p99 {status_latency[-1]['p99_ms']} ms, webhook p99 {webhook_latency[-1]['p99_ms']} ms"
+                f"    run {i + 1}: status p99 {status_latency[-1]['p99_ms']} ms, "
+                f"webhook p99 {webhook_latency[-1]['p99_ms']} ms"
             )
         for kind, rate, results in (
             ("status", status_rate, status_latency),
@@ -380,7 +384,8 @@ def memory(report: Report, work: Path, runs: int) -> None:
             live = admin.stats()["actors"]
             actors.append(live)
             log(
-                f"    run {i + 1}: {before[-1]:.1f} MB at start, {touched[-1]:.1f} MB with {live} live actors "
+                f"    run {i + 1}: {before[-1]:.1f} MB at start, "
+                f"{touched[-1]:.1f} MB with {live} live actors "
                 f"({time.monotonic() - started:.1f} s to create and touch {PROJECTS} projects)"
             )
             deadline = time.monotonic() + IDLE_S * 4
@@ -390,7 +395,8 @@ def memory(report: Report, work: Path, runs: int) -> None:
             evicted.append(node.rss_mb())
             anon_evicted.append(node.rss_mb("RssAnon"))
             log(
-                f"    run {i + 1}: {evicted[-1]:.1f} MB after idle eviction ({remaining} actors left)"
+                f"    run {i + 1}: {evicted[-1]:.1f} MB after idle eviction "
+                f"({remaining} actors left)"
             )
             admin.close()
         shutil.rmtree(data, ignore_errors=True)
@@ -545,12 +551,14 @@ def print_table(report: Report, info: dict[str, Any]) -> None:
     for figure in report.figures.values():
         row = figure.row()
         log(
-            f"{row['name']:<28} {row['median']:>10.2f} {row['min']:>10.2f} {row['max']:>10.2f}  {row['unit']:<6} {row['note']}"
+            f"{row['name']:<28} {row['median']:>10.2f} {row['min']:>10.2f} "
+            f"{row['max']:>10.2f}  {row['unit']:<6} {row['note']}"
         )
     log("")
     for verdict in verdicts(report):
         log(
-            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} median {verdict['median']}"
+            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} "
+            f"median {verdict['median']}"
         )
 
 

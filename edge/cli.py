@@ -148,7 +148,8 @@ def _call(
         error = payload.get("error", {}) if isinstance(payload, dict) else {}
         field = f" (field {error['field']})" if error.get("field") else ""
         raise CliError(
-            f"{response.status_code} {error.get('code', 'error')}: {error.get('message', '')}{field}"
+            f"{response.status_code} {error.get('code', 'error')}: "
+            f"{error.get('message', '')}{field}"
         )
     return payload
 

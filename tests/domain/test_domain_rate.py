@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from edge.domain.rate import Buckets, Decision, Limit, gcra
@@ -74,7 +76,7 @@ def test_exact_burst_for_inexact_intervals(count, period):
 
 def test_decision_is_frozen():
     d = Decision(True, 1, 0, 1.0, 0.0)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         d.allowed = False  # type: ignore[misc]
 
 
