@@ -110,8 +110,11 @@ async def main(kind: str, url_file: Path) -> None:
         config = hypercorn_config("127.0.0.1:0")
         binds = await nursery.start(
             lambda task_status: serve(
-                app, config, shutdown_trigger=stop.wait, task_status=task_status
-            )  # type: ignore[arg-type]
+                app,  # type: ignore[arg-type]
+                config,
+                shutdown_trigger=stop.wait,
+                task_status=task_status,
+            )
         )
         announcement = json.dumps({"url": binds[0], "pid": os.getpid()}) + "\n"
         await trio.Path(url_file).write_text(announcement)

@@ -188,7 +188,7 @@ def peak_and_latency(
             k: [] for k in ("quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")
         }
         per_commit, stored, duplicates, failures = [], [], 0, 0
-        expected = warm.rps
+        expected: float = warm.rps
         for i in range(runs):
             log(f"peak run {i + 1}/{runs}")
             for name, url, kw in (
