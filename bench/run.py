@@ -187,7 +187,9 @@ def peak_and_latency(
         series: dict[str, list[float]] = {
             k: [] for k in ("quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")
         }
-        per_commit, stored, duplicates, failures = [], [], 0, 0
+        per_commit: list[float] = []
+        stored: list[int] = []
+        duplicates, failures = 0, 0
         expected: float = warm.rps
         for i in range(runs):
             log(f"peak run {i + 1}/{runs}")
