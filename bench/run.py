@@ -188,8 +188,8 @@ def peak_and_latency(
             k: [] for k in ("quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")
         }
         per_commit: list[float] = []
-        stored: list[int] = []
-        duplicates, failures = 0, 0
+        stored: list[float] = []
+        duplicates, failures = 0.0, 0
         expected: float = warm.rps
         for i in range(runs):
             log(f"peak run {i + 1}/{runs}")
