@@ -1,8 +1,8 @@
 """The ``<cm-button>`` script (CONTRACT 5), served with the node's signing keys built in.
 
-The source is ``button/cm-button.js`` in the repository (the node runs from a checkout or an
-editable install, ``pip install -e .``). The served file is that source with this node's public
-keys filled in, so its bytes, and so its SRI hash, are fixed per node and per release:
+The source is ``edge/static/button/cm-button.js``, package data: a node installed from a wheel
+carries it. The served file is that source with this node's public keys filled in, so its bytes,
+and so its SRI hash, are fixed per node and per release:
 
 - ``/button/v1-<hash>.js`` is the file itself, named by its content, cached for a year;
 - ``/button.js`` redirects there, cached for five minutes, so a snippet that names it follows an
@@ -19,7 +19,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
+from importlib import resources
 
 from quart import Blueprint, Response
 
@@ -29,7 +29,7 @@ from edge.signing import Signer
 
 blueprint = Blueprint("button", __name__)
 
-SOURCE = Path(__file__).resolve().parents[2] / "button" / "cm-button.js"
+SOURCE = resources.files("edge") / "static" / "button" / "cm-button.js"
 KEYS_MARKER = "/*@signing-keys*/[]"
 INTERFACE = "v1"
 CURRENT_PATH = "/button.js"
