@@ -89,7 +89,7 @@ async def _serve(settings, store, writer, http, stop, handle_signals, task_statu
         )
         ctx.registry = registry
         ctx.manage_rates = ProjectRates(settings, tier="")
-        button.script_bytes(ctx.signer)  # a wheel without its button script stops the start, not a buyer
+        button.script_bytes(ctx.signer)  # no packaged script: the start fails, not a buyer
         app = asgi_app(ctx)
         config = Config()
         config.bind = [f"{settings.host}:{settings.port}"]
