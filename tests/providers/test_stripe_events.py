@@ -1,14 +1,15 @@
-"""Every row of the Stripe event table, on Stripe's own example objects (fixtures3.json)."""
+"""Every row of the Stripe event table, on the project's example objects (tests/fixtures/stripe).
+
+The same reading of Stripe's own published examples is in tests/conformance.
+"""
 
 from __future__ import annotations
 
-import copy
 import json
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.stripe_events import stripe_object as fixture
 
 from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
@@ -16,20 +17,12 @@ from edge.providers.base import MalformedPayload, NormalizedEvent
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe_events import EVENT_TABLE, HANDLED_EVENT_TYPES
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared/provider-data/stripe/fixtures3.json"
 TX = "tx_01JD0000000000000000000000"
 META = {"txId": TX, "customerRef": "user-42", "plan": "pro"}
-
-
-@cache
-def _resources() -> dict[str, Any]:
-    return json.loads(FIXTURES.read_text())["resources"]
-
-
-def fixture(name: str, **changes: Any) -> dict[str, Any]:
-    obj = copy.deepcopy(_resources()[name])
-    obj.update(changes)
-    return obj
+INTENT = fixture("payment_intent")["id"]
+CHARGE = fixture("charge")["id"]
+SUBSCRIPTION = fixture("subscription")
+INVOICE = fixture("invoice")
 
 
 def normalize(event_type: str, obj: dict[str, Any], event_id: str = "evt_123") -> NormalizedEvent:
@@ -49,7 +42,7 @@ def session(**changes: Any) -> dict[str, Any]:
         "amount_total": 1999,
         "currency": "eur",
     }
-    return fixture("checkout.session", **{**base, **changes})
+    return fixture("checkout_session", **{**base, **changes})
 
 
 @pytest.mark.parametrize("payment_status", ["paid", "no_payment_required"])
@@ -62,7 +55,7 @@ def test_session_completed_paid_is_a_succeeded_payment(payment_status: str) -> N
         None,
     )
     assert ev.tx_id == TX and ev.refs == (obj["id"],)
-    assert ev.link_refs == ("pi_1PgafyB7WZ01zgkWSjxsAJo3",)
+    assert ev.link_refs == (INTENT,)
     assert not ev.starts_subscription and ev.subscription_ref is None
     assert (ev.amount_minor, ev.currency) == (1999, "EUR")
     assert ev.customer_ref == "user-42" and ev.metadata == META
@@ -115,8 +108,8 @@ def test_declined_attempt_changes_no_status() -> None:
     ev = normalize("payment_intent.payment_failed", obj)
     assert ev.type == E.PAYMENT_ATTEMPT_FAILED
     assert ev.payment_status is None and ev.subscription_status is None
-    assert ev.refs == ("pi_1PgafyB7WZ01zgkWSjxsAJo3",) and ev.tx_id == TX
-    assert (ev.amount_minor, ev.currency) == (1099, "USD")
+    assert ev.refs == (INTENT,) and ev.link_refs == ("ch_9",) and ev.tx_id == TX
+    assert (ev.amount_minor, ev.currency) == (2500, "USD")
 
 
 @pytest.mark.parametrize(
@@ -133,19 +126,20 @@ def test_full_and_partial_refunds(refunded: int, expected: tuple[E, S]) -> None:
     ev = normalize("charge.refunded", obj)
     assert (ev.type, ev.payment_status) == expected
     assert ev.amount_minor == refunded and ev.currency == "USD"
-    assert ev.refs == ("pi_1", "ch_1PgafuB7WZ01zgkWXYmPNZs8") and ev.tx_id == TX
+    assert ev.refs == ("pi_1", CHARGE) and ev.tx_id == TX
 
 
 def test_refund_of_a_charge_without_intent_still_names_the_charge() -> None:
-    ev = normalize("charge.refunded", fixture("charge", amount_refunded=100))
-    assert ev.refs == ("ch_1PgafuB7WZ01zgkWXYmPNZs8",) and ev.tx_id is None
+    obj = fixture("charge", payment_intent=None, amount_refunded=2500)
+    ev = normalize("charge.refunded", obj)
+    assert ev.refs == (CHARGE,) and ev.tx_id is None
 
 
 def test_dispute_created() -> None:
     ev = normalize("charge.dispute.created", fixture("dispute", payment_intent="pi_1"))
     assert (ev.type, ev.payment_status) == (E.PAYMENT_DISPUTED, S.DISPUTED)
-    assert ev.refs == ("pi_1", "ch_1PgafuB7WZ01zgkWXYmPNZs8")
-    assert (ev.amount_minor, ev.currency) == (1000, "USD")
+    assert ev.refs == ("pi_1", CHARGE)
+    assert (ev.amount_minor, ev.currency) == (2500, "USD")
 
 
 @pytest.mark.parametrize(
@@ -183,9 +177,10 @@ def test_subscription_created_takes_stripe_status(stripe_status: str, target: S 
 def test_subscription_fields_read_from_a_basil_object() -> None:
     ev = normalize("customer.subscription.updated", subscription(status="active"))
     assert ev.type == E.SUBSCRIPTION_UPDATED and ev.subscription_status == S.ACTIVE
-    assert ev.subscription_ref == "sub_1Pgc6rB7WZ01zgkWNy0Cn5nw" == ev.refs[0]
-    assert ev.current_period_end_ms == 976287773 * 1000  # items.data[0].current_period_end
-    assert ev.provider_customer == "cus_QXg1o8vcGmoR32"
+    assert ev.subscription_ref == SUBSCRIPTION["id"] == ev.refs[0]
+    item = SUBSCRIPTION["items"]["data"][0]
+    assert ev.current_period_end_ms == item["current_period_end"] * 1000
+    assert ev.provider_customer == SUBSCRIPTION["customer"]
     assert ev.tx_id == TX and ev.customer_ref == "user-42"
     assert (ev.amount_minor, ev.currency) == (2000, "USD")
 
@@ -219,12 +214,8 @@ def test_subscription_lifecycle_events(stripe_type: str, target: S) -> None:
 
 
 def basil_invoice(**changes: Any) -> dict[str, Any]:
-    obj = fixture("invoice", subscription=None, amount_paid=900, amount_due=900, currency="eur")
-    obj["parent"] = {
-        "quote_details": None,
-        "subscription_details": {"metadata": dict(META), "subscription": "sub_1"},
-        "type": "subscription_details",
-    }
+    obj = fixture("invoice", amount_paid=900, amount_due=900, currency="eur")
+    obj["parent"]["subscription_details"] = {"metadata": dict(META), "subscription": "sub_1"}
     obj.update(changes)
     return obj
 
@@ -236,9 +227,10 @@ def test_first_invoice_paid_starts_the_subscription() -> None:
     assert ev.starts_subscription and ev.subscription_ref == "sub_1"
     assert ev.tx_id == TX and ev.metadata == META
     assert (ev.amount_minor, ev.currency) == (900, "EUR")
-    assert ev.refs == ("sub_1", "in_1Pgc6tB7WZ01zgkWu9fdqL6I")
-    assert ev.provider_customer == "cus_QXg1o8vcGmoR32"
-    assert ev.current_period_end_ms == 1721954054 * 1000  # the paid line's period
+    assert ev.refs == ("sub_1", INVOICE["id"])
+    assert ev.provider_customer == INVOICE["customer"]
+    line = INVOICE["lines"]["data"][0]
+    assert ev.current_period_end_ms == line["period"]["end"] * 1000  # the paid line's period
 
 
 def test_renewal_invoice_paid_changes_only_the_subscription() -> None:
@@ -258,7 +250,8 @@ def test_invoice_payment_failed(reason: str) -> None:
 def test_invoice_of_an_older_api_version() -> None:
     obj = fixture(
         "invoice", subscription="sub_old", parent=None, billing_reason="subscription_cycle"
-    )
+    )  # before basil an invoice named its subscription, and had subscription_details
+    obj["lines"]["data"][0]["parent"] = None
     obj["subscription_details"] = {"metadata": dict(META)}
     ev = normalize("invoice.paid", obj)
     assert ev.subscription_ref == "sub_old" and ev.tx_id == TX
@@ -284,7 +277,7 @@ def test_unknown_type_is_kept_as_unmatched() -> None:
     assert ev.type == E.UNMATCHED and ev.provider_type == "payment_intent.succeeded"
     assert ev.payment_status is None and ev.subscription_status is None
     assert ev.tx_id == TX  # still tagged, so the history shows it under its transaction
-    plan = _resources()["event"]  # a plan.created event: an object kind with no reader
+    plan = fixture("event")  # a plan.created event: an object kind with no reader
     assert STRIPE.normalize(json.dumps(plan).encode(), "test").type == E.UNMATCHED
 
 

@@ -17,8 +17,9 @@ from hypercorn.trio import serve
 
 from edge.domain.events import EventType as E
 from edge.errors import Conflict, ContractError, ProviderError
+from edge.providers import stripe_form
 from edge.providers.base import CheckoutRequest, PortalRequest
-from edge.providers.stripe import STRIPE
+from edge.providers.stripe import STRIPE, checkout_params
 from edge.providers.stripe_signature import verify
 from edge.sim.stripe import StripeSimulator
 
@@ -233,6 +234,65 @@ async def test_api_errors_have_stripes_shape(sim: StripeSimulator, http: httpx.A
     assert unknown.status_code == 404
 
 
+async def create_session(
+    sim: StripeSimulator, http: httpx.AsyncClient, params: dict[str, Any], key: str
+) -> httpx.Response:
+    return await http.post(
+        f"{sim.url}/v1/checkout/sessions",
+        content=stripe_form.encode(params),
+        headers={
+            **auth(), "Idempotency-Key": key,
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )  # fmt: skip
+
+
+async def test_an_idempotent_replay_is_the_saved_first_answer(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    params = checkout_params(checkout_request(sim, http))
+    first = await create_session(sim, http, params, "order-1")
+    assert first.status_code == 200 and "idempotent-replayed" not in first.headers
+    session_id = first.json()["id"]
+    await sim.complete(session_id)
+
+    replay = await create_session(sim, http, params, "order-1")
+    assert replay.status_code == 200 and replay.headers["idempotent-replayed"] == "true"
+    assert replay.json() == first.json()  # as first answered: open, with its url
+    assert replay.json()["status"] == "open" and replay.json()["url"]
+    assert sim.session(session_id)["status"] == "complete"  # while the session moved on
+    assert len(sim._accounts[SECRET_KEY].checkouts) == 1
+
+
+async def test_an_idempotency_key_with_other_parameters_is_refused(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    params = checkout_params(checkout_request(sim, http))
+    assert (await create_session(sim, http, params, "order-2")).status_code == 200
+    changed = {**params, "cancel_url": "https://shop.example/elsewhere"}
+    refused = await create_session(sim, http, changed, "order-2")
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["type"] == "idempotency_error" and set(error) == {"type", "message"}
+    assert (
+        error["message"].startswith(
+            "Keys for idempotent requests can only be used with the same parameters"
+        )
+        and "'order-2'" in error["message"]
+    )
+    assert len(sim._accounts[SECRET_KEY].checkouts) == 1
+
+
+async def test_a_refused_request_saves_no_idempotent_answer(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    params = checkout_params(checkout_request(sim, http))
+    invalid = await create_session(sim, http, {**params, "success_url": ""}, "order-3")
+    assert invalid.status_code == 400 and invalid.json()["error"]["param"] == "success_url"
+    created = await create_session(sim, http, params, "order-3")
+    assert created.status_code == 200 and "idempotent-replayed" not in created.headers
+
+
 async def test_webhook_endpoints_over_http_filter_events(
     sim: StripeSimulator, http: httpx.AsyncClient, receiver: Receiver
 ) -> None:
@@ -292,6 +352,9 @@ async def test_pay_in_payment_mode(
     assert normalized(events) == [(E.PAYMENT_SUCCEEDED, TX)]
     session = events[0]["data"]["object"]
     assert session["payment_status"] == "paid" and session["payment_intent"].startswith("pi_")
+    assert (session["status"], session["url"]) == ("complete", None)  # a url only while open
+    fetched = await http.get(f"{sim.url}/v1/checkout/sessions/{session_id}", headers=auth())
+    assert (fetched.json()["status"], fetched.json()["url"]) == ("complete", None)
     assert events[0]["livemode"] is False and events[0]["object"] == "event"
     assert sim.delivered[0][1] == 200
 
@@ -340,7 +403,11 @@ async def test_expire(sim: StripeSimulator, http: httpx.AsyncClient, receiver: R
     session_id, secret = await open_checkout(sim, http, receiver)
     expired = await http.post(f"{sim.url}/c/pay/{session_id}/expire")
     assert expired.status_code == 303 and expired.headers["location"] == "https://shop.example/cart"
-    assert normalized(receiver.events(secret)) == [(E.CHECKOUT_EXPIRED, TX)]
+    events = receiver.events(secret)
+    assert normalized(events) == [(E.CHECKOUT_EXPIRED, TX)]
+    assert (events[0]["data"]["object"]["status"], events[0]["data"]["object"]["url"]) == (
+        "expired", None,
+    )  # fmt: skip
     assert (await http.post(f"{sim.url}/c/pay/{session_id}/pay")).status_code == 303
     assert len(receiver.received) == 1  # an expired session cannot be paid
 

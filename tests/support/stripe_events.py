@@ -1,15 +1,39 @@
-"""Signed Stripe deliveries for tests, built by hand in Stripe's event envelope."""
+"""Stripe objects and signed Stripe deliveries for tests, built by hand in Stripe's shapes.
+
+``stripe_object`` reads the project's own example objects in tests/fixtures/stripe (one per
+object kind the adapter reads, trimmed to the fields it uses, in the shapes of the API version
+the simulator declares; tests/conformance checks them against the stripe SDK).
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import time
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from edge.providers.stripe_signature import sign_header
+from edge.sim.stripe.objects import API_VERSION
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stripe"
 WEBHOOK_SECRET = "whsec_test_0123456789abcdefghijklmnop"
 LIVE_WEBHOOK_SECRET = "whsec_live_0123456789abcdefghijklmnop"
+
+
+def stripe_object(kind: str, **changes: Any) -> dict[str, Any]:
+    """A fresh copy of the example object ``kind`` (``checkout_session``, ``invoice``, ...,
+    ``event``: a whole envelope) with the top-level ``changes`` applied."""
+    obj = copy.deepcopy(_example(kind))
+    obj.update(changes)
+    return obj
+
+
+@cache
+def _example(kind: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((FIXTURES / f"{kind}.json").read_text("utf-8"))
+    return loaded
 
 
 def stripe_credentials(
@@ -30,7 +54,7 @@ def event_body(
         {
             "id": event_id,
             "object": "event",
-            "api_version": "2024-06-20",
+            "api_version": API_VERSION,
             "created": int(time.time()),
             "livemode": livemode,
             "pending_webhooks": 1,

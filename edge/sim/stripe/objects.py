@@ -1,10 +1,12 @@
-"""Stripe API objects as Stripe's API (version ``API_VERSION``) returns them.
+"""Stripe API objects as Stripe's API, version ``API_VERSION``, returns them.
 
-Each builder returns a plain dict with exactly the top-level keys of the object in Stripe's
-OpenAPI fixtures (``stripe/openapi`` ``fixtures3.json``); the fields the node and the hosted
-pages use carry real values, the rest the neutral values of a fresh test-mode object. The
-shapes follow API version 2025-03-31 (basil): billing periods on subscription items, an
-invoice's subscription under ``parent.subscription_details``.
+Each builder returns a plain dict with the shape of that API version: every key is a field
+the version has, every required field is there, every enum holds one of the version's values
+(tests/conformance checks this against the stripe-python release that pins the version). The
+fields the node and the hosted pages use carry real values, the rest the neutral values of a
+fresh test-mode object. Since 2025-03-31 (basil) billing periods are on subscription items and
+an invoice names its subscription only under ``parent.subscription_details``; since
+2026-03-25 (dahlia) a hosted session's ``ui_mode`` is ``hosted_page``.
 """
 
 from __future__ import annotations
@@ -14,9 +16,20 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-API_VERSION = "2025-03-31.basil"
+API_VERSION = "2026-10-28.endive"  # stripe-python 16.1.0 pins it
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _INTERVAL_S = {"day": 86_400, "week": 7 * 86_400, "month": 30 * 86_400, "year": 365 * 86_400}
+# A dispute's evidence fields, all empty until the merchant submits some.
+_EVIDENCE_FIELDS = (
+    "access_activity_log", "billing_address", "cancellation_policy",
+    "cancellation_policy_disclosure", "cancellation_rebuttal", "customer_communication",
+    "customer_email_address", "customer_name", "customer_purchase_ip", "customer_signature",
+    "duplicate_charge_documentation", "duplicate_charge_explanation", "duplicate_charge_id",
+    "product_description", "receipt", "refund_policy", "refund_policy_disclosure",
+    "refund_refusal_explanation", "service_date", "service_documentation", "shipping_address",
+    "shipping_carrier", "shipping_date", "shipping_documentation", "shipping_tracking_number",
+    "uncategorized_file", "uncategorized_text",
+)  # fmt: skip
 _EMPTY_ADDRESS = {
     "city": None, "country": None, "line1": None, "line2": None, "postal_code": None, "state": None,
 }  # fmt: skip
@@ -108,7 +121,7 @@ def checkout_session(
         "subscription": None,
         "success_url": success_url,
         "total_details": {"amount_discount": 0, "amount_shipping": 0, "amount_tax": 0},
-        "ui_mode": "hosted",
+        "ui_mode": "hosted_page",
         "url": url,
         "adaptive_pricing": {"enabled": False},
         "discounts": [],
@@ -291,10 +304,10 @@ def dispute(
         "charge": charge_obj["id"],
         "created": now_s(),
         "currency": charge_obj["currency"],
-        "evidence": {},
+        "evidence": {**dict.fromkeys(_EVIDENCE_FIELDS), "enhanced_evidence": {}},
         "evidence_details": {"due_by": now_s() + 14 * 86_400, "has_evidence": False,
                              "past_due": False, "submission_count": 0,
-                             "enhanced_eligibility": {}},
+                             "enhanced_eligibility": {}, "submission_method": "not_submitted"},
         "id": new_id("dp"),
         "is_charge_refundable": False,
         "livemode": charge_obj["livemode"],
@@ -363,6 +376,15 @@ def subscription(
         "tax_behavior": "unspecified", "tiers_mode": None, "transform_quantity": None,
         "type": "recurring", "unit_amount": amount, "unit_amount_decimal": str(amount),
     }  # fmt: skip
+    # Stripe still shows a recurring price as a legacy plan object of the same id.
+    plan = {
+        "active": True, "amount": amount, "amount_decimal": str(amount),
+        "billing_scheme": "per_unit", "created": start, "currency": price["currency"],
+        "id": price["id"], "interval": interval, "interval_count": 1, "livemode": livemode,
+        "metadata": {}, "meter": None, "nickname": product_name, "object": "plan",
+        "product": price["product"], "tiers_mode": None, "transform_usage": None,
+        "trial_period_days": None, "usage_type": "licensed",
+    }  # fmt: skip
     item = {
         "created": start,
         "discounts": [],
@@ -373,7 +395,7 @@ def subscription(
         "quantity": 1,
         "subscription": subscription_id,
         "tax_rates": [],
-        "plan": None,
+        "plan": plan,
         "current_period_end": period_end(start, interval),
         "current_period_start": start,
         "billing_thresholds": None,
@@ -527,7 +549,6 @@ def invoice(
         "status": "paid" if paid else "open",
         "status_transitions": {"finalized_at": created, "marked_uncollectible_at": None,
                                "paid_at": created if paid else None, "voided_at": None},
-        "subscription": None,  # basil: see parent.subscription_details
         "subtotal": amount,
         "subtotal_excluding_tax": amount,
         "test_clock": None,

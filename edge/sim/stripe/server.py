@@ -4,9 +4,17 @@ State is in memory and per account; an account is the secret key a request prese
 ``sk_test_...`` or ``sk_live_...`` key creates one; ``sk_live_`` objects are livemode).
 
 API (form-encoded in, JSON out, Stripe's error shape):
-``POST /v1/checkout/sessions`` (honours ``Idempotency-Key``), ``GET /v1/checkout/sessions/{id}``,
+``POST /v1/checkout/sessions``, ``GET /v1/checkout/sessions/{id}``,
 ``POST|GET /v1/webhook_endpoints``, ``POST /v1/billing_portal/sessions``.
 Pages: ``/c/pay/{cs_id}`` (Pay, Decline, Let expire) and ``/p/session/{bps_id}``.
+
+``Idempotency-Key`` (on ``POST /v1/checkout/sessions``), as Stripe does it: the answer of the
+request that created the session is saved, status and body, and a later request with the same
+key and the same parameters gets that answer again (``Idempotent-Replayed: true``) even if the
+session has moved on since; the same key with other parameters is ``400 idempotency_error``.
+Like Stripe, a request refused before it ran (a bad key, parameters that fail validation, an
+injected failure) saves nothing, so a retry runs afresh. Keys never expire here (Stripe forgets
+them after 24 hours).
 
 Delivery guarantees: the events of one action are sent in order, each to every matching
 endpoint of the account, each awaited (with up to ``DELIVERY_RETRIES`` quick retries) before the
@@ -15,6 +23,7 @@ next is sent and before the action's page answers; every outcome is appended to 
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import secrets
@@ -75,12 +84,21 @@ class _Checkout:
     dispute: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class _SavedAnswer:
+    """The first answer to an idempotent request, and the parameters it was made with."""
+
+    params: dict[str, Any]
+    body: dict[str, Any]
+    status: int
+
+
 @dataclass
 class _Account:
     secret_key: str
     livemode: bool
     checkouts: dict[str, _Checkout] = field(default_factory=dict)
-    idempotent: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> session id
+    idempotent: dict[str, _SavedAnswer] = field(default_factory=dict)  # by Idempotency-Key
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
     portal_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -251,7 +269,7 @@ class StripeSimulator:
         session = checkout.session
         if session["status"] != "open":
             return  # paid twice (a double click) or too late: nothing happens
-        session.update(status="complete", payment_status="paid")
+        session.update(status="complete", payment_status="paid", url=None)  # url: open only
         if session["mode"] == "payment":
             intent = self._intent(account, checkout)
             charge = objects.charge(
@@ -354,15 +372,23 @@ class StripeSimulator:
 
     async def _create_session(self) -> Any:
         account = self._caller()
-        key = request.headers.get("Idempotency-Key")
-        if key and key in account.idempotent:
-            replay = account.checkouts[account.idempotent[key]].session
-            return replay, 200, {"Idempotent-Replayed": "true"}
         params = await _form()
+        key = request.headers.get("Idempotency-Key")
+        saved = account.idempotent.get(key) if key else None
+        if saved is not None:
+            if saved.params != params:
+                raise StripeError(
+                    400,
+                    "Keys for idempotent requests can only be used with the same parameters "
+                    f"they were first used with. Try using a key other than '{key}' if you "
+                    "meant to execute a different request.",
+                    kind="idempotency_error",
+                )
+            return copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"}
         checkout = _new_checkout(account, params, self.url)
         account.checkouts[checkout.session["id"]] = checkout
         if key:
-            account.idempotent[key] = checkout.session["id"]
+            account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(checkout.session), 200)
         return checkout.session
 
     async def _get_session(self, session_id: str) -> Any:
