@@ -26,8 +26,21 @@ class Disconnected(Exception):
     """The client went away before its answer: there is nobody to answer."""
 
 
+_NAMES: dict[str, bytes] = {}  # the node's own header names: a few dozen
+_MAX_NAMES = 256
+
+
 def encode(headers: Mapping[str, str]) -> Headers:
-    return [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+    """``{Name: value}`` as ASGI wants it; each name is lowered and encoded once per process."""
+    out = []
+    for name, value in headers.items():
+        raw = _NAMES.get(name)
+        if raw is None:
+            raw = name.lower().encode()
+            if len(_NAMES) < _MAX_NAMES:
+                _NAMES[name] = raw
+        out.append((raw, value.encode()))
+    return out
 
 
 async def answer(

@@ -56,35 +56,30 @@ class Middleware:
             await self.app(scope, receive, send)
             return
         request_id = new_request_id()
-        origin = pinned = preflight = False
+        origin = preflight = False
         version: bytes | None = None
         for name, value in scope["headers"]:
             if name == b"origin":
                 origin = True
             elif name == b"cm-version":
-                if not pinned:  # the first of repeated lines, as Werkzeug reads them
-                    pinned, version = True, value
+                if version is None:  # the first of repeated lines, as Werkzeug reads them
+                    version = value
             elif name == b"access-control-request-method":
-                preflight = True
+                preflight = scope["method"] == "OPTIONS"
         with_cors = cors.applies(scope["path"], origin=origin)
-        head = scope["method"] == "HEAD"
         started = False
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                message["headers"] = _headers(
-                    message["headers"],
-                    request_id,
-                    scope,
-                    with_cors,
-                    preflight and scope["method"] == "OPTIONS",
+                message["headers"] = _with_headers(
+                    message["headers"], request_id, scope, with_cors, preflight
                 )
             await send(message)
 
         try:
-            if pinned and version != _VERSION:
+            if version is not None and version != _VERSION:
                 raise unknown_version()
             await self.app(scope, receive, send_with_headers)
         except BaseException as exc:
@@ -96,43 +91,42 @@ class Middleware:
             if started:  # the answer is under way: nothing left to tell the client
                 _log_fault(scope, request_id, failure)
                 return
-            await self._fail(failure, scope, request_id, head, send_with_headers)
-
-    async def _fail(
-        self, failure: Exception, scope: Scope, request_id: str, head: bool, send: Send
-    ) -> None:
-        if not isinstance(failure, ContractError):
-            _log_fault(scope, request_id, failure)
-            failure = Internal(
-                "internal",
-                "An unexpected fault; it has been logged. Quote the request id when reporting it.",
-            )
-        if isinstance(failure, Internal):  # the request id is what gets quoted
-            failure.extra.setdefault("requestId", request_id)
-        body = dumps(failure.body())
-        await send_answer(send, status_of(failure), body, encode(failure.headers), head=head)
+            await _fail(failure, scope, request_id, send_with_headers)
 
 
-def _headers(
-    answer: Headers,
-    request_id: str,
-    scope: Scope,
-    with_cors: bool,
-    preflight: bool,
+def _with_headers(
+    answer: Headers, request_id: bytes, scope: Scope, with_cors: bool, preflight: bool
 ) -> Headers:
-    headers = list(answer)
-    headers.append((b"cm-request-id", request_id.encode()))
-    headers.extend(_COMMON)
-    for name, value in answer:
-        if name == b"content-type" and value.startswith(b"text/html"):
-            headers.append(_CSP)
+    """The route's headers and ours. The route's list is extended in place: every route makes a
+    new one per answer."""
+    headers = answer if type(answer) is list else list(answer)
+    for name, value in headers:
+        if name == b"content-type":
+            if value.startswith(b"text/html"):
+                headers.append(_CSP)
             break
+    if with_cors:
+        headers.extend(cors.headers(headers, preflight))
     extra = scope.get(ANSWER_HEADERS)
     if extra:
         headers.extend(encode(extra))
-    if with_cors:
-        headers.extend(cors.headers(answer, preflight))
+    headers.append((b"cm-request-id", request_id))
+    headers.extend(_COMMON)
     return headers
+
+
+async def _fail(failure: Exception, scope: Scope, request_id: bytes, send: Send) -> None:
+    if not isinstance(failure, ContractError):
+        _log_fault(scope, request_id, failure)
+        failure = Internal(
+            "internal",
+            "An unexpected fault; it has been logged. Quote the request id when reporting it.",
+        )
+    if isinstance(failure, Internal):  # the request id is what gets quoted
+        failure.extra.setdefault("requestId", request_id.decode())
+    body = dumps(failure.body())
+    head = scope["method"] == "HEAD"
+    await send_answer(send, status_of(failure), body, encode(failure.headers), head=head)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -142,11 +136,11 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _log_fault(scope: Scope, request_id: str, exc: BaseException) -> None:
+def _log_fault(scope: Scope, request_id: bytes, exc: BaseException) -> None:
     log.error(
         "unexpected fault in %s %s (request %s)",
         scope["method"],
         scope["path"],
-        request_id,
+        request_id.decode(),
         exc_info=exc,
     )
