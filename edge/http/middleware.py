@@ -7,9 +7,13 @@
 4. CORS, for the browser endpoints only (edge.http.cors);
 5. headers a handler adds to whatever answer goes out (the actor's ``RateLimit-*``, through
    ``scope[ANSWER_HEADERS]``);
-6. the error envelope: a ContractError escaping a route is answered with its envelope and
+6. ``Connection: close`` on an answer sent before the request's body was read (a 401, 404,
+   405, 413 or 415 refusal, CONTRACT 8): the connection is closed after it, so a client reusing
+   connections never waits on one whose unread body is still coming;
+7. the error envelope: a ContractError escaping a route is answered with its envelope and
    status (edge.http.errors.status_of); anything else is ``500 internal`` with the request id,
-   logged once with its traceback, never a trace in the answer.
+   logged once with its traceback, never a trace in the answer. A client that left
+   (edge.http.asgi.Disconnected) is answered nothing.
 
 Routes answer plain ASGI messages; this layer only adds headers to the ``http.response.start``
 it passes on, so it costs a header scan and a list append per request. Every constant header is
@@ -43,6 +47,7 @@ HTML_CSP = (
 _VERSION = API_VERSION.encode()
 _COMMON = ((b"cm-version", _VERSION), (b"x-content-type-options", b"nosniff"))
 _CSP = (b"content-security-policy", HTML_CSP.encode())
+_CLOSE = (b"connection", b"close")
 
 
 class Middleware:
@@ -56,7 +61,7 @@ class Middleware:
             await self.app(scope, receive, send)
             return
         request_id = new_request_id()
-        origin = preflight = False
+        origin = preflight = body_unread = False
         version: bytes | None = None
         for name, value in scope["headers"]:
             if name == b"origin":
@@ -66,6 +71,10 @@ class Middleware:
                     version = value
             elif name == b"access-control-request-method":
                 preflight = scope["method"] == "OPTIONS"
+            elif name == b"content-length":
+                body_unread = value != b"0"
+            elif name == b"transfer-encoding":
+                body_unread = True
         with_cors = cors.applies(scope["path"], origin=origin)
         started = False
 
@@ -73,10 +82,23 @@ class Middleware:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                message["headers"] = _with_headers(
-                    message["headers"], request_id, scope, with_cors, preflight
-                )
+                headers = _with_headers(message["headers"], request_id, scope, with_cors, preflight)
+                if body_unread:
+                    headers.append(_CLOSE)
+                message["headers"] = headers
             await send(message)
+
+        if body_unread:  # only requests with a body pay for the watch
+            receive_body = receive
+
+            async def receive_noting_the_end() -> Message:
+                nonlocal body_unread
+                message = await receive_body()
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    body_unread = False  # read to its end, or nothing more will come
+                return message
+
+            receive = receive_noting_the_end
 
         try:
             if version is not None and version != _VERSION:

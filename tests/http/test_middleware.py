@@ -17,7 +17,11 @@ Sent = list[dict[str, Any]]
 
 
 async def call(
-    app: Any, method: str = "GET", path: str = "/x", headers: dict[str, str] | None = None
+    app: Any,
+    method: str = "GET",
+    path: str = "/x",
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
 ) -> tuple[int | None, dict[str, str], bytes, Sent]:
     """One request through ``Middleware(app)``: its status, headers, body and raw messages."""
     scope = {
@@ -31,7 +35,7 @@ async def call(
     sent: Sent = []
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -138,6 +142,20 @@ async def test_headers_a_handler_adds_go_out_with_the_answer():
 
     _, headers, _, _ = await call(app)
     assert headers["ratelimit-limit"] == "60" and headers["content-length"] == "2"
+
+
+async def test_an_answer_before_the_body_was_read_closes_the_connection():
+    async def reads(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await answer(send, 200, b"{}")
+
+    with_body = {"Content-Length": "2"}
+    _, unread, _, _ = await call(responding(), method="POST", headers=with_body, body=b"{}")
+    assert unread["connection"] == "close"
+    _, read, _, _ = await call(reads, method="POST", headers=with_body, body=b"{}")
+    assert "connection" not in read
+    _, bodiless, _, _ = await call(responding())
+    assert "connection" not in bodiless
 
 
 async def test_a_contract_error_is_its_envelope_with_its_headers():

@@ -22,6 +22,7 @@ async def test_a_signed_delivery_is_received_once(admin, http):
     assert first.headers["content-length"] == str(len(first.content))
     assert first.headers["cm-request-id"].startswith("req_")
     assert first.json()["received"] is True and first.json()["duplicate"] is False
+    assert "connection" not in first.headers or first.headers["connection"] != "close"
     again = await http.post(path, content=body, headers=signed(body))
     assert again.json() == {**first.json(), "duplicate": True}
     forged = await http.post(path, content=body, headers=signed(body, "whsec_wrong"))
@@ -66,6 +67,9 @@ async def test_the_routes_refusals(admin, http, envelope):
     options = await http.options(path)
     assert options.status_code == 200 and options.headers["allow"] == "OPTIONS, POST"
     envelope(await http.post(f"/webhook/venmo/{shop.project_id}"), 404, "unknown_provider")
+    # refused before its body was read: the connection is not reused
+    unread = await http.post(f"/webhook/venmo/{shop.project_id}", content=b"{}")
+    assert unread.status_code == 404 and unread.headers["connection"] == "close"
     envelope(await http.post("/webhook/stripe/not-a-project"), 404, "project_not_found")
     envelope(await http.post("/webhook/stripe/prj_0000000000000000"), 404, "project_not_found")
     for odd in ("/webhook/", "/webhook/stripe", "/webhook/stripe/", f"{path}/more"):
