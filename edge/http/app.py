@@ -3,7 +3,7 @@ ASGI (status polls, webhooks) and the Quart app, one blueprint per concern, for 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from hypercorn.typing import ASGIFramework
 from quart_trio import QuartTrio
@@ -57,7 +57,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     # Quart refuses a declared Content-Length over it at once and stops a streamed body as soon
     # as it passes (webhooks, the one larger body, are a fast route)
     app.config["MAX_CONTENT_LENGTH"] = JSON_BODY_LIMIT
-    modules: tuple[Any, ...] = (public, button, checkout, merchant, manage, subscriptions)
+    modules = (public, button, checkout, merchant, manage, subscriptions)
     for module in modules:
         app.register_blueprint(module.blueprint)
     errors.install(app)

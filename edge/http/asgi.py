@@ -61,10 +61,12 @@ async def answer(
     await send({"type": "http.response.body", "body": b"" if head else body})
 
 
-async def read_body(receive: Receive, declared: bytes | None, limit: int) -> bytes:
+async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes:
     """The request body, refused with ``413`` at once when its declared Content-Length is over
     ``limit``, or as soon as a streamed body passes it."""
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and not (
+        declared.isascii() and declared.isdigit() and int(declared) <= limit
+    ):
         raise payload_too_large()
     chunks: list[bytes] = []
     size = 0

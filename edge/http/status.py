@@ -28,7 +28,7 @@ from edge.http.errors import method_not_allowed
 PREFIX = "/status/"
 MAX_WAIT_S = 30
 ALLOW = "GET, HEAD, OPTIONS"
-_ALLOW = [(b"allow", ALLOW.encode())]
+_ALLOW = ((b"allow", ALLOW.encode()),)
 
 
 class StatusRoute:

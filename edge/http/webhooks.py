@@ -21,7 +21,7 @@ from edge.http.jsonio import dumps
 PREFIX = "/webhook/"
 BODY_LIMIT = 1024 * 1024
 ALLOW = "OPTIONS, POST"
-_ALLOW = [(b"allow", ALLOW.encode())]
+_ALLOW = ((b"allow", ALLOW.encode()),)
 
 
 class WebhookRoute:
@@ -48,8 +48,7 @@ class WebhookRoute:
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-        declared = headers.get("content-length")
-        body = await read_body(receive, declared.encode() if declared else None, BODY_LIMIT)
+        body = await read_body(receive, headers.get("content-length"), BODY_LIMIT)
         registry = self.ctx.registry
         assert registry is not None
         reply = await registry.call(
