@@ -4,9 +4,12 @@ with the request id and without a trace."""
 
 from __future__ import annotations
 
+import logging
+
 from support.client import bearer, manual_shop
 
 from edge.errors import ContractError, NotFound
+from edge.http import bodies
 from edge.http.errors import STATUS, status_of
 from edge.store import keys
 
@@ -94,3 +97,22 @@ async def test_an_unexpected_fault_is_500_internal_and_the_actor_recovers(
     assert (await http.get(f"/status/{pid}/{healthy}")).json()["status"] == "pending"
     assert (await http.get(f"/status/{other.project_id}/{other_tx}")).json()["status"] == "pending"
     assert node.ctx.registry.restarts >= 1
+
+
+async def test_a_bug_in_a_quart_handler_is_logged_once_and_answered_500(
+    admin, http, envelope, monkeypatch, caplog
+):
+    shop = await manual_shop(admin)
+
+    def broken(body: object) -> dict:
+        raise KeyError("secret-detail")
+
+    monkeypatch.setattr(bodies, "checkout", broken)
+    caplog.set_level(logging.ERROR)
+    response = await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "b"})
+    error = envelope(response, 500, "internal")
+    assert error["requestId"] == response.headers["cm-request-id"]
+    assert "secret-detail" not in response.text
+    faults = [r for r in caplog.records if r.exc_info is not None]
+    assert len(faults) == 1 and faults[0].exc_info[0] is KeyError
+    assert response.headers["cm-request-id"] in faults[0].getMessage()
