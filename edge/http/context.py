@@ -8,6 +8,7 @@ from quart import current_app, request
 
 from edge.actors.context import NodeContext
 from edge.actors.messages import Answer
+from edge.http.middleware import ANSWER_HEADERS
 
 
 def node() -> NodeContext:
@@ -20,6 +21,6 @@ async def ask(project_id: str, message: Any) -> Any:
     assert registry is not None
     result = await registry.call(project_id, message)
     if isinstance(result, Answer):
-        request.edge_headers = result.headers  # type: ignore[attr-defined]
+        cast(Any, request.scope)[ANSWER_HEADERS] = result.headers  # for the middleware
         return result.value
     return result

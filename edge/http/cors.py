@@ -3,17 +3,18 @@ any origin, no credentials, and the headers a page must read (the signature abov
 
 Headers go only on answers to a browser (a request with ``Origin``), except on public-info,
 whose answers shared caches keep and hand to browsers later. Server-side polls carry none.
+Chosen by path, before any route runs (edge.http.middleware adds them).
 """
 
 from __future__ import annotations
 
-from quart import Response, request
+from collections.abc import Iterable
 
 from edge.signing import HEADER as SIGNATURE_HEADER
 
-# (status answers its browsers itself: edge.http.status)
-BROWSER_ENDPOINTS = frozenset({"public.public_info", "checkout.start_checkout"})
-CACHED_ENDPOINT = "public.public_info"
+# status polls and checkout starts, when a browser sends them
+BROWSER_PREFIXES = ("/status/", "/api/checkout/")
+CACHED_PREFIX, CACHED_SUFFIX = "/api/projects/", "/public-info"
 # The button never sends a key: a project key must not reach a browser.
 REQUEST_HEADERS = "Content-Type, Idempotency-Key, Cm-Version"
 EXPOSED_HEADERS = (
@@ -22,22 +23,29 @@ EXPOSED_HEADERS = (
 )
 MAX_AGE = "600"
 
+_ANSWER = (
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-expose-headers", EXPOSED_HEADERS.encode()),
+)
+_PREFLIGHT = (
+    (b"access-control-allow-headers", REQUEST_HEADERS.encode()),
+    (b"access-control-max-age", MAX_AGE.encode()),
+)
 
-def add_cors(response: Response) -> None:
-    rule = request.url_rule
-    if rule is None or rule.endpoint not in BROWSER_ENDPOINTS:
-        return
-    if "Origin" not in request.headers and rule.endpoint != CACHED_ENDPOINT:
-        return
-    cors = [
-        ("Access-Control-Allow-Origin", "*"),
-        ("Access-Control-Expose-Headers", EXPOSED_HEADERS),
-    ]
-    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
-        # Quart answered OPTIONS itself with the route's Allow: those are the methods allowed
-        cors += [
-            ("Access-Control-Allow-Methods", response.headers.get("Allow", "")),
-            ("Access-Control-Allow-Headers", REQUEST_HEADERS),
-            ("Access-Control-Max-Age", MAX_AGE),
-        ]
-    response.headers.extend(cors)
+
+def applies(path: str, *, origin: bool) -> bool:
+    """Whether the answer to ``path`` carries CORS headers; ``origin``: the request has one."""
+    if origin and path.startswith(BROWSER_PREFIXES):
+        return True
+    return path.endswith(CACHED_SUFFIX) and path.startswith(CACHED_PREFIX)
+
+
+def headers(
+    answer: Iterable[tuple[bytes, bytes]], preflight: bool
+) -> tuple[tuple[bytes, bytes], ...]:
+    """The CORS headers for an answer. A preflight (``OPTIONS`` with
+    ``Access-Control-Request-Method``) allows the methods the route's ``Allow`` names."""
+    if not preflight:
+        return _ANSWER
+    allow = next((value for name, value in answer if name == b"allow"), b"")
+    return (*_ANSWER, (b"access-control-allow-methods", allow), *_PREFLIGHT)

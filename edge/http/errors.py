@@ -1,29 +1,17 @@
-"""Every error leaves as CONTRACT section 7's envelope, including the framework's own 404, 405,
-413 and 415, and an unexpected fault is ``500 internal`` with the request id, never a trace."""
+"""The one place a contract error becomes an HTTP status (CONTRACT section 7), and the
+translation of the framework's own refusals (404, 405, 413, 415) and of the domain's invalid
+input into contract errors. edge.http.middleware answers them all with the envelope."""
 
 from __future__ import annotations
 
-import logging
+from typing import NoReturn
 
-from quart import Quart, Response, request
+from quart import Quart
 from werkzeug.exceptions import HTTPException
 
 from edge import errors
 from edge.domain.errors import InvalidInput
-from edge.errors import ContractError, Internal, invalid
-from edge.http.jsonio import json_response
-from edge.http.request_ids import request_id
-
-log = logging.getLogger("edge.http")
-
-_HTTP_CODES = {
-    400: ("invalid_request", "The request is malformed."),
-    404: ("not_found", "No such endpoint."),
-    405: ("method_not_allowed", "This endpoint does not take that method."),
-    413: ("payload_too_large", "The body is larger than this endpoint accepts."),
-    415: ("unsupported_media_type", "Send the body as application/json."),
-}
-
+from edge.errors import ContractError, invalid
 
 STATUS: dict[type[ContractError], int] = {
     errors.InvalidRequest: 400,
@@ -41,9 +29,15 @@ STATUS: dict[type[ContractError], int] = {
     errors.ProviderError: 502,
     errors.Unavailable: 503,
 }
-"""The one place a contract error becomes an HTTP status (CONTRACT section 7)."""
 
 _BY_STATUS = {status: kind for kind, status in STATUS.items()}
+_HTTP_CODES = {
+    400: ("invalid_request", "The request is malformed."),
+    404: ("not_found", "No such endpoint."),
+    405: ("method_not_allowed", "This endpoint does not take that method."),
+    413: ("payload_too_large", "The body is larger than this endpoint accepts."),
+    415: ("unsupported_media_type", "Send the body as application/json."),
+}
 
 
 def status_of(error: ContractError) -> int:
@@ -54,52 +48,40 @@ def status_of(error: ContractError) -> int:
     return 500
 
 
-def render_failure(failure: ContractError) -> Response:
-    return json_response(failure.body(), status_of(failure), failure.headers)
+def no_such_endpoint() -> ContractError:
+    code, message = _HTTP_CODES[404]
+    return errors.NotFound(code, message)
 
 
-def _on_failure(failure: ContractError) -> Response:
-    if isinstance(
-        failure, Internal
-    ):  # an actor crashed: the request id is what the merchant quotes
-        failure.extra.setdefault("requestId", request_id())
-    return render_failure(failure)
+def method_not_allowed(allow: str) -> ContractError:
+    code, message = _HTTP_CODES[405]
+    return errors.MethodNotAllowed(code, message, headers={"Allow": allow})
 
 
-def _on_invalid_input(exc: InvalidInput) -> Response:
-    return render_failure(invalid(exc.message, exc.field, exc.code))
+def payload_too_large() -> ContractError:
+    code, message = _HTTP_CODES[413]
+    return errors.PayloadTooLarge(code, message)
 
 
-def _on_http_exception(exc: HTTPException) -> Response:
+def from_http_exception(exc: HTTPException) -> ContractError:
     status = exc.code or 500
-    code, message = _HTTP_CODES.get(status, ("http_error", exc.description or "HTTP error."))
-    headers = {}
     if status == 405:
-        allowed = getattr(exc, "valid_methods", None) or []
-        headers["Allow"] = ", ".join(sorted(allowed))
-    kind = _BY_STATUS.get(status, ContractError)
-    return render_failure(kind(code, message, headers=headers))
+        return method_not_allowed(", ".join(sorted(getattr(exc, "valid_methods", None) or [])))
+    code, message = _HTTP_CODES.get(status, ("http_error", exc.description or "HTTP error."))
+    return _BY_STATUS.get(status, ContractError)(code, message)
 
 
-def _on_unexpected(exc: Exception) -> Response:
-    log.error(
-        "unexpected fault in %s %s (request %s)",
-        request.method,
-        request.path,
-        request_id(),
-        exc_info=exc,
-    )
-    return render_failure(
-        Internal(
-            "internal",
-            "An unexpected fault; it has been logged. Quote the request id when reporting it.",
-            extra={"requestId": request_id()},
-        )
-    )
+def _raise_http_exception(exc: HTTPException) -> NoReturn:
+    raise from_http_exception(exc) from None
+
+
+def _raise_invalid_input(exc: InvalidInput) -> NoReturn:
+    raise invalid(exc.message, exc.field, exc.code) from None
 
 
 def install(app: Quart) -> None:
-    app.register_error_handler(ContractError, _on_failure)
-    app.register_error_handler(InvalidInput, _on_invalid_input)
-    app.register_error_handler(HTTPException, _on_http_exception)
-    app.register_error_handler(Exception, _on_unexpected)
+    """Quart's refusals and the domain's InvalidInput leave Quart as contract errors; with
+    ``PROPAGATE_EXCEPTIONS`` every error reaches the middleware, which answers it."""
+    app.config["PROPAGATE_EXCEPTIONS"] = True
+    app.register_error_handler(HTTPException, _raise_http_exception)
+    app.register_error_handler(InvalidInput, _raise_invalid_input)

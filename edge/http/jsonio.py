@@ -22,14 +22,11 @@ def dumps(value: Any, sort_keys: bool = False) -> bytes:
     ).encode()
 
 
-def check_version(pinned: str | None) -> None:
+def unknown_version() -> InvalidRequest:
     """A request may pin ``Cm-Version``; this node speaks one."""
-    if pinned is not None and pinned != API_VERSION:
-        raise InvalidRequest(
-            "unknown_version",
-            f"This node speaks Cm-Version {API_VERSION}.",
-            field="Cm-Version",
-        )
+    return InvalidRequest(
+        "unknown_version", f"This node speaks Cm-Version {API_VERSION}.", field="Cm-Version"
+    )
 
 
 def json_response(
@@ -53,7 +50,7 @@ def parse_json(raw: bytes) -> Any:
 
 async def read_json_object(*, optional: bool = False) -> dict[str, Any]:
     """The request body as a JSON object. ``optional``: an empty body reads as ``{}``."""
-    raw = await request.get_data(cache=False)
+    raw = await request.get_data(cache=False, as_text=False, parse_form_data=False)
     if not raw and optional:
         return {}
     content_type = (request.mimetype or "").lower()

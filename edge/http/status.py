@@ -1,17 +1,16 @@
 """``GET /status/{projectId}/{id}``: the server-side source of truth for a payment or
-subscription (CONTRACT 3), served directly on ASGI in front of the Quart app.
+subscription (CONTRACT 3), served directly on ASGI beside the Quart app.
 
 Why not a Quart route: merchant backends poll this endpoint more than all others together, and
 the answer itself (auth, rate bucket, the actor's cached JSON) costs a fraction of what Quart's
-request context, routing and hooks add per request. Everything else about it is the node's
-usual behaviour, shared with the Quart side: the same auth, rate charging, actor call, error
-envelope, request id, version pin, CORS for browsers. Unknown, malformed and other projects' ids
-all answer the same 404.
+request context and routing add per request. Everything else about it is the node's usual
+behaviour: the same auth, rate charging and actor call as the Quart side, and the middleware's
+error envelope, request id, version pin and CORS for browsers. Unknown, malformed and other
+projects' ids all answer the same 404.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -20,101 +19,31 @@ import trio
 from edge.actors.context import NodeContext
 from edge.actors.messages import Answer, GetStatus
 from edge.domain import ids
-from edge.errors import ContractError, Internal, InvalidRequest, MethodNotAllowed, NotFound
+from edge.errors import ContractError, InvalidRequest, NotFound
+from edge.http.asgi import Disconnected, Receive, Scope, Send, answer, encode
 from edge.http.auth import caller_for
 from edge.http.clients import charge_of, client_ip_of
-from edge.http.cors import EXPOSED_HEADERS, MAX_AGE, REQUEST_HEADERS
-from edge.http.errors import status_of
-from edge.http.jsonio import API_VERSION, JSON_TYPE, check_version, dumps
-from edge.http.request_ids import new_request_id
-
-log = logging.getLogger("edge.http")
+from edge.http.errors import method_not_allowed
 
 PREFIX = "/status/"
 MAX_WAIT_S = 30
 ALLOW = "GET, HEAD, OPTIONS"
+_ALLOW = ((b"allow", ALLOW.encode()),)
 
-ASGIApp = Any
 
+class StatusRoute:
+    """The raw ASGI route for paths under ``/status/`` (edge.http.middleware in front)."""
 
-class StatusEndpoint:
-    """An ASGI app: status requests here, everything else to ``app``."""
-
-    def __init__(self, app: ASGIApp, ctx: NodeContext) -> None:
-        self.app = app
+    def __init__(self, ctx: NodeContext) -> None:
         self.ctx = ctx
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(PREFIX):
-            await self.app(scope, receive, send)
-            return
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:  # the first of repeated lines, as Werkzeug reads them
-            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
-        request_id = new_request_id()
-        out = [
-            (b"cm-request-id", request_id.encode()),
-            (b"cm-version", API_VERSION.encode()),
-            (b"x-content-type-options", b"nosniff"),
-        ]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
-        try:
-            status, body, extra = await self._answer(scope, receive, method, headers)
-        except ContractError as failure:
-            if isinstance(
-                failure, Internal
-            ):  # an actor crashed: the request id is what gets quoted
-                failure.extra.setdefault("requestId", request_id)
-            status, body, extra = status_of(failure), dumps(failure.body()), failure.headers
-        except _Disconnected:
-            return  # nobody to answer
-        except Exception as exc:
-            log.error(
-                "unexpected fault in %s %s (request %s)",
-                method,
-                scope["path"],
-                request_id,
-                exc_info=exc,
-            )
-            failure = Internal(
-                "internal",
-                "An unexpected fault; it has been logged. Quote the request id when reporting it.",
-                extra={"requestId": request_id},
-            )
-            status, body, extra = 500, dumps(failure.body()), {}
-        out += [(name.lower().encode(), value.encode()) for name, value in extra.items()]
-        if "origin" in headers:
-            out += [
-                (b"access-control-allow-origin", b"*"),
-                (b"access-control-expose-headers", EXPOSED_HEADERS.encode()),
-            ]
-        if body:
-            out.append((b"content-type", JSON_TYPE.encode()))
-        out.append((b"content-length", str(len(body)).encode()))  # HEAD: the length GET would send
-        await send({"type": "http.response.start", "status": status, "headers": out})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
-
-    async def _answer(
-        self, scope: dict[str, Any], receive: Any, method: str, headers: dict[str, str]
-    ) -> tuple[int, bytes, dict[str, str]]:
-        if method == "OPTIONS":
-            preflight = {"Allow": ALLOW}
-            if "access-control-request-method" in headers:
-                preflight.update(
-                    {
-                        "Access-Control-Allow-Methods": ALLOW,
-                        "Access-Control-Allow-Headers": REQUEST_HEADERS,
-                        "Access-Control-Max-Age": MAX_AGE,
-                    }
-                )
-            return 200, b"", preflight
-        if method not in ("GET", "HEAD"):
-            raise MethodNotAllowed(
-                "method_not_allowed",
-                "This endpoint does not take that method.",
-                headers={"Allow": ALLOW},
-            )
-        check_version(headers.get("cm-version"))
+        if method == "OPTIONS":  # the middleware adds a preflight's CORS from Allow
+            await answer(send, 200, b"", _ALLOW)
+            return
+        if method != "GET" and method != "HEAD":
+            raise method_not_allowed(ALLOW)
         parts = scope["path"][len(PREFIX) :].split("/")
         if len(parts) != 2:
             raise _not_found()
@@ -123,42 +52,43 @@ class StatusEndpoint:
             ids.is_tx_id(item_id) or ids.is_sub_id(item_id)
         ):
             raise _not_found()
-        caller = caller_for(self.ctx, project_id, headers.get("authorization"), required=False)
+        authorization = forwarded_for = None
+        for name, value in scope["headers"]:  # the first of repeated lines, as Werkzeug reads
+            if name == b"authorization":
+                authorization = authorization or value.decode("latin-1")
+            elif name == b"x-forwarded-for":
+                forwarded_for = forwarded_for or value.decode("latin-1")
+        caller = caller_for(self.ctx, project_id, authorization, required=False)
         wait_s, version = _long_poll(scope["query_string"])
         peer = (scope.get("client") or ("", 0))[0]
         charge = charge_of(
-            "status",
-            caller,
-            lambda: client_ip_of(self.ctx.settings, peer, headers.get("x-forwarded-for")),
+            "status", caller, lambda: client_ip_of(self.ctx.settings, peer, forwarded_for)
         )
         registry = self.ctx.registry
         assert registry is not None
         message = GetStatus(item_id, wait_s, version, charge)
         try:
             if wait_s:
-                answer = await _unless_disconnected(
+                reply = await _unless_disconnected(
                     receive, registry.call(project_id, message, wait_s + 10)
                 )
             else:
-                answer = await registry.call(project_id, message)
+                reply = await registry.call(project_id, message)
         except ContractError as failure:
             if failure.code == "project_not_found":
                 raise _not_found() from None
             raise
-        if isinstance(answer, Answer):
-            return 200, answer.value, answer.headers
-        return 200, answer, {}
+        if isinstance(reply, Answer):
+            await answer(send, 200, reply.value, encode(reply.headers), head=method == "HEAD")
+        else:
+            await answer(send, 200, reply, head=method == "HEAD")
 
 
-class _Disconnected(Exception):
-    pass
-
-
-async def _unless_disconnected(receive: Any, call: Any) -> Any:
+async def _unless_disconnected(receive: Receive, call: Any) -> Any:
     """A long poll ends when its client goes away, rather than holding on to its timer."""
     result: list[Any] = []
 
-    async def answer() -> None:
+    async def ask() -> None:
         try:
             result.append(await call)
         except (
@@ -173,10 +103,10 @@ async def _unless_disconnected(receive: Any, call: Any) -> Any:
         nursery.cancel_scope.cancel()
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(answer)
+        nursery.start_soon(ask)
         nursery.start_soon(watch)
     if not result:
-        raise _Disconnected()
+        raise Disconnected()
     if isinstance(result[0], ContractError):
         raise result[0]
     return result[0]

@@ -1,0 +1,168 @@
+"""The one pure-ASGI layer in front of every path, fast routes and Quart alike. In order:
+
+1. the request id: made here, answered as ``Cm-Request-Id`` on every answer;
+2. ``Cm-Version``: a request pinning another version is answered ``400 unknown_version`` before
+   any route sees it; every answer carries the version spoken;
+3. security headers: ``X-Content-Type-Options: nosniff`` everywhere, the CSP on HTML answers;
+4. CORS, for the browser endpoints only (edge.http.cors);
+5. headers a handler adds to whatever answer goes out (the actor's ``RateLimit-*``, through
+   ``scope[ANSWER_HEADERS]``);
+6. ``Connection: close`` on an answer sent before the request's body was read (a 401, 404,
+   405, 413 or 415 refusal, CONTRACT 8): the connection is closed after it, so a client reusing
+   connections never waits on one whose unread body is still coming;
+7. the error envelope: a ContractError escaping a route is answered with its envelope and
+   status (edge.http.errors.status_of); anything else is ``500 internal`` with the request id,
+   logged once with its traceback, never a trace in the answer. A client that left
+   (edge.http.asgi.Disconnected) is answered nothing.
+
+Routes answer plain ASGI messages; this layer only adds headers to the ``http.response.start``
+it passes on, so it costs a header scan and a list append per request. Every constant header is
+kept encoded.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from edge.errors import ContractError, Internal
+from edge.http import cors
+from edge.http.asgi import ASGIApp, Disconnected, Headers, Message, Receive, Scope, Send, encode
+from edge.http.asgi import answer as send_answer
+from edge.http.errors import status_of
+from edge.http.jsonio import API_VERSION, dumps, unknown_version
+from edge.http.request_ids import new_request_id
+
+log = logging.getLogger("edge.http")
+
+ANSWER_HEADERS = "edge.answer_headers"
+"""Scope key: ``{name: value}`` a handler adds to the answer, success or error."""
+
+# HTML answers (dashboard, demo pages) run only the node's own files: no inline script or style,
+# no framing, no plugins.
+HTML_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+_VERSION = API_VERSION.encode()
+_COMMON = ((b"cm-version", _VERSION), (b"x-content-type-options", b"nosniff"))
+_CSP = (b"content-security-policy", HTML_CSP.encode())
+_CLOSE = (b"connection", b"close")
+
+
+class Middleware:
+    """Wraps ``app`` (the router of fast routes and Quart) with the concerns above."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan
+            await self.app(scope, receive, send)
+            return
+        request_id = new_request_id()
+        origin = preflight = body_unread = False
+        version: bytes | None = None
+        for name, value in scope["headers"]:
+            if name == b"origin":
+                origin = True
+            elif name == b"cm-version":
+                if version is None:  # the first of repeated lines, as Werkzeug reads them
+                    version = value
+            elif name == b"access-control-request-method":
+                preflight = scope["method"] == "OPTIONS"
+            elif name == b"content-length":
+                body_unread = value != b"0"
+            elif name == b"transfer-encoding":
+                body_unread = True
+        with_cors = cors.applies(scope["path"], origin=origin)
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = _with_headers(message["headers"], request_id, scope, with_cors, preflight)
+                if body_unread:
+                    headers.append(_CLOSE)
+                message["headers"] = headers
+            await send(message)
+
+        if body_unread:  # only requests with a body pay for the watch
+            receive_body = receive
+
+            async def receive_noting_the_end() -> Message:
+                nonlocal body_unread
+                message = await receive_body()
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    body_unread = False  # read to its end, or nothing more will come
+                return message
+
+            receive = receive_noting_the_end
+
+        try:
+            if version is not None and version != _VERSION:
+                raise unknown_version()
+            await self.app(scope, receive, send_with_headers)
+        except BaseException as exc:
+            failure = _leaf(exc)
+            if isinstance(failure, Disconnected):
+                return  # nobody to answer
+            if not isinstance(failure, Exception):
+                raise  # cancellation, KeyboardInterrupt: not a request's fault
+            if started:  # the answer is under way: nothing left to tell the client
+                _log_fault(scope, request_id, failure)
+                return
+            await _fail(failure, scope, request_id, send_with_headers)
+
+
+def _with_headers(
+    answer: Headers, request_id: bytes, scope: Scope, with_cors: bool, preflight: bool
+) -> Headers:
+    """The route's headers and ours. The route's list is extended in place: every route makes a
+    new one per answer."""
+    headers = answer if type(answer) is list else list(answer)
+    for name, value in headers:
+        if name == b"content-type":
+            if value.startswith(b"text/html"):
+                headers.append(_CSP)
+            break
+    if with_cors:
+        headers.extend(cors.headers(headers, preflight))
+    extra = scope.get(ANSWER_HEADERS)
+    if extra:
+        headers.extend(encode(extra))
+    headers.append((b"cm-request-id", request_id))
+    headers.extend(_COMMON)
+    return headers
+
+
+async def _fail(failure: Exception, scope: Scope, request_id: bytes, send: Send) -> None:
+    if not isinstance(failure, ContractError):
+        _log_fault(scope, request_id, failure)
+        failure = Internal(
+            "internal",
+            "An unexpected fault; it has been logged. Quote the request id when reporting it.",
+        )
+    if isinstance(failure, Internal):  # the request id is what gets quoted
+        failure.extra.setdefault("requestId", request_id.decode())
+    body = dumps(failure.body())
+    head = scope["method"] == "HEAD"
+    await send_answer(send, status_of(failure), body, encode(failure.headers), head=head)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The one error a nursery (Quart-Trio runs each request in one) wrapped in a group."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _log_fault(scope: Scope, request_id: bytes, exc: BaseException) -> None:
+    log.error(
+        "unexpected fault in %s %s (request %s)",
+        scope["method"],
+        scope["path"],
+        request_id.decode(),
+        exc_info=exc,
+    )
