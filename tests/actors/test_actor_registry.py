@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import trio
 
-from edge.actors.registry import ActorRegistry
+from edge.actors.registry import ActorRef, ActorRegistry
 from edge.errors import Conflict, ContractError, Internal, NotFound
 
 
@@ -54,7 +54,7 @@ class Counter:
         pass
 
 
-def factory(project_id: str) -> Counter:
+def factory(project_id: str, ref: ActorRef) -> Counter:
     if project_id == "missing":
         raise NotFound("project_not_found", "none")
     return Counter(project_id)
