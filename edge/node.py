@@ -12,8 +12,8 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,35 +78,37 @@ async def open_node(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
             ) as registry:
                 config = _hypercorn_config(settings)
-                sockets, url = _listen(config)
-                ctx = NodeContext(
-                    settings=settings,
-                    store=store,
-                    writer=writer,
-                    registry=registry,
-                    sealer=Sealer(settings.secret_key),
-                    signer=signer,
-                    http=http,
-                    keys=KeyIndex(store),
-                    manage_rates=ProjectRates(settings, tier=""),
-                    bound_url=url,
-                    public_url=settings.public_url or url,
-                )
+                with _listening(config) as (sockets, url):
+                    ctx = NodeContext(
+                        settings=settings,
+                        store=store,
+                        writer=writer,
+                        registry=registry,
+                        sealer=Sealer(settings.secret_key),
+                        signer=signer,
+                        http=http,
+                        keys=KeyIndex(store),
+                        manage_rates=ProjectRates(settings, tier=""),
+                        bound_url=url,
+                        public_url=settings.public_url or url,
+                    )
 
-                async def shutdown_trigger() -> None:
-                    await stop.wait()
-                    registry.stop_waiting()
+                    async def shutdown_trigger() -> None:
+                        await stop.wait()
+                        registry.stop_waiting()
 
-                async with trio.open_nursery() as serving:
-                    if handle_signals:
-                        serving.start_soon(_stop_on_signal, stop)
-                    await serving.start(_serve, asgi_app(ctx), config, sockets, shutdown_trigger)
-                    _write_node_file(settings, url)
-                    log.info("edge node listening on %s (data %s)", url, settings.data_dir)
-                    try:
-                        yield RunningNode(url=url, ctx=ctx, stop=stop)
-                    finally:
-                        stop.set()
+                    async with trio.open_nursery() as serving:
+                        if handle_signals:
+                            serving.start_soon(_stop_on_signal, stop)
+                        await serving.start(
+                            _serve, asgi_app(ctx), config, sockets, shutdown_trigger
+                        )
+                        _write_node_file(settings, url)
+                        log.info("edge node listening on %s (data %s)", url, settings.data_dir)
+                        try:
+                            yield RunningNode(url=url, ctx=ctx, stop=stop)
+                        finally:
+                            stop.set()
                 # HTTP has stopped and in-flight requests are done: the registry drains next.
             _remove_node_file(settings)
     log.info("node stopped; store closed")
@@ -134,13 +136,19 @@ def _hypercorn_config(settings: Settings) -> Config:
     return config
 
 
-def _listen(config: Config) -> tuple[Sockets, str]:
-    """Bind now, so the node knows its address (port 0: the real port) before it is built."""
+@contextmanager
+def _listening(config: Config) -> Iterator[tuple[Sockets, str]]:
+    """Bind now, so the node knows its address (port 0: the real port) before it is built;
+    the sockets are closed on exit, whether or not serving ever started."""
     sockets = config.create_sockets()
-    for sock in sockets.insecure_sockets:
-        sock.listen(config.backlog)
-    first = sockets.insecure_sockets[0]
-    return sockets, f"http://{repr_socket_addr(first.family, first.getsockname())}"
+    try:
+        for sock in sockets.insecure_sockets:
+            sock.listen(config.backlog)
+        first = sockets.insecure_sockets[0]
+        yield sockets, f"http://{repr_socket_addr(first.family, first.getsockname())}"
+    finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()
 
 
 async def _serve(
@@ -152,17 +160,13 @@ async def _serve(
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """``hypercorn.trio.serve`` on sockets already bound."""
-    try:
-        await worker_serve(
-            wrap_app(app, config.wsgi_max_body_size, None),  # type: ignore[arg-type]
-            config,
-            sockets=sockets,
-            shutdown_trigger=shutdown_trigger,
-            task_status=task_status,
-        )
-    finally:
-        for sock in sockets.insecure_sockets:
-            sock.close()
+    await worker_serve(
+        wrap_app(app, config.wsgi_max_body_size, None),  # type: ignore[arg-type]
+        config,
+        sockets=sockets,
+        shutdown_trigger=shutdown_trigger,
+        task_status=task_status,
+    )
 
 
 async def _stop_on_signal(stop: trio.Event) -> None:
