@@ -4,9 +4,10 @@ An actor is a plain object that owns its project's state. A message reaches it o
 - at once, in the caller's task, when the actor is free (no task running for it, nothing
   queued) and the message needs no waiting (``handle_now`` takes it). There is no checkpoint
   from the check to the end of the handler, so this is still one message at a time, in order;
-- else through a bounded mailbox, drained by a task that exists only while there is work
-  (a webhook being verified, or messages that arrived meanwhile). When the mailbox is empty the
-  task ends and the actor is passive again: an idle project costs no task and no channel.
+- else through a bounded mailbox, drained by a task that exists only while there is work (an
+  actor reloading after a failed commit, or messages that arrived meanwhile). When the mailbox
+  is empty the task ends and the actor is passive again: an idle project costs no task and no
+  channel.
 
 Guarantees:
 - One actor per project; its messages are handled one by one, in arrival order.

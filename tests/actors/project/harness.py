@@ -22,6 +22,7 @@ from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import (
     CredentialField,
+    FollowUp,
     MalformedPayload,
     NormalizedEvent,
     Provider,
@@ -107,6 +108,7 @@ class EchoProvider(Provider):
             tx_id=data.get("txId"),
             payment_status=Status(data["status"]) if data.get("status") else None,
             dedup_ids=tuple(data.get("dedupIds", ())),
+            follow_ups=tuple(FollowUp(action) for action in data.get("followUps", ())),
         )
 
 

@@ -3,15 +3,20 @@ refusals kept, the transition applied once and durably."""
 
 from __future__ import annotations
 
+import sys
+from types import SimpleNamespace
+
 import pytest
 import trio
 from actors.project.harness import EchoProvider, delivery
 from trio.testing import wait_all_tasks_blocked
 
+import edge.store
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.errors import InvalidRequest, NotFound, Unauthorized
 from edge.store import keys
+from edge.store.codec import pack, unpack
 
 
 async def _echo_tx(harness):
@@ -112,3 +117,31 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
     assert (stored["status"], stored["version"]) == ("succeeded", 2)
     usage = await harness.call(project_id, m.GetUsage())
     assert usage["test"]["used"] == 1
+
+
+@pytest.fixture
+def outbox(monkeypatch):
+    """Stands in for edge.store.outbox: one record per follow-up, under ``outbox:``."""
+
+    def enqueue_ops(project_id, tx_id, provider, mode, follow_up, now_ms):
+        key = f"outbox:{project_id}:{tx_id}:{follow_up.action}".encode()
+        return [("records", key, pack({"provider": provider, "mode": mode}))]
+
+    fake = SimpleNamespace(enqueue_ops=enqueue_ops)
+    monkeypatch.setitem(sys.modules, "edge.store.outbox", fake)
+    monkeypatch.setattr(edge.store, "outbox", fake, raising=False)
+
+
+async def test_follow_ups_are_written_with_their_event(harness, echo, outbox):
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], followUps=["capture"]))
+    entry = harness.ctx.store.get_raw(f"outbox:{project_id}:{tx['id']}:capture".encode())
+    assert entry is not None and unpack(entry) == {"provider": "echo", "mode": "test"}
+    # an event that matches no transaction owes nothing
+    await harness.call(project_id, delivery(id="evt_2", followUps=["capture"]))
+    assert len(harness.ctx.store.scan(b"outbox:")) == 1
