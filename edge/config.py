@@ -126,7 +126,6 @@ def _from_toml(path: Path) -> dict[str, object]:
                 name=name,
                 live_events=int(spec["live_events"]),
                 test_events=int(spec["test_events"]),
-                card_required=bool(spec.get("card_required", False)),
             )
             if "rate_limits" in spec:
                 tier_limits[name] = _limits(spec["rate_limits"])

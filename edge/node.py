@@ -1,9 +1,9 @@
-"""``run_node``: the whole node in one nursery.
+"""``open_node``: the whole node, each piece opened in turn and closed in reverse.
 
-Start-up order is store -> writer -> actors -> HTTP; shutdown runs the other way: HTTP stops
-taking requests and lets in-flight ones finish, actors drain their mailboxes, the writer commits
-what it holds, and the store closes last. Nothing reads the whole store at start, so start-up
-time does not grow with the data.
+Start-up order is store -> writer -> actors (registry) -> HTTP; shutdown runs the other way:
+HTTP stops taking requests and lets in-flight ones finish, actors drain, the writer commits what
+it holds, and the store closes last. Nothing reads the whole store at start, so start-up time
+does not grow with the data.
 """
 
 from __future__ import annotations
@@ -12,25 +12,29 @@ import json
 import logging
 import os
 import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+from hypercorn.config import Config, Sockets
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import repr_socket_addr, wrap_app
 
 from edge.actors.context import NodeContext
+from edge.actors.keyindex import KeyIndex
 from edge.actors.project import ProjectActor
 from edge.actors.rates import ProjectRates
-from edge.actors.registry import ActorRegistry
+from edge.actors.registry import Actor, ActorRef, open_registry
 from edge.config import NODE_FILE, Settings
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.sealing import Sealer
 from edge.signing import Signer
 from edge.store.env import open_store
-from edge.store.writer import StoreWriter
+from edge.store.writer import open_writer
 
 log = logging.getLogger("edge.node")
 
@@ -39,7 +43,7 @@ STORE_DIR = "store"
 
 @dataclass
 class RunningNode:
-    """Handed to ``task_status.started()``: where the node listens, and a way to stop it."""
+    """What ``open_node`` yields: where the node listens, its context, and a way to stop it."""
 
     url: str
     ctx: NodeContext
@@ -50,90 +54,135 @@ def store_path(settings: Settings) -> Path:
     return settings.data_dir / STORE_DIR
 
 
+@asynccontextmanager
+async def open_node(
+    settings: Settings, *, handle_signals: bool = False
+) -> AsyncIterator[RunningNode]:
+    """A serving node. It stops when ``stop`` is set (or on SIGINT/SIGTERM with
+    ``handle_signals``), or when the ``async with`` body ends; leaving the block waits for the
+    shutdown to finish."""
+    signer = Signer.load(settings.data_dir)
+    button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
+    stop = trio.Event()
+    with open_store(store_path(settings), settings.map_size) as store:
+        async with (
+            open_writer(store) as writer,
+            httpx.AsyncClient(timeout=httpx.Timeout(15.0)) as http,
+        ):
+            ctx: NodeContext
+
+            def spawn(project_id: str, ref: ActorRef) -> Actor:
+                return ProjectActor.load(ctx, project_id, ref)  # called once ctx exists
+
+            async with open_registry(
+                spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
+            ) as registry:
+                config = _hypercorn_config(settings)
+                with _listening(config) as (sockets, url):
+                    ctx = NodeContext(
+                        settings=settings,
+                        store=store,
+                        writer=writer,
+                        registry=registry,
+                        sealer=Sealer(settings.secret_key),
+                        signer=signer,
+                        http=http,
+                        keys=KeyIndex(store),
+                        manage_rates=ProjectRates(settings, tier=""),
+                        bound_url=url,
+                        public_url=settings.public_url or url,
+                    )
+
+                    async def shutdown_trigger() -> None:
+                        await stop.wait()
+                        registry.stop_waiting()
+
+                    async with trio.open_nursery() as serving:
+                        if handle_signals:
+                            serving.start_soon(_stop_on_signal, stop)
+                        await serving.start(
+                            _serve, asgi_app(ctx), config, sockets, shutdown_trigger
+                        )
+                        _write_node_file(settings, url)
+                        log.info("edge node listening on %s (data %s)", url, settings.data_dir)
+                        try:
+                            yield RunningNode(url=url, ctx=ctx, stop=stop)
+                        finally:
+                            stop.set()
+                # HTTP has stopped and in-flight requests are done: the registry drains next.
+            _remove_node_file(settings)
+    log.info("node stopped; store closed")
+
+
 async def run_node(
     settings: Settings,
     *,
     handle_signals: bool = False,
     task_status: trio.TaskStatus[RunningNode] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    stop = trio.Event()
-    with open_store(store_path(settings), settings.map_size) as store:
-        writer = StoreWriter(store)
-        async with trio.open_nursery() as core:
-            await core.start(writer.run)
-            try:
-                async with httpx.AsyncClient(timeout=httpx.Timeout(15.0)) as http:
-                    await _serve(settings, store, writer, http, stop, handle_signals, task_status)
-            finally:
-                writer.close()  # commits everything already submitted, then returns
-    log.info("node stopped; store closed")
+    """``open_node`` as a task: reports the running node, returns once it has stopped."""
+    async with open_node(settings, handle_signals=handle_signals) as running:
+        task_status.started(running)
+        await running.stop.wait()
 
 
-async def _serve(settings, store, writer, http, stop, handle_signals, task_status) -> None:  # type: ignore[no-untyped-def]
-    async with trio.open_nursery() as actors_nursery:
-        ctx = NodeContext(
-            settings=settings,
-            store=store,
-            writer=writer,
-            sealer=Sealer(settings.secret_key),
-            signer=Signer.load(settings.data_dir),
-            http=http,
-            nursery=actors_nursery,
-            public_url=settings.public_url or "",
-        )
-        registry = ActorRegistry(
-            lambda project_id: ProjectActor.load(ctx, project_id),
-            actors_nursery,
-            mailbox_size=settings.mailbox_size,
-            idle_s=settings.actor_idle_s,
-        )
-        ctx.registry = registry
-        ctx.manage_rates = ProjectRates(settings, tier="")
-        button.script_bytes(ctx.signer)  # no packaged script: the start fails, not a buyer
-        app = asgi_app(ctx)
-        config = Config()
-        config.bind = [f"{settings.host}:{settings.port}"]
-        config.accesslog = None
-        config.errorlog = logging.getLogger("hypercorn.error")
-        config.graceful_timeout = 10.0
-        config.keep_alive_timeout = 75.0
-        if handle_signals:
-            actors_nursery.start_soon(_stop_on_signal, stop)
-        async with trio.open_nursery() as http_nursery:
-
-            async def shutdown_trigger() -> None:
-                await stop.wait()
-                registry.stop_waiting()
-
-            binds = await http_nursery.start(
-                lambda task_status: serve(
-                    app, config, shutdown_trigger=shutdown_trigger, task_status=task_status
-                )
-            )
-            url = _base_url(binds[0])
-            ctx.bound_url = url
-            if not ctx.public_url:
-                ctx.public_url = url
-            _write_node_file(settings, url)
-            log.info("edge node listening on %s (data %s)", url, settings.data_dir)
-            task_status.started(RunningNode(url=url, ctx=ctx, stop=stop))
-        # HTTP has stopped and in-flight requests are done: now drain the actors.
-        await registry.drain()
-        _remove_node_file(settings)
-        actors_nursery.cancel_scope.cancel()
+def _hypercorn_config(settings: Settings) -> Config:
+    config = Config()
+    config.bind = [f"{settings.host}:{settings.port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.graceful_timeout = 10.0
+    config.keep_alive_timeout = 75.0
+    return config
 
 
-def _base_url(bind: str) -> str:
-    # hypercorn reports "http://127.0.0.1:PORT"
-    return bind if bind.startswith("http") else f"http://{bind}"
+@contextmanager
+def _listening(config: Config) -> Iterator[tuple[Sockets, str]]:
+    """Bind now, so the node knows its address (port 0: the real port) before it is built;
+    the sockets are closed on exit, whether or not serving ever started."""
+    sockets = config.create_sockets()
+    try:
+        for sock in sockets.insecure_sockets:
+            sock.listen(config.backlog)
+        first = sockets.insecure_sockets[0]
+        yield sockets, f"http://{repr_socket_addr(first.family, first.getsockname())}"
+    finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()
+
+
+async def _serve(
+    app: object,
+    config: Config,
+    sockets: Sockets,
+    shutdown_trigger: Callable[[], Awaitable[None]],
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """``hypercorn.trio.serve`` on sockets already bound."""
+    await worker_serve(
+        wrap_app(app, config.wsgi_max_body_size, None),  # type: ignore[arg-type]
+        config,
+        sockets=sockets,
+        shutdown_trigger=shutdown_trigger,
+        task_status=task_status,
+    )
 
 
 async def _stop_on_signal(stop: trio.Event) -> None:
+    """Set ``stop`` on SIGINT or SIGTERM; return once it is set, by a signal or otherwise."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            log.info("signal %s: draining", signal.Signals(signum).name)
-            stop.set()
-            return
+        async with trio.open_nursery() as watching:
+
+            async def first_signal() -> None:
+                async for signum in signals:
+                    log.info("signal %s: draining", signal.Signals(signum).name)
+                    stop.set()
+                    return
+
+            watching.start_soon(first_signal)
+            await stop.wait()
+            watching.cancel_scope.cancel()
 
 
 def _write_node_file(settings: Settings, url: str) -> None:
@@ -142,7 +191,5 @@ def _write_node_file(settings: Settings, url: str) -> None:
 
 
 def _remove_node_file(settings: Settings) -> None:
-    try:
+    with suppress(FileNotFoundError):
         (settings.data_dir / NODE_FILE).unlink()
-    except FileNotFoundError:
-        pass

@@ -1,27 +1,28 @@
-"""What every project actor shares: the store and its writer, the secret sealer, the public-info
-signer, settings, the HTTP client for provider calls, and a nursery for work that must not block
-an actor."""
+"""What the node's parts share: the store and its writer, the actor registry, the secret sealer,
+the public-info signer, settings, the HTTP client for provider calls, the API key index, and
+where the node listens.
+
+Complete when constructed: ``open_node`` opens every piece first (store, writer, registry, the
+listening socket) and only then builds the context.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import httpx
 import trio
 
 from edge.actors.keyindex import KeyIndex
+from edge.actors.rates import ProjectRates
+from edge.actors.registry import ActorRegistry
 from edge.config import Settings
 from edge.sealing import Sealer
 from edge.signing import Signer
 from edge.store.env import Store
 from edge.store.writer import StoreWriter
-
-if TYPE_CHECKING:
-    from edge.actors.rates import ProjectRates
-    from edge.actors.registry import ActorRegistry
 
 
 def wall_ms() -> int:
@@ -33,16 +34,17 @@ class NodeContext:
     settings: Settings
     store: Store
     writer: StoreWriter
+    registry: ActorRegistry
     sealer: Sealer
     signer: Signer
     http: httpx.AsyncClient
-    nursery: trio.Nursery
-    public_url: str
-    bound_url: str = ""  # where this node listens; public_url may be a proxy's address
+    keys: KeyIndex
+    manage_rates: ProjectRates  # the operator token's bucket (not per project)
+    bound_url: str  # where this node listens
+    public_url: str  # where buyers reach it: bound_url, or a proxy's address
     clock_ms: Callable[[], int] = wall_ms
-    registry: ActorRegistry | None = None
-    manage_rates: ProjectRates | None = None  # the operator token's bucket (not per project)
-    keys: KeyIndex = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.keys = KeyIndex(self.store)
+    @property
+    def nursery(self) -> trio.Nursery:
+        """Where actors run work that must not hold them up (provider calls, timers)."""
+        return self.registry.nursery

@@ -126,6 +126,37 @@ class Webhook:
 
 
 @dataclass(frozen=True)
+class WebhookVerified:
+    """Sent by the actor's own background task once a delivery's signature verified: the actor
+    normalizes, deduplicates and applies it, and answers ``reply`` after the commit."""
+
+    provider: str
+    mode: str
+    body: bytes = field(repr=False)
+    reply: Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class WebhookRefused:
+    """Sent by the actor's own background task when a delivery's signature does not verify:
+    the refusal is kept, and ``reply`` gets ``401 signature_invalid`` after the commit."""
+
+    provider: str
+    reason: str  # a SignatureInvalid reason
+    message: str
+    body: bytes = field(repr=False)
+    reply: Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class FollowUpTarget:
+    """The transaction a durable follow-up acts on (None when there is none): its worker checks
+    the transaction has not ended before acting."""
+
+    tx_id: str
+
+
+@dataclass(frozen=True)
 class PortalUrl:
     subscription_id: str
     mode: str | None

@@ -16,6 +16,7 @@ class ProjectRates:
     def __init__(
         self, settings: Settings, tier: str, clock: Callable[[], float] = time.monotonic
     ) -> None:
+        self.tier = tier
         limits = {**settings.rate_limits, **settings.tier_rate_limits.get(tier, {})}
         self._buckets = {name: Buckets(limit, max_keys=20_000) for name, limit in limits.items()}
         self._clock = clock

@@ -4,9 +4,10 @@ An actor is a plain object that owns its project's state. A message reaches it o
 - at once, in the caller's task, when the actor is free (no task running for it, nothing
   queued) and the message needs no waiting (``handle_now`` takes it). There is no checkpoint
   from the check to the end of the handler, so this is still one message at a time, in order;
-- else through a bounded mailbox, drained by a task that exists only while there is work
-  (a webhook being verified, or messages that arrived meanwhile). When the mailbox is empty the
-  task ends and the actor is passive again: an idle project costs no task and no channel.
+- else through a bounded mailbox, drained by a task that exists only while there is work (an
+  actor reloading after a failed commit, or messages that arrived meanwhile). When the mailbox
+  is empty the task ends and the actor is passive again: an idle project costs no task and no
+  channel.
 
 Guarantees:
 - One actor per project; its messages are handled one by one, in arrival order.
@@ -16,13 +17,20 @@ Guarantees:
   never read.
 - An exception inside one actor answers that caller ``500 internal`` and the actor is rebuilt
   from the store (after its pending commits settle); other projects never notice.
-- ``drain()`` refuses new work, lets started work finish, and returns when every actor is idle.
+- ``drain()`` refuses new work, lets started work finish, and returns when every actor is idle;
+  actors say when they may have become idle (``ActorRef.settled``), so it waits on an event,
+  never polls.
+
+An actor reaches the registry only through its ``ActorRef`` (its own address): to send itself a
+follow-up message (a provider call returning) and to learn that the node is stopping.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import math
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import trio
@@ -53,8 +61,33 @@ class Actor(Protocol):
         """Answer every caller that is waiting for a change (long polls) now."""
 
 
+class ActorRef:
+    """An actor's own address: what it may ask of the registry."""
+
+    __slots__ = ("_registry", "project_id")
+
+    def __init__(self, registry: ActorRegistry, project_id: str) -> None:
+        self._registry = registry
+        self.project_id = project_id
+
+    async def send(self, message: Any) -> Any:
+        """Hand the actor a follow-up of its own work (a provider call returning) and return the
+        reply. Taken even while the node drains, and never timed out: dropping it would leave
+        started work half-done."""
+        return await self._registry.call(self.project_id, message, math.inf, internal=True)
+
+    @property
+    def stopping(self) -> bool:
+        """The node is stopping: long polls are answered at once."""
+        return self._registry.stopping
+
+    def settled(self) -> None:
+        """Some of the actor's started work has ended: it may be idle now (``drain`` looks)."""
+        self._registry._settled.set()
+
+
 # Loads a project's actor from the store; raises ContractError(404) when the project does not exist.
-ActorFactory = Callable[[str], Actor]
+ActorFactory = Callable[[str, ActorRef], Actor]
 
 
 class _OneShot:
@@ -106,7 +139,7 @@ class ActorRegistry:
         call_timeout_s: float = 30.0,
     ) -> None:
         self._factory = factory
-        self._nursery = nursery
+        self.nursery = nursery  # where actors run work that must not hold them up
         self._mailbox_size = mailbox_size
         self._idle_s = idle_s
         self._call_timeout_s = call_timeout_s
@@ -114,6 +147,7 @@ class ActorRegistry:
         self._closing = False
         self.stopping = False  # long polls answer at once from now on
         self._sweeping: trio.CancelScope | None = None
+        self._settled = trio.Event()  # set when an actor may have become idle
         self.restarts = 0
 
     def __len__(self) -> int:
@@ -135,7 +169,7 @@ class ActorRegistry:
         *,
         internal: bool = False,
     ) -> Any:
-        """Give ``message`` to the project's actor and return its reply (or raise its ContractError).
+        """Give ``message`` to the project's actor; return its reply, or raise its ContractError.
 
         ``internal`` marks an actor's own follow-up work (a provider call returning), which is
         still taken while the node drains, so nothing started is left half-done."""
@@ -166,12 +200,15 @@ class ActorRegistry:
             return entry
         if self._closing:  # drain waits only for actors it knows
             raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
-        entry = _Entry(self._factory(project_id), trio.current_time())  # 404 for an unknown id
+        entry = _Entry(self._spawn(project_id), trio.current_time())  # 404 for an unknown id
         self._entries[project_id] = entry
         if self._sweeping is None:
             self._sweeping = trio.CancelScope()
-            self._nursery.start_soon(self._sweep, self._sweeping)
+            self.nursery.start_soon(self._sweep, self._sweeping)
         return entry
+
+    def _spawn(self, project_id: str) -> Actor:
+        return self._factory(project_id, ActorRef(self, project_id))
 
     def _now(self, project_id: str, entry: _Entry, message: Any, reply: _OneShot) -> bool:
         """Run ``message`` in this task if the actor takes it now; False if it must queue."""
@@ -189,7 +226,7 @@ class ActorRegistry:
         if entry.send is None:
             send, receive = trio.open_memory_channel[tuple[Any, Reply]](self._mailbox_size)
             entry.send = send
-            self._nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
+            self.nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
         try:
             entry.send.send_nowait((message, reply))  # no checkpoint: cannot miss the task
         except trio.WouldBlock:
@@ -215,6 +252,7 @@ class ActorRegistry:
         finally:
             entry.send = None
             receive.close()
+            self._settled.set()
 
     async def _handle(self, project_id: str, entry: _Entry, message: Any, reply: Reply) -> None:
         try:
@@ -242,7 +280,7 @@ class ActorRegistry:
         entry.rebuild = False
         entry.actor.release_waiters()  # the new actor would never wake the old one's long polls
         try:
-            entry.actor = self._factory(project_id)
+            entry.actor = self._spawn(project_id)
         except ContractError:
             log.warning("project %s vanished while rebuilding its actor", project_id)
 
@@ -276,7 +314,40 @@ class ActorRegistry:
         self._closing = True
         self.stop_waiting()
         with trio.move_on_after(grace_s):
-            while any(entry.running or not entry.actor.idle() for entry in self._entries.values()):
-                await trio.sleep(0.01)
+            while self._busy():
+                self._settled = trio.Event()
+                if not self._busy():  # settled between the look and the new event
+                    break
+                await self._settled.wait()
         if self._sweeping is not None:
             self._sweeping.cancel()
+
+    def _busy(self) -> bool:
+        return any(entry.running or not entry.actor.idle() for entry in self._entries.values())
+
+
+@asynccontextmanager
+async def open_registry(
+    factory: ActorFactory,
+    *,
+    mailbox_size: int = 256,
+    idle_s: float = 300.0,
+    call_timeout_s: float = 30.0,
+    grace_s: float = 15.0,
+) -> AsyncIterator[ActorRegistry]:
+    """A registry with its own nursery, where actors' tasks and their background work (provider
+    calls, long-poll timers) run. On a normal exit it drains (up to ``grace_s``) and then
+    cancels what is left; on an error it cancels at once."""
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(
+            factory,
+            nursery,
+            mailbox_size=mailbox_size,
+            idle_s=idle_s,
+            call_timeout_s=call_timeout_s,
+        )
+        try:
+            yield registry
+            await registry.drain(grace_s)
+        finally:
+            nursery.cancel_scope.cancel()

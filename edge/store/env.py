@@ -63,9 +63,6 @@ class Store:
                 positioned = step()
         return out
 
-    def count(self, prefix: bytes, db: str = "records") -> int:
-        return len(self.scan(prefix, db=db))
-
     def close(self) -> None:
         self.env.close()
 
@@ -107,6 +104,7 @@ def open_environment(path: Path, map_size: int, readonly: bool = False) -> lmdb.
 
 @contextmanager
 def open_store(path: Path, map_size: int = 64 * 2**30) -> Iterator[Store]:
+    """The store at ``path`` (made if missing), closed on exit."""
     env = open_environment(path, map_size)
     store = Store(env)
     try:

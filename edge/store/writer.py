@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import trio
@@ -152,3 +153,16 @@ class StoreWriter:
                         txn.delete(key, db=dbs[db])
                     else:
                         txn.put(key, value, db=dbs[db])
+
+
+@asynccontextmanager
+async def open_writer(store: Store) -> AsyncIterator[StoreWriter]:
+    """A running writer for ``store``. On exit it stops taking work and returns once everything
+    already submitted is committed (so the store may close right after)."""
+    writer = StoreWriter(store)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        try:
+            yield writer
+        finally:
+            writer.close()

@@ -1,4 +1,7 @@
-"""The registry's guarantees, with a small actor whose behaviour the test controls."""
+"""The registry's guarantees, with a small actor whose behaviour the test controls.
+
+Time is a MockClock that jumps whenever every task waits, and the steps are ordered with
+``wait_all_tasks_blocked``: nothing here sleeps for real."""
 
 from __future__ import annotations
 
@@ -7,8 +10,9 @@ from typing import Any
 
 import pytest
 import trio
+from trio.testing import wait_all_tasks_blocked
 
-from edge.actors.registry import ActorRegistry
+from edge.actors.registry import ActorRef, ActorRegistry
 from edge.errors import Conflict, ContractError, Internal, NotFound
 
 
@@ -18,10 +22,12 @@ class Counter:
     loads: dict[str, int] = {}
     saved: dict[str, int] = {}  # plays the store: what a restarted actor loads
 
-    def __init__(self, project_id: str) -> None:
+    def __init__(self, project_id: str, ref: ActorRef) -> None:
         Counter.loads[project_id] = Counter.loads.get(project_id, 0) + 1
         self.project_id = project_id
+        self.ref = ref
         self.count = Counter.saved.get(project_id, 0)
+        self.busy = False  # holds work that eviction would lose
 
     def handle_now(self, message: Any, reply: Any) -> bool:
         if isinstance(message, tuple):
@@ -48,16 +54,16 @@ class Counter:
         pass
 
     def idle(self) -> bool:
-        return True
+        return not self.busy
 
     def release_waiters(self) -> None:
         pass
 
 
-def factory(project_id: str) -> Counter:
+def factory(project_id: str, ref: ActorRef) -> Counter:
     if project_id == "missing":
         raise NotFound("project_not_found", "none")
-    return Counter(project_id)
+    return Counter(project_id, ref)
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +72,7 @@ def fresh_counters():
     Counter.saved.clear()
 
 
-async def test_spawns_on_first_use_and_keeps_order():
+async def test_spawns_on_first_use_and_keeps_order(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60)
         assert [await registry.call("a", "inc") for _ in range(3)] == [1, 2, 3]
@@ -77,7 +83,7 @@ async def test_spawns_on_first_use_and_keeps_order():
         await registry.drain()
 
 
-async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others():
+async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60)
         await registry.call("a", "inc")
@@ -96,7 +102,7 @@ async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others(
         await registry.drain()
 
 
-async def test_idle_actors_are_evicted_and_come_back_on_demand():
+async def test_idle_actors_are_evicted_and_come_back_on_demand(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=0.05)
         await registry.call("a", "inc")
@@ -107,32 +113,32 @@ async def test_idle_actors_are_evicted_and_come_back_on_demand():
         await registry.drain()
 
 
-async def test_a_full_mailbox_is_backpressure_then_503():
+async def test_a_full_mailbox_is_backpressure_then_503(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60, mailbox_size=1)
         gate = trio.Event()
         results: list[Any] = []
 
-        async def call(message: Any, timeout: float) -> None:
+        async def call(message: Any, timeout_s: float) -> None:
             try:
-                results.append(await registry.call("a", message, timeout_s=timeout))
+                results.append(await registry.call("a", message, timeout_s=timeout_s))
             except ContractError as failure:
                 results.append(failure.code)
 
         async with trio.open_nursery() as callers:
             callers.start_soon(call, ("wait", gate), 5)  # the actor is busy with this
-            await trio.sleep(0.02)
+            await wait_all_tasks_blocked()
             callers.start_soon(call, "inc", 5)  # fills the one mailbox slot
-            await trio.sleep(0.02)
+            await wait_all_tasks_blocked()
             callers.start_soon(call, "inc", 0.1)  # waits for room, then gives up
-            await trio.sleep(0.3)
+            await trio.sleep(0.3)  # mock time: past the third caller's timeout
             assert results == ["unavailable"]
             gate.set()
         assert sorted(results, key=str) == [1, 2, "unavailable"]
         await registry.drain()
 
 
-async def test_drain_finishes_queued_work_and_refuses_new():
+async def test_drain_finishes_queued_work_and_refuses_new(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60)
         gate = trio.Event()
@@ -142,12 +148,12 @@ async def test_drain_finishes_queued_work_and_refuses_new():
             answers.append(await registry.call("a", message))
 
         nursery.start_soon(call, ("wait", gate))
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         nursery.start_soon(call, "inc")
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         async with trio.open_nursery() as draining:
             draining.start_soon(registry.drain)
-            await trio.sleep(0.02)
+            await wait_all_tasks_blocked()
             with pytest.raises(ContractError) as info:
                 await registry.call("a", "inc")
             assert info.value.code == "unavailable"
@@ -156,7 +162,7 @@ async def test_drain_finishes_queued_work_and_refuses_new():
         assert registry.running == 0
 
 
-async def test_while_draining_started_work_finishes_and_no_actor_is_made():
+async def test_while_draining_started_work_finishes_and_no_actor_is_made(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60)
         gate = trio.Event()
@@ -166,29 +172,52 @@ async def test_while_draining_started_work_finishes_and_no_actor_is_made():
             answers.append(await registry.call("a", message, internal=internal))
 
         nursery.start_soon(call, ("wait", gate))
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         nursery.start_soon(partial(registry.drain, grace_s=5))
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         with trio.fail_after(2):
             with pytest.raises(ContractError) as info:
                 await registry.call("b", "inc", internal=True)  # no new actor while draining
             assert info.value.code == "unavailable"
         nursery.start_soon(partial(call, "inc", internal=True))  # an existing actor's follow-up
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         gate.set()
     assert sorted(answers) == [1, 2]
 
 
-async def test_a_passive_actor_has_no_task_until_it_has_queued_work():
+async def test_a_passive_actor_has_no_task_until_it_has_queued_work(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=60)
         assert await registry.call("a", "inc") == 1
         assert registry.running == 0 and len(registry) == 1
         gate = trio.Event()
         nursery.start_soon(registry.call, "a", ("wait", gate))
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         assert registry.running == 1
         gate.set()
-        await trio.sleep(0.02)
+        await wait_all_tasks_blocked()
         assert registry.running == 0
         await registry.drain()
+
+
+async def test_drain_returns_as_soon_as_the_last_actor_settles(autojump_clock):
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        await registry.call("a", "inc")
+        actor = registry._entries["a"].actor
+        assert isinstance(actor, Counter)
+        actor.busy = True
+        drained = trio.Event()
+
+        async def drain() -> None:
+            await registry.drain(grace_s=15)
+            drained.set()
+
+        started = trio.current_time()
+        nursery.start_soon(drain)
+        await wait_all_tasks_blocked()
+        assert not drained.is_set()
+        actor.busy = False
+        actor.ref.settled()
+        await drained.wait()
+        assert trio.current_time() == started  # woken by the actor, not by a poll or the grace

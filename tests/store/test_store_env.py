@@ -8,7 +8,7 @@ import pytest
 from edge.store import keys
 from edge.store.codec import SCHEMA_VERSION, SchemaError, pack, unpack
 from edge.store.env import open_store
-from edge.store.writer import StoreWriter
+from edge.store.writer import open_writer
 
 A = "prj_aaaaaaaaaaaaaaaa"
 B = "prj_bbbbbbbbbbbbbbbb"
@@ -40,13 +40,8 @@ def test_keys_are_fixed_width_and_refuse_bad_project_ids():
 
 
 async def _write(store, ops):
-    writer = StoreWriter(store)
-    import trio
-
-    async with trio.open_nursery() as nursery:
-        await nursery.start(writer.run)
+    async with open_writer(store) as writer:
         await writer.write(ops)
-        writer.close()
 
 
 async def test_reopen_keeps_data(tmp_path):

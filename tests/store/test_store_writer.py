@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from edge.store.codec import pack, unpack
 from edge.store.env import open_store
-from edge.store.writer import StoreClosed, StoreWriter
+from edge.store.writer import StoreClosed, StoreWriter, open_writer
 
 
 async def test_concurrent_writers_share_commits_and_all_land(tmp_path):
@@ -79,3 +80,17 @@ async def test_close_commits_what_was_submitted_then_refuses(tmp_path):
             pass
         else:
             raise AssertionError("submit after close must refuse")
+
+
+async def test_open_writer_commits_what_was_submitted_before_it_closes(tmp_path):
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        async with open_writer(store) as writer:
+            tickets = [
+                writer.submit([("records", f"k{n}".encode(), pack({"n": n}))]) for n in range(3)
+            ]
+        assert all(ticket.done and ticket.error is None for ticket in tickets)
+        assert [unpack(store.get_raw(f"k{n}".encode())) for n in range(3)] == [
+            {"n": n} for n in range(3)
+        ]
+        with pytest.raises(StoreClosed):
+            writer.submit([("records", b"late", pack({}))])

@@ -14,16 +14,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project.ledger import Ledger, Reply
 from edge.errors import ERRORS, Conflict, ContractError, ProviderError
 from edge.store import keys
 from edge.store.codec import pack
 from edge.store.writer import Op
-
-if TYPE_CHECKING:
-    from edge.actors.project import ProjectActor, Reply
 
 KEEP_MS = 24 * 3600 * 1000
 PURGE_BATCH = 50
@@ -53,8 +51,8 @@ def _replayed(reply: Reply) -> Reply:
 
 
 class IdempotencyKeys:
-    def __init__(self, actor: ProjectActor) -> None:
-        self.actor = actor
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
         self._in_flight: dict[str, tuple[str, list[Reply]]] = {}
 
     def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool:
@@ -68,19 +66,21 @@ class IdempotencyKeys:
                 raise _conflict()
             waiters.append(_replayed(reply))
             return True
-        stored = self.actor.ctx.store.get(keys.named(self.actor.id, keys.IDEMPOTENCY, "", key))
-        if stored is None or stored["expiresAt"] <= self.actor.ctx.clock_ms():
+        stored = self.ledger.ctx.store.get(
+            keys.named(self.ledger.project_id, keys.IDEMPOTENCY, "", key)
+        )
+        if stored is None or stored["expiresAt"] <= self.ledger.now_ms():
             return False
         if stored["bodyHash"] != msg.body_hash:
             raise _conflict()
         answer = stored["answer"]
         if "error" not in answer:
-            self.actor._reply_read(reply, m.Answer(answer, dict(REPLAYED)))
+            self.ledger.reply_read(reply, m.Answer(answer, dict(REPLAYED)))
         else:
             error = answer["error"]
             # Records written before errors had names kept only the status; 502 was the one kept.
             kind = ERRORS.get(stored.get("errorKind", ""), ProviderError)
-            self.actor._reply_read(
+            self.ledger.reply_read(
                 reply,
                 kind(
                     error["code"],
@@ -92,6 +92,7 @@ class IdempotencyKeys:
         return True
 
     def begin(self, msg: m.StartCheckout, reply: Reply) -> str:
+        """Mark the key in flight; returns its hash (kept on the transaction)."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
         self._in_flight[key] = (msg.body_hash, [reply])
@@ -113,7 +114,7 @@ class IdempotencyKeys:
         key = tx.get("idempotencyKey")
         if key is None:
             return []
-        now = self.actor.ctx.clock_ms()
+        now = self.ledger.now_ms()
         expires = now + KEEP_MS
         record = {
             "bodyHash": tx["idempotencyBodyHash"],
@@ -121,12 +122,12 @@ class IdempotencyKeys:
             "answer": answer.body() if isinstance(answer, ContractError) else answer,
             "expiresAt": expires,
         }
-        pid = self.actor.id
+        pid = self.ledger.project_id
         ops: list[Op] = [
             ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),
             ("records", keys.named(pid, keys.IDEMPOTENCY_EXPIRY, f"{expires:016d}", key), b""),
         ]
-        for index_key, _ in self.actor.ctx.store.scan(
+        for index_key, _ in self.ledger.ctx.store.scan(
             keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH
         ):
             expiry, _, old = index_key[len(keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY)) :].partition(
@@ -136,7 +137,7 @@ class IdempotencyKeys:
                 break
             ops.append(("records", index_key, None))
             record_key = keys.named(pid, keys.IDEMPOTENCY, "", old.decode())
-            kept = self.actor.ctx.store.get(record_key)
+            kept = self.ledger.ctx.store.get(record_key)
             if kept is not None and kept["expiresAt"] <= now:  # not a key used again since
                 ops.append(("records", record_key, None))
         return ops

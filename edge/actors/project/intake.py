@@ -1,9 +1,15 @@
-"""The webhook pipeline of one project, run inside its actor.
+"""The webhook pipeline of one project.
 
 verify (the provider's signature over the raw bytes, each mode's secrets; the one that matches
-decides ``isTest``) -> normalize -> deduplicate by the provider's event id -> match to a
-transaction (echoed tx id, else a provider id linked earlier) -> apply the transition, never
-backwards -> store the event with its customerRef -> count it -> reply after the commit.
+decides ``isTest``) -> normalize -> deduplicate by each of the event's ``dedup_ids`` -> match to
+a transaction (echoed tx id, else a provider id linked earlier) -> apply the transition, never
+backwards -> store the event with its customerRef and its durable follow-ups -> count it ->
+reply after the commit.
+
+Verification runs off the actor, like a checkout's provider call (a provider may fetch its
+signing certificate): the actor hands out the opened credentials at once and goes on with its
+other messages; the verdict comes back as a message (``WebhookVerified`` or ``WebhookRefused``)
+that the actor applies without waiting.
 
 Refused deliveries are kept (the last ``REJECTED_KEPT``) with time, provider, reason and a hash
 of the body, so a merchant can be told exactly why a provider's webhooks fail.
@@ -12,101 +18,125 @@ of the body, so a merchant can be told exactly why a provider's webhooks fail.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.quota import Quota
+from edge.actors.registry import ActorRef
 from edge.domain import ids
 from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.quota import period_of
 from edge.domain.status import Kind, Status, can_transition
-from edge.errors import ContractError, InvalidRequest, Unauthorized
+from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
 from edge.store import keys
-from edge.store.codec import pack, unpack
+from edge.store.codec import pack
 from edge.store.writer import Op
 
-if TYPE_CHECKING:
-    from edge.actors.project import ProjectActor, Reply
+log = logging.getLogger("edge.actors")
 
 REJECTED_KEPT = 1000
-RECENT_KEPT = 4096  # ids whose commit may still be pending are answered from memory
 
 
 class WebhookIntake:
-    def __init__(self, actor: ProjectActor) -> None:
-        self.actor = actor
-        self._recent_events: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._recent_refs: OrderedDict[tuple[str, str], str] = OrderedDict()
+    def __init__(self, ledger: Ledger, quota: Quota, ref: ActorRef) -> None:
+        self.ledger = ledger
+        self.quota = quota
+        self.ref = ref
+        self.verifying = 0  # deliveries whose signature is being checked
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
-        self._quota: dict[tuple[str, str], int] = {}
+        ledger.on_reload(self._forget_rejected)
 
     # -- entry ------------------------------------------------------------------------
 
-    async def receive(self, msg: m.Webhook, reply: Reply) -> None:
-        actor = self.actor
-        provider = actor._enabled(msg.provider)
-        opened = {mode: actor._opened_credentials(provider, mode) for mode in MODES}
+    def receive(self, msg: m.Webhook, reply: Reply) -> None:
+        """Hand the delivery, with this project's opened credentials, to a verifying task."""
+        provider = self.ledger.provider(msg.provider)
+        opened = {mode: self.ledger.credentials(provider, mode) for mode in MODES}
         credentials = {
             mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
         }
+        self.verifying += 1
+        self.ledger.ctx.nursery.start_soon(self._verify, provider, credentials, msg, reply)
+
+    async def _verify(
+        self, provider: Provider, credentials: dict[str, Any], msg: m.Webhook, reply: Reply
+    ) -> None:
         try:
-            mode = await provider.verify_webhook(
-                msg.headers, msg.body, credentials, time.time(), actor.ctx.http
-            )
-        except SignatureInvalid as exc:
-            self._reject(
-                msg,
-                "signature_invalid",
-                exc.reason,
-                reply,
-                Unauthorized(
-                    "signature_invalid",
-                    _SIGNATURE_MESSAGES.get(exc.reason, exc.message),
-                    extra={"reason": exc.reason},
-                ),
-            )
-            return
+            verdict: m.WebhookVerified | m.WebhookRefused
+            try:
+                mode = await provider.verify_webhook(
+                    msg.headers, msg.body, credentials, time.time(), self.ledger.ctx.http
+                )
+            except SignatureInvalid as exc:
+                verdict = m.WebhookRefused(msg.provider, exc.reason, exc.message, msg.body, reply)
+            else:
+                verdict = m.WebhookVerified(msg.provider, mode, msg.body, reply)
+            await self.ref.send(verdict)
+        except ContractError as failure:
+            reply(failure)
+        except Exception:
+            log.exception("%s webhook verification failed", provider.name)
+            reply(Internal("internal", "An unexpected fault; it has been logged."))
+        finally:
+            self.verifying -= 1
+            self.ledger.settled()
+
+    def verified(self, msg: m.WebhookVerified, done: Reply) -> None:
+        provider = self.ledger.provider(msg.provider)
         try:
-            event = provider.normalize(msg.body, mode)
+            event = provider.normalize(msg.body, msg.mode)
         except MalformedPayload as exc:
             self._reject(
-                msg,
+                msg.provider,
+                msg.body,
                 "malformed_payload",
                 str(exc),
-                reply,
+                msg.reply,
                 InvalidRequest(
                     "malformed_payload",
                     f"The body verified but is not a readable event: {exc}",
                 ),
             )
-            return
-        self._accept(provider, mode, event, msg.body, reply)
+        else:
+            self._accept(provider, msg.mode, event, msg.body, msg.reply)
+        done(None)
+
+    def refused(self, msg: m.WebhookRefused, done: Reply) -> None:
+        failure = Unauthorized(
+            "signature_invalid",
+            _SIGNATURE_MESSAGES.get(msg.reason, msg.message),
+            extra={"reason": msg.reason},
+        )
+        self._reject(msg.provider, msg.body, "signature_invalid", msg.reason, msg.reply, failure)
+        done(None)
 
     # -- accepted deliveries -----------------------------------------------------------
 
     def _accept(
         self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
     ) -> None:
-        actor = self.actor
-        dedup_key = (provider.name, event.provider_event_id)
-        first = self._seen_event(*dedup_key)
+        ledger = self.ledger
+        first = self._seen(provider.name, event.dedup_ids)
         if first is not None:
-            actor._reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
+            ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
             return
-        now = actor.ctx.clock_ms()
+        now = ledger.now_ms()
         ops: list[Op] = []
         tx = self._match(provider, mode, event)
         sub = None
         if tx is not None:
             sub = self._apply(provider, event, tx, ops)
-        stored = {
+        stored: dict[str, Any] = {
             "id": ids.new_evt_id(),
-            "projectId": actor.id,
+            "projectId": ledger.project_id,
             "provider": provider.name,
             "providerEventId": event.provider_event_id,
+            "dedupIds": list(event.dedup_ids),
             "providerType": event.provider_type,
             "type": str(event.type if tx is not None else EventType.UNMATCHED),
             "txId": tx["id"] if tx else None,
@@ -123,43 +153,40 @@ class WebhookIntake:
             "receivedAt": now,
             "raw": body,
         }
-        ops.append(("records", keys.record(actor.id, keys.EVENT, stored["id"]), pack(stored)))
+        ops += ledger.event_ops(stored)
+        for dedup_id in event.dedup_ids:
+            ops.append(ledger.index_op(keys.DEDUP, provider.name, dedup_id, stored["id"]))
         if tx is not None:
-            ops.append(("records", keys.history(actor.id, tx["id"], stored["id"]), b""))
-        ops.append(("records", keys.named(actor.id, keys.DEDUP, *dedup_key), stored["id"].encode()))
-        _remember(self._recent_events, dedup_key, stored["id"])
+            # owed to the provider: durable with the event, or not at all
+            ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
         if event.type not in QUOTA_EXEMPT:
-            ops.append(self._count(period_of(now), mode))
+            ops.append(self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
-        actor._commit(ops, reply, answer)
+        ledger.commit(ops, reply, answer)
 
-    def _seen_event(self, provider: str, provider_event_id: str) -> str | None:
-        return self._recent_or_stored(self._recent_events, keys.DEDUP, provider, provider_event_id)
-
-    def _recent_or_stored(
-        self, recent: OrderedDict[tuple[str, str], str], kind: bytes, provider: str, name: str
-    ) -> str | None:
-        """From memory when written lately (its commit may still be pending), else the store."""
-        if (provider, name) in recent:
-            return recent[(provider, name)]
-        raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, kind, provider, name))
-        return raw.decode() if raw is not None else None
+    def _seen(self, provider: str, dedup_ids: tuple[str, ...]) -> str | None:
+        """The event stored first under any of ``dedup_ids``, if one was."""
+        for dedup_id in dedup_ids:
+            first = self.ledger.lookup(keys.DEDUP, provider, dedup_id)
+            if first is not None:
+                return first
+        return None
 
     def _match(
         self, provider: Provider, mode: str, event: NormalizedEvent
     ) -> dict[str, Any] | None:
-        actor = self.actor
-        tx = actor._tx(event.tx_id) if event.tx_id and ids.is_tx_id(event.tx_id) else None
+        ledger = self.ledger
+        tx = ledger.tx(event.tx_id) if event.tx_id else None
         if tx is None:
             refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
             for ref in refs:
-                linked = self._linked(provider.name, ref)
+                linked = ledger.lookup(keys.PROVIDER_REF, provider.name, ref)
                 if linked is None:
                     continue
                 if linked.startswith("sub_"):
-                    sub = actor._subscription(linked)
+                    sub = ledger.subscription(linked)
                     linked = sub["txId"] if sub else None
-                tx = actor._tx(linked) if linked else None
+                tx = ledger.tx(linked) if linked else None
                 if tx is not None:
                     break
         # An event of another provider or of the other mode never touches a transaction.
@@ -167,35 +194,24 @@ class WebhookIntake:
             return None
         return tx
 
-    def _linked(self, provider: str, ref: str) -> str | None:
-        return self._recent_or_stored(self._recent_refs, keys.PROVIDER_REF, provider, ref)
-
     def _link(self, provider: str, ref: str, item_id: str, ops: list[Op]) -> None:
-        if self._linked(provider, ref) == item_id:
-            return
-        _remember(self._recent_refs, (provider, ref), item_id)
-        ops.append(
-            (
-                "records",
-                keys.named(self.actor.id, keys.PROVIDER_REF, provider, ref),
-                item_id.encode(),
-            )
-        )
+        if self.ledger.lookup(keys.PROVIDER_REF, provider, ref) != item_id:
+            ops.append(self.ledger.index_op(keys.PROVIDER_REF, provider, ref, item_id))
 
     def _apply(
         self, provider: Provider, event: NormalizedEvent, tx: dict[str, Any], ops: list[Op]
     ) -> dict[str, Any] | None:
         """Move the transaction and its subscription where the event says, if the tables allow;
         an event that would move a status backwards is stored but changes nothing."""
-        actor = self.actor
+        ledger = self.ledger
         for ref in event.link_refs:
             self._link(provider.name, ref, tx["id"], ops)
         tx_changed = False
         target = event.payment_status
         if target is not None and can_transition(Kind.PAYMENT, tx["status"], target):
-            actor._move(tx, target)
+            ledger.move(tx, target)
             tx_changed = True
-        sub = actor._subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+        sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
         if (
             sub is None
             and event.starts_subscription
@@ -210,28 +226,28 @@ class WebhookIntake:
             if sub_target is not None and can_transition(
                 Kind.SUBSCRIPTION, sub["status"], sub_target
             ):
-                actor._move(sub, sub_target)
+                ledger.move(sub, sub_target)
                 sub_changed = True
             if event.current_period_end_ms and event.current_period_end_ms != sub.get(
                 "currentPeriodEnd"
             ):
                 sub["currentPeriodEnd"] = event.current_period_end_ms
-                sub["updatedAt"] = actor.ctx.clock_ms()
+                sub["updatedAt"] = ledger.now_ms()
                 sub_changed = True
             if event.provider_customer and not sub.get("providerCustomer"):
                 sub["providerCustomer"] = event.provider_customer
                 sub_changed = True
             if sub_changed:
-                ops.extend(actor._sub_ops(sub))
+                ops.extend(ledger.sub_ops(sub))
         if tx_changed:
-            ops.extend(actor._tx_ops(tx))
+            ops.extend(ledger.tx_ops(tx))
         return sub
 
     def _start_subscription(
         self, provider: Provider, event: NormalizedEvent, tx: dict[str, Any], ops: list[Op]
     ) -> dict[str, Any]:
-        actor = self.actor
-        now = actor.ctx.clock_ms()
+        ledger = self.ledger
+        now = ledger.now_ms()
         initial = (
             event.subscription_status
             if event.subscription_status in (Status.TRIALING, Status.ACTIVE)
@@ -239,7 +255,7 @@ class WebhookIntake:
         )
         sub = {
             "id": ids.new_sub_id(),
-            "projectId": actor.id,
+            "projectId": ledger.project_id,
             "kind": str(Kind.SUBSCRIPTION),
             "provider": provider.name,
             "productId": tx.get("productId"),
@@ -259,52 +275,44 @@ class WebhookIntake:
             "updatedAt": now,
         }
         tx["subscriptionId"] = sub["id"]
-        actor._subs[sub["id"]] = sub
-        ops.extend(actor._sub_ops(sub))
+        ledger.add(sub)
+        ops.extend(ledger.sub_ops(sub))
         if event.subscription_ref:
             self._link(provider.name, event.subscription_ref, sub["id"], ops)
         return sub
 
-    def _count(self, period: str, mode: str) -> Op:
-        count = self.used(period, mode) + 1
-        self._quota[(period, mode)] = count
-        return (
-            "records",
-            keys.named(self.actor.id, keys.QUOTA, period, mode),
-            pack({"count": count}),
-        )
-
-    def used(self, period: str, mode: str) -> int:
-        """Events counted in ``period`` for ``mode``, including ones whose commit is pending."""
-        key = (period, mode)
-        if key not in self._quota:
-            raw = self.actor.ctx.store.get_raw(keys.named(self.actor.id, keys.QUOTA, period, mode))
-            self._quota[key] = unpack(raw)["count"] if raw else 0
-        return self._quota[key]
-
     # -- refused deliveries ------------------------------------------------------------
 
     def _reject(
-        self, msg: m.Webhook, code: str, reason: str, reply: Reply, failure: ContractError
+        self,
+        provider: str,
+        body: bytes,
+        code: str,
+        reason: str,
+        reply: Reply,
+        failure: ContractError,
     ) -> None:
-        actor = self.actor
+        ledger = self.ledger
         if self._rejected is None:
-            prefix = keys.prefix(actor.id, keys.REJECTED)
-            self._rejected = [key for key, _ in actor.ctx.store.scan(prefix)]
+            prefix = keys.prefix(ledger.project_id, keys.REJECTED)
+            self._rejected = [key for key, _ in ledger.ctx.store.scan(prefix)]
         record = {
-            "at": actor.ctx.clock_ms(),
-            "provider": msg.provider,
+            "at": ledger.now_ms(),
+            "provider": provider,
             "code": code,
             "reason": reason,
-            "bodySha256": hashlib.sha256(msg.body).hexdigest(),
-            "bodyBytes": len(msg.body),
+            "bodySha256": hashlib.sha256(body).hexdigest(),
+            "bodyBytes": len(body),
         }
-        key = keys.record(actor.id, keys.REJECTED, ids.new_ulid())
+        key = keys.record(ledger.project_id, keys.REJECTED, ids.new_ulid())
         ops: list[Op] = [("records", key, pack(record))]
         self._rejected.append(key)
         while len(self._rejected) > REJECTED_KEPT:
             ops.append(("records", self._rejected.pop(0), None))
-        actor._commit(ops, reply, failure)
+        ledger.commit(ops, reply, failure)
+
+    def _forget_rejected(self) -> None:
+        self._rejected = None
 
 
 _SIGNATURE_MESSAGES = {
@@ -323,10 +331,3 @@ def _status_after(
     if sub is not None and event.subscription_status is not None:
         return str(sub["status"])
     return str(tx["status"])
-
-
-def _remember(cache: OrderedDict[Any, str], key: Any, value: str) -> None:
-    cache[key] = value
-    cache.move_to_end(key)
-    if len(cache) > RECENT_KEPT:
-        cache.popitem(last=False)

@@ -29,7 +29,7 @@ def expired_event_ops(store: Store, project_id: str, now_ms: int) -> list[Op]:
         ops.append(("records", key, None))
         if event.get("txId"):
             ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
-        if event.get("providerEventId"):
-            dedup = keys.named(project_id, keys.DEDUP, event["provider"], event["providerEventId"])
+        for dedup_id in event.get("dedupIds") or filter(None, [event.get("providerEventId")]):
+            dedup = keys.named(project_id, keys.DEDUP, event["provider"], dedup_id)
             ops.append(("records", dedup, None))
     return ops

@@ -1,0 +1,177 @@
+"""The project actor: the single owner of one project's state.
+
+It takes the project's messages one at a time, charges each request's rate bucket, and hands it
+to the concern that answers it; the concerns share the project's state through one ``Ledger``.
+Every change is handed to the store writer at once and the caller's reply is sent once it is
+durable, so the actor moves on to its next message while the fsync happens (many actors' and
+many messages' writes share a commit), yet no answer ever goes out before its data is durable.
+Work that waits on the outside world (provider calls, webhook verification, long-poll timers)
+runs off the actor, and comes back to it as a message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from edge.actors import messages as m
+from edge.actors.context import NodeContext
+from edge.actors.project.checkout import Checkouts
+from edge.actors.project.idempotency import IdempotencyKeys
+from edge.actors.project.intake import WebhookIntake
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.merchant import MerchantActions
+from edge.actors.project.polls import Polls
+from edge.actors.project.public_info import PublicInfoPages
+from edge.actors.project.quota import Quota
+from edge.actors.project.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_event_ops
+from edge.actors.project.settings import ProjectSettings
+from edge.actors.rates import ProjectRates
+from edge.actors.registry import ActorRef
+from edge.domain import ids
+from edge.domain.errors import InvalidInput
+from edge.errors import ContractError, invalid, project_not_found
+from edge.store import keys
+
+log = logging.getLogger("edge.actors")
+
+
+class ProjectActor:
+    def __init__(self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef) -> None:
+        self.id: str = project["id"]
+        self.ledger = ledger = Ledger(ctx, project)
+        ledger.on_settled(ref.settled)
+        self._rates = ProjectRates(ctx.settings, project["tier"])
+        self._pruned_at = 0
+        quota = Quota(ledger)
+        self._polls = Polls(ledger, lambda: ref.stopping)
+        self._intake = WebhookIntake(ledger, quota, ref)
+        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, ref)
+        merchant = MerchantActions(ledger)
+        settings = ProjectSettings(ledger)
+        self._handlers: dict[type, Callable[[Any, Reply], None]] = {
+            m.GetStatus: self._polls.get_status,
+            m.GetPublicInfo: PublicInfoPages(ledger).get,
+            m.Webhook: self._intake.receive,
+            m.WebhookVerified: self._intake.verified,
+            m.WebhookRefused: self._intake.refused,
+            m.StartCheckout: self._checkouts.start,
+            m.CheckoutFinished: self._checkouts.finish,
+            m.MarkPaid: merchant.mark_paid,
+            m.CancelTx: merchant.cancel,
+            m.PortalUrl: merchant.portal_url,
+            m.TriggerMaterial: merchant.trigger_material,
+            m.FollowUpTarget: merchant.follow_up_target,
+            m.GetUsage: quota.get_usage,
+            m.GetProject: settings.get_project,
+            m.PatchProject: settings.patch_project,
+            m.PutProduct: settings.put_product,
+            m.DeleteProduct: settings.delete_product,
+            m.PutProvider: settings.put_provider,
+            m.CreateKey: settings.create_key,
+            m.RevokeKey: settings.revoke_key,
+        }
+
+    @classmethod
+    def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
+        """The project's actor, from its stored record; ``project_not_found`` when none."""
+        record = ctx.store.get(keys.project(project_id)) if ids.is_project_id(project_id) else None
+        if record is None:
+            raise project_not_found()
+        return cls(ctx, record, ref)
+
+    # -- the Actor protocol -------------------------------------------------------------
+
+    def handle_now(self, message: Any, reply: Reply) -> bool:
+        """Every message is handled without waiting, unless the ledger must reload first."""
+        if self.ledger.stale:
+            return False
+        self._dispatch(message, reply)
+        return True
+
+    async def handle(self, message: Any, reply: Reply) -> None:
+        if self.ledger.stale:
+            await self.ledger.quiesce()
+            self.ledger.reload()
+        self._dispatch(message, reply)
+
+    async def quiesce(self) -> None:
+        await self.ledger.quiesce()
+
+    def idle(self) -> bool:
+        return (
+            self._checkouts.in_flight == 0
+            and self._intake.verifying == 0
+            and not self._polls.waiting
+            and not self.ledger.writing()
+        )
+
+    def release_waiters(self) -> None:
+        self._polls.release()
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _dispatch(self, message: Any, reply: Reply) -> None:
+        handler = self._handlers.get(type(message))
+        if handler is None:
+            raise TypeError(f"project actor got an unknown message {message!r}")
+        admitted = self._admit(message, reply)
+        if admitted is None:
+            return
+        try:
+            handler(message, admitted)
+        except InvalidInput as exc:
+            admitted(invalid(exc.message, exc.field, exc.code))
+        except ContractError as failure:
+            admitted(failure)
+
+    def _admit(self, message: Any, reply: Reply) -> Reply | None:
+        """Charge the request's rate bucket: the reply to use (carrying its RateLimit-*, errors
+        included), or None when refused (the 429 is already sent)."""
+        self._prune_now_and_then()
+        charge = getattr(message, "charge", None)
+        if charge is None:
+            return reply
+        try:
+            headers = self._rates_now().take(charge.bucket, charge.client)
+        except ContractError as failure:
+            reply(failure)
+            return None
+        return _with_headers(reply, headers)
+
+    def _rates_now(self) -> ProjectRates:
+        """The rate buckets of the project's tier (the tier may have changed, or reloaded)."""
+        tier = self.ledger.project["tier"]
+        if self._rates.tier != tier:
+            self._rates = ProjectRates(self.ledger.ctx.settings, tier)
+        return self._rates
+
+    def _prune_now_and_then(self) -> None:
+        ledger = self.ledger
+        now = ledger.now_ms()
+        if now - self._pruned_at < PRUNE_EVERY_MS:
+            return
+        self._pruned_at = now
+        ops = expired_event_ops(ledger.ctx.store, self.id, now)
+        if not ops:
+            return
+        log.info("project %s: pruning %d expired event records", self.id, len(ops))
+        ticket = ledger.submit(ops)
+        if len(ops) >= PRUNE_BATCH:
+            # more have expired than one batch: go on once this one is gone from the store
+            ticket.when_durable(lambda _error: setattr(self, "_pruned_at", 0))
+
+
+def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
+    """Send ``headers`` (RateLimit-*) with whatever the reply turns out to be."""
+
+    def send(value: Any) -> None:
+        if isinstance(value, ContractError):
+            reply(value.with_headers(headers))
+        elif isinstance(value, m.Answer):
+            reply(m.Answer(value.value, {**headers, **value.headers}))
+        else:
+            reply(m.Answer(value, headers))
+
+    return send

@@ -1,0 +1,182 @@
+"""Opening a checkout (CONTRACT 4.1): the pending transaction first, then the provider call.
+
+The transaction is written (pending, with its ``checkout.created`` event) before the provider
+is called, and the provider is called only once that write is durable, off the actor: a slow
+provider never holds up this project's other requests. Its answer comes back as a
+``CheckoutFinished`` message, which stores the provider's reference (or cancels the
+transaction when the provider refused) and answers the buyer after that commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from edge.actors import messages as m
+from edge.actors.project.idempotency import IdempotencyKeys
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.quota import Quota
+from edge.actors.records import iso_or_none
+from edge.actors.registry import ActorRef
+from edge.domain import ids
+from edge.domain.events import EventType
+from edge.domain.money import to_wire
+from edge.domain.status import Kind, Status, can_transition
+from edge.errors import Conflict, ContractError, ProviderError, invalid, unavailable
+from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
+from edge.providers.registry import PROVIDERS
+from edge.store import keys
+from edge.store.writer import Op
+
+log = logging.getLogger("edge.actors")
+
+
+class Checkouts:
+    def __init__(
+        self, ledger: Ledger, idempotency: IdempotencyKeys, quota: Quota, ref: ActorRef
+    ) -> None:
+        self.ledger = ledger
+        self.idempotency = idempotency
+        self.quota = quota
+        self.ref = ref
+        self.in_flight = 0  # checkouts at their provider
+
+    def start(self, msg: m.StartCheckout, reply: Reply) -> None:
+        ledger = self.ledger
+        if msg.idempotency_key is not None and self.idempotency.answer_known(msg, reply):
+            return
+        if msg.mode == "live":
+            self.quota.require_live_allowance()
+        provider, credentials = ledger.configured(msg.provider, msg.mode)
+        product = ledger.product(msg.product_id)
+        if product["kind"] == Kind.SUBSCRIPTION and msg.quantity != 1:
+            raise invalid("A subscription is bought one at a time.", "quantity")
+        tx_id = msg.tx_id or ids.new_tx_id()
+        if ledger.tx(tx_id) is not None:
+            raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
+        project = ledger.project
+        success_url = ledger.redirect(msg.success_url, project["successUrl"], "successUrl")
+        cancel_url = ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl")
+        override = product.get("overrides", {}).get(provider.name, {})
+        now = ledger.now_ms()
+        tx: dict[str, Any] = {
+            "id": tx_id,
+            "projectId": ledger.project_id,
+            "kind": product["kind"],
+            "provider": provider.name,
+            "productId": product["id"],
+            "quantity": msg.quantity,
+            "status": str(Status.PENDING),
+            "version": 1,
+            "amount": override.get("amount", product["amount"]) * msg.quantity,
+            "currency": product["currency"],
+            "interval": product.get("interval"),
+            "isTest": msg.mode == "test",
+            "metadata": msg.metadata,
+            "customerRef": msg.metadata.get("customerRef"),
+            "reference": None,
+            "providerRef": None,
+            "subscriptionId": None,
+            "reason": None,
+            "createdAt": now,
+            "updatedAt": now,
+        }
+        ops: list[Op] = []
+        if provider.uses_reference_code:
+            tx["reference"] = self._new_reference()
+            ops.append(ledger.index_op(keys.REFERENCE, "", tx["reference"], tx_id))
+        if msg.idempotency_key is not None:
+            tx["idempotencyKey"] = self.idempotency.begin(msg, reply)
+            tx["idempotencyBodyHash"] = msg.body_hash
+            reply = self.idempotency.fan_out(tx["idempotencyKey"])
+        event_ops = ledger.event(tx, EventType.CHECKOUT_CREATED)
+        ops += ledger.tx_ops(tx)
+        # tx ids are unique across projects: this lets the operator's tools find the project
+        ops.append(("meta", keys.tx_owner(tx_id), ledger.project_id.encode()))
+        ticket = ledger.submit(ops + event_ops)
+        ledger.add(tx)
+        self.in_flight += 1
+        request = CheckoutRequest(
+            tx=dict(tx),
+            product=product,
+            credentials=credentials,
+            success_url=success_url,
+            cancel_url=cancel_url,
+            http=ledger.ctx.http,
+        )
+
+        def stored(error: BaseException | None) -> None:
+            if error is not None:
+                self.in_flight -= 1
+                reply(unavailable())
+                return
+            # The provider is called only once the pending transaction is durable, and off the
+            # actor, so a slow provider never holds up this project's other requests.
+            ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
+
+        ticket.when_durable(stored)
+
+    def _new_reference(self) -> str:
+        while True:
+            code = ids.new_reference_code()
+            if self.ledger.lookup(keys.REFERENCE, "", code) is None:
+                return code
+
+    async def _call_provider(
+        self, provider: Provider, request: CheckoutRequest, reply: Reply
+    ) -> None:
+        result: CheckoutResult | ContractError
+        try:
+            result = await provider.create_checkout(request)
+        except ContractError as failure:
+            result = failure
+        except Exception as exc:
+            log.warning("%s checkout for %s failed: %r", provider.name, request.tx["id"], exc)
+            result = ProviderError(
+                "provider_error",
+                f"{provider.name} did not create the checkout.",
+                retryable=True,
+            )
+        try:
+            await self.ref.send(m.CheckoutFinished(request.tx["id"], result, reply))
+        except ContractError as failure:
+            reply(failure)
+
+    def finish(self, msg: m.CheckoutFinished, done: Reply) -> None:
+        done(None)
+        ledger = self.ledger
+        self.in_flight = max(0, self.in_flight - 1)
+        tx = ledger.tx(msg.tx_id)
+        assert tx is not None, "a checkout's transaction is durable before its provider call"
+        if isinstance(msg.result, ContractError):
+            failure = msg.result
+            ops = self.idempotency.remember(tx, failure)
+            # the merchant may have canceled meanwhile: never move a status it cannot reach
+            if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
+                ledger.move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
+                ops += ledger.tx_ops(tx) + ledger.event(tx, EventType.CHECKOUT_CANCELED)
+            ledger.commit(ops, msg.reply, failure)
+            return
+        result: CheckoutResult = msg.result
+        tx["providerRef"] = result.provider_ref
+        tx["checkout"] = result.fields
+        tx["expiresAt"] = result.expires_at_ms
+        ops = ledger.tx_ops(tx)
+        if result.provider_ref:
+            ops.append(
+                ledger.index_op(keys.PROVIDER_REF, tx["provider"], result.provider_ref, tx["id"])
+            )
+        provider = PROVIDERS[tx["provider"]]
+        body = {
+            "txId": tx["id"],
+            "provider": provider.name,
+            "kind": provider.kind,
+            "type": provider.checkout_type,
+            **result.fields,
+            "amount": to_wire(tx["amount"], tx["currency"]),
+            "currency": tx["currency"],
+            "isTest": tx["isTest"],
+            "expiresAt": iso_or_none(result.expires_at_ms),
+        }
+        ops += self.idempotency.remember(tx, body)
+        ledger.commit(ops, msg.reply, body)

@@ -1,0 +1,121 @@
+"""What the merchant's server (and the operator's tools) do to a transaction: mark a pay-by-mail
+one paid, cancel one, open a subscription's billing portal, and fetch what ``edge trigger``
+needs to sign a simulated event."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from edge.actors import messages as m
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.records import iso_or_none, transaction_view
+from edge.domain.events import EventType
+from edge.domain.status import Kind, Status, can_transition
+from edge.errors import Conflict, ContractError, InvalidTransition, NotFound, ProviderError
+from edge.providers.base import PortalRequest, Provider
+
+log = logging.getLogger("edge.actors")
+
+
+class MerchantActions:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def mark_paid(self, msg: m.MarkPaid, reply: Reply) -> None:
+        ledger = self.ledger
+        tx = ledger.visible_tx(msg.tx_id, msg.mode)
+        if tx["provider"] != "manual":
+            raise Conflict("not_manual", "Only pay-by-mail transactions are marked paid by hand.")
+        _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
+        ledger.move(tx, Status.SUCCEEDED)
+        metadata = dict(tx.get("metadata") or {})
+        if msg.note:
+            metadata["note"] = msg.note
+        event_ops = ledger.event(tx, EventType.MANUAL_MARKED_PAID, metadata=metadata)
+        ledger.commit(ledger.tx_ops(tx) + event_ops, reply, transaction_view(tx))
+
+    def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
+        ledger = self.ledger
+        tx = ledger.visible_tx(msg.tx_id, msg.mode)
+        _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
+        ledger.move(tx, Status.CANCELED, reason="canceled by the merchant")
+        event_ops = ledger.event(tx, EventType.CHECKOUT_CANCELED)
+        ledger.commit(ledger.tx_ops(tx) + event_ops, reply, transaction_view(tx))
+
+    def portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
+        ledger = self.ledger
+        sub = ledger.subscription(msg.subscription_id)
+        if sub is None or (msg.mode is not None and sub["isTest"] != (msg.mode == "test")):
+            raise NotFound("not_found", "No subscription with this id in this project.")
+        mode = "test" if sub["isTest"] else "live"
+        provider, credentials = ledger.configured(sub["provider"], mode)
+        return_url = ledger.redirect(msg.return_url, ledger.project["successUrl"], "returnUrl")
+        request = PortalRequest(
+            subscription=dict(sub),
+            credentials=credentials,
+            return_url=return_url,
+            http=ledger.ctx.http,
+        )
+        # Off the actor: a provider call never holds up this project's other requests.
+        ledger.ctx.nursery.start_soon(_call_portal, provider, request, reply)
+
+    def trigger_material(self, msg: m.TriggerMaterial, reply: Reply) -> None:
+        ledger = self.ledger
+        tx = ledger.tx(msg.tx_id)
+        if tx is None:
+            raise NotFound("not_found", "No transaction with this id in this project.")
+        if not tx["isTest"]:
+            raise Conflict(
+                "live_transaction",
+                "Simulated events are sent for test-mode transactions only.",
+            )
+        if tx["provider"] != msg.provider:
+            raise Conflict("provider_mismatch", f"This transaction was paid with {tx['provider']}.")
+        _, credentials = ledger.configured(msg.provider, "test")
+        sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+        ledger.reply_read(
+            reply,
+            {
+                "tx": dict(tx),
+                "subscription": dict(sub) if sub else None,
+                "credentials": dict(credentials),
+            },
+        )
+
+    def follow_up_target(self, msg: m.FollowUpTarget, reply: Reply) -> None:
+        self.ledger.reply_read(reply, self.ledger.follow_up_target(msg.tx_id), msg.tx_id)
+
+
+async def _call_portal(provider: Provider, request: PortalRequest, reply: Reply) -> None:
+    try:
+        result = await provider.portal_url(request)
+    except ContractError as failure:
+        reply(failure)
+        return
+    except Exception as exc:
+        log.warning("%s portal session failed: %r", provider.name, exc)
+        reply(
+            ProviderError(
+                "provider_error",
+                f"{provider.name} did not create a portal session.",
+                retryable=True,
+            )
+        )
+        return
+    reply(
+        {
+            "url": result.url,
+            "provider": provider.name,
+            "expiresAt": iso_or_none(result.expires_at_ms),
+        }
+    )
+
+
+def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:
+    if not can_transition(Kind.PAYMENT, tx["status"], target):
+        raise InvalidTransition(
+            "invalid_transition",
+            f"The transaction is {tx['status']}; {rule}.",
+            extra={"status": tx["status"]},
+        )

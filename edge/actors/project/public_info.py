@@ -1,0 +1,82 @@
+"""The public info of a project (CONTRACT 4.7): which providers a buyer may choose, with their
+labels, icons and publishable keys, for one mode and optionally one product.
+
+Rendered once per configuration and kept as bytes with their ETag: the answer is read by every
+page that shows a button, and changes only when the merchant changes the configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from edge.actors import messages as m
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.views import product_view
+from edge.domain.money import to_wire
+from edge.providers.registry import PROVIDERS
+
+
+class PublicInfo:
+    """A rendered answer and its ETag."""
+
+    __slots__ = ("body", "etag")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+class PublicInfoPages:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self._rendered: dict[tuple[str | None, str], PublicInfo] = {}
+        self._version = ledger.config_version
+
+    def get(self, msg: m.GetPublicInfo, reply: Reply) -> None:
+        if self._version != self.ledger.config_version:  # the configuration changed
+            self._rendered.clear()
+            self._version = self.ledger.config_version
+        key = (msg.product_id, msg.mode)
+        info = self._rendered.get(key)
+        if info is None:
+            info = PublicInfo(self._render(msg.product_id, msg.mode))
+            self._rendered[key] = info
+        self.ledger.reply_read(reply, info)
+
+    def _render(self, product_id: str | None, mode: str) -> bytes:
+        ledger = self.ledger
+        product = ledger.product(product_id) if product_id is not None else None
+        entries = []
+        for name, config in ledger.project["providers"].items():
+            provider = PROVIDERS.get(name)
+            if provider is None or not config.get("enabled"):
+                continue
+            credentials = ledger.credentials(provider, mode)
+            if not provider.is_configured(credentials):
+                continue
+            override = (product or {}).get("overrides", {}).get(name, {})
+            entry: dict[str, Any] = {
+                "provider": name,
+                "kind": provider.kind,
+                "label": override.get("label") or config.get("label") or provider.default_label,
+                "icon": f"{ledger.ctx.public_url}/static/icons/{provider.icon}",
+                "publishableKey": provider.publishable_key(credentials),
+                "mailingAddress": provider.mailing_address(credentials),
+            }
+            if product is not None:
+                entry["amount"] = to_wire(
+                    override.get("amount", product["amount"]), product["currency"]
+                )
+                entry["currency"] = product["currency"]
+            entry["order"] = override.get("order") or config.get("order") or 100
+            entries.append(entry)
+        entries.sort(key=lambda e: (e["order"], e["provider"]))
+        body = {
+            "projectId": ledger.project_id,
+            "mode": mode,
+            "product": product_view(product, public=True) if product else None,
+            "providers": entries,
+        }
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()

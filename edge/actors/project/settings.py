@@ -1,0 +1,115 @@
+"""The project's configuration (CONTRACT 4.6): the project itself, its products, its providers'
+settings and credentials (secrets sealed at rest), and its API keys.
+
+Every change rewrites the project record in one commit and answers after it; what was derived
+from the old configuration (opened credentials, public info) is dropped at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edge.actors import messages as m
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.views import product_view, project_view, provider_view
+from edge.domain import ids
+from edge.errors import Conflict, NotFound, invalid
+from edge.providers import credentials as creds
+from edge.providers.registry import PROVIDERS
+from edge.store.codec import pack
+
+MAX_KEYS = 50
+
+
+class ProjectSettings:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def get_project(self, msg: m.GetProject, reply: Reply) -> None:
+        self.ledger.reply_read(reply, project_view(self.ledger.project))
+
+    def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
+        ledger = self.ledger
+        ledger.project.update(msg.changes)
+        ledger.commit(ledger.config_changed(), reply, project_view(ledger.project))
+
+    def put_product(self, msg: m.PutProduct, reply: Reply) -> None:
+        ledger = self.ledger
+        product = msg.product
+        for name in product.get("overrides", {}):
+            if name not in PROVIDERS:
+                raise invalid(f"unknown provider {name!r}", f"overrides.{name}")
+        ledger.project["products"][product["id"]] = product
+        ledger.commit(ledger.config_changed(), reply, product_view(product))
+
+    def delete_product(self, msg: m.DeleteProduct, reply: Reply) -> None:
+        ledger = self.ledger
+        ledger.product(msg.product_id)
+        del ledger.project["products"][msg.product_id]
+        ledger.commit(ledger.config_changed(), reply, {"deleted": True, "id": msg.product_id})
+
+    def put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
+        ledger = self.ledger
+        provider = PROVIDERS.get(msg.provider)
+        if provider is None:
+            raise NotFound("unknown_provider", f"This node has no provider {msg.provider!r}.")
+        body = msg.body  # checked by edge.http.bodies.provider_settings
+        stored = dict(ledger.project["providers"].get(provider.name) or {})
+        updated: dict[str, Any] = {
+            "enabled": body["enabled"],
+            "label": body["label"],
+            "order": body["order"],
+        }
+        for mode in creds.MODES:
+            previous = stored.get(mode) or {}
+            updated[mode] = (
+                creds.merge_mode(
+                    provider, ledger.project_id, mode, body[mode], previous, ledger.ctx.sealer
+                )
+                if mode in body
+                else previous
+            )
+        ledger.project["providers"][provider.name] = updated
+        ledger.commit(ledger.config_changed(), reply, provider_view(provider.name, updated))
+
+    def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
+        ledger = self.ledger
+        if len(ledger.project["keys"]) >= MAX_KEYS:
+            raise Conflict("too_many_keys", "A project holds at most 50 keys; revoke one first.")
+        key = ids.new_api_key(msg.mode)
+        key_id = ids.new_key_id()
+        digest = ids.hash_api_key(key)
+        meta = {
+            "keyId": key_id,
+            "mode": msg.mode,
+            "name": msg.name,
+            "last4": key[-4:],
+            "hash": digest,
+            "createdAt": ledger.now_ms(),
+        }
+        ledger.project["keys"][key_id] = meta
+        ops = ledger.config_changed()
+        index = {"projectId": ledger.project_id, "keyId": key_id, "mode": msg.mode}
+        ops.append(("apikeys", digest, pack(index)))
+        answer = {
+            "keyId": key_id,
+            "key": key,
+            "last4": key[-4:],
+            "mode": msg.mode,
+            "name": msg.name,
+        }
+        ledger.commit(ops, reply, answer)
+
+    def revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:
+        ledger = self.ledger
+        meta = ledger.project["keys"].pop(msg.key_id, None)
+        if meta is None:
+            raise NotFound("not_found", "No key with this id in this project.")
+        ops = ledger.config_changed()
+        ops.append(("apikeys", meta["hash"], None))
+        forget = ledger.ctx.keys.forget
+        forget(meta["hash"])
+        ticket = ledger.commit(ops, reply, {"revoked": True, "keyId": msg.key_id})
+        # A lookup during the fsync still finds the key in the store and caches it again: forget
+        # it once more at the commit, before anything else runs.
+        ticket.when_durable(lambda _error: forget(meta["hash"]))

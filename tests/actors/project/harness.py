@@ -1,0 +1,131 @@
+"""Helpers for the project actor's tests: a harness over a real store, a provider the test
+drives, deliveries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import trio
+from support.client import MAILING_ADDRESS, ORIGIN
+
+from edge.actors import messages as m
+from edge.actors import queries
+from edge.actors.context import NodeContext
+from edge.actors.project import ProjectActor
+from edge.actors.project.ledger import Ledger
+from edge.actors.registry import ActorRegistry
+from edge.domain.events import EventType
+from edge.domain.status import Status
+from edge.providers.base import (
+    CredentialField,
+    FollowUp,
+    MalformedPayload,
+    NormalizedEvent,
+    Provider,
+    SignatureInvalid,
+)
+
+BOOK = {
+    "id": "book",
+    "name": "A book",
+    "kind": "payment",
+    "interval": None,
+    "amount": 1999,
+    "currency": "EUR",
+    "overrides": {},
+}
+
+
+@dataclass
+class Harness:
+    ctx: NodeContext
+    registry: ActorRegistry
+
+    async def call(self, project_id: str, message: Any) -> Any:
+        """The actor's reply, without the RateLimit-* it may carry."""
+        answer = await self.registry.call(project_id, message)
+        return answer.value if isinstance(answer, m.Answer) else answer
+
+    async def project(self, *providers: str) -> str:
+        """A project with the book and ``providers`` enabled in test mode."""
+        view = await queries.create_project(
+            self.ctx,
+            {
+                "name": "Shop",
+                "successUrl": f"{ORIGIN}/thanks",
+                "cancelUrl": f"{ORIGIN}/cart",
+                "allowedOrigins": [ORIGIN],
+                "tier": "free",
+            },
+        )
+        project_id: str = view["id"]
+        await self.call(project_id, m.PutProduct(dict(BOOK)))
+        for name in providers:
+            body = {"enabled": True, "label": None, "order": None, "test": CREDENTIALS[name]}
+            await self.call(project_id, m.PutProvider(name, body))
+        return project_id
+
+    def ledger(self, project_id: str) -> Ledger:
+        """The ledger of the project's actor (it must be loaded)."""
+        actor = self.registry._entries[project_id].actor
+        assert isinstance(actor, ProjectActor)
+        return actor.ledger
+
+
+class EchoProvider(Provider):
+    """A provider the test drives: a delivery verifies when its ``x-signature`` is ``ok``,
+    waiting first for ``GATE`` when one is set; its body is the event, as JSON."""
+
+    gate: trio.Event | None = None
+
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        credentials: Mapping[str, Mapping[str, Any]],
+        now_s: float,
+        http: httpx.AsyncClient,
+    ) -> str:
+        if EchoProvider.gate is not None:
+            await EchoProvider.gate.wait()
+        if headers.get("x-signature") != "ok":
+            raise SignatureInvalid("no_matching_signature")
+        assert credentials["test"]["secret"] == "s3cret"  # opened, not sealed
+        return "test"
+
+    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise MalformedPayload("not an object")
+        return NormalizedEvent(
+            provider_event_id=data["id"],
+            type=EventType(data.get("type", "payment.succeeded")),
+            provider_type="echo",
+            tx_id=data.get("txId"),
+            payment_status=Status(data["status"]) if data.get("status") else None,
+            dedup_ids=tuple(data.get("dedupIds", ())),
+            follow_ups=tuple(FollowUp(action) for action in data.get("followUps", ())),
+        )
+
+
+ECHO = EchoProvider(
+    name="echo",
+    kind="card",
+    checkout_type="redirect",
+    default_label="Echo",
+    icon="card.svg",
+    credential_fields=(CredentialField("secret", secret=True),),
+)
+
+CREDENTIALS: dict[str, dict[str, Any]] = {
+    "manual": {"mailingAddress": MAILING_ADDRESS},
+    "echo": {"secret": "s3cret"},
+}
+
+
+def delivery(provider: str = "echo", signature: str = "ok", **event: Any) -> m.Webhook:
+    return m.Webhook(provider, {"x-signature": signature}, json.dumps(event).encode())

@@ -1,0 +1,147 @@
+"""The webhook intake on a real store: verification off the actor, deduplication on every id,
+refusals kept, the transition applied once and durably."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+import pytest
+import trio
+from actors.project.harness import EchoProvider, delivery
+from trio.testing import wait_all_tasks_blocked
+
+import edge.store
+from edge.actors import messages as m
+from edge.actors import queries
+from edge.errors import InvalidRequest, NotFound, Unauthorized
+from edge.store import keys
+from edge.store.codec import pack, unpack
+
+
+async def _echo_tx(harness):
+    project_id = await harness.project("manual", "echo")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    return project_id, answer["txId"]
+
+
+async def test_a_verified_delivery_moves_its_transaction_after_the_commit(harness, echo):
+    project_id = await harness.project("echo")
+    answer = await harness.call(project_id, delivery(id="evt_1", type="unmatched"))
+    assert answer["duplicate"] is False
+    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+    assert (stored["providerEventId"], stored["isTest"]) == ("evt_1", True)
+
+
+async def test_every_dedup_id_is_kept_and_any_of_them_finds_the_first(harness, echo):
+    project_id = await harness.project("echo")
+    first = await harness.call(project_id, delivery(id="a", dedupIds=["a", "b"]))
+    again = await harness.call(project_id, delivery(id="c", dedupIds=["c", "b"]))
+    assert again == {"received": True, "eventId": first["eventId"], "duplicate": True}
+    for dedup_id in ("a", "b"):
+        raw = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", dedup_id))
+        assert raw == first["eventId"].encode()
+    assert harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", "c")) is None
+
+
+async def test_a_bad_signature_is_refused_and_kept_with_its_reason(harness, echo):
+    project_id = await harness.project("echo")
+    with pytest.raises(Unauthorized) as info:
+        await harness.call(project_id, delivery(signature="forged", id="evt_1"))
+    assert info.value.extra == {"reason": "no_matching_signature"}
+    kept = queries.rejected_deliveries(harness.ctx.store, project_id)["items"]
+    assert [(r["provider"], r["code"], r["reason"]) for r in kept] == [
+        ("echo", "signature_invalid", "no_matching_signature")
+    ]
+
+
+async def test_a_verified_body_that_is_no_event_is_refused_as_malformed(harness, echo):
+    project_id = await harness.project("echo")
+    with pytest.raises(InvalidRequest) as info:
+        await harness.call(project_id, m.Webhook("echo", {"x-signature": "ok"}, b"[]"))
+    assert info.value.code == "malformed_payload"
+
+
+async def test_a_provider_not_enabled_is_refused_before_verification(harness, echo):
+    project_id = await harness.project()
+    with pytest.raises(NotFound) as info:
+        await harness.call(project_id, delivery(id="evt_1"))
+    assert info.value.code == "provider_not_enabled"
+
+
+async def test_verification_runs_off_the_actor(harness, echo):
+    project_id, tx_id = await _echo_tx(harness)
+    EchoProvider.gate = gate = trio.Event()
+    answers = []
+
+    async def deliver() -> None:
+        answers.append(await harness.call(project_id, delivery(id="evt_1")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(deliver)
+        await wait_all_tasks_blocked()
+        actor = harness.registry._entries[project_id].actor
+        assert not actor.idle()  # a verification is under way: drain would wait for it
+        # the actor is not held up by the verification: other messages are answered meanwhile
+        project = await harness.call(project_id, m.GetProject())
+        assert project["id"] == project_id and answers == []
+        gate.set()
+    assert answers[0]["duplicate"] is False
+    assert actor.idle()
+
+
+async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness, echo):
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    # an echo delivery can only match a transaction of its own provider
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    EchoProvider.gate = gate = trio.Event()
+    answers = []
+
+    async def deliver() -> None:
+        answers.append(
+            await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], status="succeeded"))
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(deliver)
+        nursery.start_soon(deliver)
+        await wait_all_tasks_blocked()
+        gate.set()
+    assert sorted(a["duplicate"] for a in answers) == [False, True]
+    assert len({a["eventId"] for a in answers}) == 1
+    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    assert (stored["status"], stored["version"]) == ("succeeded", 2)
+    usage = await harness.call(project_id, m.GetUsage())
+    assert usage["test"]["used"] == 1
+
+
+@pytest.fixture
+def outbox(monkeypatch):
+    """Stands in for edge.store.outbox: one record per follow-up, under ``outbox:``."""
+
+    def enqueue_ops(project_id, tx_id, provider, mode, follow_up, now_ms):
+        key = f"outbox:{project_id}:{tx_id}:{follow_up.action}".encode()
+        return [("records", key, pack({"provider": provider, "mode": mode}))]
+
+    fake = SimpleNamespace(enqueue_ops=enqueue_ops)
+    monkeypatch.setitem(sys.modules, "edge.store.outbox", fake)
+    monkeypatch.setattr(edge.store, "outbox", fake, raising=False)
+
+
+async def test_follow_ups_are_written_with_their_event(harness, echo, outbox):
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], followUps=["capture"]))
+    entry = harness.ctx.store.get_raw(f"outbox:{project_id}:{tx['id']}:capture".encode())
+    assert entry is not None and unpack(entry) == {"provider": "echo", "mode": "test"}
+    # an event that matches no transaction owes nothing
+    await harness.call(project_id, delivery(id="evt_2", followUps=["capture"]))
+    assert len(harness.ctx.store.scan(b"outbox:")) == 1

@@ -1,0 +1,102 @@
+"""The ledger on a real store: commits before answers, read-your-writes, stale and reload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lmdb
+import pytest
+
+from edge.actors import messages as m
+from edge.domain.status import Status
+from edge.errors import Unavailable
+from edge.store import keys
+from edge.store.codec import pack
+
+
+async def _pending_tx(harness: Any) -> tuple[str, str]:
+    project_id = await harness.project("manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    return project_id, answer["txId"]
+
+
+async def test_a_commit_answers_only_once_durable_with_the_answer_as_it_was(harness):
+    project_id, tx_id = await _pending_tx(harness)
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(tx_id)
+    ledger.move(tx, Status.SUCCEEDED)
+    answers: list[Any] = []
+    ticket = ledger.commit(ledger.tx_ops(tx), answers.append, {"status": tx["status"]})
+    tx["status"] = "changed later, in memory only"
+    assert answers == []  # no checkpoint since the submit: the writer has not run
+    await ticket.wait()
+    assert answers == [{"status": "succeeded"}]
+    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx_id))
+    assert (stored["status"], stored["version"]) == ("succeeded", 2)
+
+
+async def test_a_read_waits_for_the_commit_of_that_record_only(harness):
+    project_id, tx_id = await _pending_tx(harness)
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(tx_id)
+    ledger.move(tx, Status.SUCCEEDED)
+    ticket = ledger.submit(ledger.tx_ops(tx))
+    of_tx: list[Any] = []
+    of_other: list[Any] = []
+    ledger.reply_read(of_tx.append, "tx", tx_id)
+    ledger.reply_read(of_other.append, "other", "tx_00000000000000000000000000")
+    assert (of_tx, of_other) == ([], ["other"])
+    await ticket.wait()
+    assert of_tx == ["tx"]
+
+
+async def test_index_entries_are_read_back_before_their_commit(harness):
+    project_id = await harness.project()
+    ledger = harness.ledger(project_id)
+    op = ledger.index_op(keys.PROVIDER_REF, "stripe", "pi_1", "tx_x")
+    assert ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
+    assert harness.ctx.store.get_raw(op[1]) is None
+    await ledger.submit([op]).wait()
+    ledger.reload()  # memory dropped: the store answers now
+    assert ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
+
+
+async def test_a_failed_commit_answers_unavailable_and_the_reload_forgets_memory(harness):
+    project_id, tx_id = await _pending_tx(harness)
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(tx_id)
+    ledger.move(tx, Status.SUCCEEDED)
+    answers: list[Any] = []
+    refused = ("records", b"", pack({}))  # LMDB refuses an empty key: the commit fails
+    ticket = ledger.commit([*ledger.tx_ops(tx), refused], answers.append, "ok")
+    with pytest.raises(lmdb.Error):
+        await ticket.wait()
+    assert isinstance(answers[0], Unavailable)
+    assert ledger.stale
+    # the next message reloads first: the transaction is pending again, as stored
+    status = await harness.call(project_id, m.GetStatus(tx_id))
+    assert b'"status":"pending"' in status
+    assert not ledger.stale
+
+
+async def test_configuration_changes_drop_what_was_derived(harness):
+    project_id = await harness.project("manual")
+    ledger = harness.ledger(project_id)
+    provider, opened = ledger.configured("manual", "test")
+    version = ledger.config_version
+    ledger.project["providers"]["manual"]["test"] = {}
+    await ledger.submit(ledger.config_changed()).wait()
+    assert ledger.config_version == version + 1
+    assert ledger.credentials(provider, "test") != opened
+
+
+async def test_follow_up_target_is_a_copy_of_the_transaction(harness):
+    project_id, tx_id = await _pending_tx(harness)
+    ledger = harness.ledger(project_id)
+    target = ledger.follow_up_target(tx_id)
+    assert target is not None and target["status"] == "pending"
+    target["status"] = "changed"
+    assert ledger.tx(tx_id)["status"] == "pending"
+    assert ledger.follow_up_target("tx_00000000000000000000000000") is None
+    assert await harness.call(project_id, m.FollowUpTarget(tx_id)) == ledger.tx(tx_id)
+    assert ledger.follow_up_ops(ledger.tx(tx_id), "manual", "test", ()) == []
