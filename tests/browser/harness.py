@@ -9,6 +9,7 @@ the button exactly as the snippet says: from the node, with its SRI hash.
 from __future__ import annotations
 
 import html
+import json
 import os
 import threading
 import time
@@ -44,7 +45,7 @@ EVENTS = ("cm-busy", "cm-load-providers", "cm-checkout-started", "cm-error", "cm
 RECORDER_JS = """
 window.cmEvents = [];
 const prevent = new URLSearchParams(location.search).getAll('prevent');
-for (const type of %s) {
+for (const type of EVENTS_JSON) {
   document.addEventListener(type, (event) => {
     if (prevent.includes(type)) event.preventDefault();
     const error = event.detail.error;
@@ -55,7 +56,7 @@ for (const type of %s) {
     });
   });
 }
-""" % list(EVENTS)
+""".replace("EVENTS_JSON", json.dumps(list(EVENTS)))
 
 
 # Sets the card form hook on the element before the button script has defined it.
