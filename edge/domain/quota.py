@@ -39,13 +39,12 @@ class Tier:
     name: str
     live_events: int
     test_events: int
-    card_required: bool = False
 
 
 DEFAULT_TIERS: Mapping[str, Tier] = MappingProxyType(
     {
-        "free": Tier("free", live_events=1_000, test_events=1_000, card_required=False),
-        "pro": Tier("pro", live_events=100_000, test_events=100_000, card_required=True),
+        "free": Tier("free", live_events=1_000, test_events=1_000),
+        "pro": Tier("pro", live_events=100_000, test_events=100_000),
     }
 )
 

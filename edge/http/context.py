@@ -18,7 +18,6 @@ def node() -> NodeContext:
 async def ask(project_id: str, message: Any) -> Any:
     """The actor's reply; headers it sends along (RateLimit-*) go out with the response."""
     registry = node().registry
-    assert registry is not None
     result = await registry.call(project_id, message)
     if isinstance(result, Answer):
         cast(Any, request.scope)[ANSWER_HEADERS] = result.headers  # for the middleware

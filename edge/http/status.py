@@ -65,7 +65,6 @@ class StatusRoute:
             "status", caller, lambda: client_ip_of(self.ctx.settings, peer, forwarded_for)
         )
         registry = self.ctx.registry
-        assert registry is not None
         message = GetStatus(item_id, wait_s, version, charge)
         try:
             if wait_s:

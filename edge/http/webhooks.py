@@ -1,8 +1,9 @@
 """``POST /webhook/{provider}/{projectId}``: the provider's own request, byte for byte, served
 directly on ASGI beside the Quart app (edge.http.middleware in front).
 
-The route only carries the raw body and headers to the project's actor, which verifies,
-normalizes, deduplicates, applies and stores the event; the answer goes out after the commit.
+The route only carries the raw body and headers to the project's actor. The actor hands the
+provider's signature check (which may call the provider) to a task of its own, then normalizes,
+deduplicates, applies and stores the verified event; the answer goes out after the commit.
 Why not a Quart route: ingest speed is the webhook's whole job, and Quart's request object,
 routing and body wrapper cost more per delivery than reading one body off ASGI.
 """
@@ -50,7 +51,6 @@ class WebhookRoute:
         }
         body = await read_body(receive, headers.get("content-length"), BODY_LIMIT)
         registry = self.ctx.registry
-        assert registry is not None
         reply = await registry.call(
             project_id, Webhook(provider, headers, body, charge=Charge("webhook", provider))
         )

@@ -38,9 +38,7 @@ def test_period_end_rejects(bad):
 
 def test_default_tiers():
     free, pro = DEFAULT_TIERS["free"], DEFAULT_TIERS["pro"]
-    assert (free.name, free.live_events, free.test_events, free.card_required) == (
-        "free", 1000, 1000, False,
-    )  # fmt: skip
+    assert (free.name, free.live_events, free.test_events) == ("free", 1000, 1000)
     assert (pro.live_events, pro.test_events) == (100_000, 100_000)
 
 
