@@ -12,10 +12,11 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import trio
@@ -23,14 +24,17 @@ from hypercorn.config import Config, Sockets
 from hypercorn.trio.run import worker_serve
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from edge.actors.context import NodeContext
+from edge.actors.context import NodeContext, wall_ms
+from edge.actors.followups import FollowUpWorker, Resolve
 from edge.actors.keyindex import KeyIndex
+from edge.actors.messages import FollowUpTarget
 from edge.actors.project import ProjectActor
 from edge.actors.rates import ProjectRates
-from edge.actors.registry import Actor, ActorRef, open_registry
+from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
 from edge.signing import Signer
 from edge.store.env import open_store
@@ -39,6 +43,7 @@ from edge.store.writer import open_writer
 log = logging.getLogger("edge.node")
 
 STORE_DIR = "store"
+RESOLVE_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -77,6 +82,9 @@ async def open_node(
             async with open_registry(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
             ) as registry:
+                follow_ups = FollowUpWorker(
+                    store, writer, _follow_up_target(registry), http, PROVIDERS, wall_ms
+                )
                 config = _hypercorn_config(settings)
                 with _listening(config) as (sockets, url):
                     ctx = NodeContext(
@@ -91,24 +99,29 @@ async def open_node(
                         manage_rates=ProjectRates(settings, tier=""),
                         bound_url=url,
                         public_url=settings.public_url or url,
+                        follow_ups_owed=follow_ups.notify,
                     )
 
                     async def shutdown_trigger() -> None:
                         await stop.wait()
                         registry.stop_waiting()
 
-                    async with trio.open_nursery() as serving:
-                        if handle_signals:
-                            serving.start_soon(_stop_on_signal, stop)
-                        await serving.start(
-                            _serve, asgi_app(ctx), config, sockets, shutdown_trigger
-                        )
-                        _write_node_file(settings, url)
-                        log.info("edge node listening on %s (data %s)", url, settings.data_dir)
-                        try:
-                            yield RunningNode(url=url, ctx=ctx, stop=stop)
-                        finally:
-                            stop.set()
+                    async with trio.open_nursery() as owed:
+                        await owed.start(follow_ups.run)  # resumes what a last run left
+                        async with trio.open_nursery() as serving:
+                            if handle_signals:
+                                serving.start_soon(_stop_on_signal, stop)
+                            await serving.start(
+                                _serve, asgi_app(ctx), config, sockets, shutdown_trigger
+                            )
+                            _write_node_file(settings, url)
+                            log.info("edge node listening on %s (data %s)", url, settings.data_dir)
+                            try:
+                                yield RunningNode(url=url, ctx=ctx, stop=stop)
+                            finally:
+                                stop.set()
+                        # an attempt cut short here stays pending: the next start repeats it
+                        owed.cancel_scope.cancel()
                 # HTTP has stopped and in-flight requests are done: the registry drains next.
             _remove_node_file(settings)
     log.info("node stopped; store closed")
@@ -124,6 +137,16 @@ async def run_node(
     async with open_node(settings, handle_signals=handle_signals) as running:
         task_status.started(running)
         await running.stop.wait()
+
+
+def _follow_up_target(registry: ActorRegistry) -> Resolve:
+    async def resolve(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        target: Mapping[str, Any] | None = await registry.call(
+            project_id, FollowUpTarget(tx_id, mode), RESOLVE_TIMEOUT_S
+        )
+        return target
+
+    return resolve
 
 
 def _hypercorn_config(settings: Settings) -> Config:

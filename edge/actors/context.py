@@ -43,6 +43,8 @@ class NodeContext:
     bound_url: str  # where this node listens
     public_url: str  # where buyers reach it: bound_url, or a proxy's address
     clock_ms: Callable[[], int] = wall_ms
+    # Wakes the follow-up worker once a commit that owes the outside world something has landed.
+    follow_ups_owed: Callable[[], None] = lambda: None
 
     @property
     def nursery(self) -> trio.Nursery:

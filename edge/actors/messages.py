@@ -150,10 +150,11 @@ class WebhookRefused:
 
 @dataclass(frozen=True)
 class FollowUpTarget:
-    """The transaction a durable follow-up acts on (None when there is none): its worker checks
-    the transaction has not ended before acting."""
+    """What a durable follow-up acts on: the transaction and its provider's credentials for
+    ``mode`` (None once the checkout has ended: nothing more is done for it)."""
 
     tx_id: str
+    mode: str
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,7 @@ def is_terminal(table_kind: Kind | str, status: Status | str) -> bool:
     table = _table(table_kind)
     st = _status(status)
     return st is not None and st in table and not table[st]
+
+
+# A checkout that can no longer be paid: nothing is captured or completed for it any more.
+ENDED: frozenset[str] = frozenset({Status.FAILED, Status.CANCELED, Status.EXPIRED})

@@ -16,7 +16,7 @@ import lmdb
 
 from edge.store.codec import unpack
 
-DATABASES = ("records", "apikeys", "meta")
+DATABASES = ("records", "apikeys", "meta", "outbox")
 
 
 class Store:

@@ -26,13 +26,13 @@ from typing import Any
 from edge.actors.context import NodeContext
 from edge.domain import ids
 from edge.domain.events import EventType
-from edge.domain.status import Status
+from edge.domain.status import ENDED, Status
 from edge.domain.urls import redirect_allowed
 from edge.errors import InvalidRequest, NotFound, unavailable
 from edge.providers import credentials as creds
 from edge.providers.base import FollowUp, Provider
 from edge.providers.registry import PROVIDERS
-from edge.store import keys
+from edge.store import keys, outbox
 from edge.store.codec import pack
 from edge.store.writer import Op, Ticket
 
@@ -59,6 +59,7 @@ class Ledger:
         self._submit_watchers: list[Callable[[list[str], Ticket], None]] = []
         self._reload_watchers: list[Callable[[], None]] = []
         self._settled_watchers: list[Callable[[], None]] = []
+        self._owes_follow_ups = False  # follow_up_ops were built for the next submit
 
     def now_ms(self) -> int:
         return self.ctx.clock_ms()
@@ -87,11 +88,15 @@ class Ledger:
             raise NotFound("not_found", "No transaction with this id in this project.")
         return tx
 
-    def follow_up_target(self, tx_id: str) -> dict[str, Any] | None:
-        """A copy of the transaction a durable follow-up acts on (its worker checks that the
-        transaction has not ended before it captures), or None."""
+    def follow_up_target(self, tx_id: str, mode: str) -> dict[str, Any] | None:
+        """What a durable follow-up acts on: a copy of the transaction and its provider's
+        opened credentials; None once the checkout has ended (expired, canceled, failed), so
+        nothing is captured for it. ``provider_not_enabled`` while its provider is off."""
         tx = self.tx(tx_id)
-        return dict(tx) if tx is not None else None
+        if tx is None or tx["status"] in ENDED:
+            return None
+        _, credentials = self.configured(tx["provider"], mode)
+        return {"tx": dict(tx), "credentials": dict(credentials)}
 
     def add(self, record: dict[str, Any]) -> None:
         """Keep a new transaction or subscription (its writes are the caller's)."""
@@ -173,13 +178,18 @@ class Ledger:
         """The outbox entries for ``follow_ups``: written in the same commit as their event."""
         if not follow_ups:
             return []
-        import edge.store.outbox as outbox
-
         ops: list[Op] = []
         for follow_up in follow_ups:
             ops += outbox.enqueue_ops(
-                self.project_id, tx["id"], provider_name, mode, follow_up, self.now_ms()
+                self.project_id,
+                tx["id"],
+                provider_name,
+                mode,
+                follow_up.action,
+                follow_up.params,
+                self.now_ms(),
             )
+        self._owes_follow_ups = True
         return ops
 
     # -- index entries (deduplication, provider references, reference codes) -------------
@@ -274,6 +284,10 @@ class Ledger:
             self._pending[item_id] = ticket
         for watcher in self._submit_watchers:
             watcher(touched, ticket)
+        if self._owes_follow_ups:
+            self._owes_follow_ups = False
+            owed = self.ctx.follow_ups_owed
+            ticket.when_durable(lambda error: None if error else owed())
 
         def settled(error: BaseException | None) -> None:
             for item_id in touched:

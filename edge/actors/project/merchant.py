@@ -84,7 +84,8 @@ class MerchantActions:
         )
 
     def follow_up_target(self, msg: m.FollowUpTarget, reply: Reply) -> None:
-        self.ledger.reply_read(reply, self.ledger.follow_up_target(msg.tx_id), msg.tx_id)
+        target = self.ledger.follow_up_target(msg.tx_id, msg.mode)
+        self.ledger.reply_read(reply, target, msg.tx_id)
 
 
 async def _call_portal(provider: Provider, request: PortalRequest, reply: Reply) -> None:

@@ -3,20 +3,15 @@ refusals kept, the transition applied once and durably."""
 
 from __future__ import annotations
 
-import sys
-from types import SimpleNamespace
-
 import pytest
 import trio
 from actors.project.harness import EchoProvider, delivery
 from trio.testing import wait_all_tasks_blocked
 
-import edge.store
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.errors import InvalidRequest, NotFound, Unauthorized
-from edge.store import keys
-from edge.store.codec import pack, unpack
+from edge.store import keys, outbox
 
 
 async def _echo_tx(harness):
@@ -119,20 +114,7 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
     assert usage["test"]["used"] == 1
 
 
-@pytest.fixture
-def outbox(monkeypatch):
-    """Stands in for edge.store.outbox: one record per follow-up, under ``outbox:``."""
-
-    def enqueue_ops(project_id, tx_id, provider, mode, follow_up, now_ms):
-        key = f"outbox:{project_id}:{tx_id}:{follow_up.action}".encode()
-        return [("records", key, pack({"provider": provider, "mode": mode}))]
-
-    fake = SimpleNamespace(enqueue_ops=enqueue_ops)
-    monkeypatch.setitem(sys.modules, "edge.store.outbox", fake)
-    monkeypatch.setattr(edge.store, "outbox", fake, raising=False)
-
-
-async def test_follow_ups_are_written_with_their_event(harness, echo, outbox):
+async def test_follow_ups_are_written_with_their_event(harness, echo):
     project_id = await harness.project("echo", "manual")
     answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
     ledger = harness.ledger(project_id)
@@ -140,8 +122,15 @@ async def test_follow_ups_are_written_with_their_event(harness, echo, outbox):
     tx["provider"] = "echo"
     await ledger.submit(ledger.tx_ops(tx)).wait()
     await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], followUps=["capture"]))
-    entry = harness.ctx.store.get_raw(f"outbox:{project_id}:{tx['id']}:capture".encode())
-    assert entry is not None and unpack(entry) == {"provider": "echo", "mode": "test"}
+    # durable before the delivery was answered
+    (entry,) = outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)
+    assert (entry["projectId"], entry["txId"], entry["provider"], entry["mode"]) == (
+        project_id,
+        tx["id"],
+        "echo",
+        "test",
+    )
+    assert (entry["action"], entry["state"], entry["attempts"]) == ("capture", "pending", 0)
     # an event that matches no transaction owes nothing
     await harness.call(project_id, delivery(id="evt_2", followUps=["capture"]))
-    assert len(harness.ctx.store.scan(b"outbox:")) == 1
+    assert len(outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)) == 1

@@ -93,10 +93,20 @@ async def test_configuration_changes_drop_what_was_derived(harness):
 async def test_follow_up_target_is_a_copy_of_the_transaction(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
-    target = ledger.follow_up_target(tx_id)
-    assert target is not None and target["status"] == "pending"
-    target["status"] = "changed"
+    target = ledger.follow_up_target(tx_id, "test")
+    assert target is not None and target["tx"]["status"] == "pending"
+    assert target["credentials"] == ledger.configured("manual", "test")[1]
+    target["tx"]["status"] = "changed"
     assert ledger.tx(tx_id)["status"] == "pending"
-    assert ledger.follow_up_target("tx_00000000000000000000000000") is None
-    assert await harness.call(project_id, m.FollowUpTarget(tx_id)) == ledger.tx(tx_id)
+    assert ledger.follow_up_target("tx_00000000000000000000000000", "test") is None
+    answer = await harness.call(project_id, m.FollowUpTarget(tx_id, "test"))
+    assert answer["tx"] == ledger.tx(tx_id)
+
+
+async def test_nothing_is_followed_up_for_an_ended_checkout(harness):
+    project_id, tx_id = await _pending_tx(harness)
+    ledger = harness.ledger(project_id)
+    await harness.call(project_id, m.CancelTx(tx_id, "test"))
+    assert ledger.tx(tx_id)["status"] == "canceled"
+    assert ledger.follow_up_target(tx_id, "test") is None
     assert ledger.follow_up_ops(ledger.tx(tx_id), "manual", "test", ()) == []

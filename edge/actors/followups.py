@@ -1,0 +1,145 @@
+"""The follow-up worker: carries out what the outbox (``edge.store.outbox``) says is owed.
+
+It takes due entries soonest first, asks the project's actor what the entry acts on (the
+transaction and the provider's credentials; nothing once the checkout has ended), calls the
+provider's ``follow_up``, and records the attempt in the same commit that settles or reschedules
+the entry. Guarantees:
+
+- At least once: an entry stays pending until an attempt's outcome is durable, so a crash during
+  an attempt repeats it after the restart (providers' follow-ups are idempotent: PayPal's capture
+  carries ``PayPal-Request-Id`` = the transaction id).
+- Every attempt is recorded: when, how long, the outcome and what the provider said.
+- A transient failure (``ProviderError``, a network error, a provider that does not answer in
+  ``ATTEMPT_TIMEOUT_S``) is retried on ``BACKOFF_S``; after the last step the entry is ``failed``.
+- Entries run one at a time, so a slow provider delays follow-ups but never multiplies them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import httpx
+import trio
+
+from edge.errors import ContractError
+from edge.providers.base import FollowUp, FollowUpRequest, Provider
+from edge.store import outbox
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
+
+log = logging.getLogger("edge.followups")
+
+# Seconds before each retry; the attempt after the last step is the last one.
+BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
+ATTEMPT_TIMEOUT_S = 30.0
+BATCH = 100
+
+# (project id, transaction id, mode) -> {"tx", "credentials"}, or None when nothing is owed any
+# more; raises a ContractError when it cannot tell now (the node is stopping, provider disabled).
+Resolve = Callable[[str, str, str], Awaitable[Mapping[str, Any] | None]]
+
+
+class FollowUpWorker:
+    def __init__(
+        self,
+        store: Store,
+        writer: StoreWriter,
+        resolve: Resolve,
+        http: httpx.AsyncClient,
+        providers: Mapping[str, Provider],
+        clock_ms: Callable[[], int],
+    ) -> None:
+        self._store = store
+        self._writer = writer
+        self._resolve = resolve
+        self._http = http
+        self._providers = providers
+        self._clock_ms = clock_ms
+        self._wakeup = trio.Event()
+
+    def notify(self) -> None:
+        """New entries were committed: look at the queue now."""
+        self._wakeup.set()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Work the queue until cancelled, starting with whatever a previous run left."""
+        task_status.started()
+        while True:
+            self._wakeup = trio.Event()
+            now = self._clock_ms()
+            entries = await trio.to_thread.run_sync(outbox.due, self._store, now, BATCH)
+            for entry in entries:
+                await self._attempt(entry)
+            if len(entries) == BATCH:
+                continue
+            next_due = await trio.to_thread.run_sync(outbox.next_due_ms, self._store)
+            wait_s = math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+            with trio.move_on_after(wait_s):
+                await self._wakeup.wait()
+
+    async def _attempt(self, entry: Mapping[str, Any]) -> None:
+        started = self._clock_ms()
+        outcome, detail = await self._outcome(entry)
+        finished = self._clock_ms()
+        attempt = {
+            "at": started,
+            "durationMs": finished - started,
+            "outcome": outcome,
+            "detail": detail[:500],
+        }
+        if outcome == "retry":
+            step = entry["attempts"]  # attempts before this one
+            if step < len(BACKOFF_S):
+                ops = outbox.settle_ops(
+                    entry,
+                    attempt,
+                    state=outbox.PENDING,
+                    due_ms=finished + BACKOFF_S[step] * 1000,
+                    detail=detail,
+                )
+            else:
+                attempt["outcome"] = "failed"
+                ops = outbox.settle_ops(entry, attempt, state=outbox.FAILED, detail=detail)
+                log.warning(
+                    "follow-up %s of %s gave up: %s", entry["action"], entry["txId"], detail
+                )
+        else:
+            state = {"done": outbox.DONE, "dropped": outbox.DROPPED, "failed": outbox.FAILED}[
+                outcome
+            ]
+            ops = outbox.settle_ops(entry, attempt, state=state, detail=detail)
+        await self._writer.write(ops)
+
+    async def _outcome(self, entry: Mapping[str, Any]) -> tuple[str, str]:
+        """("done" | "dropped" | "failed" | "retry", what happened, in words)."""
+        provider = self._providers.get(entry["provider"])
+        if provider is None:
+            return "dropped", f"this node has no provider {entry['provider']!r}"
+        try:
+            target = await self._resolve(entry["projectId"], entry["txId"], entry["mode"])
+        except ContractError as error:
+            return "retry", f"{error.code}: {error.message}"
+        if target is None:
+            return "dropped", "the checkout has ended: nothing is done for it any more"
+        request = FollowUpRequest(
+            follow_up=FollowUp(entry["action"], entry["params"]),
+            tx=target["tx"],
+            credentials=target["credentials"],
+            http=self._http,
+        )
+        try:
+            with trio.fail_after(ATTEMPT_TIMEOUT_S):
+                result = await provider.follow_up(request)
+        except trio.TooSlowError:
+            return "retry", f"{provider.name} did not answer in {ATTEMPT_TIMEOUT_S:.0f} s"
+        except ContractError as error:
+            return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"
+        except httpx.HTTPError as error:
+            return "retry", f"network error: {type(error).__name__}"
+        except Exception as error:  # a fault of the adapter's: keep the entry, say what it was
+            log.exception("follow-up %s of %s raised", entry["action"], entry["txId"])
+            return "retry", f"internal: {type(error).__name__}"
+        return ("done" if result.done else "retry"), result.detail

@@ -1,0 +1,134 @@
+"""The durable follow-up queue (the outbox): work the node owes a provider after a commit.
+
+An entry is written in the same commit as the event that causes it (``enqueue_ops``), so a
+crash can lose the event and its follow-up together or neither. A worker
+(``edge.actors.followups``) takes due entries, attempts them, and records every attempt; nothing
+owed is kept only in memory, so a restarted node resumes where the last one stopped.
+
+Keys of the ``outbox`` database:
+
+- ``e | entry id`` -> the entry: project, transaction, provider, mode, action, params, state
+  (``pending``, ``done``, ``failed``, ``dropped``), attempts so far, when it is next due.
+- ``q | due ms (8 bytes, big-endian) | entry id`` -> b"": pending entries, soonest first.
+- ``a | entry id | attempt number (4 bytes, big-endian)`` -> one attempt: when, how long,
+  outcome (``done``, ``retry``, ``failed``, ``dropped``) and what the provider said.
+
+Entry ids are ULIDs; attempts follow their entry in key order, so one prefix scan lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from edge.domain import ids
+from edge.store.codec import pack, unpack
+from edge.store.env import Store
+from edge.store.writer import Op
+
+DB = "outbox"
+ENTRY = b"e"
+QUEUE = b"q"
+ATTEMPT = b"a"
+
+PENDING = "pending"
+DONE = "done"
+FAILED = "failed"
+DROPPED = "dropped"
+
+
+def entry_key(entry_id: str) -> bytes:
+    return ENTRY + entry_id.encode("ascii")
+
+
+def queue_key(due_ms: int, entry_id: str) -> bytes:
+    return QUEUE + max(0, due_ms).to_bytes(8, "big") + entry_id.encode("ascii")
+
+
+def attempt_key(entry_id: str, number: int) -> bytes:
+    return ATTEMPT + entry_id.encode("ascii") + number.to_bytes(4, "big")
+
+
+def enqueue_ops(
+    project_id: str,
+    tx_id: str,
+    provider: str,
+    mode: str,
+    action: str,
+    params: Mapping[str, Any],
+    now_ms: int,
+) -> list[Op]:
+    """The writes that owe the provider's ``action``, due at once: commit them with the event."""
+    entry_id = ids.new_ulid()
+    entry = {
+        "id": entry_id,
+        "projectId": project_id,
+        "txId": tx_id,
+        "provider": provider,
+        "mode": mode,
+        "action": action,
+        "params": dict(params),
+        "state": PENDING,
+        "attempts": 0,
+        "dueAt": now_ms,
+        "createdAt": now_ms,
+        "detail": "",
+    }
+    return [
+        (DB, entry_key(entry_id), pack(entry)),
+        (DB, queue_key(now_ms, entry_id), b""),
+    ]
+
+
+def due(store: Store, now_ms: int, limit: int) -> list[dict[str, Any]]:
+    """Pending entries due at ``now_ms`` or before, soonest first."""
+    out = []
+    for key, _ in store.scan(QUEUE, limit=limit, db=DB):
+        due_ms = int.from_bytes(key[1:9], "big")
+        if due_ms > now_ms:
+            break
+        entry = store.get(entry_key(key[9:].decode("ascii")), db=DB)
+        if entry is not None and entry["state"] == PENDING:
+            out.append(entry)
+    return out
+
+
+def next_due_ms(store: Store) -> int | None:
+    """When the soonest pending entry is due, or None when nothing is pending."""
+    first = store.scan(QUEUE, limit=1, db=DB)
+    return int.from_bytes(first[0][0][1:9], "big") if first else None
+
+
+def entry(store: Store, entry_id: str) -> dict[str, Any] | None:
+    return store.get(entry_key(entry_id), db=DB)
+
+
+def attempts(store: Store, entry_id: str) -> list[dict[str, Any]]:
+    """Every attempt of an entry, first first."""
+    prefix = ATTEMPT + entry_id.encode("ascii")
+    return [unpack(value) for _, value in store.scan(prefix, db=DB)]
+
+
+def settle_ops(
+    entry: Mapping[str, Any],
+    attempt: Mapping[str, Any],
+    *,
+    state: str,
+    due_ms: int | None = None,
+    detail: str = "",
+) -> list[Op]:
+    """The writes that record ``attempt`` and move the entry to ``state`` (``pending`` again
+    with ``due_ms`` for a retry)."""
+    entry_id = entry["id"]
+    number = entry["attempts"] + 1
+    updated = {**entry, "state": state, "attempts": number, "detail": detail}
+    ops: list[Op] = [
+        (DB, attempt_key(entry_id, number), pack({**attempt, "number": number})),
+        (DB, queue_key(entry["dueAt"], entry_id), None),
+    ]
+    if state == PENDING:
+        assert due_ms is not None, "a retried entry needs its next time"
+        updated["dueAt"] = due_ms
+        ops.append((DB, queue_key(due_ms, entry_id), b""))
+    ops.append((DB, entry_key(entry_id), pack(updated)))
+    return ops

@@ -1,0 +1,203 @@
+"""The follow-up worker on a real store: attempts, backoff, every attempt recorded, dropped for an
+ended checkout, woken by new entries, resumed from what the store holds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from trio.testing import wait_all_tasks_blocked
+
+from edge.actors.followups import BACKOFF_S, FollowUpWorker
+from edge.errors import InvalidRequest, ProviderError, Unavailable
+from edge.providers.base import FollowUpRequest, FollowUpResult, Provider
+from edge.store import outbox
+from edge.store.env import Store, open_store
+from edge.store.writer import StoreWriter, open_writer
+
+PROJECT = "prj_0000000000000000"
+TX = "tx_01JD0000000000000000000001"
+
+
+@dataclass(frozen=True)
+class Scripted(Provider):
+    """Answers each follow-up with the next of ``answers``: an exception to raise, or a result."""
+
+    answers: list[Any] = field(default_factory=list)
+    calls: list[FollowUpRequest] = field(default_factory=list)
+
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        self.calls.append(request)
+        answer = self.answers.pop(0) if self.answers else FollowUpResult(detail="captured")
+        if isinstance(answer, BaseException):
+            raise answer
+        assert isinstance(answer, FollowUpResult)
+        return answer
+
+
+def scripted(*answers: Any) -> Scripted:
+    return Scripted("scripted", "wallet", "approval", "Wallet", "wallet.svg", answers=list(answers))
+
+
+def now_ms() -> int:
+    return int(trio.current_time() * 1000)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    with open_store(tmp_path / "store", 2**26) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def writer(store: Store) -> AsyncIterator[StoreWriter]:
+    async with open_writer(store) as opened:
+        yield opened
+
+
+class Targets:
+    """Stands where the project actor answers: the transaction, or None once it has ended."""
+
+    def __init__(self) -> None:
+        self.status = "pending"
+        self.asked = 0
+
+    async def __call__(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        self.asked += 1
+        if self.status in ("canceled", "expired", "failed"):
+            return None
+        return {"tx": {"id": tx_id, "status": self.status}, "credentials": {"mode": mode}}
+
+
+async def enqueue(writer: StoreWriter, action: str = "capture") -> str:
+    ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", action, {"order": "O-1"}, now_ms())
+    await writer.write(ops)
+    return ops[0][1][len(outbox.ENTRY) :].decode()
+
+
+async def settled(store: Store, entry_id: str) -> dict[str, Any]:
+    """The entry once it is no longer pending. What is observed is the store itself; under the
+    autojump clock a poll costs no real time."""
+    while (entry := outbox.entry(store, entry_id)) is not None and entry["state"] == "pending":  # noqa: ASYNC110
+        await trio.sleep(0.5)
+    assert entry is not None
+    return entry
+
+
+async def run_until_settled(
+    store: Store, writer: StoreWriter, provider: Scripted, targets: Targets, entry_id: str
+) -> dict[str, Any]:
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
+        await nursery.start(worker.run)
+        entry = await settled(store, entry_id)
+        nursery.cancel_scope.cancel()
+    return entry
+
+
+async def test_an_owed_follow_up_is_carried_out_once_and_recorded(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    provider = scripted()
+    entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert (entry["state"], entry["attempts"], entry["detail"]) == ("done", 1, "captured")
+    (request,) = provider.calls
+    assert (request.follow_up.action, dict(request.follow_up.params)) == (
+        "capture",
+        {"order": "O-1"},
+    )
+    assert request.tx["id"] == TX and request.credentials == {"mode": "test"}
+    (attempt,) = outbox.attempts(store, entry_id)
+    assert (attempt["number"], attempt["outcome"], attempt["detail"]) == (1, "done", "captured")
+    assert outbox.next_due_ms(store) is None
+
+
+async def test_transient_failures_are_retried_with_backoff(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    provider = scripted(
+        ProviderError("provider_error", "PayPal answered 503"),
+        httpx.ConnectError("refused"),
+        FollowUpResult(detail="captured"),
+    )
+    entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert (entry["state"], entry["attempts"]) == ("done", 3)
+    attempts = outbox.attempts(store, entry_id)
+    assert [a["outcome"] for a in attempts] == ["retry", "retry", "done"]
+    assert attempts[0]["detail"] == "provider_error: PayPal answered 503"
+    assert attempts[1]["detail"] == "network error: ConnectError"
+    for before, after, wait_s in zip(attempts, attempts[1:], BACKOFF_S, strict=False):
+        assert after["at"] >= before["at"] + before["durationMs"] + wait_s * 1000
+
+
+async def test_a_provider_that_never_recovers_ends_failed(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    down = [Unavailable("unavailable", "down")] * (len(BACKOFF_S) + 1)
+    provider = scripted(*down)
+    entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert (entry["state"], entry["attempts"]) == ("failed", len(BACKOFF_S) + 1)
+    outcomes = [a["outcome"] for a in outbox.attempts(store, entry_id)]
+    assert outcomes == ["retry"] * len(BACKOFF_S) + ["failed"]
+
+
+async def test_a_refusal_for_good_is_not_retried(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    provider = scripted(InvalidRequest("order_not_approved", "The buyer has not approved it."))
+    entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert (entry["state"], entry["attempts"]) == ("failed", 1)
+    assert len(provider.calls) == 1
+
+
+async def test_nothing_is_done_for_an_ended_checkout(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    targets = Targets()
+    targets.status = "expired"
+    provider = scripted()
+    entry = await run_until_settled(store, writer, provider, targets, entry_id)
+    assert entry["state"] == "dropped" and provider.calls == []
+    (attempt,) = outbox.attempts(store, entry_id)
+    assert attempt["outcome"] == "dropped" and "ended" in attempt["detail"]
+
+
+async def test_a_target_that_cannot_be_told_now_is_asked_again(store, writer, autojump_clock):
+    entry_id = await enqueue(writer)
+    answers = iter([Unavailable("unavailable", "The node is shutting down.")])
+
+    async def flaky(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        for error in answers:
+            raise error
+        return await Targets()(project_id, tx_id, mode)
+
+    provider = scripted()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(store, writer, flaky, http, {"scripted": provider}, now_ms)
+        await nursery.start(worker.run)
+        await settled(store, entry_id)
+        nursery.cancel_scope.cancel()
+    assert [a["outcome"] for a in outbox.attempts(store, entry_id)] == ["retry", "done"]
+
+
+async def test_new_entries_wake_an_idle_worker(store, writer, autojump_clock):
+    provider = scripted()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(store, writer, Targets(), http, {"scripted": provider}, now_ms)
+        await nursery.start(worker.run)
+        await wait_all_tasks_blocked()
+        entry_id = await enqueue(writer)
+        await trio.sleep(3600)  # written behind its back: it does not poll
+        assert outbox.entry(store, entry_id)["state"] == "pending"
+        worker.notify()
+        await settled(store, entry_id)
+        nursery.cancel_scope.cancel()
+    assert len(provider.calls) == 1
+
+
+async def test_an_entry_for_an_unknown_provider_is_dropped(store, writer, autojump_clock):
+    ops = outbox.enqueue_ops(PROJECT, TX, "gone", "live", "capture", {}, now_ms())
+    await writer.write(ops)
+    entry_id = ops[0][1][len(outbox.ENTRY) :].decode()
+    entry = await run_until_settled(store, writer, scripted(), Targets(), entry_id)
+    assert entry["state"] == "dropped" and "gone" in entry["detail"]
