@@ -8,6 +8,7 @@ a stopped node's data dir: ``python -m bench.fill DATA_DIR PROJECT_ID TX_ID COUN
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -63,7 +64,7 @@ def event_ops(project_id: str, tx_id: str, index: int, now_ms: int) -> list[Op]:
         "metadata": {"txId": tx_id},
         "occurredAt": now_ms,
         "receivedAt": now_ms,
-        "raw": body,
+        "bodySha256": hashlib.sha256(body).hexdigest(),
     }
     event_id = str(event["id"])
     return [

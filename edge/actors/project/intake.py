@@ -151,7 +151,8 @@ class WebhookIntake:
             "metadata": dict(event.metadata or (tx or {}).get("metadata") or {}),
             "occurredAt": event.occurred_at_ms,
             "receivedAt": now,
-            "raw": body,
+            # the provider's body names the buyer (CONTRACT 6): only its hash is kept, for audit
+            "bodySha256": hashlib.sha256(body).hexdigest(),
         }
         ops += ledger.event_ops(stored)
         for dedup_id in event.dedup_ids:
