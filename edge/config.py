@@ -51,7 +51,8 @@ class Settings:
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
         """Settings for a node on ``data_dir`` (created if missing)."""
         data = Path(data_dir).resolve()
-        data.mkdir(parents=True, exist_ok=True)
+        data.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data.chmod(0o700)  # keys and the store live here: the node's user only
         values: dict[str, object] = {}
         config_path = os.environ.get("EDGE_CONFIG")
         if config_path:

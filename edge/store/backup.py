@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edge.store.env import open_environment
+from edge.store.env import open_environment, private_dir
 
 
 def backup(store_path: Path, dest: Path, map_size: int) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
+    private_dir(dest)
     if any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty")
     env = open_environment(store_path, map_size)
@@ -20,4 +20,6 @@ def backup(store_path: Path, dest: Path, map_size: int) -> Path:
         env.copy(str(dest), compact=True)
     finally:
         env.close()
+    for copied in dest.iterdir():
+        copied.chmod(0o600)
     return dest

@@ -85,8 +85,14 @@ def _prefix_end(prefix: bytes) -> bytes | None:
     return trimmed[:-1] + bytes([trimmed[-1] + 1])
 
 
+def private_dir(path: Path) -> None:
+    """``path`` exists and only the node's user may enter it (CONTRACT 4.6: 0700)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+
+
 def open_environment(path: Path, map_size: int, readonly: bool = False) -> lmdb.Environment:
-    path.mkdir(parents=True, exist_ok=True)
+    private_dir(path)
     # lib_version=0 keeps the classic file format; sync/metasync stay on: durability comes
     # first, speed comes from group commit.
     return lmdb.open(
@@ -99,6 +105,7 @@ def open_environment(path: Path, map_size: int, readonly: bool = False) -> lmdb.
         readonly=readonly,
         max_readers=512,
         lib_version=0,
+        mode=0o600,  # the store's files: the node's user only
     )
 
 
