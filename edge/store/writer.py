@@ -9,7 +9,10 @@ one fsync (group commit), and no caller is ever told "done" before its data is o
 Guarantees:
 - Tickets commit in submission order; a caller's later ticket never commits before its earlier.
 - A ticket's callbacks run on the event loop after its commit, with ``None``, or with the
-  exception when the transaction failed (then nothing of that group was written).
+  exception when its writes failed (then nothing of that ticket was written).
+- One bad ticket fails alone: when a group's transaction fails, each of its tickets is committed
+  again on its own, in order, so the others land (a provider's retry is for its own delivery,
+  never for a neighbour's).
 - ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
 """
 
@@ -120,20 +123,29 @@ class StoreWriter:
                 self._wakeup = trio.Event()
                 continue
             group = self._take_group()
-            error: BaseException | None = None
-            try:
-                # Not cancellable: a commit is never abandoned half-way by a cancelled caller.
-                await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
-            except Exception as exc:  # the whole group failed; nothing of it was written
-                log.error("commit of %d tickets failed: %r", len(group), exc)
-                self.stats.failures += 1
-                error = exc
-            else:
-                self.stats.commits += 1
-                self.stats.tickets += len(group)
-                self.stats.ops += sum(len(t.ops) for t in group)
-            for ticket in group:
-                ticket._resolve(error)
+            error = await self._commit_group(group)
+            if error is None:
+                for ticket in group:
+                    ticket._resolve(None)
+                continue
+            log.error("commit of %d tickets failed: %r", len(group), error)
+            if len(group) == 1:
+                group[0]._resolve(error)
+                continue
+            for ticket in group:  # nothing of the group was written: each on its own now
+                ticket._resolve(await self._commit_group([ticket]))
+
+    async def _commit_group(self, group: list[Ticket]) -> BaseException | None:
+        try:
+            # Not cancellable: a commit is never abandoned half-way by a cancelled caller.
+            await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
+        except Exception as exc:  # nothing of the group was written
+            self.stats.failures += 1
+            return exc
+        self.stats.commits += 1
+        self.stats.tickets += len(group)
+        self.stats.ops += sum(len(t.ops) for t in group)
+        return None
 
     def _take_group(self) -> list[Ticket]:
         group: list[Ticket] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import lmdb
 import pytest
 import trio
 
@@ -43,22 +44,23 @@ async def test_tickets_commit_in_submission_order(tmp_path):
             writer.close()
 
 
-async def test_a_failed_commit_writes_nothing_and_reports_to_every_waiter(tmp_path):
+async def test_a_bad_ticket_fails_alone_and_its_group_lands(tmp_path):
     with open_store(tmp_path / "s", map_size=2**26) as store:
         writer = StoreWriter(store)
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
             good = writer.submit([("records", b"good", pack({}))])
             bad = writer.submit([("records", b"", pack({}))])  # LMDB refuses an empty key
-            errors = []
-            for ticket in (good, bad):
-                try:
-                    await ticket.wait()
-                except Exception as exc:
-                    errors.append(exc)
-            assert len(errors) == 2
-            assert store.get_raw(b"good") is None
-            assert writer.stats.failures == 1
+            half = writer.submit([("records", b"half", pack({})), ("records", b"x" * 600, b"")])
+            later = writer.submit([("records", b"later", pack({}))])
+            await good.wait()
+            await later.wait()
+            for refused in (bad, half):
+                with pytest.raises(lmdb.Error):
+                    await refused.wait()
+            assert store.get_raw(b"good") is not None and store.get_raw(b"later") is not None
+            assert store.get_raw(b"half") is None  # a ticket is all or nothing
+            assert writer.stats.failures == 3  # the group, then each bad ticket alone
             # the writer keeps going after a failure
             await writer.write([("records", b"after", pack({}))])
             assert store.get_raw(b"after") is not None

@@ -89,7 +89,7 @@ class WebhookIntake:
     def verified(self, msg: m.WebhookVerified, done: Reply) -> None:
         provider = self.ledger.provider(msg.provider)
         try:
-            event = provider.normalize(msg.body, msg.mode)
+            event = _bounded(provider.normalize(msg.body, msg.mode))
         except MalformedPayload as exc:
             self._reject(
                 msg.provider,
@@ -332,3 +332,24 @@ def _status_after(
     if sub is not None and event.subscription_status is not None:
         return str(sub["status"])
     return str(tx["status"])
+
+
+# Provider ids become store keys (LMDB keys stop at 511 bytes): a longer one is a malformed event,
+# refused for good before it is written, never a failed commit that the provider would retry.
+MAX_PROVIDER_ID = 255
+
+
+def _bounded(event: NormalizedEvent) -> NormalizedEvent:
+    named = (
+        event.provider_event_id,
+        event.provider_type,
+        event.tx_id or "",
+        event.subscription_ref or "",
+        *event.dedup_ids,
+        *event.refs,
+        *event.link_refs,
+    )
+    for value in named:
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_PROVIDER_ID:
+            raise MalformedPayload(f"an id of {len(value)} characters (at most {MAX_PROVIDER_ID})")
+    return event

@@ -57,6 +57,25 @@ async def test_a_verified_body_that_is_no_event_is_refused_as_malformed(harness,
     assert info.value.code == "malformed_payload"
 
 
+async def test_an_overlong_id_is_refused_for_good_and_spares_its_neighbours(harness, echo):
+    project_id = await harness.project("echo")
+    answers: list[object] = []
+
+    async def send(event_id: str) -> None:
+        try:
+            answers.append(await harness.call(project_id, delivery(id=event_id, type="unmatched")))
+        except InvalidRequest as refused:
+            answers.append(refused.code)
+
+    async with trio.open_nursery() as nursery:  # one group commit for all of them
+        for n in range(10):
+            nursery.start_soon(send, "x" * 600 if n % 3 == 0 else f"evt_{n}")
+    assert answers.count("malformed_payload") == 4
+    assert sum(1 for a in answers if isinstance(a, dict) and not a["duplicate"]) == 6
+    kept = queries.rejected_deliveries(harness.ctx.store, project_id)["items"]
+    assert {r["code"] for r in kept} == {"malformed_payload"} and len(kept) == 4
+
+
 async def test_a_provider_not_enabled_is_refused_before_verification(harness, echo):
     project_id = await harness.project()
     with pytest.raises(NotFound) as info:
