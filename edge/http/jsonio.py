@@ -9,6 +9,7 @@ from typing import Any
 
 from quart import Response, request
 
+from edge.domain.inputs import bounded_json_int, first_flaw
 from edge.errors import InvalidRequest, UnsupportedMediaType, invalid
 
 API_VERSION = "2026-11-21"
@@ -41,11 +42,28 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _bounded_float(raw: str) -> Decimal:
+    if len(raw) > 40:
+        raise ValueError("a number of more than 40 characters")
+    return Decimal(raw)
+
+
 def parse_json(raw: bytes) -> Any:
+    """The body's JSON, with numbers bounded and text valid Unicode (CONTRACT 8); else 400."""
     try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise invalid(f"The body is not valid JSON: {exc}", code="invalid_json") from None
+        value = json.loads(
+            raw,
+            parse_float=_bounded_float,
+            parse_int=bounded_json_int,
+            parse_constant=_refuse_constant,
+        )
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise invalid(f"The body is not valid JSON: {reason}", code="invalid_json") from None
+    flaw = first_flaw(value)
+    if flaw is not None:
+        raise invalid(f"The body holds {flaw}.", code="invalid_json")
+    return value
 
 
 async def read_json_object(*, optional: bool = False) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from edge.actors import queries
 from edge.actors.messages import CancelTx, MarkPaid
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
+from edge.domain.inputs import bounded_int
 from edge.domain.status import Status
 from edge.errors import NotFound, project_not_found
 from edge.http import bodies
@@ -43,9 +44,10 @@ def _limit(default: int, high: int) -> int:
     raw = request.args.get("limit")
     if raw is None:
         return default
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= high:
+    value = bounded_int(raw, 1, high)
+    if value is None:
         raise InvalidInput(f"limit must be an integer from 1 to {high}", "limit")
-    return int(raw)
+    return value
 
 
 @blueprint.get("/api/projects/<project_id>/transactions")

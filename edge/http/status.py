@@ -19,6 +19,7 @@ import trio
 from edge.actors.context import NodeContext
 from edge.actors.messages import Answer, GetStatus
 from edge.domain import ids
+from edge.domain.inputs import bounded_int
 from edge.errors import ContractError, InvalidRequest, NotFound
 from edge.http.asgi import Disconnected, Receive, Scope, Send, answer, encode
 from edge.http.auth import caller_for
@@ -128,9 +129,9 @@ def _bounded(args: dict[str, list[str]], name: str, low: int, high: int) -> int 
     values = args.get(name)
     if not values:
         return None
-    raw = values[0]
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+    value = bounded_int(values[0], low, high)
+    if value is None:
         raise InvalidRequest(
             "invalid_request", f"{name} must be an integer from {low} to {high}", field=name
         )
-    return int(raw)
+    return value

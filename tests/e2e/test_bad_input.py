@@ -52,6 +52,20 @@ def _snapshot(node, project_id: str) -> list:
             "cancelUrl",
         ),
         (b'{"productId": "book", "amount": NaN}', 400, "invalid_json", None),
+        (b'{"productId": "book", "quantity": ' + b"9" * 4301 + b"}", 400, "invalid_json", None),
+        (b'{"productId": "book", "x": 1.' + b"5" * 100 + b"}", 400, "invalid_json", None),
+        (
+            b'{"productId": "pro", "metadata": {"customerRef": "\\ud800"}}',
+            400,
+            "invalid_json",
+            None,
+        ),
+        (
+            b'{"productId": "book", "m": ' + b"[" * 8000 + b"]" * 8000 + b"}",
+            400,
+            "invalid_json",
+            None,
+        ),
     ],
 )
 async def test_bad_checkout_bodies(node, admin, http, body, status, code, field):
@@ -179,3 +193,25 @@ async def test_merchant_api_authentication(admin, http):
         f"/status/{shop.project_id}/{MISSING_TX}", headers=bearer("cmk_live_" + "y" * 32)
     )
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["wait=" + "9" * 4301 + "&version=1", "wait=1&version=" + "9" * 4301, "wait=-1", "wait=1e3"],
+)
+async def test_status_numbers_are_bounded_before_they_are_parsed(admin, http, query):
+    shop = await manual_shop(admin)
+    response = await http.get(f"/status/{shop.project_id}/{MISSING_TX}?{query}")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_request"
+
+
+async def test_listing_limits_are_bounded_before_they_are_parsed(admin, http):
+    shop = await manual_shop(admin)
+    for path in ("transactions", "events"):
+        response = await http.get(
+            f"/api/projects/{shop.project_id}/{path}?limit={'9' * 4301}",
+            headers=bearer(shop.live_key),
+        )
+        assert response.status_code == 400, path
+        assert response.json()["error"]["field"] == "limit"

@@ -28,6 +28,8 @@ from edge.actors.project.quota import Quota
 from edge.actors.registry import ActorRef
 from edge.domain import ids
 from edge.domain.events import QUOTA_EXEMPT, EventType
+from edge.domain.inputs import first_flaw
+from edge.domain.money import MAX_MINOR
 from edge.domain.quota import period_of
 from edge.domain.status import Kind, Status, can_transition
 from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
@@ -89,7 +91,7 @@ class WebhookIntake:
     def verified(self, msg: m.WebhookVerified, done: Reply) -> None:
         provider = self.ledger.provider(msg.provider)
         try:
-            event = _bounded(provider.normalize(msg.body, msg.mode))
+            event = _bounded(_normalized(provider, msg.body, msg.mode))
         except MalformedPayload as exc:
             self._reject(
                 msg.provider,
@@ -334,12 +336,25 @@ def _status_after(
     return str(tx["status"])
 
 
+def _normalized(provider: Provider, body: bytes, mode: str) -> NormalizedEvent:
+    """The adapter's reading of a verified body. A body it cannot read (too deep, numbers that
+    overflow a date) is the sender's fault, answered 400, never a fault of the node's."""
+    try:
+        return provider.normalize(body, mode)
+    except MalformedPayload:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+        raise MalformedPayload(f"{provider.name} body not readable ({type(exc).__name__})") from exc
+
+
 # Provider ids become store keys (LMDB keys stop at 511 bytes): a longer one is a malformed event,
 # refused for good before it is written, never a failed commit that the provider would retry.
 MAX_PROVIDER_ID = 255
+LATEST_MS = 253_402_300_800_000  # 10000-01-01: past any date a provider could mean
 
 
 def _bounded(event: NormalizedEvent) -> NormalizedEvent:
+    """``event`` if every value fits the store (CONTRACT 8); else ``MalformedPayload``."""
     named = (
         event.provider_event_id,
         event.provider_type,
@@ -352,4 +367,12 @@ def _bounded(event: NormalizedEvent) -> NormalizedEvent:
     for value in named:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_PROVIDER_ID:
             raise MalformedPayload(f"an id of {len(value)} characters (at most {MAX_PROVIDER_ID})")
+    texts = (*named, event.currency or "", event.customer_ref or "", event.provider_customer or "")
+    if first_flaw([*texts, dict(event.metadata)]) is not None:
+        raise MalformedPayload("text that is not valid Unicode")
+    if event.amount_minor is not None and abs(event.amount_minor) > MAX_MINOR:
+        raise MalformedPayload(f"an amount beyond {MAX_MINOR} minor units")
+    for moment in (event.occurred_at_ms, event.current_period_end_ms):
+        if moment is not None and not 0 <= moment < LATEST_MS:
+            raise MalformedPayload("a timestamp outside any calendar")
     return event
