@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from edge.providers.stripe_signature import sign_header
+from edge.providers.stripe.signature import sign_header
 from edge.sim.stripe import event_for_trigger
 
 # Per transaction, in this order: paid, half refunded, fully refunded, disputed; later rounds

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from edge.errors import Conflict, InvalidRequest
-from edge.providers.stripe_signature import sign_header
+from edge.providers.stripe.signature import sign_header
 from edge.sim.stripe.events import event_for_trigger
 
 # provider -> (event builder, signer): the body bytes and the signature headers for them

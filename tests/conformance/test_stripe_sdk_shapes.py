@@ -28,10 +28,11 @@ from support.stripe_events import FIXTURES
 
 from conformance.stripe_built import BUILT, TX
 from conformance.stripe_sdk import API_VERSION, field_types, object_issues, param_issues
-from edge.providers import stripe_form
 from edge.providers.base import CheckoutRequest, PortalRequest
-from edge.providers.stripe import STRIPE, checkout_params
-from edge.providers.stripe_events import HANDLED_EVENT_TYPES
+from edge.providers.stripe import STRIPE
+from edge.providers.stripe import form as stripe_form
+from edge.providers.stripe.adapter import checkout_params
+from edge.providers.stripe.events import HANDLED_EVENT_TYPES
 from edge.sim.stripe import SUPPORTED_TRIGGERS, StripeSimulator, event_for_trigger
 from edge.sim.stripe import objects as o
 

@@ -15,7 +15,7 @@ from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
 from edge.providers.base import MalformedPayload, NormalizedEvent
 from edge.providers.stripe import STRIPE
-from edge.providers.stripe_events import EVENT_TABLE, HANDLED_EVENT_TYPES
+from edge.providers.stripe.events import EVENT_TABLE, HANDLED_EVENT_TYPES
 
 TX = "tx_01JD0000000000000000000000"
 META = {"txId": TX, "customerRef": "user-42", "plan": "pro"}

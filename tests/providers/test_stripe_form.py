@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from edge.providers.stripe_form import decode, encode
+from edge.providers.stripe.form import decode, encode
 
 
 def test_nested_params_encode_in_bracket_notation() -> None:

@@ -17,10 +17,11 @@ from hypercorn.trio import serve
 
 from edge.domain.events import EventType as E
 from edge.errors import Conflict, ContractError, ProviderError
-from edge.providers import stripe_form
 from edge.providers.base import CheckoutRequest, PortalRequest
-from edge.providers.stripe import STRIPE, checkout_params
-from edge.providers.stripe_signature import verify
+from edge.providers.stripe import STRIPE
+from edge.providers.stripe import form as stripe_form
+from edge.providers.stripe.adapter import checkout_params
+from edge.providers.stripe.signature import verify
 from edge.sim.stripe import StripeSimulator
 
 SECRET_KEY = "sk_test_simulated_0123456789"

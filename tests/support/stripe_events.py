@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from edge.providers.stripe_signature import sign_header
+from edge.providers.stripe.signature import sign_header
 from edge.sim.stripe.objects import API_VERSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stripe"

@@ -40,8 +40,8 @@ from hypercorn.trio import serve
 from quart import Response, redirect, request
 from quart_trio import QuartTrio
 
-from edge.providers import stripe_form
-from edge.providers.stripe_signature import sign_header
+from edge.providers.stripe import form as stripe_form
+from edge.providers.stripe.signature import sign_header
 from edge.sim.stripe import objects, pages
 from edge.sim.stripe.events import build_event
 

@@ -27,6 +27,7 @@ from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent
+from edge.providers.stripe.money import from_stripe
 
 E, S = EventType, Status
 
@@ -158,6 +159,7 @@ def normalize(body: bytes) -> NormalizedEvent:
         currency=facts.currency,
         customer_ref=metadata.get("customerRef"),
         metadata=metadata,
+        dedup_ids=(event_id,),
     )
 
 
@@ -209,15 +211,14 @@ def _read_subscription(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     item = _first(o.get("items"))
     price = _dict(item, "price")
     unit, quantity = _int(price, "unit_amount"), _int(item, "quantity") or 1
-    currency = _currency(o.get("currency"))
+    money = _node_money(unit * quantity if unit is not None else None, o.get("currency"))
     return _Facts(
         refs=_ids(o.get("id")),
         subscription_ref=_id(o.get("id")),
         subscription_status=_str(o, "status"),
         current_period_end_s=_int(o, "current_period_end") or _int(item, "current_period_end"),
         provider_customer=_id(o.get("customer")),
-        amount=unit * quantity if unit is not None and currency else None,
-        currency=currency if unit is not None else None,
+        **money,
         metadata=_metadata(o.get("metadata")),
     )
 
@@ -318,7 +319,16 @@ def _currency(value: Any) -> str | None:
 
 
 def _money(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
-    amount, currency = _int(o, amount_key), _currency(o.get("currency"))
-    if amount is None or currency is None or amount < 0:
+    return _node_money(_int(o, amount_key), o.get("currency"))
+
+
+def _node_money(stripe_amount: int | None, stripe_currency: Any) -> dict[str, Any]:
+    """``amount`` in the node's minor units (converted from Stripe's, ``money``) and
+    ``currency``; both None when either is missing or the amount has no exact node value."""
+    currency = _currency(stripe_currency)
+    if stripe_amount is None or currency is None or stripe_amount < 0:
+        return {"amount": None, "currency": None}
+    amount = from_stripe(stripe_amount, currency)
+    if amount is None:
         return {"amount": None, "currency": None}
     return {"amount": amount, "currency": currency}

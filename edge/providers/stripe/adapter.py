@@ -3,7 +3,8 @@
 The checkout is a Checkout Session (``POST /v1/checkout/sessions``). The node's transaction id
 travels as ``client_reference_id`` and in ``metadata`` of the session and of the payment intent
 or subscription it creates, so every later event (refunds, renewals, invoices) names it
-(CONTRACT 4.2). Signatures: ``stripe_signature``; event mapping: ``stripe_events``.
+(CONTRACT 4.2). Signatures: ``signature``; event mapping: ``events``; amounts: ``money``
+(Stripe's minor units, converted both ways).
 
 The secret key goes only into the ``Authorization`` header: error messages never contain it.
 """
@@ -17,7 +18,6 @@ from typing import Any
 import httpx
 
 from edge.errors import Conflict, ContractError, ProviderError
-from edge.providers import stripe_events, stripe_form, stripe_signature
 from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
@@ -27,6 +27,7 @@ from edge.providers.base import (
     PortalResult,
     Provider,
 )
+from edge.providers.stripe import events, form, money, signature
 
 DEFAULT_API_BASE = "https://api.stripe.com"
 SIGNATURE_HEADER = "stripe-signature"
@@ -65,16 +66,21 @@ class StripeProvider(Provider):
         body. A genuine but stale signature is reported as timestamp_out_of_tolerance, a header
         that cannot be read as missing_header or malformed_header, anything else as
         no_matching_signature."""
-        timestamp, signatures = stripe_signature.parse_header(headers.get(SIGNATURE_HEADER))
+        timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
         for mode, plain in credentials.items():
             secrets = [plain[k] for k in ("webhookSecret", "previousWebhookSecret") if plain.get(k)]
-            if stripe_signature.signature_matches(timestamp, signatures, body, secrets):
-                stripe_signature.check_timestamp(timestamp, now_s)
+            if signature.signature_matches(timestamp, signatures, body, secrets):
+                signature.check_timestamp(timestamp, now_s, self.window_s())
                 return mode
-        raise stripe_signature.no_matching_signature()
+        raise signature.no_matching_signature()
+
+    def window_s(self) -> int:
+        """The timestamp window: Stripe signs every attempt afresh, so one is always set."""
+        assert self.signature_window_s is not None
+        return self.signature_window_s
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        return stripe_events.normalize(body)
+        return events.normalize(body)
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
@@ -98,12 +104,20 @@ def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
     """The Checkout Session parameters for a pending transaction (before form encoding)."""
     tx = request.tx
     subscription = tx["kind"] == "subscription"
+    currency = str(tx["currency"]).upper()
+    total = money.to_stripe(int(tx["amount"]), currency)
+    if total is None:
+        raise Conflict(
+            "amount_not_supported",
+            f"Stripe charges {currency} in whole units only; this amount has a fraction.",
+            field="amount",
+        )
     quantity = int(tx.get("quantity") or 1)
-    unit_amount, rest = divmod(int(tx["amount"]), quantity)
+    unit_amount, rest = divmod(total, quantity)
     if rest:  # an amount that does not split evenly is charged as one line of the total
-        unit_amount, quantity = int(tx["amount"]), 1
+        unit_amount, quantity = total, 1
     price_data: dict[str, Any] = {
-        "currency": str(tx["currency"]).lower(),
+        "currency": currency.lower(),
         "unit_amount": unit_amount,
         "product_data": {"name": request.product["name"]},
     }
@@ -142,7 +156,7 @@ async def _call(
     if idempotency_key:
         headers["Idempotency-Key"] = idempotency_key
     try:
-        response = await http.post(base + path, content=stripe_form.encode(params), headers=headers)
+        response = await http.post(base + path, content=form.encode(params), headers=headers)
     except httpx.HTTPError as exc:
         # The exception text may carry the request; the class name says enough.
         raise _provider_error(f"Could not reach Stripe ({type(exc).__name__}).") from None
@@ -185,4 +199,5 @@ STRIPE = StripeProvider(
         CredentialField("apiBase", required=False),
     ),
     publishable_field="publishableKey",
+    signature_window_s=signature.WINDOW_S,
 )
