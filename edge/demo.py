@@ -1,7 +1,8 @@
-"""``edge serve --demo``: the node, a Stripe simulator and a demo shop on loopback, with a test
-project wired to them, so a person can buy and watch the status reach ``succeeded`` without any
-provider account. The project is kept in the data dir and rewired on every start (a new
-simulator means a new webhook secret)."""
+"""``edge serve --demo``: the node, every registered provider's simulator and a demo shop on
+loopback, with a test project wired to them, so a person can buy and watch the status reach
+``succeeded`` without any provider account. The providers come from ``edge.providers.registry``
+(each registration's ``demo`` credentials, in registration order). The project is kept in the
+data dir and rewired on every start (a new simulator means a new webhook secret)."""
 
 from __future__ import annotations
 
@@ -16,22 +17,26 @@ import trio
 from edge.config import Settings
 from edge.http.button import snippet
 from edge.node import RunningNode, run_node
+from edge.providers.registry import REGISTRATIONS, Simulator
 from edge.sim.shop import DemoShop
-from edge.sim.stripe import StripeSimulator
 
 DEMO_FILE = "demo.json"
-SECRET_KEY = "sk_test_demo0123456789abcdefghij"
-MAILING_ADDRESS = {"name": "Demo Shop Ltd", "lines": ["1 Main Street", "London"], "country": "GB"}
 
 
 async def run_demo(settings: Settings) -> None:
-    sim = StripeSimulator()
+    sims: dict[str, Simulator | None] = {}
     async with trio.open_nursery() as nursery:
-        await nursery.start(sim.run)
+        for name, registration in REGISTRATIONS.items():
+            if registration.demo is None:
+                continue
+            sim = registration.simulator() if registration.simulator else None
+            if sim is not None:
+                await nursery.start(sim.run)
+            sims[name] = sim
         running: RunningNode = await nursery.start(partial(run_node, settings, handle_signals=True))
         shop = DemoShop(running.url, "", "")
         await nursery.start(shop.run)
-        demo = await _wire(running, sim, shop.url)
+        demo = await _wire(running, sims, shop.url)
         shop.project_id = demo["projectId"]
         shop.script_tag = snippet(running.ctx.signer, running.url, demo["projectId"], "book").split(
             "\n"
@@ -39,10 +44,14 @@ async def run_demo(settings: Settings) -> None:
         _announce(running, shop.url, demo)
         await running.stop.wait()  # SIGINT/SIGTERM: the node drains, then the helpers stop
         shop.stop()
-        sim.stop()
+        for sim in sims.values():
+            if sim is not None:
+                sim.stop()
 
 
-async def _wire(running: RunningNode, sim: StripeSimulator, shop_url: str) -> dict[str, Any]:
+async def _wire(
+    running: RunningNode, sims: dict[str, Simulator | None], shop_url: str
+) -> dict[str, Any]:
     path = running.ctx.settings.data_dir / DEMO_FILE
     saved = _load(path)
     headers = {"Authorization": f"Bearer {running.ctx.settings.admin_token}"}
@@ -94,30 +103,16 @@ async def _wire(running: RunningNode, sim: StripeSimulator, shop_url: str) -> di
                 },
             )
         )
-        webhook_secret = sim.register_endpoint(
-            SECRET_KEY, f"{running.url}/webhook/stripe/{project_id}"
-        )
-        await _ok(
-            api.put(
-                f"{base}/providers/stripe",
-                json={
-                    "enabled": True,
-                    "order": 1,
-                    "test": {
-                        "secretKey": SECRET_KEY,
-                        "publishableKey": "pk_test_demo0123456789abcdefghij",
-                        "webhookSecret": webhook_secret,
-                        "apiBase": sim.url,
-                    },
-                },
+        for order, (name, sim) in enumerate(sims.items(), start=1):
+            demo_credentials = REGISTRATIONS[name].demo
+            assert demo_credentials is not None
+            credentials = demo_credentials(sim, f"{running.url}/webhook/{name}/{project_id}")
+            await _ok(
+                api.put(
+                    f"{base}/providers/{name}",
+                    json={"enabled": True, "order": order, "test": credentials},
+                )
             )
-        )
-        await _ok(
-            api.put(
-                f"{base}/providers/manual",
-                json={"enabled": True, "order": 2, "test": {"mailingAddress": MAILING_ADDRESS}},
-            )
-        )
         if saved.get("keyId"):
             await api.delete(f"{base}/keys/{saved['keyId']}")  # one live demo key at a time
         key = await _ok(api.post(f"{base}/keys", json={"mode": "test", "name": "demo"}))
@@ -150,7 +145,8 @@ edge demo is running (test mode, simulated Stripe; nothing leaves this machine)
   project:    {demo["projectId"]}
   test key:   {demo["key"]}
 
-  try:  curl -H 'Authorization: Bearer {demo["key"]}' {running.url}/api/projects/{demo["projectId"]}/transactions
+  try:  curl -H 'Authorization: Bearer {demo["key"]}' \\
+          {running.url}/api/projects/{demo["projectId"]}/transactions
         edge events {demo["projectId"]} --data {data}
         edge trigger stripe payment.refunded --tx tx_... --data {data}
 """,

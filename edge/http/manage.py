@@ -13,7 +13,7 @@ from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.sim.trigger import send_simulated
+from edge.providers.registry import send_simulated
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 

@@ -1,9 +1,120 @@
-"""The providers this node knows, by the name used in paths (CONTRACT 4.2)."""
+"""The one place a provider is registered: its adapter, its simulator, what ``edge trigger``
+can send for it and how ``edge serve --demo`` wires it. Everything else (the actors, the
+follow-up worker, the trigger, the demo) iterates ``REGISTRATIONS`` or looks a name up in it.
+
+Adding a provider: its package under ``edge/providers/``, its simulator under ``edge/sim/``, and
+one ``Registration`` below.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+import trio
+
+from edge.errors import Conflict
 from edge.providers.base import Provider
 from edge.providers.manual import MANUAL
 from edge.providers.stripe import STRIPE
+from edge.providers.stripe.signature import sign_header
+from edge.sim.stripe import SUPPORTED_TRIGGERS, StripeSimulator, event_for_trigger
+from edge.sim.trigger import Trigger
 
-PROVIDERS: dict[str, Provider] = {p.name: p for p in (MANUAL, STRIPE)}
+
+class Simulator(Protocol):
+    """A loopback stand-in for a provider: ``url = await nursery.start(sim.run)``."""
+
+    url: str
+
+    async def run(self, *, task_status: trio.TaskStatus[str] = ...) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+# (the running simulator or None, the node's webhook URL for the demo project) -> the test-mode
+# credentials that point the provider at it
+DemoCredentials = Callable[[Simulator | None, str], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Registration:
+    adapter: Provider
+    simulator: Callable[[], Simulator] | None = None  # a new, not yet running simulator
+    trigger: Trigger | None = None  # ``edge trigger``: simulated, signed deliveries
+    demo: DemoCredentials | None = None  # ``--demo``: enabled, in registration order
+
+    @property
+    def name(self) -> str:
+        return self.adapter.name
+
+
+# --- Stripe ---------------------------------------------------------------------------------
+
+DEMO_SECRET_KEY = "sk_test_demo0123456789abcdefghij"
+
+
+def _stripe_signature(credentials: Mapping[str, Any], body: bytes) -> dict[str, str]:
+    return {"Stripe-Signature": sign_header(credentials["webhookSecret"], body, int(time.time()))}
+
+
+def _stripe_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    assert isinstance(sim, StripeSimulator)
+    return {
+        "secretKey": DEMO_SECRET_KEY,
+        "publishableKey": "pk_test_demo0123456789abcdefghij",
+        "webhookSecret": sim.register_endpoint(DEMO_SECRET_KEY, webhook_url),
+        "apiBase": sim.url,
+    }
+
+
+# --- Pay by mail ----------------------------------------------------------------------------
+
+DEMO_MAILING_ADDRESS = {
+    "name": "Demo Shop Ltd",
+    "lines": ["1 Main Street", "London"],
+    "country": "GB",
+}
+
+
+def _manual_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    return {"mailingAddress": DEMO_MAILING_ADDRESS}
+
+
+REGISTRATIONS: dict[str, Registration] = {
+    r.name: r
+    for r in (
+        Registration(
+            STRIPE,
+            simulator=StripeSimulator,
+            trigger=Trigger(SUPPORTED_TRIGGERS, event_for_trigger, _stripe_signature),
+            demo=_stripe_demo,
+        ),
+        Registration(MANUAL, demo=_manual_demo),
+    )
+}
+
+# The adapters, by the name used in paths (CONTRACT 4.2).
+PROVIDERS: dict[str, Provider] = {name: r.adapter for name, r in REGISTRATIONS.items()}
+
+
+async def send_simulated(
+    http: httpx.AsyncClient,
+    node_url: str,
+    project_id: str,
+    provider: str,
+    event_type: str,
+    material: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``edge trigger``: deliver a signed simulated ``event_type`` through the provider's
+    registered ``Trigger``; ``Conflict not_simulated`` when it has none."""
+    registration = REGISTRATIONS.get(provider)
+    if registration is None or registration.trigger is None:
+        simulated = ", ".join(name for name, r in REGISTRATIONS.items() if r.trigger)
+        raise Conflict("not_simulated", f"There is no simulator for {provider}; try: {simulated}.")
+    return await registration.trigger.send(
+        http, node_url, project_id, provider, event_type, material
+    )

@@ -1,30 +1,60 @@
 """``edge trigger``: send a correctly signed simulated provider webhook for a test transaction
 to this node's own webhook endpoint, so it runs through the whole pipeline (signature,
-normalization, deduplication, transitions, storage) exactly as a real delivery would."""
+normalization, deduplication, transitions, storage) exactly as a real delivery would.
+
+Each provider's ``Trigger`` is part of its registration (``edge.providers.registry``); this
+module knows no provider by name."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from edge.errors import Conflict, InvalidRequest
-from edge.providers.stripe.signature import sign_header
-from edge.sim.stripe.events import event_for_trigger
+from edge.errors import InvalidRequest
 
-# provider -> (event builder, signer): the body bytes and the signature headers for them
+# (normalized event type, the transaction as the builder reads it) -> the provider's event
 Builder = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+# (the mode's opened credentials, body) -> the signature headers a real delivery carries
 Signer = Callable[[Mapping[str, Any], bytes], dict[str, str]]
 
 
-def _stripe_headers(credentials: Mapping[str, Any], body: bytes) -> dict[str, str]:
-    return {"Stripe-Signature": sign_header(credentials["webhookSecret"], body, int(time.time()))}
+@dataclass(frozen=True)
+class Trigger:
+    """How one provider's simulated deliveries are built and signed."""
 
+    events: tuple[str, ...]  # the normalized event types it can send
+    build: Builder
+    sign: Signer
 
-SIMULATED: dict[str, tuple[Builder, Signer]] = {"stripe": (event_for_trigger, _stripe_headers)}
+    async def send(
+        self,
+        http: httpx.AsyncClient,
+        node_url: str,
+        project_id: str,
+        provider: str,
+        event_type: str,
+        material: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Build, sign and deliver one event; return what the node answered."""
+        try:
+            event = self.build(event_type, _tx_for_builder(material))
+        except ValueError as exc:
+            raise InvalidRequest("invalid_request", str(exc), field="type") from None
+        body = json.dumps(event).encode()
+        headers = {"Content-Type": "application/json", **self.sign(material["credentials"], body)}
+        response = await http.post(
+            f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
+        )
+        return {
+            "providerEventId": event["id"],
+            "providerType": event["type"],
+            "status": response.status_code,
+            "answer": response.json(),
+        }
 
 
 def _tx_for_builder(material: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,35 +63,3 @@ def _tx_for_builder(material: Mapping[str, Any]) -> dict[str, Any]:
     tx["subscriptionRef"] = sub.get("providerRef")
     tx["providerCustomer"] = sub.get("providerCustomer")
     return tx
-
-
-async def send_simulated(
-    http: httpx.AsyncClient,
-    node_url: str,
-    project_id: str,
-    provider: str,
-    event_type: str,
-    material: Mapping[str, Any],
-) -> dict[str, Any]:
-    """Build, sign and deliver one event; return what the node answered."""
-    if provider not in SIMULATED:
-        raise Conflict(
-            "not_simulated",
-            f"There is no simulator for {provider}; try: {', '.join(SIMULATED)}.",
-        )
-    build, sign = SIMULATED[provider]
-    try:
-        event = build(event_type, _tx_for_builder(material))
-    except ValueError as exc:
-        raise InvalidRequest("invalid_request", str(exc), field="type") from None
-    body = json.dumps(event).encode()
-    headers = {"Content-Type": "application/json", **sign(material["credentials"], body)}
-    response = await http.post(
-        f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
-    )
-    return {
-        "providerEventId": event["id"],
-        "providerType": event["type"],
-        "status": response.status_code,
-        "answer": response.json(),
-    }
