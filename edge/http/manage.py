@@ -112,7 +112,9 @@ async def trigger() -> Response:
         raise InvalidRequest(
             "invalid_request", "provider and type are required strings", field="type"
         )
-    project_id = queries.project_of_tx(node().store, tx_id) if isinstance(tx_id, str) else None
+    if not isinstance(tx_id, str):
+        raise InvalidRequest("invalid_request", "txId is a required string", field="txId")
+    project_id = queries.project_of_tx(node().store, tx_id)
     if project_id is None:
         raise NotFound("not_found", "No transaction with this id on this node.", field="txId")
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
@@ -126,7 +128,6 @@ async def stats() -> Response:
     ctx = node()
     writer = ctx.writer.stats
     registry = ctx.registry
-    assert registry is not None
     return json_response(
         {
             "commits": writer.commits,

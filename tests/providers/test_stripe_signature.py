@@ -3,6 +3,7 @@ official stripe package in both directions."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -162,3 +163,14 @@ async def test_verify_webhook_without_any_secret_matches_nothing() -> None:
             headers, BODY, {"test": {"secretKey": "sk_test_x"}}, NOW, UNUSED_HTTP
         )
     assert caught.value.reason == "no_matching_signature"
+
+
+async def test_verify_webhook_uses_the_adapters_own_window() -> None:
+    assert STRIPE.signature_window_s == WINDOW_S == 300
+    narrow = dataclasses.replace(STRIPE, signature_window_s=10)
+    creds = credentials(test={"webhookSecret": SECRET})
+    headers = {"stripe-signature": sign_header(SECRET, BODY, NOW)}
+    assert await narrow.verify_webhook(headers, BODY, creds, NOW + 10, UNUSED_HTTP) == "test"
+    with pytest.raises(SignatureInvalid) as caught:
+        await narrow.verify_webhook(headers, BODY, creds, NOW + 11, UNUSED_HTTP)
+    assert caught.value.reason == "timestamp_out_of_tolerance"
