@@ -41,8 +41,8 @@ PROJECTS = 10_000
 IDLE_S = 15.0
 
 TARGETS = {
-    "status_vs_quart_get": (">=", 0.85),
-    "webhook_vs_quart_post": (">=", 0.70),
+    "status_vs_quart_get": (">=", 1.0),
+    "webhook_vs_quart_post": (">=", 0.85),
     "events_per_commit": (">=", 8.0),
     "status_p99_ms": ("<=", 25.0),
     "webhook_p99_ms": ("<=", 25.0),
@@ -568,11 +568,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the node against its stack's ceiling.")
     parser.add_argument("--runs", type=int, default=3, help="runs per latency and start-up figure")
     parser.add_argument(
-        "--peak-runs", type=int, default=5, help="paired runs per throughput figure"
+        "--peak-runs", type=int, default=3, help="paired runs per throughput figure"
     )
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per peak run")
+    # 20 s or more: one stall of a shared machine must not decide a figure
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per peak run")
     parser.add_argument(
-        "--latency-duration", type=float, default=8.0, help="seconds per open-loop run"
+        "--latency-duration", type=float, default=20.0, help="seconds per open-loop run"
     )
     parser.add_argument("--memory-runs", type=int, default=1)
     parser.add_argument("--no-profile", action="store_true")
