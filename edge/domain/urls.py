@@ -10,7 +10,8 @@ rather than interpreted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import InvalidInput
@@ -95,3 +96,23 @@ def validate_origin(text: object, field: str | None = None) -> str:
     if not _scheme_allowed(parsed[0], parsed[1]):
         raise InvalidInput("An origin must use https (http only for localhost).", field=field)
     return parsed[2]
+
+
+def first_disallowed_redirect(project: Mapping[str, Any]) -> str | None:
+    """The first of a project's ``successUrl`` and ``cancelUrl`` that is not a safe redirect
+    into its ``allowedOrigins`` (CONTRACT 4.6: the per-call rules hold for the project's own),
+    or None."""
+    origins = project.get("allowedOrigins") or []
+    for name in ("successUrl", "cancelUrl"):
+        url = project.get(name)
+        if url is not None and not redirect_allowed(url, origins):
+            return name
+    return None
+
+
+def redirect_rule(name: str) -> str:
+    """Why ``name`` (a redirect address) was refused, in words."""
+    return (
+        f"{name} must be https (http only on localhost), without userinfo, "
+        "on one of the project's allowedOrigins"
+    )

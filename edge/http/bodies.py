@@ -11,7 +11,7 @@ from edge.domain.errors import InvalidInput
 from edge.domain.metadata import validate_metadata
 from edge.domain.money import exponent, to_minor
 from edge.domain.status import Kind
-from edge.domain.urls import validate_origin
+from edge.domain.urls import first_disallowed_redirect, redirect_rule, validate_origin
 
 INTERVALS = ("day", "week", "month", "year")
 MODES = ("live", "test")
@@ -105,6 +105,10 @@ def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> 
         if tier not in tiers:
             raise InvalidInput(f"tier must be one of {', '.join(sorted(tiers))}", "tier")
         out["tier"] = tier
+    if not partial:  # a patch is checked against the project it changes (the actor's settings)
+        refused = first_disallowed_redirect(out)
+        if refused is not None:
+            raise InvalidInput(redirect_rule(refused), refused, "url_not_allowed")
     return {k: v for k, v in out.items() if v is not None or k == "tier"}
 
 

@@ -106,3 +106,19 @@ def test_validate_origin_rejects(text):
     with pytest.raises(InvalidInput) as e:
         validate_origin(text, field="allowedOrigins[0]")
     assert e.value.field == "allowedOrigins[0]"
+
+
+def test_a_projects_own_redirects_obey_the_per_call_rules():
+    from edge.domain.urls import first_disallowed_redirect
+
+    project = {
+        "successUrl": "https://shop.example/thanks",
+        "cancelUrl": "https://shop.example/cart",
+        "allowedOrigins": ["https://shop.example"],
+    }
+    assert first_disallowed_redirect(project) is None
+    assert first_disallowed_redirect({**project, "cancelUrl": "http://shop.example/"}) == (
+        "cancelUrl"
+    )
+    assert first_disallowed_redirect({**project, "allowedOrigins": []}) == "successUrl"
+    assert first_disallowed_redirect({"allowedOrigins": []}) is None

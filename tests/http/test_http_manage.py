@@ -43,6 +43,28 @@ async def test_project_validation(admin):
     pid = await admin.project()
     patched = await admin.ok("PATCH", f"/api/manage/projects/{pid}", {"name": "Renamed"})
     assert patched["name"] == "Renamed" and patched["tier"] == "free"
+    # the project's own redirect addresses obey the per-call rules, on POST and on PATCH
+    for url in ("http://evil.example/", "https://user@shop.example/x", "https://other.example/"):
+        created = await admin.http.post(
+            "/api/manage/projects",
+            json={
+                "name": "x",
+                "successUrl": url,
+                "cancelUrl": "https://shop.example/cart",
+                "allowedOrigins": ["https://shop.example"],
+            },
+        )
+        assert (created.status_code, created.json()["error"]["code"]) == (400, "url_not_allowed")
+        assert created.json()["error"]["field"] == "successUrl"
+        before = await admin.ok("GET", f"/api/manage/projects/{pid}")
+        refused = await admin.http.patch(f"/api/manage/projects/{pid}", json={"cancelUrl": url})
+        assert (refused.status_code, refused.json()["error"]["field"]) == (400, "cancelUrl")
+        assert await admin.ok("GET", f"/api/manage/projects/{pid}") == before
+    # dropping the origin the stored addresses live on is refused too
+    narrowed = await admin.http.patch(
+        f"/api/manage/projects/{pid}", json={"allowedOrigins": ["https://elsewhere.example"]}
+    )
+    assert narrowed.json()["error"]["code"] == "url_not_allowed"
     response = await admin.http.get("/api/manage/projects/prj_0000000000000000")
     assert response.status_code == 404
     assert (await admin.http.get(f"/api/manage/projects/{pid}")).headers[

@@ -13,7 +13,8 @@ from edge.actors import messages as m
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
-from edge.errors import Conflict, NotFound, invalid
+from edge.domain.urls import first_disallowed_redirect, redirect_rule
+from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
 from edge.providers.registry import PROVIDERS
 from edge.store.codec import pack
@@ -30,6 +31,9 @@ class ProjectSettings:
 
     def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
         ledger = self.ledger
+        refused = first_disallowed_redirect({**ledger.project, **msg.changes})
+        if refused is not None:
+            raise InvalidRequest("url_not_allowed", redirect_rule(refused), field=refused)
         ledger.project.update(msg.changes)
         ledger.commit(ledger.config_changed(), reply, project_view(ledger.project))
 
