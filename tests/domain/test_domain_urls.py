@@ -1,7 +1,12 @@
 import pytest
 
 from edge.domain.errors import InvalidInput
-from edge.domain.urls import origin_of, redirect_allowed, validate_origin
+from edge.domain.urls import (
+    first_disallowed_redirect,
+    origin_of,
+    redirect_allowed,
+    validate_origin,
+)
 
 
 @pytest.mark.parametrize(
@@ -109,8 +114,6 @@ def test_validate_origin_rejects(text):
 
 
 def test_a_projects_own_redirects_obey_the_per_call_rules():
-    from edge.domain.urls import first_disallowed_redirect
-
     project = {
         "successUrl": "https://shop.example/thanks",
         "cancelUrl": "https://shop.example/cart",
