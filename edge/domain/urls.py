@@ -116,3 +116,11 @@ def redirect_rule(name: str) -> str:
         f"{name} must be https (http only on localhost), without userinfo, "
         "on one of the project's allowedOrigins"
     )
+
+
+def handout_allowed(url: object) -> bool:
+    """A provider's address (checkout, approval, portal) may reach the buyer: a clean absolute
+    https URL (http only on this machine, where the simulators run); never ``javascript:``,
+    ``data:``, userinfo or anything else."""
+    parsed = _parse(url)
+    return parsed is not None and _scheme_allowed(parsed[0], parsed[1])

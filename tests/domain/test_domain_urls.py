@@ -3,6 +3,7 @@ import pytest
 from edge.domain.errors import InvalidInput
 from edge.domain.urls import (
     first_disallowed_redirect,
+    handout_allowed,
     origin_of,
     redirect_allowed,
     validate_origin,
@@ -125,3 +126,20 @@ def test_a_projects_own_redirects_obey_the_per_call_rules():
     )
     assert first_disallowed_redirect({**project, "allowedOrigins": []}) == "successUrl"
     assert first_disallowed_redirect({"allowedOrigins": []}) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://checkout.stripe.com/c/pay/cs_1", True),
+        ("http://127.0.0.1:8123/c/cs_1", True),
+        ("javascript:alert(1)", False),
+        ("data:text/html,<b>x</b>", False),
+        ("http://checkout.example/c", False),
+        ("https://user:pw@checkout.example/c", False),
+        ("//checkout.example/c", False),
+        (None, False),
+    ],
+)
+def test_what_a_provider_hands_out_reaches_the_buyer_only_when_safe(url, allowed):
+    assert handout_allowed(url) is allowed

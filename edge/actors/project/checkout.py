@@ -22,6 +22,7 @@ from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.money import to_wire
 from edge.domain.status import Kind, Status, can_transition
+from edge.domain.urls import handout_allowed
 from edge.errors import Conflict, ContractError, ProviderError, invalid, unavailable
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.registry import PROVIDERS
@@ -128,6 +129,12 @@ class Checkouts:
         result: CheckoutResult | ContractError
         try:
             result = await provider.create_checkout(request)
+            url = result.fields.get("url")
+            if url is not None and not handout_allowed(url):
+                log.warning("%s answered a checkout address that is not https", provider.name)
+                result = ProviderError(
+                    "provider_error", f"{provider.name} answered an unsafe checkout address."
+                )
         except ContractError as failure:
             result = failure
         except Exception as exc:

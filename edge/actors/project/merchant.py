@@ -12,6 +12,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.records import iso_or_none, transaction_view
 from edge.domain.events import EventType
 from edge.domain.status import Kind, Status, can_transition
+from edge.domain.urls import handout_allowed
 from edge.errors import Conflict, ContractError, InvalidTransition, NotFound, ProviderError
 from edge.providers.base import PortalRequest, Provider
 
@@ -102,6 +103,12 @@ async def _call_portal(provider: Provider, request: PortalRequest, reply: Reply)
                 f"{provider.name} did not create a portal session.",
                 retryable=True,
             )
+        )
+        return
+    if not handout_allowed(result.url):
+        log.warning("%s answered a portal address that is not https", provider.name)
+        reply(
+            ProviderError("provider_error", f"{provider.name} answered an unsafe portal address.")
         )
         return
     reply(

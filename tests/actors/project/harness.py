@@ -21,6 +21,8 @@ from edge.actors.registry import ActorRegistry
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import (
+    CheckoutRequest,
+    CheckoutResult,
     CredentialField,
     FollowUp,
     MalformedPayload,
@@ -81,6 +83,10 @@ class EchoProvider(Provider):
     waiting first for ``GATE`` when one is set; its body is the event, as JSON."""
 
     gate: trio.Event | None = None
+    checkout_url = "https://pay.example/c/1"  # what its checkouts answer
+
+    async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
+        return CheckoutResult(fields={"url": EchoProvider.checkout_url}, provider_ref="c_1")
 
     async def verify_webhook(
         self,

@@ -4,9 +4,10 @@ before the provider is called, and the answer after the provider's outcome is.""
 from __future__ import annotations
 
 import pytest
+from actors.project.harness import EchoProvider
 
 from edge.actors import messages as m
-from edge.errors import Conflict, InvalidRequest, NotFound
+from edge.errors import Conflict, InvalidRequest, NotFound, ProviderError
 from edge.store import keys
 
 
@@ -56,3 +57,27 @@ async def test_the_actor_is_idle_once_the_checkout_is_answered(harness):
     project_id = await harness.project("manual")
     await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
     assert harness.registry._entries[project_id].actor.idle()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["javascript:alert(1)", "data:text/html,x", "http://evil.example/c", "https://u@x.example/"],
+)
+async def test_an_unsafe_checkout_address_never_reaches_the_buyer(harness, echo, url, monkeypatch):
+    project_id = await harness.project("echo")
+    monkeypatch.setattr(EchoProvider, "checkout_url", url)
+    with pytest.raises(ProviderError) as refused:
+        await harness.call(project_id, m.StartCheckout("echo", "book", {}, 1, "test"))
+    assert "unsafe" in refused.value.message
+    (tx,) = [
+        record
+        for key, _ in harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))
+        if (record := harness.ctx.store.get(key)) is not None
+    ]
+    assert tx["status"] == "canceled" and "checkout" not in tx
+
+
+async def test_a_safe_checkout_address_is_handed_out(harness, echo):
+    project_id = await harness.project("echo")
+    answer = await harness.call(project_id, m.StartCheckout("echo", "book", {}, 1, "test"))
+    assert answer["url"] == "https://pay.example/c/1"
