@@ -45,6 +45,9 @@ log = logging.getLogger("edge.node")
 
 STORE_DIR = "store"
 RESOLVE_TIMEOUT_S = 10.0
+# An idle keep-alive connection is closed after this long (CONTRACT 8): idle sockets are cheap
+# to reopen and dear to hold by the thousand.
+KEEP_ALIVE_S = 5.0
 
 
 @dataclass
@@ -160,7 +163,7 @@ def _hypercorn_config(settings: Settings) -> Config:
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.graceful_timeout = 10.0
-    config.keep_alive_timeout = 75.0
+    config.keep_alive_timeout = KEEP_ALIVE_S
     return config
 
 

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 import trio
 
+from edge.node import KEEP_ALIVE_S
+
 EARLY = [
     b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
     b"POST /webhook/nope/prj_0000000000000000 HTTP/1.1\r\nHost: x\r\n",
@@ -46,3 +48,16 @@ async def test_an_early_answer_closes_its_connection(node, head):
             while chunk := await stream.receive_some(65536):
                 rest += chunk
         assert (answer + rest).count(b"HTTP/1.1 ") == 1  # the GET was never taken as a request
+
+
+async def test_an_idle_keep_alive_connection_is_closed(node):
+    url = urlsplit(node.url)
+    stream = await trio.open_tcp_stream(url.hostname, url.port)
+    async with stream:
+        await stream.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await read_answer(stream)).startswith(b"HTTP/1.1 404")
+        started = trio.current_time()
+        with trio.fail_after(KEEP_ALIVE_S + 5):  # closed, not held for a minute or more
+            while await stream.receive_some(65536):
+                pass
+        assert trio.current_time() - started >= KEEP_ALIVE_S - 1
