@@ -98,11 +98,11 @@ def test_the_check_finds_each_kind_of_bad_link(tmp_path: Path) -> None:
         "# edge\n\n"
         "[good](docs/api.md#status-codes), [here](#edge), [web](https://example.com/x)\n"
         "[up](../CONTRACT.md) [gone](docs/missing.md) [anchor](docs/api.md#limits)\n"
-        "Read `../shared/ARCHITECTURE.md`.\n\n"
+        "Read `../elsewhere/NOTES.md`.\n\n"
         "```\n[not a link](../in-a-code-block.md)\n```\n"
     )
     assert problems(repo) == [
-        "README.md: `../shared/ARCHITECTURE.md` is a path outside the repository",
+        "README.md: `../elsewhere/NOTES.md` is a path outside the repository",
         "README.md: ../CONTRACT.md: outside the repository",
         "README.md: docs/missing.md: no such file in the repository",
         "README.md: docs/api.md#limits: no heading #limits in docs/api.md",

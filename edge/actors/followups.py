@@ -12,6 +12,8 @@ the entry. Guarantees:
 - A transient failure (``ProviderError``, a network error, a provider that does not answer in
   ``ATTEMPT_TIMEOUT_S``) is retried on ``BACKOFF_S``; after the last step the entry is ``failed``.
 - Entries run one at a time, so a slow provider delays follow-ups but never multiplies them.
+- A store that cannot record an attempt stops neither the worker nor the node: the entry stays
+  pending and the pass is tried again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ log = logging.getLogger("edge.followups")
 BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
+STORE_RETRY_S = 1.0  # after a pass the store could not complete
 
 # (project id, transaction id, mode) -> {"tx", "credentials"}, or None when nothing is owed any
 # more; raises a ContractError when it cannot tell now (the node is stopping, provider disabled).
@@ -69,16 +72,26 @@ class FollowUpWorker:
         task_status.started()
         while True:
             self._wakeup = trio.Event()
-            now = self._clock_ms()
-            entries = await trio.to_thread.run_sync(outbox.due, self._store, now, BATCH)
-            for entry in entries:
-                await self._attempt(entry)
-            if len(entries) == BATCH:
-                continue
-            next_due = await trio.to_thread.run_sync(outbox.next_due_ms, self._store)
-            wait_s = math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+            try:
+                wait_s = await self._work_the_queue()
+            except Exception:  # the store failed: entries stay pending for the next pass
+                log.exception("follow-up queue: a pass failed; trying again")
+                wait_s = STORE_RETRY_S
             with trio.move_on_after(wait_s):
                 await self._wakeup.wait()
+
+    async def _work_the_queue(self) -> float:
+        """Attempt every due entry; how long until the next one is due."""
+        while True:
+            entries = await trio.to_thread.run_sync(
+                outbox.due, self._store, self._clock_ms(), BATCH
+            )
+            for entry in entries:
+                await self._attempt(entry)
+            if len(entries) < BATCH:
+                break
+        next_due = await trio.to_thread.run_sync(outbox.next_due_ms, self._store)
+        return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         started = self._clock_ms()

@@ -201,3 +201,21 @@ async def test_an_entry_for_an_unknown_provider_is_dropped(store, writer, autoju
     entry_id = ops[0][1][len(outbox.ENTRY) :].decode()
     entry = await run_until_settled(store, writer, scripted(), Targets(), entry_id)
     assert entry["state"] == "dropped" and "gone" in entry["detail"]
+
+
+async def test_a_store_that_cannot_record_stops_neither_the_worker_nor_the_node(store):
+    # real time: under the autojump clock, time runs on while the worker's threads work
+    async with open_writer(store) as first:
+        entry_id = await enqueue(first)
+    closed = first  # takes no more writes: every attempt's record fails
+    provider = scripted()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(store, closed, Targets(), http, {"scripted": provider}, now_ms)
+        await nursery.start(worker.run)
+        with trio.fail_after(10):
+            while len(provider.calls) < 2:  # noqa: ASYNC110 (observing the provider's calls)
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()  # still running: nothing escaped into the nursery
+    assert len(provider.calls) >= 2  # tried again after the failed pass
+    entry = outbox.entry(store, entry_id)
+    assert entry is not None and (entry["state"], entry["attempts"]) == ("pending", 0)

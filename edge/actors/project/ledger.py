@@ -27,7 +27,7 @@ from edge.actors.context import NodeContext
 from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.status import ENDED, Status
-from edge.domain.urls import redirect_allowed
+from edge.domain.urls import redirect_allowed, redirect_rule
 from edge.errors import InvalidRequest, NotFound, unavailable
 from edge.providers import credentials as creds
 from edge.providers.base import FollowUp, Provider
@@ -59,7 +59,6 @@ class Ledger:
         self._submit_watchers: list[Callable[[list[str], Ticket], None]] = []
         self._reload_watchers: list[Callable[[], None]] = []
         self._settled_watchers: list[Callable[[], None]] = []
-        self._owes_follow_ups = False  # follow_up_ops were built for the next submit
 
     def now_ms(self) -> int:
         return self.ctx.clock_ms()
@@ -176,8 +175,6 @@ class Ledger:
         follow_ups: tuple[FollowUp, ...],
     ) -> list[Op]:
         """The outbox entries for ``follow_ups``: written in the same commit as their event."""
-        if not follow_ups:
-            return []
         ops: list[Op] = []
         for follow_up in follow_ups:
             ops += outbox.enqueue_ops(
@@ -189,7 +186,6 @@ class Ledger:
                 follow_up.params,
                 self.now_ms(),
             )
-        self._owes_follow_ups = True
         return ops
 
     # -- index entries (deduplication, provider references, reference codes) -------------
@@ -258,11 +254,7 @@ class Ledger:
         if given is None:
             return default
         if not redirect_allowed(given, self.project["allowedOrigins"]):
-            raise InvalidRequest(
-                "url_not_allowed",
-                "Must be https (http only on localhost) on one of the project's allowed origins.",
-                field=field,
-            )
+            raise InvalidRequest("url_not_allowed", redirect_rule(field), field=field)
         return given
 
     def config_changed(self) -> list[Op]:
@@ -279,13 +271,12 @@ class Ledger:
         this commit (a status read of one of them waits for it, and only for it)."""
         ticket = self.ctx.writer.submit(ops)
         self._last_ticket = ticket
-        touched = _records_in(ops)
+        touched, owes = _written(ops)
         for item_id in touched:
             self._pending[item_id] = ticket
         for watcher in self._submit_watchers:
             watcher(touched, ticket)
-        if self._owes_follow_ups:
-            self._owes_follow_ups = False
+        if owes:  # the follow-up worker looks once the entries are durable
             owed = self.ctx.follow_ups_owed
             ticket.when_durable(lambda error: None if error else owed())
 
@@ -364,11 +355,16 @@ class Ledger:
             watcher()
 
 
-def _records_in(ops: list[Op]) -> list[str]:
-    """Ids of the transactions and subscriptions that ``ops`` write."""
+def _written(ops: list[Op]) -> tuple[list[str], bool]:
+    """Ids of the transactions and subscriptions that ``ops`` write, and whether they owe a
+    follow-up (an outbox entry)."""
     ids_written = []
+    owes = False
     for db, key, _ in ops:
-        kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]
-        if db == "records" and kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
-            ids_written.append(keys.item_id(key))
-    return ids_written
+        if db == outbox.DB:
+            owes = True
+        elif db == "records":
+            kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]
+            if kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
+                ids_written.append(keys.item_id(key))
+    return ids_written, owes

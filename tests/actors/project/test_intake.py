@@ -104,6 +104,28 @@ async def test_verification_runs_off_the_actor(harness, echo):
     assert actor.idle()
 
 
+async def test_a_provider_turned_off_during_the_check_is_answered_at_once(harness, echo):
+    project_id = await harness.project("echo")
+    EchoProvider.gate = gate = trio.Event()
+    refused: list[NotFound] = []
+
+    async def deliver() -> None:
+        with pytest.raises(NotFound) as info:
+            await harness.call(project_id, delivery(id="evt_1"))
+        refused.append(info.value)
+
+    with trio.fail_after(5):  # not the registry's 30 s call timeout
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(deliver)
+            await wait_all_tasks_blocked()
+            off = {"enabled": False, "label": None, "order": None}
+            await harness.call(project_id, m.PutProvider("echo", off))
+            gate.set()
+    assert refused[0].code == "provider_not_enabled"
+    stored = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", "evt_1"))
+    assert stored is None
+
+
 async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness, echo):
     project_id = await harness.project("echo", "manual")
     answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
