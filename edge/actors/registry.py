@@ -86,7 +86,7 @@ class ActorRef:
         self._registry._settled.set()
 
 
-# Loads a project's actor from the store; raises ContractError(404) when the project does not exist.
+# Loads a project's actor from the store; raises project_not_found when the project does not exist.
 ActorFactory = Callable[[str, ActorRef], Actor]
 
 
