@@ -63,6 +63,8 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
             "reference": tx.get("reference"),
             "providerRef": tx.get("providerRef"),
             "reason": tx.get("reason"),
+            # money arrived for a checkout that had ended (payment.paid_late): fulfil or refund
+            "needsAttention": bool(tx.get("needsAttention")),
         }
     )
     return view
@@ -87,6 +89,8 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         "metadata": dict(event.get("metadata") or {}),
         "occurredAt": iso_or_none(event.get("occurredAt")),
         "receivedAt": iso_ms(event["receivedAt"]),
+        # when it took effect: null while it is held (CONTRACT 2) or when it changed nothing
+        "appliedAt": iso_or_none(event.get("appliedAt")),
     }
     if event.get("duplicateOf"):
         view["duplicateOf"] = event["duplicateOf"]

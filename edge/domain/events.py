@@ -28,6 +28,7 @@ class EventType(StrEnum):
     SUBSCRIPTION_PAYMENT_SUCCEEDED = "subscription.payment_succeeded"
     SUBSCRIPTION_PAYMENT_FAILED = "subscription.payment_failed"
     MANUAL_MARKED_PAID = "manual.marked_paid"
+    PAYMENT_PAID_LATE = "payment.paid_late"
     UNMATCHED = "unmatched"
 
 

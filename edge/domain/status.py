@@ -40,7 +40,8 @@ S = Status
 PAYMENT_TRANSITIONS: Mapping[Status, frozenset[Status]] = MappingProxyType(
     {
         S.PENDING: frozenset({S.PROCESSING, S.SUCCEEDED, S.FAILED, S.CANCELED, S.EXPIRED}),
-        S.PROCESSING: frozenset({S.SUCCEEDED, S.FAILED, S.CANCELED}),
+        # expired: a crypto invoice whose payment was replaced and then ran out of time
+        S.PROCESSING: frozenset({S.SUCCEEDED, S.FAILED, S.CANCELED, S.EXPIRED}),
         S.SUCCEEDED: frozenset({S.PARTIALLY_REFUNDED, S.REFUNDED, S.DISPUTED}),
         S.PARTIALLY_REFUNDED: frozenset({S.REFUNDED, S.DISPUTED}),
         # Dispute won -> succeeded again, lost -> refunded.
@@ -104,6 +105,31 @@ def is_terminal(table_kind: Kind | str, status: Status | str) -> bool:
     table = _table(table_kind)
     st = _status(status)
     return st is not None and st in table and not table[st]
+
+
+def _closure(table: Mapping[Status, frozenset[Status]]) -> Mapping[Status, frozenset[Status]]:
+    """Every status reachable from each status in one or more steps."""
+    reach: dict[Status, frozenset[Status]] = {}
+    for start in table:
+        seen: set[Status] = set()
+        frontier = set(table[start])
+        while frontier:
+            seen |= frontier
+            frontier = {n for s in frontier for n in table[s]} - seen
+        reach[start] = frozenset(seen)
+    return MappingProxyType(reach)
+
+
+_REACH: Mapping[Kind, Mapping[Status, frozenset[Status]]] = MappingProxyType(
+    {kind: _closure(table) for kind, table in _TABLES.items()}
+)
+
+
+def reachable(table_kind: Kind | str, current: Status | str) -> frozenset[Status]:
+    """The statuses ``current`` can still come to, in one or more moves (itself only through a
+    cycle: succeeded -> disputed -> succeeded)."""
+    st = _status(current)
+    return _REACH[Kind(table_kind)].get(st, frozenset()) if st is not None else frozenset()
 
 
 # A checkout that can no longer be paid: nothing is captured or completed for it any more.

@@ -17,6 +17,7 @@ TX_HISTORY = b"H"  # tx id | evt id -> b"" : a transaction's events, in order
 DEDUP = b"D"  # provider NUL provider event id -> evt id
 REFERENCE = b"R"  # manual reference code -> tx id
 PROVIDER_REF = b"X"  # provider NUL provider object id -> tx or sub id
+WAITING = b"U"  # provider NUL provider object id -> unmatched evt ids naming it, space-separated
 REJECTED = b"J"  # rejected webhook deliveries, by ulid
 QUOTA = b"Q"  # period NUL mode -> count
 IDEMPOTENCY = b"I"  # sha256(Idempotency-Key) -> first answer

@@ -19,12 +19,13 @@ CONTRACT_TYPES = [
     "subscription.payment_succeeded",
     "subscription.payment_failed",
     "manual.marked_paid",
+    "payment.paid_late",
     "unmatched",
 ]
 
 
 def test_exactly_the_contract_types():
-    assert len(CONTRACT_TYPES) == 19
+    assert len(CONTRACT_TYPES) == 20
     assert sorted(e.value for e in EventType) == sorted(CONTRACT_TYPES)
 
 

@@ -9,6 +9,7 @@ from edge.domain.status import (
     Status,
     can_transition,
     is_terminal,
+    reachable,
 )
 
 ALL = [s.value for s in Status]
@@ -18,6 +19,7 @@ PAYMENT_EXPECTED = {
     ("pending", "processing"), ("pending", "succeeded"), ("pending", "failed"),
     ("pending", "canceled"), ("pending", "expired"),
     ("processing", "succeeded"), ("processing", "failed"), ("processing", "canceled"),
+    ("processing", "expired"),
     ("succeeded", "partially_refunded"), ("succeeded", "refunded"), ("succeeded", "disputed"),
     ("partially_refunded", "refunded"), ("partially_refunded", "disputed"),
     ("disputed", "succeeded"), ("disputed", "refunded"),
@@ -83,3 +85,26 @@ def test_unknown_statuses_and_kinds():
         can_transition("invoice", "pending", "succeeded")
     with pytest.raises(ValueError):
         is_terminal("invoice", "canceled")
+
+
+def _paths(expected: set[tuple[str, str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    frontier = {t for f, t in expected if f == start}
+    while frontier - seen:
+        seen |= frontier
+        frontier = {t for f, t in expected if f in seen}
+    return seen
+
+
+@pytest.mark.parametrize(
+    "kind,expected", [("payment", PAYMENT_EXPECTED), ("subscription", SUBSCRIPTION_EXPECTED)]
+)
+def test_reachable_is_the_closure_of_the_table(kind, expected):
+    for status in ALL:
+        assert reachable(kind, status) == _paths(expected, status), (kind, status)
+
+
+def test_reachable_through_the_dispute_cycle():
+    assert Status.SUCCEEDED in reachable("payment", "succeeded")
+    assert reachable("payment", "refunded") == frozenset()
+    assert reachable("payment", "nope") == frozenset()

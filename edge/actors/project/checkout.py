@@ -16,6 +16,7 @@ from edge.actors import messages as m
 from edge.actors.project.idempotency import IdempotencyKeys
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
+from edge.actors.project.story import node_event
 from edge.actors.records import iso_or_none
 from edge.actors.registry import ActorRef
 from edge.domain import ids
@@ -160,8 +161,8 @@ class Checkouts:
             ops = self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
-                ledger.move(tx, Status.CANCELED, reason=f"{failure.code}: {failure.message}")
-                ops += ledger.tx_ops(tx) + ledger.event(tx, EventType.CHECKOUT_CANCELED)
+                tx["reason"] = f"{failure.code}: {failure.message}"
+                node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
             ledger.commit(ops, msg.reply, failure)
             return
         result: CheckoutResult = msg.result

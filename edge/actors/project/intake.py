@@ -23,15 +23,17 @@ import time
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project import story
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
 from edge.actors.registry import ActorRef
 from edge.domain import ids
+from edge.domain.convergence import Fate, Step
 from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.quota import period_of
-from edge.domain.status import Kind, Status, can_transition
+from edge.domain.status import Status
 from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
@@ -128,19 +130,27 @@ class WebhookIntake:
             ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
             return
         now = ledger.now_ms()
+        evt_id = ids.new_evt_id()
         ops: list[Op] = []
         tx = self._match(provider, mode, event)
-        sub = None
-        if tx is not None:
-            sub = self._apply(provider, event, tx, ops)
+        settled = self._apply(provider, event, evt_id, tx, ops) if tx is not None else None
+        sub = settled.sub if settled else None
+        late = settled is not None and evt_id in settled.late
+        fate = settled.fates.get(evt_id, Fate.APPLIED) if settled else None
         stored: dict[str, Any] = {
-            "id": ids.new_evt_id(),
+            "id": evt_id,
             "projectId": ledger.project_id,
             "provider": provider.name,
             "providerEventId": event.provider_event_id,
             "dedupIds": list(event.dedup_ids),
             "providerType": event.provider_type,
-            "type": str(event.type if tx is not None else EventType.UNMATCHED),
+            "type": str(
+                EventType.UNMATCHED
+                if tx is None
+                else EventType.PAYMENT_PAID_LATE
+                if late
+                else event.type
+            ),
             "txId": tx["id"] if tx else None,
             "subscriptionId": sub["id"] if sub else (tx or {}).get("subscriptionId"),
             "status": _status_after(event, tx, sub),
@@ -153,13 +163,19 @@ class WebhookIntake:
             "metadata": dict(event.metadata or (tx or {}).get("metadata") or {}),
             "occurredAt": event.occurred_at_ms,
             "receivedAt": now,
+            "appliedAt": now if fate is Fate.APPLIED else None,
             # the provider's body names the buyer (CONTRACT 6): only its hash is kept, for audit
             "bodySha256": hashlib.sha256(body).hexdigest(),
         }
+        if tx is None:
+            ops += self._wait(provider.name, event, stored)
         ops += ledger.event_ops(stored)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, provider.name, dedup_id, stored["id"]))
         if tx is not None:
+            if late and not tx.get("needsAttention"):
+                tx["needsAttention"] = True  # money for an ended checkout: the merchant decides
+                ops += ledger.tx_ops(tx)
             # owed to the provider: durable with the event, or not at all
             ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
         if event.type not in QUOTA_EXEMPT:
@@ -181,8 +197,7 @@ class WebhookIntake:
         ledger = self.ledger
         tx = ledger.tx(event.tx_id) if event.tx_id else None
         if tx is None:
-            refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
-            for ref in refs:
+            for ref in _refs(event):
                 linked = ledger.lookup(keys.PROVIDER_REF, provider.name, ref)
                 if linked is None:
                     continue
@@ -197,92 +212,98 @@ class WebhookIntake:
             return None
         return tx
 
-    def _link(self, provider: str, ref: str, item_id: str, ops: list[Op]) -> None:
-        if self.ledger.lookup(keys.PROVIDER_REF, provider, ref) != item_id:
-            ops.append(self.ledger.index_op(keys.PROVIDER_REF, provider, ref, item_id))
-
     def _apply(
-        self, provider: Provider, event: NormalizedEvent, tx: dict[str, Any], ops: list[Op]
-    ) -> dict[str, Any] | None:
-        """Move the transaction and its subscription where the event says, if the tables allow;
-        an event that would move a status backwards is stored but changes nothing."""
+        self,
+        provider: Provider,
+        event: NormalizedEvent,
+        evt_id: str,
+        tx: dict[str, Any],
+        ops: list[Op],
+    ) -> story.Settled:
+        """Fold the event into the transaction's story, with the events that waited for a
+        provider id it links (CONTRACT 2: the outcome does not depend on delivery order)."""
         ledger = self.ledger
-        for ref in event.link_refs:
-            self._link(provider.name, ref, tx["id"], ops)
-        tx_changed = False
-        target = event.payment_status
-        if target is not None and can_transition(Kind.PAYMENT, tx["status"], target):
-            ledger.move(tx, target)
-            tx_changed = True
-        sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
-        if (
-            sub is None
-            and event.starts_subscription
-            and tx["kind"] == Kind.SUBSCRIPTION
-            and tx["status"] == Status.SUCCEEDED
-        ):
-            sub = self._start_subscription(provider, event, tx, ops)
-            tx_changed = True
-        elif sub is not None:
-            sub_changed = False
-            sub_target = event.subscription_status
-            if sub_target is not None and can_transition(
-                Kind.SUBSCRIPTION, sub["status"], sub_target
-            ):
-                ledger.move(sub, sub_target)
-                sub_changed = True
-            if event.current_period_end_ms and event.current_period_end_ms != sub.get(
-                "currentPeriodEnd"
-            ):
-                sub["currentPeriodEnd"] = event.current_period_end_ms
-                sub["updatedAt"] = ledger.now_ms()
-                sub_changed = True
-            if event.provider_customer and not sub.get("providerCustomer"):
-                sub["providerCustomer"] = event.provider_customer
-                sub_changed = True
-            if sub_changed:
-                ops.extend(ledger.sub_ops(sub))
-        if tx_changed:
-            ops.extend(ledger.tx_ops(tx))
-        return sub
-
-    def _start_subscription(
-        self, provider: Provider, event: NormalizedEvent, tx: dict[str, Any], ops: list[Op]
-    ) -> dict[str, Any]:
-        ledger = self.ledger
+        entries: list[story.Entry] = []
+        entry = _entry(evt_id, event, ledger.now_ms())
+        if entry is not None:
+            entries.append(entry)
+        rematched = self._link(provider.name, tx, event.link_refs, ops)
+        entries += [entry for entry, _ in rematched]
+        settled = story.settle(ledger, tx, entries, ops)
+        sub = settled.sub
+        if sub is not None and event.provider_customer and not sub.get("providerCustomer"):
+            sub["providerCustomer"] = event.provider_customer
+            ops.extend(ledger.sub_ops(sub))
         now = ledger.now_ms()
-        initial = (
-            event.subscription_status
-            if event.subscription_status in (Status.TRIALING, Status.ACTIVE)
-            else Status.ACTIVE
-        )
-        sub = {
-            "id": ids.new_sub_id(),
-            "projectId": ledger.project_id,
-            "kind": str(Kind.SUBSCRIPTION),
-            "provider": provider.name,
-            "productId": tx.get("productId"),
-            "txId": tx["id"],
-            "status": str(initial),
-            "version": 1,
-            "amount": tx["amount"],
-            "currency": tx["currency"],
-            "interval": tx.get("interval"),
-            "currentPeriodEnd": event.current_period_end_ms,
-            "isTest": tx["isTest"],
-            "metadata": dict(tx.get("metadata") or {}),
-            "customerRef": tx.get("customerRef"),
-            "providerRef": event.subscription_ref,
-            "providerCustomer": event.provider_customer,
-            "createdAt": now,
-            "updatedAt": now,
+        for entry, waited in rematched:
+            event_id = entry.step.event_id
+            matched_type = waited["match"]["type"]
+            waited = {k: v for k, v in waited.items() if k != "match"}
+            waited.update(
+                type=EventType.PAYMENT_PAID_LATE if event_id in settled.late else matched_type,
+                txId=tx["id"],
+                subscriptionId=tx.get("subscriptionId"),
+                status=tx["status"],
+                matchedAt=now,
+                appliedAt=now if settled.fates.get(event_id) is Fate.APPLIED else None,
+            )
+            ops += ledger.event_ops(waited)
+        return settled
+
+    def _link(
+        self, provider: str, tx: dict[str, Any], refs: tuple[str, ...], ops: list[Op]
+    ) -> list[tuple[story.Entry, dict[str, Any]]]:
+        """Remember ``refs`` for ``tx``; the unmatched events that named one of them are
+        matched now (with their stored events), and what they link is linked in turn."""
+        ledger = self.ledger
+        rematched: list[tuple[story.Entry, dict[str, Any]]] = []
+        todo = list(refs)
+        while todo:
+            ref = todo.pop(0)
+            if ledger.lookup(keys.PROVIDER_REF, provider, ref) == tx["id"]:
+                continue
+            ops.append(ledger.index_op(keys.PROVIDER_REF, provider, ref, tx["id"]))
+            waiting = ledger.lookup(keys.WAITING, provider, ref)
+            if waiting is None:
+                continue
+            ops.append(ledger.unindex_op(keys.WAITING, provider, ref))
+            for evt_id in waiting.split():
+                waited = ledger.stored_event(evt_id)
+                if (
+                    waited is None
+                    or waited.get("txId")
+                    or waited["isTest"] != tx["isTest"]
+                    or "match" not in waited
+                    or any(evt_id == e.step.event_id for e, _ in rematched)
+                ):
+                    continue
+                rematched.append((_waiting_entry(waited), waited))
+                todo += waited["match"].get("linkRefs", [])
+        return rematched
+
+    def _wait(self, provider: str, event: NormalizedEvent, stored: dict[str, Any]) -> list[Op]:
+        """An unmatched event that asks for a move waits under each provider id it names, to be
+        matched when a later event links one of them (CONTRACT 2)."""
+        entry = _entry(stored["id"], event, stored["receivedAt"])
+        refs = _refs(event)
+        if entry is None or not refs:
+            return []
+        step = entry.step
+        stored["match"] = {
+            "type": step.type,
+            "payment": step.payment,
+            "subscription": step.subscription,
+            "starts": step.starts,
+            "start": entry.start,
+            "periodEnd": entry.period_end,
+            "linkRefs": list(event.link_refs),
         }
-        tx["subscriptionId"] = sub["id"]
-        ledger.add(sub)
-        ops.extend(ledger.sub_ops(sub))
-        if event.subscription_ref:
-            self._link(provider.name, event.subscription_ref, sub["id"], ops)
-        return sub
+        ops: list[Op] = []
+        for ref in refs:
+            earlier = (self.ledger.lookup(keys.WAITING, provider, ref) or "").split()
+            waiting = [*earlier[-(WAITING_KEPT - 1) :], stored["id"]]
+            ops.append(self.ledger.index_op(keys.WAITING, provider, ref, " ".join(waiting)))
+        return ops
 
     # -- refused deliveries ------------------------------------------------------------
 
@@ -324,6 +345,52 @@ _SIGNATURE_MESSAGES = {
     "timestamp_out_of_tolerance": "The signature's timestamp is more than 300 seconds off.",
     "no_matching_signature": "No signature matches this project's webhook secrets for this body.",
 }
+
+
+WAITING_KEPT = 50  # unmatched events waiting under one provider id
+
+
+def _refs(event: NormalizedEvent) -> tuple[str, ...]:
+    """The provider ids an event may be matched by."""
+    refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
+    return tuple(dict.fromkeys(refs))
+
+
+def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry | None:
+    """The step of the story an event asks for; None when it asks for no move."""
+    if (
+        event.payment_status is None
+        and event.subscription_status is None
+        and not event.starts_subscription
+    ):
+        return None
+    step = Step(
+        event_id=evt_id,
+        at=event.occurred_at_ms if event.occurred_at_ms is not None else received_at,
+        type=str(event.type),
+        payment=event.payment_status,
+        subscription=event.subscription_status,
+        starts=event.starts_subscription,
+    )
+    start = (
+        {"ref": event.subscription_ref, "customer": event.provider_customer}
+        if event.starts_subscription
+        else None
+    )
+    return story.Entry(step, start, event.current_period_end_ms)
+
+
+def _waiting_entry(waited: dict[str, Any]) -> story.Entry:
+    match = waited["match"]
+    step = Step(
+        event_id=waited["id"],
+        at=waited["occurredAt"] if waited.get("occurredAt") is not None else waited["receivedAt"],
+        type=match["type"],
+        payment=Status(match["payment"]) if match.get("payment") else None,
+        subscription=Status(match["subscription"]) if match.get("subscription") else None,
+        starts=bool(match.get("starts")),
+    )
+    return story.Entry(step, match.get("start"), match.get("periodEnd"))
 
 
 def _status_after(

@@ -26,7 +26,7 @@ from typing import Any
 from edge.actors.context import NodeContext
 from edge.domain import ids
 from edge.domain.events import EventType
-from edge.domain.status import ENDED, Status
+from edge.domain.status import ENDED
 from edge.domain.urls import redirect_allowed, redirect_rule
 from edge.errors import InvalidRequest, NotFound, unavailable
 from edge.providers import credentials as creds
@@ -52,7 +52,8 @@ class Ledger:
         self.stale = False  # a commit failed: reload from the store before the next message
         self._txs: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._subs: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._index: OrderedDict[bytes, str] = OrderedDict()
+        self._index: OrderedDict[bytes, str] = OrderedDict()  # "" marks a deleted entry
+        self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()  # written lately
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._last_ticket: Ticket | None = None
         self._pending: dict[str, Ticket] = {}  # record id -> the ticket that last changed it
@@ -120,13 +121,6 @@ class Ledger:
         if len(cache) > CACHE_SIZE:
             cache.popitem(last=False)
 
-    def move(self, record: dict[str, Any], target: Status, **changes: Any) -> None:
-        """Move a transaction or subscription to ``target`` (the caller checked the tables)."""
-        record.update(changes)
-        record["status"] = str(target)
-        record["version"] += 1
-        record["updatedAt"] = self.now_ms()
-
     # -- writes -------------------------------------------------------------------------
 
     def tx_ops(self, tx: dict[str, Any]) -> list[Op]:
@@ -163,9 +157,21 @@ class Ledger:
         ops: list[Op] = [
             ("records", keys.record(self.project_id, keys.EVENT, event["id"]), pack(event))
         ]
+        self._events[event["id"]] = event
+        self._events.move_to_end(event["id"])
+        if len(self._events) > CACHE_SIZE:
+            self._events.popitem(last=False)
         if event.get("txId"):
             ops.append(("records", keys.history(self.project_id, event["txId"], event["id"]), b""))
         return ops
+
+    def stored_event(self, evt_id: str) -> dict[str, Any] | None:
+        """A stored event: from memory when written lately (its commit may still be pending),
+        else from the store."""
+        event = self._events.get(evt_id)
+        if event is None:
+            event = self.ctx.store.get(keys.record(self.project_id, keys.EVENT, evt_id))
+        return event
 
     def follow_up_ops(
         self,
@@ -195,7 +201,7 @@ class Ledger:
         be pending), else from the store."""
         key = keys.named(self.project_id, kind, namespace, name)
         if key in self._index:
-            return self._index[key]
+            return self._index[key] or None
         raw = self.ctx.store.get_raw(key)
         return raw.decode() if raw is not None else None
 
@@ -207,6 +213,15 @@ class Ledger:
         if len(self._index) > RECENT_KEPT:
             self._index.popitem(last=False)
         return ("records", key, value.encode())
+
+    def unindex_op(self, kind: bytes, namespace: str, name: str) -> Op:
+        """The delete of an index entry, which ``lookup`` no longer finds from now on."""
+        key = keys.named(self.project_id, kind, namespace, name)
+        self._index[key] = ""
+        self._index.move_to_end(key)
+        if len(self._index) > RECENT_KEPT:
+            self._index.popitem(last=False)
+        return ("records", key, None)
 
     # -- the project's configuration ------------------------------------------------------
 
@@ -328,6 +343,7 @@ class Ledger:
         self._txs.clear()
         self._subs.clear()
         self._index.clear()
+        self._events.clear()
         self._pending.clear()
         self._credentials.clear()
         self.config_version += 1

@@ -9,12 +9,14 @@ from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.story import node_event
 from edge.actors.records import iso_or_none, transaction_view
 from edge.domain.events import EventType
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.urls import handout_allowed
 from edge.errors import Conflict, ContractError, InvalidTransition, NotFound, ProviderError
 from edge.providers.base import PortalRequest, Provider
+from edge.store.writer import Op
 
 log = logging.getLogger("edge.actors")
 
@@ -29,20 +31,23 @@ class MerchantActions:
         if tx["provider"] != "manual":
             raise Conflict("not_manual", "Only pay-by-mail transactions are marked paid by hand.")
         _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
-        ledger.move(tx, Status.SUCCEEDED)
         metadata = dict(tx.get("metadata") or {})
         if msg.note:
             metadata["note"] = msg.note
-        event_ops = ledger.event(tx, EventType.MANUAL_MARKED_PAID, metadata=metadata)
-        ledger.commit(ledger.tx_ops(tx) + event_ops, reply, transaction_view(tx))
+        ops: list[Op] = []
+        node_event(
+            ledger, tx, EventType.MANUAL_MARKED_PAID, Status.SUCCEEDED, ops, metadata=metadata
+        )
+        ledger.commit(ops, reply, transaction_view(tx))
 
     def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         ledger = self.ledger
         tx = ledger.visible_tx(msg.tx_id, msg.mode)
         _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
-        ledger.move(tx, Status.CANCELED, reason="canceled by the merchant")
-        event_ops = ledger.event(tx, EventType.CHECKOUT_CANCELED)
-        ledger.commit(ledger.tx_ops(tx) + event_ops, reply, transaction_view(tx))
+        tx["reason"] = "canceled by the merchant"
+        ops: list[Op] = []
+        node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
+        ledger.commit(ops, reply, transaction_view(tx))
 
     def portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
         ledger = self.ledger

@@ -1,0 +1,256 @@
+"""A transaction's story: the steps its events asked for, kept on the record and folded again on
+every event (edge.domain.convergence), so the outcome does not depend on delivery order.
+
+The record keeps, per step, the event's id, time, normalized type, targets, its fate in the last
+fold, and what a first payment needs to start the subscription. A step that the last fold held
+and this one applies has its event's ``appliedAt`` set now; the record and its subscription take
+the fold's statuses only when they lie ahead (a status never moves backwards); else the new step
+is left out of the story and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from edge.actors.project.ledger import Ledger
+from edge.domain import ids
+from edge.domain.convergence import Fate, Outcome, Start, Step, advance, fold
+from edge.domain.events import EventType
+from edge.domain.status import ENDED, Kind, Status
+from edge.store.writer import Op
+
+# A record's story is bounded: a subscription adds a step or two a period, so this is decades;
+# the oldest settled steps go first (they can no longer be reordered by anything that matters).
+STORY_KEPT = 400
+
+_FATES = {"a": Fate.APPLIED, "h": Fate.HELD, "i": Fate.IGNORED}
+_CODES = {fate: code for code, fate in _FATES.items()}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One step of a story with what starting a subscription from it needs."""
+
+    step: Step
+    start: dict[str, Any] | None = None  # {ref, periodEnd, customer} of a starting payment
+    period_end: int | None = None  # the subscription period end the event reported
+
+    def stored(self, fate: Fate) -> dict[str, Any]:
+        s = self.step
+        out: dict[str, Any] = {"e": s.event_id, "at": s.at, "t": s.type, "f": _CODES[fate]}
+        if s.payment:
+            out["p"] = str(s.payment)
+        if s.subscription:
+            out["s"] = str(s.subscription)
+        if s.starts:
+            out["st"] = True
+        if self.start:
+            out["x"] = self.start
+        if self.period_end is not None:
+            out["pe"] = self.period_end
+        return out
+
+
+def entry_of(stored: dict[str, Any]) -> Entry:
+    step = Step(
+        event_id=stored["e"],
+        at=stored["at"],
+        type=stored["t"],
+        payment=Status(stored["p"]) if stored.get("p") else None,
+        subscription=Status(stored["s"]) if stored.get("s") else None,
+        starts=bool(stored.get("st")),
+    )
+    return Entry(step, stored.get("x"), stored.get("pe"))
+
+
+@dataclass
+class Settled:
+    """What a fold did: the new steps' fates, whether they were money for an ended checkout,
+    and the record (and subscription) as they now are."""
+
+    fates: dict[str, Fate]
+    late: frozenset[str]
+    sub: dict[str, Any] | None
+
+
+def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
+    """Where the story starts: pending at version 1 for a checkout made since stories were
+    kept; where it stood for a record stored before."""
+    base = tx.get("storyStart")
+    if base is None:
+        base = tx["storyStart"] = {
+            "status": tx["status"],
+            "version": tx["version"],
+            "sub": sub["status"] if sub else None,
+            "subVersion": sub["version"] if sub else 0,
+        }
+        tx["story"] = []
+    return Start(
+        Status(base["status"]),
+        base["version"],
+        Status(base["sub"]) if base.get("sub") else None,
+        base.get("subVersion", 0),
+    )
+
+
+def settle(
+    ledger: Ledger,
+    tx: dict[str, Any],
+    new: Sequence[Entry],
+    ops: list[Op],
+    subscription_details: dict[str, Any] | None = None,
+) -> Settled:
+    """Fold ``tx``'s story with the ``new`` entries and take the outcome if it lies ahead.
+
+    ``ops`` gets the writes: the record, its subscription, and the ``appliedAt`` of earlier
+    events that took effect now."""
+    sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+    start = _start(tx, sub)
+    kept = [entry_of(e) for e in tx["story"]]
+    before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
+    entries = kept + list(new)
+    standing = Start(
+        Status(tx["status"]),
+        tx["version"],
+        Status(sub["status"]) if sub else None,
+        sub["version"] if sub else 0,
+    )
+    outcome = advance(
+        standing,
+        start,
+        (e.step for e in kept),
+        (e.step for e in new),
+        tx["kind"] == Kind.SUBSCRIPTION,
+    )
+    new_ids = {e.step.event_id for e in new}
+    if outcome is None:
+        # taking it would move a status backwards: the new steps change nothing
+        late = frozenset(
+            e.step.event_id
+            for e in new
+            if e.step.payment in (Status.SUCCEEDED, Status.PROCESSING) and tx["status"] in ENDED
+        )
+        return Settled({i: Fate.IGNORED for i in new_ids}, late, sub)
+
+    now = ledger.now_ms()
+    tx_changed = bool(new)
+    if outcome.status != tx["status"] or outcome.version > tx["version"]:
+        tx["status"] = str(outcome.status)
+        tx["version"] = max(tx["version"], outcome.version)
+        tx["updatedAt"] = now
+    if outcome.started_by is not None and sub is None:
+        starter = next(e for e in entries if e.step.event_id == outcome.started_by)
+        sub = _start_subscription(ledger, tx, starter, outcome, subscription_details, ops)
+    if sub is not None:
+        _follow(sub, outcome, entries, now)
+        ops.extend(ledger.sub_ops(sub))
+    tx["story"] = _trimmed(tx, [e.stored(outcome.fates[e.step.event_id]) for e in entries], start)
+    for evt_id, fate in outcome.fates.items():
+        if fate is Fate.APPLIED and evt_id not in new_ids and before.get(evt_id) is Fate.HELD:
+            ops.extend(_applied_now(ledger, evt_id, now))
+    if tx_changed:
+        ops.extend(ledger.tx_ops(tx))
+    return Settled({i: outcome.fates[i] for i in new_ids}, outcome.late & new_ids, sub)
+
+
+def _follow(sub: dict[str, Any], outcome: Outcome, entries: list[Entry], now: int) -> None:
+    """The subscription takes the fold's status, and the period end of its latest event."""
+    assert outcome.sub_status is not None
+    if outcome.sub_status != sub["status"] or outcome.sub_version > sub["version"]:
+        sub["status"] = str(outcome.sub_status)
+        sub["version"] = max(sub["version"], outcome.sub_version)
+        sub["updatedAt"] = now
+    reported = [e for e in entries if e.period_end is not None]
+    if reported:
+        latest = max(reported, key=lambda e: e.step.order).period_end
+        if latest != sub.get("currentPeriodEnd"):
+            sub["currentPeriodEnd"] = latest
+            sub["updatedAt"] = now
+
+
+def _start_subscription(
+    ledger: Ledger,
+    tx: dict[str, Any],
+    starter: Entry,
+    outcome: Outcome,
+    details: dict[str, Any] | None,
+    ops: list[Op],
+) -> dict[str, Any]:
+    now = ledger.now_ms()
+    start = starter.start or details or {}
+    sub = {
+        "id": ids.new_sub_id(),
+        "projectId": ledger.project_id,
+        "kind": str(Kind.SUBSCRIPTION),
+        "provider": tx["provider"],
+        "productId": tx.get("productId"),
+        "txId": tx["id"],
+        "status": str(outcome.sub_status),
+        "version": 1,
+        "amount": tx["amount"],
+        "currency": tx["currency"],
+        "interval": tx.get("interval"),
+        "currentPeriodEnd": starter.period_end,
+        "isTest": tx["isTest"],
+        "metadata": dict(tx.get("metadata") or {}),
+        "customerRef": tx.get("customerRef"),
+        "providerRef": start.get("ref"),
+        "providerCustomer": start.get("customer"),
+        "createdAt": now,
+        "updatedAt": now,
+    }
+    tx["subscriptionId"] = sub["id"]
+    ledger.add(sub)
+    return sub
+
+
+def _applied_now(ledger: Ledger, evt_id: str, now: int) -> list[Op]:
+    """A held event took effect: its feed entry says when."""
+    event = ledger.stored_event(evt_id)
+    if event is None or event.get("appliedAt") is not None:
+        return []  # pruned by retention, or already marked
+    event = dict(event, appliedAt=now)
+    return ledger.event_ops(event)
+
+
+def _trimmed(
+    tx: dict[str, Any], stored: list[dict[str, Any]], start: Start
+) -> list[dict[str, Any]]:
+    """The story in fold order. Past STORY_KEPT steps its older half is folded into the start,
+    when none of that half is still held (a held step may yet be reordered)."""
+    stored.sort(key=lambda e: entry_of(e).step.order)
+    if len(stored) <= STORY_KEPT:
+        return stored
+    half = len(stored) // 2
+    if any(e["f"] == "h" for e in stored[:half]):
+        return stored
+    steps = [entry_of(e).step for e in stored[:half]]
+    prefix = fold(steps, start, tx["kind"] == Kind.SUBSCRIPTION)
+    tx["storyStart"] = {
+        "status": str(prefix.status),
+        "version": prefix.version,
+        "sub": str(prefix.sub_status) if prefix.sub_status else None,
+        "subVersion": prefix.sub_version,
+    }
+    return stored[half:]
+
+
+def node_event(
+    ledger: Ledger,
+    tx: dict[str, Any],
+    event_type: EventType,
+    target: Status,
+    ops: list[Op],
+    **fields: Any,
+) -> None:
+    """A move the node makes itself (marked paid, canceled): a step of the story at the moment
+    it is made, and its event in the feed."""
+    now = ledger.now_ms()
+    evt_id = ids.new_evt_id()
+    settled = settle(ledger, tx, [Entry(Step(evt_id, now, str(event_type), payment=target))], ops)
+    applied = settled.fates.get(evt_id) is Fate.APPLIED
+    ops.extend(
+        ledger.event(tx, event_type, id=evt_id, appliedAt=now if applied else None, **fields)
+    )

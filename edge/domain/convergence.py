@@ -1,0 +1,287 @@
+"""Convergence (CONTRACT 2): the same set of events gives the same outcome, whatever order the
+provider delivered them in.
+
+A transaction's outcome is a fold of its *story*: every event that asks it (or its subscription)
+to move, taken in the order the provider says they happened (``occurredAt``; ties broken by a
+fixed lifecycle rank, so a refund stamped in the same second as its payment comes after it).
+Each step of the fold is one of:
+
+- applied: the record may take the step now (a move, or the status it already has);
+- held: not yet, but a status where it applies is still ahead (a refund before the payment's
+  success, a dispute's closing before its opening); it is tried again, in story order, each time
+  the record moves;
+- ignored: no status where it applies is ahead any more (a late failure after success); it
+  changes nothing. A payment reported for a checkout that has already ended (failed, canceled,
+  expired) is ignored too, and marked *late*: money the merchant must look at.
+
+Only a dispute's closing leaves ``disputed``: the tables allow disputed -> succeeded, and a
+late duplicate "payment succeeded" must not end a dispute. The first successful payment of a
+subscription checkout starts the subscription, which then folds on its own table.
+
+The fold is a pure function of the set of steps, so delivering the same events in any order and
+any number of times (identical steps count once) ends in the same place. The actor re-folds on
+every event and adopts the result only when it lies ahead of the record's current status, so a
+status never moves backwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .events import EventType
+from .status import ENDED, Kind, Status, can_transition, reachable
+
+
+class Fate(Enum):
+    APPLIED = "applied"
+    HELD = "held"
+    IGNORED = "ignored"
+
+
+# Within one timestamp, the order a payment's life takes. Providers stamp in whole seconds, and
+# a payment, its subscription and its refund often share one.
+_PAYMENT_RANK = {
+    Status.PROCESSING: 1,
+    Status.SUCCEEDED: 2,
+    Status.PARTIALLY_REFUNDED: 3,
+    Status.DISPUTED: 4,
+    Status.REFUNDED: 6,
+    Status.FAILED: 7,
+    Status.CANCELED: 7,
+    Status.EXPIRED: 7,
+}
+_SUBSCRIPTION_RANK = {
+    Status.TRIALING: 2,
+    Status.ACTIVE: 2,
+    Status.PAST_DUE: 3,
+    Status.PAUSED: 3,
+    Status.CANCELED: 8,
+}
+_CLOSING_RANK = 5  # a dispute's closing: after its opening, before a refund
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one event asks of a transaction: a payment status, a subscription status, and
+    whether it is the first payment of a subscription checkout (which starts it)."""
+
+    event_id: str
+    at: int  # when it happened, ms (the node's receipt time when the provider gives none)
+    type: str  # EventType
+    payment: Status | None = None
+    subscription: Status | None = None
+    starts: bool = False
+
+    @property
+    def effect(self) -> tuple[int, str, str, str, bool]:
+        """Two events with the same effect are one step (a provider's duplicate under a new
+        id must not move a record twice)."""
+        return (self.at, self.type, self.payment or "", self.subscription or "", self.starts)
+
+    @property
+    def order(self) -> tuple[int, int, str, str, str, bool, str]:
+        if self.type == EventType.PAYMENT_DISPUTE_CLOSED:
+            rank = _CLOSING_RANK
+        elif self.payment is not None:
+            rank = _PAYMENT_RANK.get(self.payment, 9)
+        elif self.subscription is not None:
+            rank = _SUBSCRIPTION_RANK.get(self.subscription, 9)
+        else:
+            rank = 9
+        return (self.at, rank, *self.effect[1:], self.event_id)
+
+
+@dataclass(frozen=True)
+class Start:
+    """The transaction's starting point: ``pending`` at version 1 for a new checkout; a record
+    stored before stories were kept starts from where it stood."""
+
+    status: Status = Status.PENDING
+    version: int = 1
+    sub_status: Status | None = None
+    sub_version: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    version: int  # the start's, plus one per status change
+    sub_status: Status | None  # None: no subscription (yet)
+    sub_version: int
+    started_by: str | None  # the event id of the step that started the subscription
+    fates: dict[str, Fate] = field(default_factory=dict)  # event id -> fate
+    late: frozenset[str] = frozenset()  # event ids: money for a checkout that had ended
+    applied_order: tuple[str, ...] = ()  # event ids, in the order they took effect
+
+
+class _Fold:
+    def __init__(self, start: Start, subscription_checkout: bool) -> None:
+        self.status = start.status
+        self.version = start.version
+        self.sub_status = start.sub_status
+        self.sub_version = start.sub_version
+        self.subscription_checkout = subscription_checkout
+        self.started_by: str | None = None
+        self.applied: list[str] = []
+
+    # -- verdicts: may the step apply now, later, or never ----------------------------------
+
+    def _payment_fits(self, step: Step, status: Status) -> bool:
+        target = step.payment
+        if step.type == EventType.PAYMENT_DISPUTE_CLOSED:
+            return status == Status.DISPUTED
+        if status == Status.DISPUTED:  # only a dispute's closing leaves it
+            return target == Status.DISPUTED
+        assert target is not None
+        return status == target or can_transition(Kind.PAYMENT, status, target)
+
+    def _payment(self, step: Step) -> Fate:
+        if self._payment_fits(step, self.status):
+            return Fate.APPLIED
+        ahead = reachable(Kind.PAYMENT, self.status)
+        return Fate.HELD if any(self._payment_fits(step, s) for s in ahead) else Fate.IGNORED
+
+    def _subscription(self, step: Step, status_after: Status) -> Fate:
+        if self.sub_status is None:
+            if self.subscription_checkout and (
+                status_after == Status.SUCCEEDED
+                or Status.SUCCEEDED in reachable(Kind.PAYMENT, status_after)
+            ):
+                if step.starts and status_after == Status.SUCCEEDED:
+                    return Fate.APPLIED
+                return Fate.HELD  # the subscription has not started yet
+            return Fate.IGNORED
+        target = step.subscription
+        if target is None:  # a start once started: nothing more to do
+            return Fate.APPLIED
+        if self.sub_status == target or can_transition(Kind.SUBSCRIPTION, self.sub_status, target):
+            return Fate.APPLIED
+        ahead = reachable(Kind.SUBSCRIPTION, self.sub_status)
+        fits = any(s == target or can_transition(Kind.SUBSCRIPTION, s, target) for s in ahead)
+        return Fate.HELD if fits else Fate.IGNORED
+
+    def verdict(self, step: Step) -> tuple[Fate, bool, bool]:
+        """The step's fate now, and which of its parts (payment, subscription) apply."""
+        pay = self._payment(step) if step.payment is not None else None
+        status_after = step.payment if pay is Fate.APPLIED and step.payment else self.status
+        wants_sub = step.subscription is not None or step.starts
+        sub = self._subscription(step, status_after) if wants_sub else None
+        parts = [f for f in (pay, sub) if f is not None]
+        if not parts or Fate.HELD in parts:
+            return (Fate.HELD if parts else Fate.APPLIED), False, False
+        if Fate.APPLIED in parts:
+            return Fate.APPLIED, pay is Fate.APPLIED, sub is Fate.APPLIED
+        return Fate.IGNORED, False, False
+
+    # -- moves -------------------------------------------------------------------------------
+
+    def apply(self, step: Step, pay: bool, sub: bool) -> bool:
+        """Take the step; True when a status changed."""
+        moved = False
+        if pay and step.payment is not None and step.payment != self.status:
+            self.status = step.payment
+            self.version += 1
+            moved = True
+        if sub:
+            if self.sub_status is None:
+                initial = step.subscription
+                self.sub_status = (
+                    initial if initial in (Status.TRIALING, Status.ACTIVE) else (Status.ACTIVE)
+                )
+                self.sub_version = 1
+                self.started_by = step.event_id
+                moved = True
+            elif step.subscription is not None and step.subscription != self.sub_status:
+                self.sub_status = step.subscription
+                self.sub_version += 1
+                moved = True
+        self.applied.append(step.event_id)
+        return moved
+
+
+def fold(
+    given: Iterable[Step], start: Start | None = None, subscription_checkout: bool = False
+) -> Outcome:
+    """The outcome of ``given`` from ``start``, whatever order the steps are given in."""
+    steps = list(given)
+    unique: dict[tuple[int, str, str, str, bool], Step] = {}
+    for step in sorted(steps, key=lambda s: s.order):
+        unique.setdefault(step.effect, step)
+    state = _Fold(start or Start(), subscription_checkout)
+    fates: dict[str, Fate] = {}
+    late: set[str] = set()
+    held: list[Step] = []
+
+    def settle(step: Step) -> bool:
+        """Apply or drop ``step`` if its fate is decided now; False while it waits."""
+        fate, pay, sub = state.verdict(step)
+        fates[step.event_id] = fate
+        if fate is Fate.APPLIED:
+            state.apply(step, pay, sub)
+        elif fate is Fate.IGNORED and _is_late(step, state.status):
+            late.add(step.event_id)
+        return fate is not Fate.HELD
+
+    for step in unique.values():
+        if not settle(step):
+            held.append(step)
+            continue
+        # the record moved: the held steps now possible are applied, in story order
+        retry = True
+        while retry and held:
+            retry = False
+            for waiting in list(held):
+                if settle(waiting):
+                    held.remove(waiting)
+                    retry = fates[waiting.event_id] is Fate.APPLIED
+                    if retry:
+                        break
+    for step in steps:  # a duplicate shares the fate of the step it repeats
+        if step.event_id not in fates:
+            first = unique[step.effect]
+            fates[step.event_id] = fates[first.event_id]
+            if first.event_id in late:
+                late.add(step.event_id)
+    return Outcome(
+        status=state.status,
+        version=state.version,
+        sub_status=state.sub_status,
+        sub_version=state.sub_version,
+        started_by=state.started_by,
+        fates=fates,
+        late=frozenset(late),
+        applied_order=tuple(state.applied),
+    )
+
+
+def _is_late(step: Step, status: Status) -> bool:
+    """Money reported for a checkout that had already ended (CONTRACT 2: ``payment.paid_late``)."""
+    return step.payment in (Status.SUCCEEDED, Status.PROCESSING) and status in ENDED
+
+
+def ahead_or_same(kind: Kind, current: Status, candidate: Status) -> bool:
+    """May a record at ``current`` be moved to ``candidate`` (never backwards)?"""
+    return candidate == current or candidate in reachable(kind, current)
+
+
+def advance(
+    standing: Start,
+    start: Start,
+    story: Iterable[Step],
+    new: Iterable[Step],
+    subscription_checkout: bool = False,
+) -> Outcome | None:
+    """The outcome of the story with the ``new`` steps, for a record now at ``standing``; None
+    when taking it would move the record or its subscription backwards (then the new steps
+    change nothing and are left out of the story)."""
+    outcome = fold([*story, *new], start, subscription_checkout)
+    if not ahead_or_same(Kind.PAYMENT, standing.status, outcome.status):
+        return None
+    if standing.sub_status is not None and (
+        outcome.sub_status is None
+        or not ahead_or_same(Kind.SUBSCRIPTION, standing.sub_status, outcome.sub_status)
+    ):
+        return None
+    return outcome

@@ -1,0 +1,253 @@
+"""Convergence (CONTRACT 2): every order and duplication of a story's events ends where in-order
+delivery ends, and the record never moves backwards on the way."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from edge.domain.convergence import Fate, Start, Step, advance, fold
+from edge.domain.events import EventType as E
+from edge.domain.status import Kind, reachable
+from edge.domain.status import Status as S
+
+T0 = 1_700_000_000_000
+
+
+def step(n: int, at_s: int, type_: E, pay: S | None = None, sub: S | None = None, starts=False):
+    return Step(f"evt_{n:03d}", T0 + at_s * 1000, str(type_), pay, sub, starts)
+
+
+# Real stories, in the order they happened; several events share a second, as providers stamp.
+STORIES: dict[str, tuple[list[Step], bool]] = {
+    "paid": ([step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)], False),
+    "async paid": (
+        [
+            step(1, 0, E.PAYMENT_PROCESSING, S.PROCESSING),
+            step(2, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+        ],
+        False,
+    ),
+    "async failed": (
+        [step(1, 0, E.PAYMENT_PROCESSING, S.PROCESSING), step(2, 90, E.PAYMENT_FAILED, S.FAILED)],
+        False,
+    ),
+    "expired": ([step(1, 0, E.CHECKOUT_EXPIRED, S.EXPIRED)], False),
+    "refunded in parts": (
+        [
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+            step(2, 10, E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED),
+            step(3, 20, E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED),
+            step(4, 30, E.PAYMENT_REFUNDED, S.REFUNDED),
+        ],
+        False,
+    ),
+    "refunded in the same second": (
+        [step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED), step(2, 0, E.PAYMENT_REFUNDED, S.REFUNDED)],
+        False,
+    ),
+    "dispute won": (
+        [
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+            step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+            step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED),
+        ],
+        False,
+    ),
+    "dispute lost": (
+        [
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+            step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+            step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.REFUNDED),
+        ],
+        False,
+    ),
+    "part refunded, then disputed and won": (
+        [
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+            step(2, 5, E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED),
+            step(3, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+            step(4, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED),
+        ],
+        False,
+    ),
+    "subscription": (
+        [
+            step(1, 0, E.SUBSCRIPTION_CREATED, sub=S.ACTIVE),
+            step(2, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True),
+            step(3, 0, E.SUBSCRIPTION_PAYMENT_SUCCEEDED, S.SUCCEEDED, S.ACTIVE, starts=True),
+            step(4, 100, E.SUBSCRIPTION_PAYMENT_FAILED, sub=S.PAST_DUE),
+            step(5, 200, E.SUBSCRIPTION_PAYMENT_SUCCEEDED, sub=S.ACTIVE),
+            step(6, 300, E.SUBSCRIPTION_UPDATED, sub=S.PAUSED),
+            step(7, 400, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE),
+            step(8, 500, E.SUBSCRIPTION_CANCELED, sub=S.CANCELED),
+        ],
+        True,
+    ),
+}
+
+# where each story ends, written out by hand: (status, version, subscription status, its version)
+ENDS = {
+    "paid": (S.SUCCEEDED, 2, None, 0),
+    "async paid": (S.SUCCEEDED, 3, None, 0),
+    "async failed": (S.FAILED, 3, None, 0),
+    "expired": (S.EXPIRED, 2, None, 0),
+    "refunded in parts": (S.REFUNDED, 4, None, 0),
+    "refunded in the same second": (S.REFUNDED, 3, None, 0),
+    "dispute won": (S.SUCCEEDED, 4, None, 0),
+    "dispute lost": (S.REFUNDED, 4, None, 0),
+    "part refunded, then disputed and won": (S.SUCCEEDED, 5, None, 0),
+    "subscription": (S.SUCCEEDED, 2, S.CANCELED, 6),
+}
+
+
+def ends(outcome):
+    return (outcome.status, outcome.version, outcome.sub_status, outcome.sub_version)
+
+
+@pytest.mark.parametrize("name", STORIES)
+def test_in_order_delivery_ends_where_the_story_does(name):
+    steps, subscription = STORIES[name]
+    assert ends(fold(steps, subscription_checkout=subscription)) == ENDS[name]
+
+
+def online(deliveries, subscription):
+    """Deliver one step at a time as the actor does; every standing on the way."""
+    start = Start()
+    standing, story, seen = start, [], []
+    for step_ in deliveries:
+        outcome = advance(standing, start, story, [step_], subscription)
+        if outcome is not None:
+            story.append(step_)
+            standing = Start(
+                outcome.status, outcome.version, outcome.sub_status, outcome.sub_version
+            )
+        seen.append(standing)
+    return seen
+
+
+def duplicate(step_: Step, n: int) -> Step:
+    """A provider's redelivery under a new id: the same effect."""
+    return Step(
+        f"{step_.event_id}_dup{n}",
+        step_.at,
+        step_.type,
+        step_.payment,
+        step_.subscription,
+        step_.starts,
+    )
+
+
+@st.composite
+def deliveries(draw, name):
+    steps, _ = STORIES[name]
+    extra = draw(st.lists(st.sampled_from(steps), max_size=4))
+    shuffled = draw(st.permutations([*steps, *(duplicate(s, i) for i, s in enumerate(extra))]))
+    return shuffled
+
+
+@pytest.mark.parametrize("name", STORIES)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_order_and_duplication_converges_and_never_goes_back(name, data):
+    _, subscription = STORIES[name]
+    order = data.draw(deliveries(name))
+    seen = online(order, subscription)
+    assert (seen[-1].status, seen[-1].version, seen[-1].sub_status, seen[-1].sub_version) == ENDS[
+        name
+    ]
+    for before, after in itertools.pairwise([Start(), *seen]):
+        assert after.version >= before.version
+        assert after.status == before.status or after.status in reachable(
+            Kind.PAYMENT, before.status
+        )
+        assert after.sub_version >= before.sub_version
+
+
+@pytest.mark.parametrize("name", ["paid", "dispute won", "refunded in parts"])
+def test_exhaustively_every_permutation(name):
+    steps, subscription = STORIES[name]
+    for order in itertools.permutations(steps):
+        seen = online(order, subscription)
+        assert (seen[-1].status, seen[-1].version) == ENDS[name][:2], order
+
+
+def test_a_refund_before_the_success_is_held_then_applied():
+    refund = step(2, 30, E.PAYMENT_REFUNDED, S.REFUNDED)
+    held = fold([refund])
+    assert (held.status, held.fates) == (S.PENDING, {"evt_002": Fate.HELD})
+    paid = fold([refund, step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)])
+    assert paid.status == S.REFUNDED and paid.fates["evt_002"] is Fate.APPLIED
+    assert paid.applied_order == ("evt_001", "evt_002")
+
+
+def test_a_dispute_closing_waits_for_its_opening():
+    won = step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED)
+    outcome = fold([step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED), won])
+    assert outcome.status == S.SUCCEEDED and outcome.fates["evt_003"] is Fate.HELD
+
+
+def test_a_late_success_never_ends_a_dispute():
+    outcome = fold(
+        [
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+            step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+            step(3, 20, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+        ]
+    )
+    assert outcome.status == S.DISPUTED and outcome.fates["evt_003"] is Fate.HELD
+
+
+def test_a_failure_after_success_changes_nothing():
+    paid = Start(S.SUCCEEDED, 2)
+    story = [step(1, 10, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)]
+    failure = step(2, 0, E.PAYMENT_FAILED, S.FAILED)  # stamped earlier, delivered later
+    assert advance(paid, Start(), story, [failure]) is None
+    later = step(3, 20, E.PAYMENT_FAILED, S.FAILED)
+    outcome = advance(paid, Start(), story, [later])
+    assert outcome is not None and outcome.status == S.SUCCEEDED
+    assert outcome.fates["evt_003"] is Fate.IGNORED
+
+
+@pytest.mark.parametrize("ended", [S.CANCELED, S.EXPIRED, S.FAILED])
+def test_money_for_an_ended_checkout_is_late(ended):
+    end = step(1, 0, E.CHECKOUT_CANCELED, ended)
+    paid = step(2, 10, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)
+    outcome = fold([end, paid])
+    assert outcome.status == ended and outcome.late == {"evt_002"}
+    assert outcome.fates["evt_002"] is Fate.IGNORED
+
+
+def test_a_refund_is_not_late_money():
+    outcome = fold(
+        [step(1, 0, E.CHECKOUT_EXPIRED, S.EXPIRED), step(2, 9, E.PAYMENT_REFUNDED, S.REFUNDED)]
+    )
+    assert outcome.late == frozenset()
+
+
+def test_subscription_events_before_its_start_are_held():
+    renewal = step(5, 200, E.SUBSCRIPTION_PAYMENT_FAILED, sub=S.PAST_DUE)
+    alone = fold([renewal], subscription_checkout=True)
+    assert alone.sub_status is None and alone.fates["evt_005"] is Fate.HELD
+    started = fold(
+        [renewal, step(2, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True)],
+        subscription_checkout=True,
+    )
+    assert (started.sub_status, started.sub_version, started.started_by) == (
+        S.PAST_DUE,
+        2,
+        "evt_002",
+    )
+
+
+def test_subscription_steps_on_a_payment_are_ignored():
+    outcome = fold([step(1, 0, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE)], subscription_checkout=False)
+    assert outcome.fates["evt_001"] is Fate.IGNORED and outcome.sub_status is None
+
+
+def test_a_story_started_elsewhere_folds_from_there():
+    outcome = fold([step(1, 0, E.PAYMENT_REFUNDED, S.REFUNDED)], Start(S.SUCCEEDED, 4))
+    assert (outcome.status, outcome.version) == (S.REFUNDED, 5)
