@@ -20,11 +20,16 @@ async def _pending_tx(harness: Any) -> tuple[str, str]:
     return project_id, answer["txId"]
 
 
+def _succeed(tx: dict[str, Any]) -> None:
+    """A change in memory, as a concern makes it before committing."""
+    tx.update(status=str(Status.SUCCEEDED), version=tx["version"] + 1)
+
+
 async def test_a_commit_answers_only_once_durable_with_the_answer_as_it_was(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
     tx = ledger.tx(tx_id)
-    ledger.move(tx, Status.SUCCEEDED)
+    _succeed(tx)
     answers: list[Any] = []
     ticket = ledger.commit(ledger.tx_ops(tx), answers.append, {"status": tx["status"]})
     tx["status"] = "changed later, in memory only"
@@ -39,7 +44,7 @@ async def test_a_read_waits_for_the_commit_of_that_record_only(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
     tx = ledger.tx(tx_id)
-    ledger.move(tx, Status.SUCCEEDED)
+    _succeed(tx)
     ticket = ledger.submit(ledger.tx_ops(tx))
     of_tx: list[Any] = []
     of_other: list[Any] = []
@@ -65,7 +70,7 @@ async def test_a_failed_commit_answers_unavailable_and_the_reload_forgets_memory
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
     tx = ledger.tx(tx_id)
-    ledger.move(tx, Status.SUCCEEDED)
+    _succeed(tx)
     answers: list[Any] = []
     refused = ("records", b"", pack({}))  # LMDB refuses an empty key: the commit fails
     ticket = ledger.commit([*ledger.tx_ops(tx), refused], answers.append, "ok")
