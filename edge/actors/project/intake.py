@@ -33,7 +33,7 @@ from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.quota import period_of
-from edge.domain.status import Status
+from edge.domain.status import Kind, Status
 from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
@@ -227,7 +227,11 @@ class WebhookIntake:
         entry = _entry(evt_id, event, ledger.now_ms())
         if entry is not None:
             entries.append(entry)
-        rematched = self._link(provider.name, tx, event.link_refs, ops)
+        refs = event.link_refs
+        if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
+            # the provider's subscription is this checkout's: later events name only it
+            refs = (*refs, event.subscription_ref)
+        rematched = self._link(provider.name, tx, refs, ops)
         entries += [entry for entry, _ in rematched]
         settled = story.settle(ledger, tx, entries, ops)
         sub = settled.sub
