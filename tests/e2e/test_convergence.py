@@ -191,6 +191,13 @@ class Story:
             ).json()
         )
 
+    async def feed(self) -> list[dict[str, Any]]:
+        answer = await self.http.get(
+            f"/api/projects/{self.shop.project_id}/events?limit=500",
+            headers=bearer(self.shop.test_key),
+        )
+        return list(answer.json()["items"])
+
     async def events(self, tx_id: str) -> list[dict[str, Any]]:
         tx = await self.http.get(
             f"/api/projects/{self.shop.project_id}/transactions/{tx_id}",
@@ -240,3 +247,41 @@ async def test_every_order_ends_where_in_order_delivery_ends(admin, http, sim, n
         assert not [e for e in events if e["type"] == "unmatched"], (order, events)
         held = [e for e in events if e["appliedAt"] is None and e["type"] != "checkout.created"]
         assert all(e["type"] != "payment.paid_late" for e in held)
+
+
+async def test_a_held_refund_takes_effect_with_the_payment_and_says_when(admin, http, sim):
+    shop = await stripe_shop(admin, sim)
+    story = Story(http, shop)
+    ids = await story.open("book")
+    paid, _, _, refunded = paid_and_refunded_in_parts(ids)
+    await story.deliver(ids, [refunded])
+    (early,) = [e for e in await story.feed() if e["type"] == "unmatched"]
+    assert early["appliedAt"] is None and early["txId"] is None  # names only pi_/ch_ ids
+    await story.deliver(ids, [paid])
+    events = {e["id"]: e for e in await story.events(ids.tx)}
+    matched = events[early["id"]]
+    assert (matched["type"], matched["txId"]) == ("payment.refunded", ids.tx)
+    assert matched["appliedAt"] is not None and matched["receivedAt"] == early["receivedAt"]
+    assert (await story.status(ids.tx))["status"] == "refunded"
+
+
+async def test_money_after_the_merchant_canceled_is_paid_late(admin, http, sim):
+    shop = await stripe_shop(admin, sim)
+    story = Story(http, shop)
+    ids = await story.open("book")
+    canceled = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{ids.tx}/cancel",
+        headers=bearer(shop.test_key),
+    )
+    assert canceled.json()["status"] == "canceled"
+    assert canceled.json()["needsAttention"] is False
+    await story.deliver(ids, paid_and_refunded_in_parts(ids)[:1])
+    tx = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{ids.tx}",
+            headers=bearer(shop.test_key),
+        )
+    ).json()
+    assert (tx["status"], tx["version"], tx["needsAttention"]) == ("canceled", 2, True)
+    late = [e for e in tx["events"] if e["type"] == "payment.paid_late"]
+    assert len(late) == 1 and late[0]["amount"] is not None and late[0]["appliedAt"] is None
