@@ -95,79 +95,99 @@ def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
     )
 
 
-def settle(
-    ledger: Ledger,
-    tx: dict[str, Any],
-    new: Sequence[Entry],
-    ops: list[Op],
-    subscription_details: dict[str, Any] | None = None,
-) -> Settled:
+def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[Op]) -> Settled:
     """Fold ``tx``'s story with the ``new`` entries and take the outcome if it lies ahead.
 
     ``ops`` gets the writes: the record, its subscription, and the ``appliedAt`` of earlier
-    events that took effect now."""
+    events that took effect now. A step the story already has (the same effect at the same
+    time, under another event id) is not added again: it shares that step's fate."""
     sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
-    entries = kept + list(new)
+    known = {e.step.effect: e.step.event_id for e in kept}
+    fresh: list[Entry] = []
+    repeats: dict[str, str] = {}
+    for entry in new:
+        first = known.setdefault(entry.step.effect, entry.step.event_id)
+        if first == entry.step.event_id:
+            fresh.append(entry)
+        else:
+            repeats[entry.step.event_id] = first
     standing = Start(
         Status(tx["status"]),
         tx["version"],
         Status(sub["status"]) if sub else None,
         sub["version"] if sub else 0,
     )
-    outcome = advance(
-        standing,
-        start,
-        (e.step for e in kept),
-        (e.step for e in new),
-        tx["kind"] == Kind.SUBSCRIPTION,
-    )
-    new_ids = {e.step.event_id for e in new}
-    if outcome is None:
-        # taking it would move a status backwards: the new steps change nothing
-        late = frozenset(
-            e.step.event_id
-            for e in new
-            if e.step.payment in (Status.SUCCEEDED, Status.PROCESSING) and tx["status"] in ENDED
+    subscription_checkout = tx["kind"] == Kind.SUBSCRIPTION
+    outcome = (
+        advance(
+            standing, start, (e.step for e in kept), (e.step for e in fresh), subscription_checkout
         )
-        return Settled({i: Fate.IGNORED for i in new_ids}, late, sub)
+        if fresh
+        else None
+    )
+    if outcome is None:
+        # nothing new, or taking it would move a status backwards: the new steps change nothing
+        fates = {e.step.event_id: Fate.IGNORED for e in fresh}
+        fates.update({i: before.get(first, Fate.IGNORED) for i, first in repeats.items()})
+        return Settled(
+            fates, _late(new, tx) & {i for i, f in fates.items() if f is Fate.IGNORED}, sub
+        )
 
     now = ledger.now_ms()
-    tx_changed = bool(new)
+    entries = kept + fresh
     if outcome.status != tx["status"] or outcome.version > tx["version"]:
         tx["status"] = str(outcome.status)
         tx["version"] = max(tx["version"], outcome.version)
         tx["updatedAt"] = now
     if outcome.started_by is not None and sub is None:
         starter = next(e for e in entries if e.step.event_id == outcome.started_by)
-        sub = _start_subscription(ledger, tx, starter, outcome, subscription_details, ops)
-    if sub is not None:
+        sub = _start_subscription(ledger, tx, starter, outcome)
         _follow(sub, outcome, entries, now)
+        ops.extend(ledger.sub_ops(sub))
+    elif sub is not None and _follow(sub, outcome, entries, now):
         ops.extend(ledger.sub_ops(sub))
     tx["story"] = _trimmed(tx, [e.stored(outcome.fates[e.step.event_id]) for e in entries], start)
     for evt_id, fate in outcome.fates.items():
-        if fate is Fate.APPLIED and evt_id not in new_ids and before.get(evt_id) is Fate.HELD:
+        if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
             ops.extend(_applied_now(ledger, evt_id, now))
-    if tx_changed:
-        ops.extend(ledger.tx_ops(tx))
-    return Settled({i: outcome.fates[i] for i in new_ids}, outcome.late & new_ids, sub)
+    ops.extend(ledger.tx_ops(tx))
+    fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
+    fates.update({i: outcome.fates[first] for i, first in repeats.items()})
+    late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
+    return Settled(fates, frozenset(late), sub)
 
 
-def _follow(sub: dict[str, Any], outcome: Outcome, entries: list[Entry], now: int) -> None:
-    """The subscription takes the fold's status, and the period end of its latest event."""
-    assert outcome.sub_status is not None
-    if outcome.sub_status != sub["status"] or outcome.sub_version > sub["version"]:
+def _late(entries: Sequence[Entry], tx: dict[str, Any]) -> frozenset[str]:
+    """Payments reported for a checkout that has ended (CONTRACT 2: ``payment.paid_late``)."""
+    if tx["status"] not in ENDED:
+        return frozenset()
+    return frozenset(
+        e.step.event_id for e in entries if e.step.payment in (Status.SUCCEEDED, Status.PROCESSING)
+    )
+
+
+def _follow(sub: dict[str, Any], outcome: Outcome, entries: list[Entry], now: int) -> bool:
+    """The subscription takes the fold's status, and the period end of its latest event;
+    True when it changed."""
+    changed = False
+    if outcome.sub_status is not None and (
+        outcome.sub_status != sub["status"] or outcome.sub_version > sub["version"]
+    ):
         sub["status"] = str(outcome.sub_status)
         sub["version"] = max(sub["version"], outcome.sub_version)
-        sub["updatedAt"] = now
+        changed = True
     reported = [e for e in entries if e.period_end is not None]
     if reported:
         latest = max(reported, key=lambda e: e.step.order).period_end
         if latest != sub.get("currentPeriodEnd"):
             sub["currentPeriodEnd"] = latest
-            sub["updatedAt"] = now
+            changed = True
+    if changed:
+        sub["updatedAt"] = now
+    return changed
 
 
 def _start_subscription(
@@ -175,11 +195,9 @@ def _start_subscription(
     tx: dict[str, Any],
     starter: Entry,
     outcome: Outcome,
-    details: dict[str, Any] | None,
-    ops: list[Op],
 ) -> dict[str, Any]:
     now = ledger.now_ms()
-    start = starter.start or details or {}
+    start = starter.start or {}
     sub = {
         "id": ids.new_sub_id(),
         "projectId": ledger.project_id,

@@ -111,6 +111,7 @@ class EchoProvider(Provider):
             provider_event_id=data["id"],
             type=EventType(data.get("type", "payment.succeeded")),
             provider_type="echo",
+            occurred_at_ms=data.get("at"),
             tx_id=data.get("txId"),
             payment_status=Status(data["status"]) if data.get("status") else None,
             dedup_ids=tuple(data.get("dedupIds", ())),

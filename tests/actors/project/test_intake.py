@@ -175,3 +175,24 @@ async def test_follow_ups_are_written_with_their_event(harness, echo):
     # an event that matches no transaction owes nothing
     await harness.call(project_id, delivery(id="evt_2", followUps=["capture"]))
     assert len(outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)) == 1
+
+
+async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, echo):
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    for n in range(30):  # a provider's redeliveries of one fact, each under a new event id
+        await harness.call(
+            project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000)
+        )
+    refund = delivery(id="evt_r", txId=tx["id"], status="refunded", type="payment.refunded", at=9)
+    await harness.call(project_id, refund)  # stamped before the payment: held, then applied
+    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    assert [(e["t"], e["f"]) for e in stored["story"]] == [
+        ("payment.refunded", "a"),
+        ("payment.succeeded", "a"),
+    ]
+    assert (stored["status"], stored["version"]) == ("refunded", 3)
