@@ -248,8 +248,10 @@ def peak_and_latency(
         log("latency at half of the node's peak (open loop)")
         status_rate = report.figures["status"].median / 2
         webhook_rate = report.figures["webhook"].median / 2
-        status_latency, webhook_latency = [], []
+        status_latency, webhook_latency, floor_latency = [], [], []
         for i in range(latency_runs):
+            # the machine's own tail: the bare ASGI app at the same rate, in the same minute
+            floor_latency.append(_open_loop(asgi.url, "/", status_rate, latency_s, []))
             status_latency.append(
                 _open_loop(
                     node.url,
@@ -270,11 +272,13 @@ def peak_and_latency(
             )
             log(
                 f"    run {i + 1}: status p99 {status_latency[-1]['p99_ms']} ms, "
-                f"webhook p99 {webhook_latency[-1]['p99_ms']} ms"
+                f"webhook p99 {webhook_latency[-1]['p99_ms']} ms "
+                f"(bare ASGI p99 {floor_latency[-1]['p99_ms']} ms)"
             )
         for kind, rate, results in (
             ("status", status_rate, status_latency),
             ("webhook", webhook_rate, webhook_latency),
+            ("bare_asgi", status_rate, floor_latency),
         ):
             note = f"at {rate:.0f} req/s"
             for q in ("p50", "p99", "p999"):
