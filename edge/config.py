@@ -46,6 +46,11 @@ class Settings:
     rate_limits: dict[str, Limit] = field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
     # per tier, buckets whose limits differ from rate_limits (e.g. a "bench" tier)
     tier_rate_limits: dict[str, dict[str, Limit]] = field(default_factory=dict)
+    # Connections (CONTRACT 8): client connections held at once; a request body's least
+    # average rate (bytes/s) once its first ``body_grace_s`` seconds have passed.
+    max_connections: int = 1000
+    body_min_rate: float = 1024.0
+    body_grace_s: float = 2.0
 
     @classmethod
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
@@ -70,6 +75,8 @@ class Settings:
             raise SystemExit(f"EDGE_TRUSTED_PROXIES: {exc}") from None
         if env.get("EDGE_ACTOR_IDLE_S"):
             values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
+        if env.get("EDGE_MAX_CONNECTIONS"):
+            values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["admin_token"] = env.get("EDGE_ADMIN_TOKEN") or _kept_secret(
             data / ADMIN_TOKEN_FILE, lambda: secrets.token_urlsafe(32)
@@ -99,6 +106,16 @@ def _kept_secret(path: Path, make: object) -> str:
     return str(value)
 
 
+def _positive_int(name: str) -> int:
+    try:
+        value = int(os.environ[name])
+    except ValueError:
+        raise SystemExit(f"{name} must be a whole number") from None
+    if value < 1:
+        raise SystemExit(f"{name} must be at least 1")
+    return value
+
+
 def _secret_key_bytes(text: str) -> bytes:
     try:
         key = bytes.fromhex(text.strip())
@@ -112,7 +129,15 @@ def _secret_key_bytes(text: str) -> bytes:
 def _from_toml(path: Path) -> dict[str, object]:
     raw = tomllib.loads(path.read_text())
     values: dict[str, object] = {}
-    for name in ("public_url", "actor_idle_s", "mailbox_size", "map_size"):
+    for name in (
+        "public_url",
+        "actor_idle_s",
+        "mailbox_size",
+        "map_size",
+        "max_connections",
+        "body_min_rate",
+        "body_grace_s",
+    ):
         if name in raw:
             values[name] = raw[name]
     if "trusted_proxies" in raw:

@@ -106,6 +106,12 @@ class PayloadTooLarge(ContractError):
     code_default = "payload_too_large"
 
 
+class RequestTimeout(ContractError):
+    """The request's body came too slowly (CONTRACT 8): the connection is closed after it."""
+
+    code_default = "request_timeout"
+
+
 class UnsupportedMediaType(ContractError):
     code_default = "unsupported_media_type"
 

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 import trio
 from hypercorn.config import Config, Sockets
-from hypercorn.trio.run import worker_serve
 from hypercorn.utils import repr_socket_addr, wrap_app
 
 from edge.actors.context import NodeContext, wall_ms
@@ -37,6 +36,7 @@ from edge.http import button
 from edge.http.app import asgi_app
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
+from edge.serving import serve
 from edge.signing import Signer
 from edge.store.env import open_store
 from edge.store.writer import open_writer
@@ -116,7 +116,12 @@ async def open_node(
                             if handle_signals:
                                 serving.start_soon(_stop_on_signal, stop)
                             await serving.start(
-                                _serve, asgi_app(ctx), config, sockets, shutdown_trigger
+                                serve,
+                                wrap_app(asgi_app(ctx), config.wsgi_max_body_size, None),
+                                config,
+                                sockets,
+                                shutdown_trigger,
+                                settings.max_connections,
                             )
                             # What start-up made lives as long as the node: out of the
                             # collector's sight, so a full collection under load walks only
@@ -180,24 +185,6 @@ def _listening(config: Config) -> Iterator[tuple[Sockets, str]]:
     finally:
         for sock in sockets.insecure_sockets:
             sock.close()
-
-
-async def _serve(
-    app: object,
-    config: Config,
-    sockets: Sockets,
-    shutdown_trigger: Callable[[], Awaitable[None]],
-    *,
-    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """``hypercorn.trio.serve`` on sockets already bound."""
-    await worker_serve(
-        wrap_app(app, config.wsgi_max_body_size, None),  # type: ignore[arg-type]
-        config,
-        sockets=sockets,
-        shutdown_trigger=shutdown_trigger,
-        task_status=task_status,
-    )
 
 
 async def _stop_on_signal(stop: trio.Event) -> None:

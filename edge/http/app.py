@@ -27,7 +27,14 @@ JSON_BODY_LIMIT = 16 * 1024
 
 
 def asgi_app(ctx: NodeContext) -> ASGIFramework:
-    return cast(ASGIFramework, Middleware(Router(ctx, create_app(ctx))))
+    return cast(
+        ASGIFramework,
+        Middleware(
+            Router(ctx, create_app(ctx)),
+            ctx.settings.body_min_rate,
+            ctx.settings.body_grace_s,
+        ),
+    )
 
 
 class Router:

@@ -21,6 +21,7 @@ STATUS: dict[type[ContractError], int] = {
     errors.NotFound: 404,
     errors.MethodNotAllowed: 405,
     errors.Conflict: 409,
+    errors.RequestTimeout: 408,
     errors.PayloadTooLarge: 413,
     errors.UnsupportedMediaType: 415,
     errors.InvalidTransition: 422,

@@ -9,7 +9,10 @@
    ``scope[ANSWER_HEADERS]``);
 6. ``Connection: close`` on an answer sent before the request's body was read (a 401, 404,
    405, 413 or 415 refusal, CONTRACT 8): the connection is closed after it, so a client reusing
-   connections never waits on one whose unread body is still coming;
+   connections never waits on one whose unread body is still coming; and a body must come at
+   ``body_min_rate`` bytes a second on average once ``body_grace_s`` have passed, else it is
+   answered ``408 request_timeout`` and the connection closed (a slow body would hold a
+   connection, and an actor's request slot, for as long as the sender likes);
 7. the error envelope: a ContractError escaping a route is answered with its envelope and
    status (edge.http.errors.status_of); anything else is ``500 internal`` with the request id,
    logged once with its traceback, never a trace in the answer. A client that left
@@ -24,7 +27,9 @@ from __future__ import annotations
 
 import logging
 
-from edge.errors import ContractError, Internal
+import trio
+
+from edge.errors import ContractError, Internal, RequestTimeout
 from edge.http import cors
 from edge.http.asgi import ASGIApp, Disconnected, Headers, Message, Receive, Scope, Send, encode
 from edge.http.asgi import answer as send_answer
@@ -53,8 +58,10 @@ _CLOSE = (b"connection", b"close")
 class Middleware:
     """Wraps ``app`` (the router of fast routes and Quart) with the concerns above."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, body_min_rate: float = 1024.0, body_grace_s: float = 2.0):
         self.app = app
+        self.body_min_rate = body_min_rate
+        self.body_grace_s = body_grace_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
@@ -90,10 +97,20 @@ class Middleware:
 
         if body_unread:  # only requests with a body pay for the watch
             receive_body = receive
+            begun = trio.current_time() + self.body_grace_s
+            received = 0
 
             async def receive_noting_the_end() -> Message:
-                nonlocal body_unread
-                message = await receive_body()
+                nonlocal body_unread, received
+                # by now at least rate x (time since the grace) bytes must have come
+                with trio.move_on_at(begun + received / self.body_min_rate) as late:
+                    message = await receive_body()
+                if late.cancelled_caught:
+                    raise RequestTimeout(
+                        "request_timeout",
+                        f"The body came slower than {self.body_min_rate:.0f} bytes a second.",
+                    )
+                received += len(message.get("body", b""))
                 if message["type"] != "http.request" or not message.get("more_body", False):
                     body_unread = False  # read to its end, or nothing more will come
                 return message
