@@ -65,6 +65,8 @@ class Server:
             "--data",
             str(data_dir),
         ]
+        # the bench's Stripe simulator listens on loopback: allowed as an operator would
+        env = {"EDGE_PROVIDER_HOSTS_ALLOW": "127.0.0.1", **(env or {})}
         return cls("node", argv, data_dir / "node.json", log, env)
 
     @classmethod

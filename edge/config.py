@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edge.domain.clientaddr import parse_networks
+from edge.domain.egress import allow_list
 from edge.domain.quota import DEFAULT_TIERS, Tier
 from edge.domain.rate import Limit
 
@@ -48,6 +49,9 @@ class Settings:
     tier_rate_limits: dict[str, dict[str, Limit]] = field(default_factory=dict)
     # Connections (CONTRACT 8): client connections held at once; a request body's least
     # average rate (bytes/s) once its first ``body_grace_s`` seconds have passed.
+    # hosts the node may call although they are not public https addresses (CONTRACT 4.6):
+    # "host" or "host:port", lower case; the demo's and the tests' loopback simulators
+    provider_hosts_allow: frozenset[str] = frozenset()
     max_connections: int = 1000
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
@@ -75,6 +79,8 @@ class Settings:
             raise SystemExit(f"EDGE_TRUSTED_PROXIES: {exc}") from None
         if env.get("EDGE_ACTOR_IDLE_S"):
             values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
+        if env.get("EDGE_PROVIDER_HOSTS_ALLOW"):
+            values["provider_hosts_allow"] = allow_list(env["EDGE_PROVIDER_HOSTS_ALLOW"].split(","))
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -140,6 +146,8 @@ def _from_toml(path: Path) -> dict[str, object]:
     ):
         if name in raw:
             values[name] = raw[name]
+    if "provider_hosts_allow" in raw:
+        values["provider_hosts_allow"] = allow_list(raw["provider_hosts_allow"])
     if "trusted_proxies" in raw:
         values["trusted_proxies"] = tuple(raw["trusted_proxies"])
     if "rate_limits" in raw:

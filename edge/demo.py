@@ -7,9 +7,11 @@ data dir and rewired on every start (a new simulator means a new webhook secret)
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import trio
@@ -33,6 +35,11 @@ async def run_demo(settings: Settings) -> None:
             if sim is not None:
                 await nursery.start(sim.run)
             sims[name] = sim
+        # the simulators listen on loopback: the operator of a demo allows exactly them
+        loopback = {urlsplit(sim.url).netloc for sim in sims.values() if sim is not None}
+        settings = replace(
+            settings, provider_hosts_allow=settings.provider_hosts_allow | frozenset(loopback)
+        )
         running: RunningNode = await nursery.start(partial(run_node, settings, handle_signals=True))
         shop = DemoShop(running.url, "", "")
         await nursery.start(shop.run)

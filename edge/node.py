@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
@@ -34,6 +33,7 @@ from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.providers.egress import provider_client
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
 from edge.serving import serve
@@ -76,7 +76,7 @@ async def open_node(
     with open_store(store_path(settings), settings.map_size) as store:
         async with (
             open_writer(store) as writer,
-            httpx.AsyncClient(timeout=httpx.Timeout(15.0)) as http,
+            provider_client(settings.provider_hosts_allow) as http,
         ):
             ctx: NodeContext
 

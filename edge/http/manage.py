@@ -3,6 +3,7 @@ and keys. Generic over providers: each provider only declares its credential fie
 
 from __future__ import annotations
 
+import httpx
 from quart import Blueprint, Response
 
 from edge.actors import messages as m
@@ -119,7 +120,9 @@ async def trigger() -> Response:
         raise NotFound("not_found", "No transaction with this id on this node.", field="txId")
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
     ctx = node()
-    sent = await send_simulated(ctx.http, ctx.bound_url, project_id, provider, event_type, material)
+    # the node posts to itself: its own address, not one an account holder set
+    async with httpx.AsyncClient(timeout=15.0, trust_env=False) as own:
+        sent = await send_simulated(own, ctx.bound_url, project_id, provider, event_type, material)
     return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=NO_STORE)
 
 

@@ -88,7 +88,9 @@ class CredentialField:
     name: str
     secret: bool = False
     required: bool = True
-    shape: str = "string"  # "string", "address" (a mailing address object), "hosts" (list)
+    # "string", "url" (an address the node calls), "address" (a mailing address object),
+    # "hosts" (a list of host names the node calls)
+    shape: str = "string"
 
 
 @dataclass(frozen=True)

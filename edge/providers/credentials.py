@@ -12,7 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from edge.domain.egress import address_problem, host_problem, operator_allows
 from edge.domain.errors import InvalidInput
+from edge.errors import InvalidRequest
 from edge.providers.base import CredentialField, Provider
 from edge.sealing import Sealer
 
@@ -32,8 +34,11 @@ def merge_mode(
     given: object,
     stored: Mapping[str, Any],
     sealer: Sealer,
+    allowed_hosts: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """The new stored credentials of one mode after applying ``given`` (a JSON object)."""
+    """The new stored credentials of one mode after applying ``given`` (a JSON object).
+    Addresses the node will call must pass ``edge.domain.egress`` (``allowed_hosts``: the
+    operator's allow list)."""
     if not isinstance(given, dict):
         raise InvalidInput(f"{mode} must be an object of credential fields", field=mode)
     fields = {f.name: f for f in provider.credential_fields}
@@ -47,7 +52,7 @@ def merge_mode(
         if value is None:
             merged.pop(name, None)
             continue
-        clean = _check(spec, value, path)
+        clean = _check(spec, value, path, allowed_hosts)
         if spec.secret:
             merged[name] = {
                 "sealed": sealer.seal(clean, place(project_id, provider.name, mode, name)),
@@ -80,7 +85,7 @@ def redact_mode(stored: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _check(spec: CredentialField, value: object, path: str) -> Any:
+def _check(spec: CredentialField, value: object, path: str, allowed: frozenset[str]) -> Any:
     if spec.shape == "address":
         return check_address(value, path)
     if spec.shape == "hosts":
@@ -89,15 +94,28 @@ def _check(spec: CredentialField, value: object, path: str) -> Any:
         hosts = [h.lower() for h in value if isinstance(h, str)]
         if len(hosts) != len(value) or not all(_HOST.match(h) for h in hosts):
             raise InvalidInput("every entry must be a host name", path)
+        for host in hosts:
+            problem = None if operator_allows(allowed, host, None) else host_problem(host)
+            if problem:
+                raise InvalidRequest(
+                    "url_not_allowed",
+                    f"The host {host} {problem}; the node does not call it.",
+                    field=path,
+                )
         return hosts
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("must be a non-empty string", path)
     if len(value) > 1000:
         raise InvalidInput("must be at most 1000 characters", path)
-    if spec.name.endswith(("apiBase", "serverUrl")) and not value.startswith(
-        ("https://", "http://")
-    ):
-        raise InvalidInput("must be an http(s) address", path)
+    if spec.shape == "url":
+        problem = address_problem(value, allowed)
+        if problem:
+            raise InvalidRequest(
+                "url_not_allowed",
+                f"This address {problem}; the node calls only public https addresses.",
+                field=path,
+            )
+        return value.rstrip("/")
     return value.strip()
 
 

@@ -13,8 +13,12 @@ from pathlib import Path
 
 from edge.config import NODE_FILE, Settings, read_admin_token
 
+# The tests' provider simulators listen on loopback: allowed as an operator would allow them.
+SIMULATOR_HOSTS = "127.0.0.1"
+
 
 def node_settings(data_dir: Path, **overrides: object) -> Settings:
+    overrides.setdefault("provider_hosts_allow", frozenset({SIMULATOR_HOSTS}))
     return Settings.load(data_dir, host="127.0.0.1", port=0, **overrides)
 
 
@@ -23,7 +27,7 @@ class NodeProcess:
 
     def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
-        self.env = {**os.environ, **(env or {})}
+        self.env = {"EDGE_PROVIDER_HOSTS_ALLOW": SIMULATOR_HOSTS, **os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.log = data_dir.parent / f"{data_dir.name}-node.log"

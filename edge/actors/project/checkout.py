@@ -158,10 +158,20 @@ class Checkouts:
         assert tx is not None, "a checkout's transaction is durable before its provider call"
         if isinstance(msg.result, ContractError):
             failure = msg.result
+            if isinstance(failure, ProviderError):
+                # What the provider said stays with the transaction (its reason, for the
+                # merchant); the caller, perhaps a buyer, learns only that the call failed:
+                # never an upstream status or error that would map someone else's network.
+                tx["reason"] = f"{failure.code}: {failure.message}"
+                failure = ProviderError(
+                    "provider_error",
+                    f"{tx['provider']} did not create the checkout; try again.",
+                    retryable=failure.retryable,
+                )
             ops = self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
-                tx["reason"] = f"{failure.code}: {failure.message}"
+                tx["reason"] = tx.get("reason") or f"{failure.code}: {failure.message}"
                 node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
             ledger.commit(ops, msg.reply, failure)
             return

@@ -68,7 +68,13 @@ class ProjectSettings:
             previous = stored.get(mode) or {}
             updated[mode] = (
                 creds.merge_mode(
-                    provider, ledger.project_id, mode, body[mode], previous, ledger.ctx.sealer
+                    provider,
+                    ledger.project_id,
+                    mode,
+                    body[mode],
+                    previous,
+                    ledger.ctx.sealer,
+                    ledger.ctx.settings.provider_hosts_allow,
                 )
                 if mode in body
                 else previous

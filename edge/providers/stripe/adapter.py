@@ -196,7 +196,7 @@ STRIPE = StripeProvider(
         CredentialField("publishableKey"),
         CredentialField("webhookSecret", secret=True),
         CredentialField("previousWebhookSecret", secret=True, required=False),
-        CredentialField("apiBase", required=False),
+        CredentialField("apiBase", required=False, shape="url"),
     ),
     publishable_field="publishableKey",
     signature_window_s=signature.WINDOW_S,

@@ -68,13 +68,14 @@ async def test_an_unsafe_checkout_address_never_reaches_the_buyer(harness, echo,
     monkeypatch.setattr(EchoProvider, "checkout_url", url)
     with pytest.raises(ProviderError) as refused:
         await harness.call(project_id, m.StartCheckout("echo", "book", {}, 1, "test"))
-    assert "unsafe" in refused.value.message
+    assert refused.value.message == "echo did not create the checkout; try again."
     (tx,) = [
         record
         for key, _ in harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))
         if (record := harness.ctx.store.get(key)) is not None
     ]
     assert tx["status"] == "canceled" and "checkout" not in tx
+    assert "unsafe" in tx["reason"]  # the merchant learns why; the buyer does not
 
 
 async def test_a_safe_checkout_address_is_handed_out(harness, echo):

@@ -1,0 +1,112 @@
+"""Addresses the node calls (CONTRACT 4.6, OWASP API7): a provider's API base, BTCPay's server,
+PayPal's certificate hosts; later the merchant's notification endpoints.
+
+An account holder sets these, so an address must not turn the node into a way into its own
+network: only ``https`` to a name (or a canonical IP literal) that is public. Loopback,
+link-local (cloud metadata), private, shared, reserved and unspecified addresses are refused,
+so are IP literals in forms parsers disagree on (``2130706433``, ``0x7f000001``, ``127.1``,
+``0177.0.0.1``), userinfo, queries and fragments. The operator allows hosts by name (``host``
+or ``host:port``) with ``EDGE_PROVIDER_HOSTS_ALLOW``: the demo and the tests call simulators on
+loopback that way. The name is resolved again when the node connects (edge.providers.egress),
+and every address it resolves to must pass ``public_address``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+# Names that are, or resolve to, a cloud provider's metadata service.
+METADATA_NAMES = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.azure.com",
+    }
+)
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+_NUMERIC_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
+
+
+def allow_list(entries: Iterable[str]) -> frozenset[str]:
+    """The operator's allowed hosts, lower-cased: ``host`` (any port) or ``host:port``."""
+    return frozenset(e.strip().lower() for e in entries if e.strip())
+
+
+def operator_allows(allowed: frozenset[str], host: str, port: int | None) -> bool:
+    host = host.lower().strip("[]")
+    return host in allowed or (port is not None and f"{host}:{port}" in allowed)
+
+
+def public_address(address: str) -> bool:
+    """Is this IP address one the node may call? Only globally routable unicast."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def _canonical_ipv4(host: str) -> bool:
+    parts = host.split(".")
+    return len(parts) == 4 and all(
+        p.isdigit() and (p == "0" or not p.startswith("0")) and int(p) <= 255 for p in parts
+    )
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` (a name or an IP literal, without port) may not be called; None if it may
+    (for a name: if it resolves to public addresses only, checked at connect time)."""
+    host = host.lower()
+    if host.startswith("["):
+        if not host.endswith("]"):
+            return "is not a host name"
+        return None if public_address(host[1:-1]) else "is not a public address"
+    labels = host.rstrip(".").split(".")
+    if all(_NUMERIC_LABEL.fullmatch(label) for label in labels):
+        if not _canonical_ipv4(host):
+            return "is an IP address in an unusual form"
+        return None if public_address(host) else "is not a public address"
+    if not all(_LABEL.fullmatch(label) for label in labels):
+        return "is not a host name"
+    name = ".".join(labels)
+    if name in METADATA_NAMES or name == "localhost" or name.endswith(".localhost"):
+        return "is a local or metadata name"
+    if len(labels) < 2:
+        return "is not a fully qualified name"
+    return None
+
+
+def address_problem(url: object, allowed: frozenset[str] = frozenset()) -> str | None:
+    """Why the node may not call ``url`` as a base address; None when it may."""
+    if not isinstance(url, str) or not url.isascii() or len(url) > 1000:
+        return "must be an https address"
+    if _UNSAFE.search(url) or "@" in url or "?" in url or "#" in url:
+        return "must be a plain https address (no credentials, query or fragment)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "must be an https address"
+    host = parts.hostname or ""
+    if (
+        parts.scheme not in ("https", "http")
+        or not host
+        or not url.lower().startswith(parts.scheme + "://")
+    ):
+        return "must be an https address"
+    if operator_allows(allowed, host, port):
+        return None
+    if parts.scheme != "https":
+        return "must be https"
+    netloc_host = parts.netloc.rsplit(":", 1)[0] if not parts.netloc.endswith("]") else parts.netloc
+    problem = host_problem(netloc_host)
+    return f"host {problem}" if problem else None

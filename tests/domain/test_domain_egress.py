@@ -1,0 +1,113 @@
+"""Addresses the node calls (CONTRACT 4.6): public https only, unless the operator allows."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from edge.domain.egress import address_problem, allow_list, host_problem, public_address
+
+# The outside test's addresses, and their cousins.
+REFUSED = [
+    "http://169.254.169.254",
+    "https://169.254.169.254/latest/meta-data",
+    "http://metadata.google.internal",
+    "https://metadata.google.internal/computeMetadata/v1",
+    "http://127.0.0.1:22",
+    "https://127.0.0.1",
+    "https://[::1]:6379",
+    "http://[::1]:6379",
+    "https://[::ffff:127.0.0.1]",
+    "https://2130706433",
+    "https://0x7f000001",
+    "https://127.1",
+    "https://0177.0.0.1",
+    "https://user:pass@api.stripe.com",
+    "https://api.stripe.com@127.0.0.1",
+    "http://evil.example#@127.0.0.1/",
+    "https://evil.example/#@127.0.0.1/",
+    "https://evil.example/?x=@127.0.0.1",
+    "https://10.0.0.5",
+    "https://192.168.1.1",
+    "https://172.16.0.1",
+    "https://100.64.0.1",
+    "https://0.0.0.0",
+    "https://[fd00::1]",
+    "https://[fe80::1]",
+    "https://localhost",
+    "https://api.localhost",
+    "https://intranet",
+    "http://api.stripe.com",
+    "ftp://api.stripe.com",
+    "javascript:alert(1)",
+    "https://api.stripe.com\\@127.0.0.1",
+    "https:/api.stripe.com",
+    "",
+    7,
+]
+ALLOWED = [
+    "https://api.stripe.com",
+    "https://api.stripe.com/",
+    "https://api-m.sandbox.paypal.com",
+    "https://btcpay.shop.example:8443",
+    "https://8.8.8.8",
+    "https://[2606:4700::1111]",
+]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_refused(url):
+    assert address_problem(url) is not None
+
+
+@pytest.mark.parametrize("url", ALLOWED)
+def test_allowed(url):
+    assert address_problem(url) is None
+
+
+def test_the_operator_allows_by_host_or_host_and_port():
+    allowed = allow_list([" 127.0.0.1 ", "sim.internal:8443", ""])
+    assert allowed == {"127.0.0.1", "sim.internal:8443"}
+    assert address_problem("http://127.0.0.1:4242", allowed) is None
+    assert address_problem("https://sim.internal:8443", allowed) is None
+    assert address_problem("http://sim.internal:9443", allowed) is not None  # not that port
+    assert address_problem("http://127.0.0.1@evil.example", allowed) is not None
+
+
+FORBIDDEN = [
+    "127.0.0.0/8",
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "169.254.0.0/16",
+    "100.64.0.0/10",
+    "0.0.0.0/8",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+]
+
+
+@given(st.sampled_from(FORBIDDEN), st.integers(min_value=0, max_value=2**32))
+def test_every_address_of_the_forbidden_networks_is_refused(network, offset):
+    net = ipaddress.ip_network(network)
+    address = net[offset % net.num_addresses]
+    assert not public_address(str(address))
+    assert not public_address(f"::ffff:{address}")  # the same, mapped into IPv6
+    assert host_problem(str(address)) is not None
+    assert address_problem(f"https://{address}/") is not None
+
+
+@given(st.sampled_from(["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "::/128"]), st.integers(0))
+def test_every_forbidden_ipv6_address_is_refused(network, offset):
+    net = ipaddress.ip_network(network)
+    address = net[offset % net.num_addresses]
+    assert address_problem(f"https://[{address}]/") is not None
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_an_address_written_as_one_number_is_refused(number):
+    assert address_problem(f"https://{number}/") is not None
+    assert address_problem(f"https://{hex(number)}/") is not None

@@ -1,0 +1,79 @@
+"""The node's provider client (CONTRACT 4.6): names are resolved when the node connects and a
+private answer is refused (DNS rebinding), redirects are not followed, proxies are ignored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from edge.providers.egress import provider_client
+
+
+async def _answer(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            await send({"type": message["type"] + ".complete"})
+            if message["type"] == "lifespan.shutdown":
+                return
+    if scope["path"] == "/moved":
+        headers = [(b"location", b"http://169.254.169.254/latest/meta-data")]
+        await send({"type": "http.response.start", "status": 302, "headers": headers})
+    else:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+@pytest.fixture
+async def upstream():  # type: ignore[no-untyped-def]
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.errorlog = None
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(serve, _answer, config)
+        yield binds[0]
+        nursery.cancel_scope.cancel()
+
+
+def _resolving_to(address: str):  # type: ignore[no-untyped-def]
+    async def resolve(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
+        return [(2, 1, 6, "", (address, port))]
+
+    return resolve
+
+
+async def test_a_name_that_resolves_to_loopback_is_refused_when_connecting(upstream):
+    port = upstream.rsplit(":", 1)[1]
+    async with provider_client(frozenset(), resolve=_resolving_to("127.0.0.1")) as http:
+        with pytest.raises(httpx.ConnectError) as refused:
+            await http.get(f"https://api.rebinding.example:{port}/")
+    assert "does not call this host: it resolves to a private address" in str(refused.value)
+
+
+async def test_a_literal_private_address_is_refused_without_resolving(upstream):
+    async def never(*_: Any, **__: Any) -> list[tuple[Any, ...]]:
+        raise AssertionError("resolved")
+
+    async with provider_client(frozenset(), resolve=never) as http:
+        for url in ("https://127.0.0.1:1/", "https://[::1]:1/", "https://localhost:1/"):
+            with pytest.raises(httpx.ConnectError):
+                await http.get(url)
+
+
+async def test_an_allowed_simulator_is_called_and_its_redirect_not_followed(upstream):
+    async with provider_client(frozenset({"127.0.0.1"})) as http:
+        assert (await http.get(upstream + "/")).text == "ok"
+        moved = await http.get(upstream + "/moved")
+    assert moved.status_code == 302  # answered as it came: the node never follows it
+
+
+async def test_proxy_settings_of_the_environment_are_ignored(upstream, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+    async with provider_client(frozenset({"127.0.0.1"})) as http:
+        assert (await http.get(upstream + "/")).text == "ok"
