@@ -25,8 +25,11 @@ def node_settings(data_dir: Path, **overrides: object) -> Settings:
 class NodeProcess:
     """``edge serve`` in a child process, on port 0; the URL is read from the data dir."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.data_dir = data_dir
+        self.args = args
         self.env = {"EDGE_PROVIDER_HOSTS_ALLOW": SIMULATOR_HOSTS, **os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -47,6 +50,7 @@ class NodeProcess:
                     "0",
                     "--data",
                     str(self.data_dir),
+                    *self.args,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
