@@ -113,7 +113,6 @@ class Outcome:
     started_by: str | None  # the event id of the step that started the subscription
     fates: dict[str, Fate] = field(default_factory=dict)  # event id -> fate
     late: frozenset[str] = frozenset()  # event ids: money for a checkout that had ended
-    applied_order: tuple[str, ...] = ()  # event ids, in the order they took effect
 
 
 class _Fold:
@@ -124,7 +123,6 @@ class _Fold:
         self.sub_version = start.sub_version
         self.subscription_checkout = subscription_checkout
         self.started_by: str | None = None
-        self.applied: list[str] = []
 
     # -- verdicts: may the step apply now, later, or never ----------------------------------
 
@@ -177,28 +175,24 @@ class _Fold:
 
     # -- moves -------------------------------------------------------------------------------
 
-    def apply(self, step: Step, pay: bool, sub: bool) -> bool:
-        """Take the step; True when a status changed."""
-        moved = False
+    def apply(self, step: Step, pay: bool, sub: bool) -> None:
+        """Take the step's applicable parts (a part whose status the record has changes
+        nothing)."""
         if pay and step.payment is not None and step.payment != self.status:
             self.status = step.payment
             self.version += 1
-            moved = True
-        if sub:
-            if self.sub_status is None:
-                initial = step.subscription
-                self.sub_status = (
-                    initial if initial in (Status.TRIALING, Status.ACTIVE) else (Status.ACTIVE)
-                )
-                self.sub_version = 1
-                self.started_by = step.event_id
-                moved = True
-            elif step.subscription is not None and step.subscription != self.sub_status:
-                self.sub_status = step.subscription
-                self.sub_version += 1
-                moved = True
-        self.applied.append(step.event_id)
-        return moved
+        if not sub:
+            return
+        if self.sub_status is None:
+            initial = step.subscription
+            self.sub_status = (
+                initial if initial in (Status.TRIALING, Status.ACTIVE) else (Status.ACTIVE)
+            )
+            self.sub_version = 1
+            self.started_by = step.event_id
+        elif step.subscription is not None and step.subscription != self.sub_status:
+            self.sub_status = step.subscription
+            self.sub_version += 1
 
 
 def fold(
@@ -252,7 +246,6 @@ def fold(
         started_by=state.started_by,
         fates=fates,
         late=frozenset(late),
-        applied_order=tuple(state.applied),
     )
 
 

@@ -181,7 +181,7 @@ def test_a_refund_before_the_success_is_held_then_applied():
     assert (held.status, held.fates) == (S.PENDING, {"evt_002": Fate.HELD})
     paid = fold([refund, step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)])
     assert paid.status == S.REFUNDED and paid.fates["evt_002"] is Fate.APPLIED
-    assert paid.applied_order == ("evt_001", "evt_002")
+    assert paid.version == 3  # pending -> succeeded -> refunded
 
 
 def test_a_dispute_closing_waits_for_its_opening():

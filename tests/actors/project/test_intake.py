@@ -10,6 +10,7 @@ from trio.testing import wait_all_tasks_blocked
 
 from edge.actors import messages as m
 from edge.actors import queries
+from edge.actors.project.story import STORY_KEPT
 from edge.errors import InvalidRequest, NotFound, Unauthorized
 from edge.store import keys, outbox
 
@@ -195,4 +196,31 @@ async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, 
         ("payment.refunded", "a"),
         ("payment.succeeded", "a"),
     ]
+    assert (stored["status"], stored["version"]) == ("refunded", 3)
+
+
+async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    for n in range(STORY_KEPT + 1):  # each a step of its own: another time
+        await harness.call(
+            project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000 + n)
+        )
+    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    assert len(stored["story"]) == STORY_KEPT // 2 + 1
+    assert stored["storyStart"] == {
+        "status": "succeeded",
+        "version": 2,
+        "sub": None,
+        "subVersion": 0,
+    }
+    refund = delivery(
+        id="evt_r", txId=tx["id"], status="refunded", type="payment.refunded", at=9_000_000
+    )
+    await harness.call(project_id, refund)
+    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (stored["status"], stored["version"]) == ("refunded", 3)
