@@ -270,19 +270,21 @@ class WebhookIntake:
             waiting = ledger.lookup(keys.WAITING, provider, ref)
             if waiting is None:
                 continue
-            ops.append(ledger.unindex_op(keys.WAITING, provider, ref))
+            left = []  # the other mode's events keep waiting
             for evt_id in waiting.split():
                 waited = ledger.stored_event(evt_id)
-                if (
-                    waited is None
-                    or waited.get("txId")
-                    or waited["isTest"] != tx["isTest"]
-                    or "match" not in waited
-                    or any(evt_id == e.step.event_id for e, _ in rematched)
-                ):
-                    continue
-                rematched.append((_waiting_entry(waited), waited))
-                todo += waited["match"].get("linkRefs", [])
+                if waited is None or waited.get("txId") or "match" not in waited:
+                    continue  # pruned, or matched already under another of its ids
+                if waited["isTest"] != tx["isTest"]:
+                    left.append(evt_id)
+                elif all(evt_id != e.step.event_id for e, _ in rematched):
+                    rematched.append((_waiting_entry(waited), waited))
+                    todo += waited["match"].get("linkRefs", [])
+            ops.append(
+                ledger.index_op(keys.WAITING, provider, ref, " ".join(left))
+                if left
+                else ledger.unindex_op(keys.WAITING, provider, ref)
+            )
         return rematched
 
     def _wait(self, provider: str, event: NormalizedEvent, stored: dict[str, Any]) -> list[Op]:

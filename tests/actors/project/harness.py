@@ -101,7 +101,7 @@ class EchoProvider(Provider):
         if headers.get("x-signature") != "ok":
             raise SignatureInvalid("no_matching_signature")
         assert credentials["test"]["secret"] == "s3cret"  # opened, not sealed
-        return "test"
+        return headers.get("x-mode", "test")
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         data = json.loads(body)
@@ -113,6 +113,8 @@ class EchoProvider(Provider):
             provider_type="echo",
             occurred_at_ms=data.get("at"),
             tx_id=data.get("txId"),
+            refs=tuple(data.get("refs", ())),
+            link_refs=tuple(data.get("linkRefs", ())),
             payment_status=Status(data["status"]) if data.get("status") else None,
             dedup_ids=tuple(data.get("dedupIds", ())),
             follow_ups=tuple(FollowUp(action) for action in data.get("followUps", ())),
@@ -134,5 +136,8 @@ CREDENTIALS: dict[str, dict[str, Any]] = {
 }
 
 
-def delivery(provider: str = "echo", signature: str = "ok", **event: Any) -> m.Webhook:
-    return m.Webhook(provider, {"x-signature": signature}, json.dumps(event).encode())
+def delivery(
+    provider: str = "echo", signature: str = "ok", mode: str = "test", **event: Any
+) -> m.Webhook:
+    headers = {"x-signature": signature, "x-mode": mode}
+    return m.Webhook(provider, headers, json.dumps(event).encode())

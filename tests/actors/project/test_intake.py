@@ -21,6 +21,18 @@ async def _echo_tx(harness):
     return project_id, answer["txId"]
 
 
+async def _echo_owned_tx(harness):
+    """A pending transaction that echo deliveries match (an event only ever matches a
+    transaction of its own provider)."""
+    project_id = await harness.project("echo", "manual")
+    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
+    ledger = harness.ledger(project_id)
+    tx = ledger.tx(answer["txId"])
+    tx["provider"] = "echo"
+    await ledger.submit(ledger.tx_ops(tx)).wait()
+    return project_id, ledger, tx
+
+
 async def test_a_verified_delivery_moves_its_transaction_after_the_commit(harness, echo):
     project_id = await harness.project("echo")
     answer = await harness.call(project_id, delivery(id="evt_1", type="unmatched"))
@@ -128,13 +140,7 @@ async def test_a_provider_turned_off_during_the_check_is_answered_at_once(harnes
 
 
 async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness, echo):
-    project_id = await harness.project("echo", "manual")
-    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
-    ledger = harness.ledger(project_id)
-    # an echo delivery can only match a transaction of its own provider
-    tx = ledger.tx(answer["txId"])
-    tx["provider"] = "echo"
-    await ledger.submit(ledger.tx_ops(tx)).wait()
+    project_id, ledger, tx = await _echo_owned_tx(harness)
     EchoProvider.gate = gate = trio.Event()
     answers = []
 
@@ -157,12 +163,7 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
 
 
 async def test_follow_ups_are_written_with_their_event(harness, echo):
-    project_id = await harness.project("echo", "manual")
-    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
-    ledger = harness.ledger(project_id)
-    tx = ledger.tx(answer["txId"])
-    tx["provider"] = "echo"
-    await ledger.submit(ledger.tx_ops(tx)).wait()
+    project_id, ledger, tx = await _echo_owned_tx(harness)
     await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], followUps=["capture"]))
     # durable before the delivery was answered
     (entry,) = outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)
@@ -179,12 +180,7 @@ async def test_follow_ups_are_written_with_their_event(harness, echo):
 
 
 async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, echo):
-    project_id = await harness.project("echo", "manual")
-    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
-    ledger = harness.ledger(project_id)
-    tx = ledger.tx(answer["txId"])
-    tx["provider"] = "echo"
-    await ledger.submit(ledger.tx_ops(tx)).wait()
+    project_id, ledger, tx = await _echo_owned_tx(harness)
     for n in range(30):  # a provider's redeliveries of one fact, each under a new event id
         await harness.call(
             project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000)
@@ -200,12 +196,7 @@ async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, 
 
 
 async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
-    project_id = await harness.project("echo", "manual")
-    answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
-    ledger = harness.ledger(project_id)
-    tx = ledger.tx(answer["txId"])
-    tx["provider"] = "echo"
-    await ledger.submit(ledger.tx_ops(tx)).wait()
+    project_id, ledger, tx = await _echo_owned_tx(harness)
     for n in range(STORY_KEPT + 1):  # each a step of its own: another time
         await harness.call(
             project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000 + n)
@@ -224,3 +215,22 @@ async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
     await harness.call(project_id, refund)
     stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (stored["status"], stored["version"]) == ("refunded", 3)
+
+
+async def test_an_unmatched_event_is_matched_by_its_own_mode_only(harness, echo):
+    project_id, ledger, tx = await _echo_owned_tx(harness)  # a test-mode transaction
+    refund = {"status": "refunded", "type": "payment.refunded", "at": 50, "refs": ["pi_1"]}
+    live = await harness.call(project_id, delivery(id="evt_live", mode="live", **refund))
+    test = await harness.call(project_id, delivery(id="evt_test", **refund))
+    paid = delivery(id="evt_paid", txId=tx["id"], status="succeeded", at=10, linkRefs=["pi_1"])
+    await harness.call(project_id, paid)
+
+    def stored(answer):
+        return harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+
+    assert (stored(test)["type"], stored(test)["txId"]) == ("payment.refunded", tx["id"])
+    assert (stored(live)["type"], stored(live)["txId"]) == ("unmatched", None)
+    waiting = harness.ctx.store.get_raw(keys.named(project_id, keys.WAITING, "echo", "pi_1"))
+    assert waiting == live["eventId"].encode()  # still waiting for a live transaction
+    record = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    assert (record["status"], record["version"]) == ("refunded", 3)
