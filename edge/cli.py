@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -53,13 +54,31 @@ def _serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     settings = Settings.load(args.data, host=args.host, port=args.port)
-    if args.demo:
-        from edge.demo import run_demo
+    try:
+        if args.demo:
+            from edge.demo import run_demo
 
-        trio.run(run_demo, settings)
-    else:
-        trio.run(lambda: run_node(settings, handle_signals=True))
+            trio.run(run_demo, settings)
+        else:
+            trio.run(lambda: run_node(settings, handle_signals=True))
+    except (OSError, BaseExceptionGroup) as exc:
+        refused = _bind_error(exc)
+        if refused is None:
+            raise
+        # the node binds before anything else: name the address, not a traceback
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {refused.strerror}") from None
     return 0
+
+
+def _bind_error(exc: BaseException) -> OSError | None:
+    """The OSError of binding the listening socket, found inside nurseries' groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, OSError) and any(
+        frame.name == "_listening" for frame in traceback.extract_tb(exc.__traceback__)
+    ):
+        return exc
+    return None
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -307,6 +326,15 @@ def _events(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("edge")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -320,6 +348,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="edge", description="A self-contained payment integration node."
     )
+    parser.add_argument("--version", action="version", version=f"edge {_version()}")
     commands = parser.add_subparsers(metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the node")

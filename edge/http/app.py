@@ -13,6 +13,7 @@ from edge.http import (
     button,
     checkout,
     errors,
+    health,
     manage,
     merchant,
     public,
@@ -45,6 +46,7 @@ class Router:
         self.app = cast(ASGIApp, app)
         self.status = status.StatusRoute(ctx)
         self.webhooks = webhooks.WebhookRoute(ctx)
+        self.health = health.HealthRoutes(ctx)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -54,6 +56,9 @@ class Router:
                 return
             if path.startswith(webhooks.PREFIX):
                 await self.webhooks(scope, receive, send)
+                return
+            if path == health.HEALTH or path == health.READY:
+                await self.health(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

@@ -323,6 +323,14 @@ class WebhookIntake:
         failure: ContractError,
     ) -> None:
         ledger = self.ledger
+        # the merchant's first clue when every payment stays pending: say it where operators look
+        log.warning(
+            "refused a %s webhook for project %s: %s (%s)",
+            provider,
+            ledger.project_id,
+            code,
+            reason,
+        )
         if self._rejected is None:
             prefix = keys.prefix(ledger.project_id, keys.REJECTED)
             self._rejected = [key for key, _ in ledger.ctx.store.scan(prefix)]
