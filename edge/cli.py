@@ -295,6 +295,40 @@ def _tx_mark_paid(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tx_show(args: argparse.Namespace) -> int:
+    tx = _call(args, "GET", f"/api/projects/{args.project}/transactions/{args.tx}")
+    lines = [f"{tx['id']} {tx['status']} (version {tx['version']}) {tx['amount']} {tx['currency']}"]
+    lines += [f"  {e['receivedAt']}  {e['type']}" for e in tx.get("events", [])]
+    _print(args, tx, "\n".join(lines))
+    return 0
+
+
+def _tx_cancel(args: argparse.Namespace) -> int:
+    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/cancel")
+    _print(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
+    return 0
+
+
+def _project_show(args: argparse.Namespace) -> int:
+    project = _call(args, "GET", f"/api/manage/projects/{args.project}")
+    _print(args, project, json.dumps(project, indent=2))
+    return 0
+
+
+def _key_list(args: argparse.Namespace) -> int:
+    page = _call(args, "GET", f"/api/manage/projects/{args.project}/keys")
+    lines = [f"{k['keyId']}  {k['mode']:<4}  ...{k['last4']}  {k['name']}" for k in page["items"]]
+    _print(args, page, "\n".join(lines) or "no keys")
+    return 0
+
+
+def _deliveries(args: argparse.Namespace) -> int:
+    page = _call(args, "GET", f"/api/manage/projects/{args.project}/deliveries")
+    lines = [f"{d['at']}  {d['provider']:<7} {d['code']}: {d['reason']}" for d in page["items"]]
+    _print(args, page, "\n".join(lines) or "no refused deliveries")
+    return 0
+
+
 def _trigger(args: argparse.Namespace) -> int:
     body = {"provider": args.provider, "type": args.type, "txId": args.tx}
     sent = _call(args, "POST", "/api/manage/trigger", body)
@@ -383,6 +417,9 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--allowed-origin", action="append")
     create.add_argument("--tier")
     create.set_defaults(run=_project_create)
+    pshow = project.add_parser("show", parents=[common], help="one project, secrets hidden")
+    pshow.add_argument("project")
+    pshow.set_defaults(run=_project_show)
 
     product = commands.add_parser("product", help="products").add_subparsers(metavar="ACTION")
     pset = product.add_parser("set", parents=[common], help="create or replace a product")
@@ -421,6 +458,9 @@ def _parser() -> argparse.ArgumentParser:
     krevoke.add_argument("project")
     krevoke.add_argument("key_id")
     krevoke.set_defaults(run=_key_revoke)
+    klist = key.add_parser("list", parents=[common], help="the project's keys (never the keys)")
+    klist.add_argument("project")
+    klist.set_defaults(run=_key_list)
 
     tx = commands.add_parser("tx", help="transactions").add_subparsers(metavar="ACTION")
     tlist = tx.add_parser("list", parents=[common], help="newest first")
@@ -434,6 +474,20 @@ def _parser() -> argparse.ArgumentParser:
     tpaid.add_argument("tx")
     tpaid.add_argument("--note")
     tpaid.set_defaults(run=_tx_mark_paid)
+    tshow = tx.add_parser("show", parents=[common], help="one transaction with its history")
+    tshow.add_argument("project")
+    tshow.add_argument("tx")
+    tshow.set_defaults(run=_tx_show)
+    tcancel = tx.add_parser("cancel", parents=[common], help="abandon a pending transaction")
+    tcancel.add_argument("project")
+    tcancel.add_argument("tx")
+    tcancel.set_defaults(run=_tx_cancel)
+
+    deliveries = commands.add_parser(
+        "deliveries", parents=[common], help="refused webhook deliveries, with the reason"
+    )
+    deliveries.add_argument("project")
+    deliveries.set_defaults(run=_deliveries)
 
     trigger = commands.add_parser(
         "trigger", parents=[common], help="send a signed simulated webhook for a test transaction"

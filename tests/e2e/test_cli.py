@@ -142,3 +142,41 @@ def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
     assert served.status_code == 200
     digest = "sha384-" + base64.b64encode(hashlib.sha384(served.content).digest()).decode()
     assert digest == printed["integrity"]
+
+
+def test_cli_shows_keys_transactions_and_refused_deliveries(process):
+    data = process.data_dir
+    pid = edge(
+        data,
+        "project", "create", "--name", "Shop",
+        "--success-url", "https://shop.example/ok", "--cancel-url", "https://shop.example/no",
+        "--allowed-origin", "https://shop.example",
+    ).stdout.strip()  # fmt: skip
+    edge(
+        data, "product", "set", pid, "book", "--name", "Book", "--amount", "5", "--currency", "EUR"
+    )
+    edge(
+        data, "provider", "set", pid, "manual",
+        "--address-name", "Shop", "--address-line", "1 Road", "--address-country", "GB",
+    )  # fmt: skip
+    edge(
+        data, "provider", "set", pid, "stripe", "--mode", "test", "--set", "webhookSecret=whsec_x1"
+    )
+    key = edge(data, "key", "create", pid, "--mode", "test", "--name", "server").stdout.split()[0]
+    listed = edge(data, "key", "list", pid).stdout
+    assert "test" in listed and key[-4:] in listed and key not in listed  # never the key itself
+    checkout = httpx.post(
+        f"{process.url}/api/checkout/manual/{pid}",
+        json={"productId": "book"},
+        headers={"Authorization": f"Bearer {key}"},
+    ).json()
+    canceled = edge(data, "tx", "cancel", pid, checkout["txId"]).stdout
+    assert "canceled (version 2)" in canceled
+    shown = edge(data, "tx", "show", pid, checkout["txId"]).stdout
+    assert "checkout.created" in shown and "checkout.canceled" in shown
+    httpx.post(f"{process.url}/webhook/stripe/{pid}", content=b"{}")  # no signature header
+    refused = edge(data, "deliveries", pid).stdout
+    assert "stripe  signature_invalid: missing_header" in refused
+    assert json.loads(edge(data, "project", "show", pid, "--json").stdout)["id"] == pid
+    missing = edge(data, "tx", "show", pid, "tx_01JD0000000000000000000000", check=False)
+    assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
