@@ -48,6 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
     import trio
 
     from edge.node import run_node
+    from edge.store.sealcheck import WrongSealingKey
 
     logging.basicConfig(
         level=os.environ.get("EDGE_LOG_LEVEL", "INFO"),
@@ -61,8 +62,11 @@ def _serve(args: argparse.Namespace) -> int:
             trio.run(run_demo, settings)
         else:
             trio.run(lambda: run_node(settings, handle_signals=True))
-    except (OSError, BaseExceptionGroup) as exc:
-        refused = _bind_error(exc)
+    except (OSError, WrongSealingKey, BaseExceptionGroup) as exc:
+        leaf = _leaf(exc)
+        if isinstance(leaf, WrongSealingKey):
+            raise CliError(str(leaf)) from None
+        refused = _bind_error(leaf)
         if refused is None:
             raise
         # the node binds before anything else: name the address, not a traceback
@@ -70,10 +74,15 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bind_error(exc: BaseException) -> OSError | None:
-    """The OSError of binding the listening socket, found inside nurseries' groups."""
+def _leaf(exc: BaseException) -> BaseException:
+    """The one error inside nurseries' groups."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _bind_error(exc: BaseException) -> OSError | None:
+    """The OSError of binding the listening socket."""
     if isinstance(exc, OSError) and any(
         frame.name == "_listening" for frame in traceback.extract_tb(exc.__traceback__)
     ):
@@ -83,17 +92,35 @@ def _bind_error(exc: BaseException) -> OSError | None:
 
 def _backup(args: argparse.Namespace) -> int:
     from edge.node import STORE_DIR
-    from edge.store.backup import backup
+    from edge.store.backup import backup_data_dir
 
-    settings_dir = Path(args.data).resolve()
-    source = settings_dir / STORE_DIR
-    if not (source / "data.mdb").exists():
-        raise CliError(f"no store at {source}")
+    data = Path(args.data).resolve()
+    if not (data / STORE_DIR / "data.mdb").exists():
+        raise CliError(f"no store at {data / STORE_DIR}")
+    if sys.stderr.isatty():  # a person waits: say something is happening
+        print("copying the store ...", file=sys.stderr, flush=True)
     try:
-        dest = backup(source, Path(args.dest), Settings(data_dir=settings_dir).map_size)
-    except (FileExistsError, OSError) as exc:
+        dest = backup_data_dir(data, Path(args.dest), Settings.load(data))
+    except OSError as exc:
         raise CliError(f"backup failed: {exc}") from None
     _print(args, {"backup": str(dest.resolve())}, f"backup written to {dest}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from edge.store.backup import restore_data_dir
+
+    if sys.stderr.isatty():
+        print("restoring ...", file=sys.stderr, flush=True)
+    try:
+        data = restore_data_dir(Path(args.source), Path(args.data))
+    except OSError as exc:
+        raise CliError(f"restore failed: {exc}") from None
+    _print(
+        args,
+        {"data": str(data.resolve())},
+        f"data dir {data} made; start it: edge serve --data {data}",
+    )
     return 0
 
 
@@ -400,6 +427,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     backup.add_argument("dest")
     backup.set_defaults(run=_backup)
+
+    restore = commands.add_parser(
+        "restore", parents=[common], help="make a data dir (--data, new or empty) from a backup"
+    )
+    restore.add_argument("source")
+    restore.set_defaults(run=_restore)
 
     button = commands.add_parser(
         "button", parents=[common], help="the <cm-button> snippet with its SRI hash"

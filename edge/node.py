@@ -38,12 +38,12 @@ from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
 from edge.serving import serve
 from edge.signing import Signer
-from edge.store.env import open_store
+from edge.store import sealcheck
+from edge.store.env import STORE_DIR, open_store
 from edge.store.writer import open_writer
 
 log = logging.getLogger("edge.node")
 
-STORE_DIR = "store"
 RESOLVE_TIMEOUT_S = 10.0
 # An idle keep-alive connection is closed after this long (CONTRACT 8): idle sockets are cheap
 # to reopen and dear to hold by the thousand.
@@ -74,10 +74,13 @@ async def open_node(
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
     with open_store(store_path(settings), settings.map_size) as store:
+        canary = sealcheck.check(store, Sealer(settings.secret_key))
         async with (
             open_writer(store) as writer,
             provider_client(settings.provider_hosts_allow) as http,
         ):
+            if canary:
+                await writer.write(canary)
             ctx: NodeContext
 
             def spawn(project_id: str, ref: ActorRef) -> Actor:

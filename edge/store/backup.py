@@ -1,14 +1,21 @@
-"""A consistent copy of a live store.
+"""A consistent copy of a live store, with what opens it, and a data dir made from one.
 
 LMDB copies from inside one read transaction, so the copy is a snapshot even while the node
-keeps writing in another process; readers never block the writer.
+keeps writing in another process; readers never block the writer. A store alone cannot be used:
+its provider secrets are sealed with the data dir's sealing key, and the button script carries
+the public half of its signing key. So a backup holds the store and both keys (and the
+operator's token), every file 0600 in a 0700 directory; ``restore_data_dir`` lays them out as a
+data dir.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from edge.store.env import open_environment, private_dir
+from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, Settings
+from edge.signing import SIGNING_KEY_FILE
+from edge.store.env import STORE_DIR, open_environment, private_dir
 
 
 def backup(store_path: Path, dest: Path, map_size: int) -> Path:
@@ -23,3 +30,40 @@ def backup(store_path: Path, dest: Path, map_size: int) -> Path:
     for copied in dest.iterdir():
         copied.chmod(0o600)
     return dest
+
+
+def backup_data_dir(data: Path, dest: Path, settings: Settings) -> Path:
+    """``dest`` (new or empty): the store of ``data`` and the keys that open it."""
+    private_dir(dest)
+    if any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty")
+    backup(data / STORE_DIR, dest / STORE_DIR, settings.map_size)
+    # the key in use, which may come from EDGE_SECRET_KEY rather than the file
+    _write_private(dest / SECRET_KEY_FILE, settings.secret_key.hex() + "\n")
+    for name in (SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
+        if (data / name).exists():
+            _write_private(dest / name, (data / name).read_text())
+    return dest
+
+
+def restore_data_dir(source: Path, data: Path) -> Path:
+    """A data dir at ``data`` (new or empty) from a backup made by ``backup_data_dir``."""
+    if not (source / STORE_DIR / "data.mdb").exists() or not (source / SECRET_KEY_FILE).exists():
+        raise FileNotFoundError(f"{source} is not an edge backup (no store or no sealing key)")
+    private_dir(data)
+    if any(data.iterdir()):
+        raise FileExistsError(f"{data} is not empty")
+    private_dir(data / STORE_DIR)
+    for copied in (source / STORE_DIR).iterdir():
+        shutil.copyfile(copied, data / STORE_DIR / copied.name)
+        (data / STORE_DIR / copied.name).chmod(0o600)
+    for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
+        if (source / name).exists():
+            _write_private(data / name, (source / name).read_text())
+    return data
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_text(text)

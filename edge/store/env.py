@@ -17,6 +17,7 @@ import lmdb
 from edge.store.codec import unpack
 
 DATABASES = ("records", "apikeys", "meta", "outbox")
+STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
 
 
 class Store:

@@ -54,7 +54,7 @@ async def test_backup_while_writing_is_a_consistent_snapshot(tmp_path):
             done.set()
             assert b"backup written" in result.stdout
             writer.close()
-    with open_store(tmp_path / "copy") as copy:
+    with open_store(tmp_path / "copy" / "store") as copy:
         txs = copy.scan(keys.prefix(A, keys.TRANSACTION))
         events = copy.scan(keys.prefix(A, keys.EVENT))
         assert len(txs) == len(events) >= 50

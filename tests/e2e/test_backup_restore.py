@@ -1,0 +1,98 @@
+"""A backup holds what opens it (CONTRACT 10): taken while the node runs, restored into a new
+data dir, it serves every stored transaction and pays with the restored Stripe credentials; a
+node started with another sealing key refuses in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+from support.client import bearer
+from support.nodes import NodeProcess
+
+SECRET_KEY = "sk_test_shop0123456789abcdefghij"
+
+
+def edge(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "edge", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def _shop(node: NodeProcess, sim: Any) -> tuple[str, str]:
+    """A project with Stripe on the simulator (its secrets sealed in the store) and a key."""
+    with httpx.Client(base_url=node.url, headers=bearer(node.admin_token)) as admin:
+        pid = admin.post(
+            "/api/manage/projects",
+            json={
+                "name": "Shop",
+                "successUrl": "https://shop.example/ok",
+                "cancelUrl": "https://shop.example/no",
+                "allowedOrigins": ["https://shop.example"],
+            },
+        ).json()["id"]
+        product = {"name": "Book", "kind": "payment", "amount": 5, "currency": "EUR"}
+        admin.put(f"/api/manage/projects/{pid}/products/book", json=product).raise_for_status()
+        credentials = {
+            "secretKey": SECRET_KEY,
+            "publishableKey": "pk_test_shop0123456789abcdefghij",
+            "webhookSecret": sim.register_endpoint(SECRET_KEY, f"{node.url}/webhook/stripe/{pid}"),
+            "apiBase": sim.url,
+        }
+        admin.put(
+            f"/api/manage/projects/{pid}/providers/stripe",
+            json={"enabled": True, "test": credentials},
+        ).raise_for_status()
+        key = admin.post(
+            f"/api/manage/projects/{pid}/keys", json={"mode": "test", "name": "s"}
+        ).json()["key"]
+    return pid, key
+
+
+def _serve_with_another_key(data: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "edge", "serve", "--port", "0", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "EDGE_SECRET_KEY": "11" * 32},
+    )
+
+
+async def test_a_backup_restores_into_a_node_that_serves_and_pays(tmp_path, sim):
+    node = NodeProcess(tmp_path / "data").start()
+    try:
+        pid, key = await trio.to_thread.run_sync(_shop, node, sim)
+        async with httpx.AsyncClient(base_url=node.url, headers=bearer(key)) as http:
+            first = await http.post(f"/api/checkout/stripe/{pid}", json={"productId": "book"})
+        backed_up = await trio.to_thread.run_sync(
+            edge, "backup", str(tmp_path / "copy"), "--data", str(node.data_dir)
+        )
+        assert backed_up.returncode == 0, backed_up.stderr
+    finally:
+        node.terminate()
+    restored = await trio.to_thread.run_sync(
+        edge, "restore", str(tmp_path / "copy"), "--data", str(tmp_path / "again")
+    )
+    assert restored.returncode == 0, restored.stderr
+    again = NodeProcess(tmp_path / "again").start()
+    try:
+        async with httpx.AsyncClient(base_url=again.url, headers=bearer(key)) as http:
+            status = await http.get(f"/status/{pid}/{first.json()['txId']}")
+            assert status.status_code == 200 and status.json()["status"] == "pending"
+            paid = await http.post(f"/api/checkout/stripe/{pid}", json={"productId": "book"})
+            assert paid.status_code == 201, paid.text  # the restored secret key opened and worked
+    finally:
+        again.terminate()
+    assert {p.name for p in (tmp_path / "copy").iterdir()} >= {"store", "secret.key"}
+    assert all(p.stat().st_mode & 0o077 == 0 for p in (tmp_path / "copy").iterdir())
+
+    wrong = await trio.to_thread.run_sync(_serve_with_another_key, tmp_path / "again")
+    assert wrong.returncode == 1
+    last = wrong.stderr.strip().splitlines()[-1]
+    assert last.startswith("edge: the sealing key") and "Traceback" not in wrong.stderr
