@@ -316,8 +316,15 @@ def _tx_list(args: argparse.Namespace) -> int:
 
 
 def _tx_mark_paid(args: argparse.Namespace) -> int:
-    body = {"note": args.note} if args.note else {}
-    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/mark-paid", body)
+    return _tx_action(args, "mark-paid", {"note": args.note} if args.note else {})
+
+
+def _tx_cancel(args: argparse.Namespace) -> int:
+    return _tx_action(args, "cancel", None)
+
+
+def _tx_action(args: argparse.Namespace, action: str, body: Any) -> int:
+    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/{action}", body)
     _print(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
     return 0
 
@@ -327,12 +334,6 @@ def _tx_show(args: argparse.Namespace) -> int:
     lines = [f"{tx['id']} {tx['status']} (version {tx['version']}) {tx['amount']} {tx['currency']}"]
     lines += [f"  {e['receivedAt']}  {e['type']}" for e in tx.get("events", [])]
     _print(args, tx, "\n".join(lines))
-    return 0
-
-
-def _tx_cancel(args: argparse.Namespace) -> int:
-    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/cancel")
-    _print(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
     return 0
 
 
