@@ -53,6 +53,7 @@ class Settings:
     # "host" or "host:port", lower case; the demo's and the tests' loopback simulators
     provider_hosts_allow: frozenset[str] = frozenset()
     max_connections: int = 1000
+    header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
 
@@ -141,6 +142,7 @@ def _from_toml(path: Path) -> dict[str, object]:
         "mailbox_size",
         "map_size",
         "max_connections",
+        "header_timeout_s",
         "body_min_rate",
         "body_grace_s",
     ):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import math
 import os
 import signal
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -36,7 +37,7 @@ from edge.http.app import asgi_app
 from edge.providers.egress import provider_client
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
-from edge.serving import serve
+from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
 from edge.store import sealcheck
 from edge.store.env import STORE_DIR, open_store
@@ -124,7 +125,11 @@ async def open_node(
                                 config,
                                 sockets,
                                 shutdown_trigger,
-                                settings.max_connections,
+                                ConnectionLimits(
+                                    settings.max_connections,
+                                    KEEP_ALIVE_S,
+                                    settings.header_timeout_s,
+                                ),
                             )
                             # What start-up made lives as long as the node: out of the
                             # collector's sight, so a full collection under load walks only
@@ -171,7 +176,9 @@ def _hypercorn_config(settings: Settings) -> Config:
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.graceful_timeout = 10.0
-    config.keep_alive_timeout = KEEP_ALIVE_S
+    # idle connections and slow headers are cut by the node's own clock (edge.serving);
+    # Hypercorn's idle timer, which runs on whatever bytes come, closes idle ones at shutdown
+    config.keep_alive_timeout = math.inf
     return config
 
 

@@ -1,66 +1,116 @@
 """Serving HTTP: Hypercorn's trio worker, with the node's own hold on connections (CONTRACT 8).
 
 ``hypercorn.trio.run.worker_serve`` builds its listeners itself, so the node serves its bound
-sockets here, the same way, through ``CappedListener``: at most ``max_connections`` client
-connections at once; one more is accepted and closed at once (refused at accept, rather than
-slowing the connections held), and the node accepts again as soon as one closes. The other
-limits live where they can be seen: idle keep-alive and slow headers in Hypercorn's idle timer
-(``keep_alive_timeout``: a connection whose request has not fully arrived is idle), slow bodies
-in the middleware (edge.http.middleware), which alone knows when a body has ended.
+sockets here, the same way, with three changes:
+
+- a ``ConnectionGate`` shared by every listener: at most ``max_connections`` client connections
+  at once; one more is accepted and closed at once (refused at accept, rather than slowing the
+  connections held), and the node accepts again as soon as one closes;
+- each connection runs inside a cancel scope whose deadline follows its ``RequestClock``
+  (edge.domain.deadlines): ``keep_alive_s`` while idle, ``header_timeout_s`` from a request's
+  first byte until its headers are complete (answered ``408`` when cut there), none while a
+  request is handled. Hypercorn's own idle timer cannot do the second: it runs from the moment
+  the connection fell idle, whatever bytes come, so it would cut a client that paused and then
+  sent its headers well within their time. It only closes idle connections at shutdown here.
+- slow bodies are the middleware's (edge.http.middleware), which alone knows where a body ends.
+
+The clock learns of bytes from ``_Watched`` (the socket stream, one check per read) and of
+requests from Hypercorn's own ``Updated`` events (``_Connection.protocol_send``): nothing runs
+per request beyond a cancel scope's new deadline, and no task is added per connection.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import trio
 from hypercorn.config import Config, Sockets
+from hypercorn.events import Event, Updated
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, LifespanState
 from hypercorn.utils import ShutdownError, raise_shutdown, repr_socket_addr
 
+from edge.domain.deadlines import HEADERS, IDLE, RequestClock
+from edge.errors import RequestTimeout
+from edge.http.errors import status_of
+from edge.http.jsonio import API_VERSION, JSON_TYPE, dumps
+from edge.http.request_ids import new_request_id
+
 log = logging.getLogger("edge.serving")
 
+# The client may be gone already: nothing to tell it then.
+_CLIENT_GONE = suppress(trio.BrokenResourceError, trio.ClosedResourceError)
+# How long a cut connection's 408 may take to go out before the socket is closed anyway.
+_LATE_ANSWER_S = 1.0
 
-class CappedListener(trio.abc.Listener[trio.abc.Stream]):
-    """A socket listener that holds at most ``cap`` open connections."""
 
-    def __init__(self, inner: trio.SocketListener, cap: int) -> None:
-        self.inner = inner
+@dataclass(frozen=True)
+class ConnectionLimits:
+    max_connections: int
+    keep_alive_s: float
+    header_timeout_s: float
+
+
+class ConnectionGate:
+    """At most ``cap`` client connections held at once, over every listener."""
+
+    def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.open = 0
+        self.held = 0
         self.refused = 0
 
-    async def accept(self) -> trio.abc.Stream:
+    def admit(self) -> bool:
+        if self.held < self.cap:
+            self.held += 1
+            return True
+        self.refused += 1
+        if self.refused in (1, 10, 100) or self.refused % 1000 == 0:
+            log.warning("at %d client connections: refused %d", self.cap, self.refused)
+        return False
+
+    def release(self) -> None:
+        self.held -= 1
+
+
+class GatedListener(trio.abc.Listener[trio.SocketStream]):
+    """A socket listener that closes at once what ``gate`` does not admit."""
+
+    def __init__(self, inner: trio.SocketListener, gate: ConnectionGate) -> None:
+        self.inner = inner
+        self.gate = gate
+
+    async def accept(self) -> trio.SocketStream:
         while True:
             stream = await self.inner.accept()
-            if self.open < self.cap:
-                self.open += 1
-                return _Counted(stream, self)
-            self.refused += 1
-            if self.refused in (1, 10, 100) or self.refused % 1000 == 0:
-                log.warning("at %d client connections: refused %d", self.cap, self.refused)
+            if self.gate.admit():
+                return stream
             await trio.aclose_forcefully(stream)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def closed(self) -> None:
-        self.open -= 1
 
+class _Watched(trio.abc.HalfCloseableStream):
+    """A client's socket stream that tells its clock when a request's first bytes come."""
 
-class _Counted(trio.abc.HalfCloseableStream):
-    """A client connection that gives its place back when it closes (once)."""
-
-    def __init__(self, stream: trio.SocketStream, listener: CappedListener) -> None:
+    def __init__(self, stream: trio.SocketStream, clock: RequestClock, scope: trio.CancelScope):
         self._stream = stream
-        self._listener: CappedListener | None = listener
+        self._clock = clock
+        self._scope = scope
         self.socket = stream.socket  # Hypercorn reads the peer's address here
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        data = await self._stream.receive_some(max_bytes)
+        if self._clock.phase is IDLE and data:
+            self._scope.deadline = self._clock.received(trio.current_time())
+        return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._stream.send_all(data)
@@ -68,17 +118,69 @@ class _Counted(trio.abc.HalfCloseableStream):
     async def wait_send_all_might_not_block(self) -> None:
         await self._stream.wait_send_all_might_not_block()
 
-    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        return await self._stream.receive_some(max_bytes)
-
     async def send_eof(self) -> None:
         await self._stream.send_eof()
 
     async def aclose(self) -> None:
-        if self._listener is not None:
-            self._listener.closed()
-            self._listener = None
         await self._stream.aclose()
+
+
+class _Connection(TCPServer):
+    """Hypercorn's connection, its idle and busy turns moving the clock's deadline."""
+
+    def __init__(self, clock: RequestClock, scope: trio.CancelScope, *args: Any) -> None:
+        super().__init__(*args)
+        self._clock = clock
+        self._scope = scope
+
+    async def protocol_send(self, event: Event) -> None:
+        if isinstance(event, Updated):
+            clock = self._clock
+            self._scope.deadline = clock.idle(trio.current_time()) if event.idle else clock.busy()
+        await super().protocol_send(event)
+
+
+def late_headers_answer() -> bytes:
+    """``408 request_timeout`` in the contract's envelope, for headers that came too slowly:
+    written on the socket itself, as no request was ever made of them."""
+    failure = RequestTimeout("request_timeout", "The request's headers came too slowly.")
+    body = dumps(failure.body())
+    head = (
+        f"HTTP/1.1 {status_of(failure)} Request Timeout\r\n"
+        f"content-type: {JSON_TYPE}\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n"
+        f"cm-request-id: {new_request_id().decode()}\r\n"
+        f"cm-version: {API_VERSION}\r\n"
+        "x-content-type-options: nosniff\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def connection_handler(
+    app: AppWrapper,
+    config: Config,
+    context: WorkerContext,
+    state: LifespanState,
+    gate: ConnectionGate,
+    limits: ConnectionLimits,
+) -> Callable[[trio.SocketStream], Awaitable[None]]:
+    """What serves one admitted connection; its place in ``gate`` is given back when it ends
+    (``trio.serve_listeners`` closes the socket)."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        try:
+            clock = RequestClock(limits.keep_alive_s, limits.header_timeout_s, trio.current_time())
+            with trio.CancelScope(deadline=clock.deadline) as scope:
+                watched = _Watched(stream, clock, scope)
+                await _Connection(clock, scope, app, config, context, state, watched).run()
+            if scope.cancelled_caught and clock.phase is HEADERS:
+                with trio.move_on_after(_LATE_ANSWER_S), _CLIENT_GONE:
+                    await stream.send_all(late_headers_answer())
+        finally:
+            gate.release()
+
+    return handle
 
 
 async def serve(
@@ -86,15 +188,16 @@ async def serve(
     config: Config,
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[None]],
-    max_connections: int,
+    limits: ConnectionLimits,
     *,
-    task_status: trio.TaskStatus[list[CappedListener]] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[ConnectionGate] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on the bound plain-HTTP ``sockets`` until ``shutdown_trigger`` returns,
     as ``worker_serve`` does; then give open requests ``graceful_timeout`` to finish."""
     lifespan_state: LifespanState = {}
     lifespan = Lifespan(app, config, lifespan_state)
     context = WorkerContext(None)
+    gate = ConnectionGate(limits.max_connections)
     async with trio.open_nursery() as lifespan_nursery:
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
@@ -102,13 +205,12 @@ async def serve(
             listeners = []
             for sock in sockets.insecure_sockets:
                 inner = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-                listeners.append(CappedListener(inner, max_connections))
+                listeners.append(GatedListener(inner, gate))
                 bind = repr_socket_addr(sock.family, sock.getsockname())
                 await config.log.info(f"Running on http://{bind} (CTRL + C to quit)")
-            task_status.started(listeners)
-            handler: Any = partial(
-                TCPServer, app, config, context, ConnectionState(lifespan_state.copy())
-            )
+            task_status.started(gate)
+            state = ConnectionState(lifespan_state.copy())
+            handler = connection_handler(app, config, context, state, gate, limits)
             try:
                 async with trio.open_nursery(strict_exception_groups=True) as nursery:
                     nursery.start_soon(raise_shutdown, shutdown_trigger)

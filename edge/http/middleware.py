@@ -29,6 +29,7 @@ import logging
 
 import trio
 
+from edge.domain.deadlines import body_deadline
 from edge.errors import ContractError, Internal, RequestTimeout
 from edge.http import cors
 from edge.http.asgi import ASGIApp, Disconnected, Headers, Message, Receive, Scope, Send, encode
@@ -97,13 +98,13 @@ class Middleware:
 
         if body_unread:  # only requests with a body pay for the watch
             receive_body = receive
-            begun = trio.current_time() + self.body_grace_s
+            begun = trio.current_time()
             received = 0
 
             async def receive_noting_the_end() -> Message:
                 nonlocal body_unread, received
-                # by now at least rate x (time since the grace) bytes must have come
-                with trio.move_on_at(begun + received / self.body_min_rate) as late:
+                due = body_deadline(begun, received, self.body_min_rate, self.body_grace_s)
+                with trio.move_on_at(due) as late:
                     message = await receive_body()
                 if late.cancelled_caught:
                     raise RequestTimeout(
