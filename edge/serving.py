@@ -15,8 +15,9 @@ sockets here, the same way, with three changes:
 - slow bodies are the middleware's (edge.http.middleware), which alone knows where a body ends.
 
 The clock learns of bytes from ``_Watched`` (the socket stream, one check per read) and of
-requests from Hypercorn's own ``Updated`` events (``_Connection.protocol_send``): nothing runs
-per request beyond a cancel scope's new deadline, and no task is added per connection.
+requests from Hypercorn's own ``Updated`` events (``_Connection.protocol_send``). A request costs
+two deadline changes (idle, then busy; a third only for headers that come in parts), as
+Hypercorn's own idle timer did, and no task is added per request or connection.
 """
 
 from __future__ import annotations
@@ -107,9 +108,14 @@ class _Watched(trio.abc.HalfCloseableStream):
         self.socket = stream.socket  # Hypercorn reads the peer's address here
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        clock = self._clock
+        # Headers that came whole in one read never get here (Hypercorn has made the request
+        # and the clock is busy before reading again): only those in parts move the deadline.
+        if clock.phase is HEADERS and self._scope.deadline != clock.deadline:
+            self._scope.deadline = clock.deadline
         data = await self._stream.receive_some(max_bytes)
-        if self._clock.phase is IDLE and data:
-            self._scope.deadline = self._clock.received(trio.current_time())
+        if data and clock.phase is IDLE:
+            clock.received(trio.current_time())
         return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:

@@ -240,3 +240,19 @@ async def test_connections_beyond_the_cap_are_refused_at_accept(strict_node):
     async with again:  # places were given back
         await again.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (await read_answer(again)).startswith(b"HTTP/1.1 404")
+
+
+async def test_places_come_back_when_the_node_cuts_connections(strict_node):
+    # three silent connections fill the node; it cuts them when idle, and serves again
+    url = urlsplit(strict_node.url)
+    held = [await trio.open_tcp_stream(url.hostname, url.port) for _ in range(3)]
+    try:
+        for stream in held:
+            await _closed_within(stream, KEEP_ALIVE_S + 2)
+    finally:
+        for stream in held:
+            await stream.aclose()
+    again = await trio.open_tcp_stream(url.hostname, url.port)
+    async with again:
+        await again.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await read_answer(again)).startswith(b"HTTP/1.1 404")
