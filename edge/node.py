@@ -24,16 +24,17 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from edge.actors import messages as m
 from edge.actors.context import NodeContext, wall_ms
-from edge.actors.followups import FollowUpWorker, Resolve
+from edge.actors.followups import FollowUpWorker
 from edge.actors.keyindex import KeyIndex
-from edge.actors.messages import FollowUpTarget
 from edge.actors.project import ProjectActor
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.providers.base import FollowUpResult
 from edge.providers.egress import provider_client
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
@@ -91,7 +92,7 @@ async def open_node(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
             ) as registry:
                 follow_ups = FollowUpWorker(
-                    store, writer, _follow_up_target(registry), http, PROVIDERS, wall_ms
+                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms
                 )
                 config = _hypercorn_config(settings)
                 with _listening(config) as (sockets, url):
@@ -160,14 +161,29 @@ async def run_node(
         await running.stop.wait()
 
 
-def _follow_up_target(registry: ActorRegistry) -> Resolve:
-    async def resolve(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
-        target: Mapping[str, Any] | None = await registry.call(
-            project_id, FollowUpTarget(tx_id, mode), RESOLVE_TIMEOUT_S
+class _Projects:
+    """The follow-up worker's way to the project actors (``followups.Projects``)."""
+
+    def __init__(self, registry: ActorRegistry) -> None:
+        self._registry = registry
+
+    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        target: Mapping[str, Any] | None = await self._registry.call(
+            project_id, m.FollowUpTarget(tx_id, mode), RESOLVE_TIMEOUT_S
         )
         return target
 
-    return resolve
+    async def report(
+        self, project_id: str, provider: str, mode: str, result: FollowUpResult
+    ) -> None:
+        message = m.FollowUpReported(provider, mode, result.events, result.body)
+        await self._registry.call(project_id, message, RESOLVE_TIMEOUT_S)
+
+    async def expire(self, project_id: str, tx_id: str) -> str:
+        said: str = await self._registry.call(
+            project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
+        )
+        return said
 
 
 def _hypercorn_config(settings: Settings) -> Config:

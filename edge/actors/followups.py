@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import httpx
 import trio
 
 from edge.errors import ContractError
-from edge.providers.base import FollowUp, FollowUpRequest, Provider
+from edge.providers.base import FollowUp, FollowUpRequest, FollowUpResult, Provider
 from edge.store import outbox
 from edge.store.env import Store
 from edge.store.writer import StoreWriter
@@ -40,9 +40,21 @@ ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 
-# (project id, transaction id, mode) -> {"tx", "credentials"}, or None when nothing is owed any
-# more; raises a ContractError when it cannot tell now (the node is stopping, provider disabled).
-Resolve = Callable[[str, str, str], Awaitable[Mapping[str, Any] | None]]
+
+class Projects(Protocol):
+    """The worker's way to the project actors. Each raises a ContractError when it cannot
+    answer now (the node is stopping, the provider is disabled): the entry is tried again."""
+
+    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        """``{"tx", "credentials"}``, or None when nothing is owed any more."""
+
+    async def report(
+        self, project_id: str, provider: str, mode: str, result: FollowUpResult
+    ) -> None:
+        """Apply ``result.events`` durably, like verified webhook deliveries."""
+
+    async def expire(self, project_id: str, tx_id: str) -> str:
+        """Expire a pending checkout whose time has come; what happened, in words."""
 
 
 class FollowUpWorker:
@@ -50,14 +62,14 @@ class FollowUpWorker:
         self,
         store: Store,
         writer: StoreWriter,
-        resolve: Resolve,
+        projects: Projects,
         http: httpx.AsyncClient,
         providers: Mapping[str, Provider],
         clock_ms: Callable[[], int],
     ) -> None:
         self._store = store
         self._writer = writer
-        self._resolve = resolve
+        self._projects = projects
         self._http = http
         self._providers = providers
         self._clock_ms = clock_ms
@@ -128,11 +140,16 @@ class FollowUpWorker:
 
     async def _outcome(self, entry: Mapping[str, Any]) -> tuple[str, str]:
         """("done" | "dropped" | "failed" | "retry", what happened, in words)."""
+        if entry["action"] == outbox.EXPIRE:
+            try:
+                return "done", await self._projects.expire(entry["projectId"], entry["txId"])
+            except ContractError as error:
+                return "retry", f"{error.code}: {error.message}"
         provider = self._providers.get(entry["provider"])
         if provider is None:
             return "dropped", f"this node has no provider {entry['provider']!r}"
         try:
-            target = await self._resolve(entry["projectId"], entry["txId"], entry["mode"])
+            target = await self._projects.target(entry["projectId"], entry["txId"], entry["mode"])
         except ContractError as error:
             return "retry", f"{error.code}: {error.message}"
         if target is None:
@@ -155,4 +172,12 @@ class FollowUpWorker:
         except Exception as error:  # a fault of the adapter's: keep the entry, say what it was
             log.exception("follow-up %s of %s raised", entry["action"], entry["txId"])
             return "retry", f"internal: {type(error).__name__}"
+        if result.events:
+            # applied before the entry settles: a crash between the two repeats the call
+            try:
+                await self._projects.report(
+                    entry["projectId"], provider.name, entry["mode"], result
+                )
+            except ContractError as error:
+                return "retry", f"the answer could not be applied: {error.code}"
         return ("done" if result.done else "retry"), result.detail

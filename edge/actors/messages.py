@@ -158,6 +158,35 @@ class FollowUpTarget:
 
 
 @dataclass(frozen=True)
+class FollowUpReported:
+    """What a provider answered to a follow-up (a capture that completed or was declined), to be
+    applied like verified webhook deliveries; the reply comes once it is durable."""
+
+    provider: str
+    mode: str
+    events: tuple[Any, ...]  # NormalizedEvent
+    body: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ExpireCheckout:
+    """The time of a pending checkout whose provider never expires it has come."""
+
+    tx_id: str
+
+
+@dataclass(frozen=True)
+class BuyerReturned:
+    """The buyer came back through the node's return address (CONTRACT 4.3): owe the provider
+    what it says, and answer where the buyer goes on to."""
+
+    provider: str
+    tx_id: str
+    query: dict[str, str]
+    charge: Charge | None = None
+
+
+@dataclass(frozen=True)
 class PortalUrl:
     subscription_id: str
     mode: str | None

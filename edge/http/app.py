@@ -17,6 +17,7 @@ from edge.http import (
     manage,
     merchant,
     public,
+    returns,
     status,
     subscriptions,
     webhooks,
@@ -69,7 +70,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     # Quart refuses a declared Content-Length over it at once and stops a streamed body as soon
     # as it passes (webhooks, the one larger body, are a fast route)
     app.config["MAX_CONTENT_LENGTH"] = JSON_BODY_LIMIT
-    modules = (public, button, checkout, merchant, manage, subscriptions)
+    modules = (public, button, checkout, merchant, manage, subscriptions, returns)
     for module in modules:
         app.register_blueprint(module.blueprint)
     errors.install(app)

@@ -95,12 +95,19 @@ class CredentialField:
 
 @dataclass(frozen=True)
 class CheckoutRequest:
+    """``return_url`` is the node's own return address for this transaction (providers that
+    return the buyer through the node, ``Provider.returns_through_node``); ``remembered`` the
+    provider object this adapter asked the node to keep for this product's price in this mode
+    (``CheckoutResult.remember``: PayPal's billing plan), None the first time."""
+
     tx: Mapping[str, Any]
     product: Mapping[str, Any]
     credentials: Mapping[str, Any]
     success_url: str
     cancel_url: str
     http: httpx.AsyncClient
+    return_url: str = ""
+    remembered: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class CheckoutResult:
     fields: dict[str, Any]
     provider_ref: str | None = None
     expires_at_ms: int | None = None
+    remember: str | None = None  # a provider object to reuse for this product's price
 
 
 @dataclass(frozen=True)
@@ -139,10 +147,17 @@ class FollowUpRequest:
 class FollowUpResult:
     """``done``: the provider answered for good (success, or a refusal that retrying cannot
     change, told in ``detail``). A transient failure raises ``ProviderError`` instead: the
-    worker retries it with backoff."""
+    worker retries it with backoff.
+
+    ``events``: what the provider's answer says happened (a capture that completed or was
+    declined), applied like webhook events before the entry is settled, so a crash in between
+    repeats the (idempotent) call and the events deduplicate. ``body`` is the answer they were
+    read from (only its hash is kept)."""
 
     done: bool = True
     detail: str = ""
+    events: tuple[NormalizedEvent, ...] = ()
+    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,12 @@ class Provider:
     # Seconds a signed timestamp may be off, only where every attempt is signed afresh (Stripe
     # ``t``, Paddle ``ts``); None where retries resend the first signature (PayPal, BTCPay).
     signature_window_s: int | None = None
+    # False where the provider says nothing when a checkout is left unpaid (PayPal): the node
+    # expires the pending transaction itself at its ``expiresAt``.
+    expires_checkouts: bool = True
+    # True where the buyer comes back through ``/return/{provider}/{project}/{tx}`` (PayPal),
+    # which asks ``returned`` what the node owes the provider, then sends the buyer on.
+    returns_through_node: bool = False
 
     def is_configured(self, credentials: Mapping[str, Any]) -> bool:
         return all(f.name in credentials for f in self.credential_fields if f.required)
@@ -188,6 +209,11 @@ class Provider:
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         """Read a verified body; raise ``MalformedPayload`` when it is not a readable event."""
         raise MalformedPayload(f"{self.name} takes no webhooks")
+
+    def returned(self, tx: Mapping[str, Any], query: Mapping[str, str]) -> tuple[FollowUp, ...]:
+        """What the node owes the provider when the buyer comes back through the node's return
+        address (PayPal: capture the approved order)."""
+        return ()
 
     async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
         """Carry out a durable follow-up this adapter's ``normalize`` asked for."""

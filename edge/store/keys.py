@@ -18,6 +18,7 @@ DEDUP = b"D"  # provider NUL provider event id -> evt id
 REFERENCE = b"R"  # manual reference code -> tx id
 PROVIDER_REF = b"X"  # provider NUL provider object id -> tx or sub id
 WAITING = b"U"  # provider NUL provider object id -> unmatched evt ids naming it, space-separated
+PROVIDER_OBJECT = b"O"  # provider NUL mode|product|price -> a provider object to reuse (a plan)
 REJECTED = b"J"  # rejected webhook deliveries, by ulid
 QUOTA = b"Q"  # period NUL mode -> count
 IDEMPOTENCY = b"I"  # sha256(Idempotency-Key) -> first answer

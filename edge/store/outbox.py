@@ -31,6 +31,9 @@ ENTRY = b"e"
 QUEUE = b"q"
 ATTEMPT = b"a"
 
+# The node's own actions, carried out by the worker without a provider call.
+EXPIRE = "node.expire"  # a checkout its provider never expires: expire it at its expiresAt
+
 PENDING = "pending"
 DONE = "done"
 FAILED = "failed"
@@ -57,8 +60,11 @@ def enqueue_ops(
     action: str,
     params: Mapping[str, Any],
     now_ms: int,
+    due_ms: int | None = None,
 ) -> list[Op]:
-    """The writes that owe the provider's ``action``, due at once: commit them with the event."""
+    """The writes that owe the provider's ``action``, due at once (or at ``due_ms``): commit
+    them with the event."""
+    due_ms = now_ms if due_ms is None else due_ms
     entry_id = ids.new_ulid()
     entry = {
         "id": entry_id,
@@ -70,13 +76,13 @@ def enqueue_ops(
         "params": dict(params),
         "state": PENDING,
         "attempts": 0,
-        "dueAt": now_ms,
+        "dueAt": due_ms,
         "createdAt": now_ms,
         "detail": "",
     }
     return [
         (DB, entry_key(entry_id), pack(entry)),
-        (DB, queue_key(now_ms, entry_id), b""),
+        (DB, queue_key(due_ms, entry_id), b""),
     ]
 
 

@@ -14,8 +14,9 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors.followups import BACKOFF_S, FollowUpWorker
+from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
-from edge.providers.base import FollowUpRequest, FollowUpResult, Provider
+from edge.providers.base import FollowUpRequest, FollowUpResult, NormalizedEvent, Provider
 from edge.store import outbox
 from edge.store.env import Store, open_store
 from edge.store.writer import StoreWriter, open_writer
@@ -61,17 +62,32 @@ async def writer(store: Store) -> AsyncIterator[StoreWriter]:
 
 
 class Targets:
-    """Stands where the project actor answers: the transaction, or None once it has ended."""
+    """Stands where the project actors answer (``followups.Projects``): the transaction, or
+    None once it has ended; reported answers and expiries are recorded."""
 
     def __init__(self) -> None:
         self.status = "pending"
         self.asked = 0
+        self.reported: list[tuple[str, str, FollowUpResult]] = []
+        self.report_failures: list[BaseException] = []
+        self.expired: list[str] = []
 
-    async def __call__(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
         self.asked += 1
         if self.status in ("canceled", "expired", "failed"):
             return None
         return {"tx": {"id": tx_id, "status": self.status}, "credentials": {"mode": mode}}
+
+    async def report(
+        self, project_id: str, provider: str, mode: str, result: FollowUpResult
+    ) -> None:
+        if self.report_failures:
+            raise self.report_failures.pop(0)
+        self.reported.append((provider, mode, result))
+
+    async def expire(self, project_id: str, tx_id: str) -> str:
+        self.expired.append(tx_id)
+        return "expired"
 
 
 async def enqueue(writer: StoreWriter, action: str = "capture") -> str:
@@ -166,10 +182,13 @@ async def test_a_target_that_cannot_be_told_now_is_asked_again(store, writer, au
     entry_id = await enqueue(writer)
     answers = iter([Unavailable("unavailable", "The node is shutting down.")])
 
-    async def flaky(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
-        for error in answers:
-            raise error
-        return await Targets()(project_id, tx_id, mode)
+    class Flaky(Targets):
+        async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+            for error in answers:
+                raise error
+            return await super().target(project_id, tx_id, mode)
+
+    flaky = Flaky()
 
     provider = scripted()
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
@@ -219,3 +238,37 @@ async def test_a_store_that_cannot_record_stops_neither_the_worker_nor_the_node(
     assert len(provider.calls) >= 2  # tried again after the failed pass
     entry = outbox.entry(store, entry_id)
     assert entry is not None and (entry["state"], entry["attempts"]) == ("pending", 0)
+
+
+async def test_what_the_provider_answered_is_applied_before_the_entry_settles(
+    store, writer, autojump_clock
+):
+    entry_id = await enqueue(writer)
+    event = NormalizedEvent("capture:C-1", EventType.PAYMENT_SUCCEEDED, "capture", tx_id=TX)
+    answer = FollowUpResult(detail="captured", events=(event,), body=b"{}")
+    targets = Targets()
+    targets.report_failures.append(Unavailable("unavailable", "The store cannot commit."))
+    provider = scripted(answer, answer)
+    entry = await run_until_settled(store, writer, provider, targets, entry_id)
+    # the first answer could not be applied: the entry stayed owed and the call was repeated
+    assert [a["outcome"] for a in outbox.attempts(store, entry_id)] == ["retry", "done"]
+    assert entry["state"] == "done" and len(provider.calls) == 2
+    assert targets.reported == [("scripted", "test", answer)]
+
+
+async def test_a_checkout_is_expired_by_the_node_when_its_time_comes(store, writer, autojump_clock):
+    due = now_ms() + 3 * 3600 * 1000
+    ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", outbox.EXPIRE, {}, now_ms(), due)
+    await writer.write(ops)
+    entry_id = ops[0][1][len(outbox.ENTRY) :].decode()
+    targets, provider = Targets(), scripted()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
+        await nursery.start(worker.run)
+        await trio.sleep(3 * 3600 - 1)
+        assert targets.expired == [] and outbox.entry(store, entry_id)["state"] == "pending"
+        entry = await settled(store, entry_id)
+        nursery.cancel_scope.cancel()
+    assert targets.expired == [TX] and provider.calls == []
+    assert (entry["state"], entry["detail"]) == ("done", "expired")
+    assert now_ms() >= due

@@ -51,17 +51,27 @@ def _append(path: str, line: str) -> None:
 async def main(phase: str, data: Path, ledger: str) -> None:
     provider = Ledgered("wallet", "wallet", "approval", "Wallet", "wallet.svg", ledger=ledger)
 
-    async def never(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
-        await trio.sleep_forever()
-        return None
+    class Projects:
+        """The actors' side: every transaction pending; in the commit phase nobody answers."""
 
-    async def target(project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
-        return {"tx": {"id": tx_id, "status": "pending"}, "credentials": {}}
+        async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+            if phase == "commit":
+                await trio.sleep_forever()
+            return {"tx": {"id": tx_id, "status": "pending"}, "credentials": {}}
+
+        async def report(
+            self, project_id: str, provider: str, mode: str, result: FollowUpResult
+        ) -> None:
+            pass
+
+        async def expire(self, project_id: str, tx_id: str) -> str:
+            return "expired"
 
     with open_store(data, 2**26) as store:
         async with open_writer(store) as writer, httpx.AsyncClient() as http:
-            resolve = never if phase == "commit" else target
-            worker = FollowUpWorker(store, writer, resolve, http, {"wallet": provider}, lambda: 0)
+            worker = FollowUpWorker(
+                store, writer, Projects(), http, {"wallet": provider}, lambda: 0
+            )
             if phase == "commit":
                 ops = outbox.enqueue_ops(PROJECT, TX, "wallet", "live", "capture", {}, 0)
                 await writer.write(ops)

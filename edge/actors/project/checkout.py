@@ -10,6 +10,7 @@ transaction when the provider refused) and answers the buyer after that commit.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
@@ -22,12 +23,12 @@ from edge.actors.registry import ActorRef
 from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.money import to_wire
-from edge.domain.status import Kind, Status, can_transition
+from edge.domain.status import ENDED, Kind, Status, can_transition
 from edge.domain.urls import handout_allowed
-from edge.errors import Conflict, ContractError, ProviderError, invalid, unavailable
+from edge.errors import Conflict, ContractError, NotFound, ProviderError, invalid, unavailable
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.registry import PROVIDERS
-from edge.store import keys
+from edge.store import keys, outbox
 from edge.store.writer import Op
 
 log = logging.getLogger("edge.actors")
@@ -80,6 +81,9 @@ class Checkouts:
             "providerRef": None,
             "subscriptionId": None,
             "reason": None,
+            # where the buyer goes on to when they come back through the node (PayPal)
+            "successUrl": success_url,
+            "cancelUrl": cancel_url,
             "createdAt": now,
             "updatedAt": now,
         }
@@ -105,6 +109,8 @@ class Checkouts:
             success_url=success_url,
             cancel_url=cancel_url,
             http=ledger.ctx.http,
+            return_url=f"{ledger.ctx.public_url}/return/{provider.name}/{ledger.project_id}/{tx_id}",
+            remembered=ledger.lookup(keys.PROVIDER_OBJECT, provider.name, _price_key(tx, msg.mode)),
         )
 
         def stored(error: BaseException | None) -> None:
@@ -185,6 +191,25 @@ class Checkouts:
                 ledger.index_op(keys.PROVIDER_REF, tx["provider"], result.provider_ref, tx["id"])
             )
         provider = PROVIDERS[tx["provider"]]
+        mode = "test" if tx["isTest"] else "live"
+        if result.remember:
+            ops.append(
+                ledger.index_op(
+                    keys.PROVIDER_OBJECT, provider.name, _price_key(tx, mode), result.remember
+                )
+            )
+        if not provider.expires_checkouts and result.expires_at_ms is not None:
+            # the provider will never say the buyer walked away: the node's own timer, durable
+            ops += outbox.enqueue_ops(
+                ledger.project_id,
+                tx["id"],
+                provider.name,
+                mode,
+                outbox.EXPIRE,
+                {},
+                ledger.now_ms(),
+                due_ms=result.expires_at_ms,
+            )
         body = {
             "txId": tx["id"],
             "provider": provider.name,
@@ -198,3 +223,47 @@ class Checkouts:
         }
         ops += self.idempotency.remember(tx, body)
         ledger.commit(ops, msg.reply, body)
+
+    def expire(self, msg: m.ExpireCheckout, reply: Reply) -> None:
+        """The node's own expiry of a checkout whose provider never reports one (CONTRACT 4.3)."""
+        ledger = self.ledger
+        tx = ledger.tx(msg.tx_id)
+        if tx is None:
+            reply("the transaction is gone")
+            return
+        if not can_transition(Kind(tx["kind"]), tx["status"], Status.EXPIRED):
+            reply(f"nothing to expire: the transaction is {tx['status']}")
+            return
+        ops: list[Op] = []
+        node_event(ledger, tx, EventType.CHECKOUT_EXPIRED, Status.EXPIRED, ops)
+        ledger.commit(ops, reply, f"expired at {iso_or_none(tx.get('expiresAt'))}")
+
+    def returned(self, msg: m.BuyerReturned, reply: Reply) -> None:
+        """The buyer is back from the provider's page (CONTRACT 4.3): what the provider is owed
+        (PayPal's capture) is durable before the buyer is sent on to the success address; a
+        checkout that has ended sends them to the cancel address, owing nothing."""
+        ledger = self.ledger
+        tx = ledger.tx(msg.tx_id)
+        provider = PROVIDERS.get(msg.provider)
+        if tx is None or provider is None or tx["provider"] != provider.name:
+            raise NotFound("not_found", "No transaction with this id in this project.")
+        if not provider.returns_through_node:
+            raise NotFound("not_found", f"{provider.name} does not return buyers through the node.")
+        if tx["status"] in ENDED:
+            ledger.reply_read(reply, tx.get("cancelUrl") or ledger.project["cancelUrl"], tx["id"])
+            return
+        where = tx.get("successUrl") or ledger.project["successUrl"]
+        if tx.get("returnedAt") or tx["status"] != Status.PENDING:
+            ledger.reply_read(reply, where, tx["id"])  # owed once already, or done
+            return
+        mode = "test" if tx["isTest"] else "live"
+        tx["returnedAt"] = ledger.now_ms()
+        ops = ledger.tx_ops(tx)
+        ops += ledger.follow_up_ops(tx, provider.name, mode, provider.returned(tx, msg.query))
+        ledger.commit(ops, reply, where)
+
+
+def _price_key(tx: Mapping[str, Any], mode: str) -> str:
+    """What a remembered provider object (PayPal's plan) stands for: this product at this
+    price, interval and mode. A changed price makes a new one."""
+    return f"{mode}|{tx['productId']}|{tx['amount']}|{tx['currency']}|{tx.get('interval') or ''}"

@@ -119,6 +119,31 @@ class WebhookIntake:
         self._reject(msg.provider, msg.body, "signature_invalid", msg.reason, msg.reply, failure)
         done(None)
 
+    def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
+        """A provider's answer to a follow-up, applied as its events (each deduplicated like a
+        delivery); ``reply`` once all are durable."""
+        provider = self.ledger.provider(msg.provider)
+        try:
+            events = [_bounded(event) for event in msg.events]
+        except MalformedPayload as exc:
+            raise InvalidRequest("malformed_payload", str(exc)) from None
+        if not events:
+            reply({"applied": 0})
+            return
+        waiting = len(events)
+        failures: list[Any] = []
+
+        def one_done(answer: Any) -> None:
+            nonlocal waiting
+            waiting -= 1
+            if isinstance(answer, ContractError):
+                failures.append(answer)
+            if waiting == 0:
+                reply(failures[0] if failures else {"applied": len(events)})
+
+        for event in events:
+            self._accept(provider, msg.mode, event, msg.body, one_done)
+
     # -- accepted deliveries -----------------------------------------------------------
 
     def _accept(

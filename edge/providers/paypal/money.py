@@ -11,9 +11,11 @@ from decimal import Decimal
 from edge.domain.money import EXPONENTS
 
 CURRENCIES = frozenset(
-    "AUD BRL CAD CNY CZK DKK EUR HKD HUF ILS JPY MYR MXN TWD NZD NOK PHP PLN GBP SGD SEK CHF"
-    " THB USD".split()
-)
+    {
+        "AUD", "BRL", "CAD", "CNY", "CZK", "DKK", "EUR", "HKD", "HUF", "ILS", "JPY", "MYR",
+        "MXN", "TWD", "NZD", "NOK", "PHP", "PLN", "GBP", "SGD", "SEK", "CHF", "THB", "USD",
+    }
+)  # fmt: skip
 NO_DECIMALS = frozenset({"JPY", "HUF", "TWD"})
 _VALUE = re.compile(r"(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?")
 
