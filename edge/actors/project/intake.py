@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from edge.actors import messages as m
@@ -158,6 +159,8 @@ class WebhookIntake:
         evt_id = ids.new_evt_id()
         ops: list[Op] = []
         tx = self._match(provider, mode, event)
+        if tx is not None:
+            event = against_transaction(event, tx)
         settled = self._apply(provider, event, evt_id, tx, ops) if tx is not None else None
         sub = settled.sub if settled else None
         late = settled is not None and evt_id in settled.late
@@ -393,6 +396,22 @@ def _refs(event: NormalizedEvent) -> tuple[str, ...]:
     """The provider ids an event may be matched by."""
     refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
     return tuple(dict.fromkeys(refs))
+
+
+def against_transaction(event: NormalizedEvent, tx: dict[str, Any]) -> NormalizedEvent:
+    """What ``event`` asks of ``tx`` where the provider left it to the node (PayPal): a refund
+    is full once its total reaches the amount paid, a subscription payment starts the
+    subscription only if none was started (else it is a renewal and moves no payment)."""
+    total = event.refunded_total_minor
+    if total is not None and event.payment_status == Status.REFUNDED and total < tx["amount"]:
+        event = replace(
+            event,
+            type=EventType.PAYMENT_PARTIALLY_REFUNDED,
+            payment_status=Status.PARTIALLY_REFUNDED,
+        )
+    if event.first_payment_unless_started and tx.get("subscriptionId"):
+        event = replace(event, payment_status=None, starts_subscription=False)
+    return event
 
 
 def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry | None:

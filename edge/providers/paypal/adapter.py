@@ -1,0 +1,305 @@
+"""PayPal: the online wallet. Orders v2 with a capture the node owes after approval,
+Subscriptions v1, webhooks signed with PayPal's certificate (CONTRACT 4.2, 4.3).
+
+- Checkout (payment): an order with ``intent: CAPTURE``, ``custom_id`` and ``invoice_id`` = the
+  transaction id, ``PayPal-Request-Id`` = the transaction id (a retried call makes no second
+  order), the node's return address as ``return_url``. The buyer approves at the ``payer-action``
+  address; the answer is ``type: approval`` and the checkout lapses after 3 hours (PayPal sends
+  nothing for an order never approved, so the node expires it itself).
+- Capture: a durable follow-up owed on the buyer's return or ``CHECKOUT.ORDER.APPROVED``,
+  whichever comes first (``PayPal-Request-Id`` = the transaction id, so both are one capture).
+  ``ORDER_ALREADY_CAPTURED`` reads the order and counts as done; ``INSTRUMENT_DECLINED`` is an
+  attempt that failed (the buyer may pick another funding source: the status stays pending);
+  ``ORDER_NOT_APPROVED`` is tried again with backoff, until the checkout expires.
+- Checkout (subscription): a catalog product and a plan for the product's price, made on first
+  use and remembered by the node; then a subscription with ``custom_id`` = the transaction id,
+  answered with its ``approve`` address.
+- Webhooks: ``signature`` (the scheme) and ``certs`` (which certificates may be fetched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from edge.errors import Conflict
+from edge.providers.base import (
+    CheckoutRequest,
+    CheckoutResult,
+    CredentialField,
+    FollowUp,
+    FollowUpRequest,
+    FollowUpResult,
+    NormalizedEvent,
+    Provider,
+    SignatureInvalid,
+)
+from edge.providers.paypal import api, certs, events, money, signature
+
+CHECKOUT_LIFETIME_MS = 3 * 3600 * 1000
+INTERVALS = {"day": "DAY", "week": "WEEK", "month": "MONTH", "year": "YEAR"}
+MAX_TEXT = 127  # PayPal's limit on description, custom_id, invoice_id and names
+
+
+@dataclass(frozen=True)
+class PayPalProvider(Provider):
+    async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
+        tx = request.tx
+        value = money.to_paypal(int(tx["amount"]), str(tx["currency"]))
+        if value is None:
+            raise Conflict(
+                "amount_not_supported",
+                f"PayPal does not charge this amount in {tx['currency']}"
+                " (a currency it does not take, or a fraction it has no decimals for).",
+                field="amount",
+            )
+        expires_at = int(tx["createdAt"]) + CHECKOUT_LIFETIME_MS
+        if tx["kind"] == "subscription":
+            return await _subscribe(request, value, expires_at)
+        answer = await api.call(
+            request.http,
+            request.credentials,
+            tx["isTest"],
+            "POST",
+            "/v2/checkout/orders",
+            order_body(request, value),
+            request_id=tx["id"],
+        )
+        if not answer.ok:
+            raise api.provider_error(answer.describe() + ".", retryable=answer.status >= 500)
+        order_id = answer.body.get("id")
+        url = api.link(answer.body, "payer-action", "approve")
+        if not isinstance(order_id, str) or url is None:
+            raise api.provider_error("PayPal answered without an order and its approval address.")
+        return CheckoutResult(fields={"url": url}, provider_ref=order_id, expires_at_ms=expires_at)
+
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        credentials: Mapping[str, Mapping[str, Any]],
+        now_s: float,
+        http: httpx.AsyncClient,
+    ) -> str:
+        """The mode whose ``webhookId`` the delivery was signed for, with a certificate from one
+        of that mode's ``certHosts``. No timestamp window: PayPal's retries resend the first
+        signature, and the event id deduplicates a replay."""
+        missing = [name for name in signature.HEADERS if not headers.get(name)]
+        if missing:
+            raise SignatureInvalid("missing_header", f"No {missing[0].upper()} header.")
+        if headers[signature.AUTH_ALGO] != signature.ALGORITHM:
+            raise SignatureInvalid(
+                "malformed_header", f"PAYPAL-AUTH-ALGO must be {signature.ALGORITHM}."
+            )
+        if signature.decode_signature(headers[signature.TRANSMISSION_SIG]) is None:
+            raise SignatureInvalid("malformed_header", "PAYPAL-TRANSMISSION-SIG is not base64.")
+        cert_url = headers[signature.CERT_URL]
+        hosts_checked = False
+        for mode, plain in credentials.items():
+            hosts = plain.get("certHosts") or certs.default_hosts(mode == "test")
+            if not certs.host_allowed(cert_url, hosts):
+                continue
+            hosts_checked = True
+            key = await certs.public_key(http, cert_url)
+            if key is not None and signature.signature_matches(
+                key, headers, body, str(plain["webhookId"])
+            ):
+                return mode
+        raise SignatureInvalid(
+            "no_matching_signature",
+            "The signature does not match this project's PayPal webhook id."
+            if hosts_checked
+            else "PAYPAL-CERT-URL is not on a certificate host of this project's PayPal settings.",
+        )
+
+    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
+        return events.normalize(body)
+
+    def returned(self, tx: Mapping[str, Any], query: Mapping[str, str]) -> tuple[FollowUp, ...]:
+        # the order is the one the node made: never one named in the buyer's query string
+        if tx["kind"] != "payment" or not tx.get("providerRef"):
+            return ()
+        return (FollowUp(events.CAPTURE, {"orderId": tx["providerRef"]}),)
+
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        if request.follow_up.action != events.CAPTURE:
+            return FollowUpResult(detail=f"PayPal has no follow-up {request.follow_up.action!r}")
+        return await capture(request)
+
+
+async def capture(request: FollowUpRequest) -> FollowUpResult:
+    """Capture an approved order, once whatever the number of attempts."""
+    tx, credentials = request.tx, request.credentials
+    order_id = str(request.follow_up.params.get("orderId") or "")
+    if not order_id or order_id != tx.get("providerRef"):
+        return FollowUpResult(detail="not this transaction's order: nothing captured")
+    path = f"/v2/checkout/orders/{order_id}"
+    answer = await api.call(
+        request.http, credentials, tx["isTest"], "POST", path + "/capture", {}, tx["id"]
+    )
+    issues = answer.issues()
+    if not answer.ok and "ORDER_ALREADY_CAPTURED" in issues:
+        answer = await api.call(request.http, credentials, tx["isTest"], "GET", path)
+    elif answer.status == 422 and "INSTRUMENT_DECLINED" in issues:
+        declined = NormalizedEvent(
+            provider_event_id=f"declined:{order_id}:{answer.body.get('debug_id') or tx['id']}",
+            type=events.E.PAYMENT_ATTEMPT_FAILED,
+            provider_type="capture answer INSTRUMENT_DECLINED",
+            tx_id=tx["id"],
+            refs=(order_id,),
+        )
+        return FollowUpResult(
+            detail="declined: the buyer's funding source was refused; they may choose another",
+            events=(declined,),
+            body=answer.raw,
+        )
+    elif answer.status == 422 and "ORDER_NOT_APPROVED" in issues:
+        raise api.provider_error("The buyer has not approved the order yet.")
+    if not answer.ok:
+        raise api.provider_error(
+            answer.describe() + ".", retryable=answer.status >= 500 or answer.status == 429
+        )
+    outcome = events.capture_event(answer.body)
+    if outcome is None:
+        raise api.provider_error("PayPal answered the capture without a capture in it.")
+    return FollowUpResult(
+        detail=f"captured: {outcome.provider_type.rsplit(' ', 1)[-1]}",
+        events=(outcome,),
+        body=answer.raw,
+    )
+
+
+def order_body(request: CheckoutRequest, value: str) -> dict[str, Any]:
+    """The ``POST /v2/checkout/orders`` body for a pending payment."""
+    tx = request.tx
+    return {
+        "intent": "CAPTURE",
+        "purchase_units": [
+            {
+                "reference_id": "default",
+                "custom_id": tx["id"],
+                "invoice_id": tx["id"],
+                "description": str(request.product["name"])[:MAX_TEXT],
+                "amount": {"currency_code": tx["currency"], "value": value},
+            }
+        ],
+        "payment_source": {
+            "paypal": {
+                "experience_context": {
+                    "return_url": request.return_url,
+                    "cancel_url": request.cancel_url,
+                    "user_action": "PAY_NOW",
+                    "shipping_preference": "NO_SHIPPING",
+                }
+            }
+        },
+    }
+
+
+async def _subscribe(request: CheckoutRequest, value: str, expires_at: int) -> CheckoutResult:
+    tx = request.tx
+    plan_id, made = request.remembered, None
+    if plan_id is None:
+        plan_id = made = await _make_plan(request, value)
+    answer = await api.call(
+        request.http,
+        request.credentials,
+        tx["isTest"],
+        "POST",
+        "/v1/billing/subscriptions",
+        {
+            "plan_id": plan_id,
+            "custom_id": tx["id"],
+            "application_context": {
+                "return_url": request.return_url,
+                "cancel_url": request.cancel_url,
+                "user_action": "SUBSCRIBE_NOW",
+                "shipping_preference": "NO_SHIPPING",
+            },
+        },
+        request_id=tx["id"],
+    )
+    if not answer.ok:
+        raise api.provider_error(answer.describe() + ".", retryable=answer.status >= 500)
+    subscription_id = answer.body.get("id")
+    url = api.link(answer.body, "approve")
+    if not isinstance(subscription_id, str) or url is None:
+        raise api.provider_error("PayPal answered without a subscription and its approval address.")
+    return CheckoutResult(
+        fields={"url": url},
+        provider_ref=subscription_id,
+        expires_at_ms=expires_at,
+        remember=made,
+    )
+
+
+async def _make_plan(request: CheckoutRequest, value: str) -> str:
+    """A catalog product and a monthly (or the product's interval) plan at this price."""
+    tx, http, credentials = request.tx, request.http, request.credentials
+    name = str(request.product["name"])[:MAX_TEXT]
+    product = await api.call(
+        http,
+        credentials,
+        tx["isTest"],
+        "POST",
+        "/v1/catalogs/products",
+        {"name": name, "type": "SERVICE"},
+        request_id=f"{tx['id']}-product",
+    )
+    product_id = product.body.get("id")
+    if not product.ok or not isinstance(product_id, str):
+        raise api.provider_error(product.describe() + ".", retryable=product.status >= 500)
+    plan = await api.call(
+        http,
+        credentials,
+        tx["isTest"],
+        "POST",
+        "/v1/billing/plans",
+        {
+            "product_id": product_id,
+            "name": name,
+            "status": "ACTIVE",
+            "billing_cycles": [
+                {
+                    "frequency": {
+                        "interval_unit": INTERVALS[str(tx["interval"])],
+                        "interval_count": 1,
+                    },
+                    "tenure_type": "REGULAR",
+                    "sequence": 1,
+                    "total_cycles": 0,
+                    "pricing_scheme": {
+                        "fixed_price": {"currency_code": tx["currency"], "value": value}
+                    },
+                }
+            ],
+            "payment_preferences": {"auto_bill_outstanding": True, "payment_failure_threshold": 3},
+        },
+        request_id=f"{tx['id']}-plan",
+    )
+    plan_id = plan.body.get("id")
+    if not plan.ok or not isinstance(plan_id, str):
+        raise api.provider_error(plan.describe() + ".", retryable=plan.status >= 500)
+    return plan_id
+
+
+PAYPAL = PayPalProvider(
+    name="paypal",
+    kind="wallet",
+    checkout_type="approval",
+    default_label="PayPal",
+    icon="wallet.svg",
+    credential_fields=(
+        CredentialField("clientId"),
+        CredentialField("clientSecret", secret=True),
+        CredentialField("webhookId"),
+        CredentialField("apiBase", required=False, shape="url"),
+        CredentialField("certHosts", required=False, shape="hosts"),
+    ),
+    signature_window_s=None,
+    expires_checkouts=False,
+    returns_through_node=True,
+)

@@ -1,0 +1,74 @@
+"""PayPal's signing certificates, fetched from ``PAYPAL-CERT-URL`` (CONTRACT 4.3, 4.6).
+
+The URL arrives in the delivery, so anyone can name any address: it is fetched only when its
+host is one of the mode's ``certHosts`` (by default PayPal's own), over https (http only to a
+loopback simulator, which the node's client reaches only when the operator allows it), with no
+credentials, query or fragment, never following a redirect. A certificate is kept by URL: PayPal
+names each one uniquely, so one fetch serves every delivery signed with it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from edge.errors import Unavailable
+from edge.providers.paypal.signature import load_public_key
+
+SANDBOX_CERT_HOSTS = ("api.sandbox.paypal.com", "api-m.sandbox.paypal.com")
+LIVE_CERT_HOSTS = ("api.paypal.com", "api-m.paypal.com")
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+KEPT = 64
+MAX_CERT = 64 * 1024
+
+_keys: OrderedDict[str, rsa.RSAPublicKey] = OrderedDict()
+
+
+def default_hosts(test: bool) -> tuple[str, ...]:
+    return SANDBOX_CERT_HOSTS if test else LIVE_CERT_HOSTS
+
+
+def host_allowed(url: str, hosts: Iterable[str]) -> bool:
+    """May the node fetch a certificate from ``url`` for a mode whose ``certHosts`` are
+    ``hosts``? Decided from the URL alone, before any request."""
+    if not url.isascii() or any(c in url for c in "@?#\\ \t\r\n"):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError:
+        return False
+    host = (parts.hostname or "").lower()
+    if not host or host not in {h.lower() for h in hosts}:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)
+
+
+async def public_key(http: httpx.AsyncClient, url: str) -> rsa.RSAPublicKey | None:
+    """The RSA key of the certificate at ``url`` (an allowed one: ``host_allowed``); None when
+    what is there is not a certificate. ``503 unavailable`` when it cannot be fetched now:
+    PayPal retries the delivery, and a passing outage must not count as a forgery."""
+    key = _keys.get(url)
+    if key is not None:
+        _keys.move_to_end(url)
+        return key
+    try:
+        response = await http.get(url, headers={"Accept": "*/*"})
+    except httpx.HTTPError as exc:
+        raise Unavailable(
+            "unavailable", f"PayPal's certificate could not be fetched ({type(exc).__name__})."
+        ) from None
+    if response.status_code >= 500:
+        raise Unavailable("unavailable", "PayPal's certificate could not be fetched now.")
+    if response.status_code != 200 or len(response.content) > MAX_CERT:
+        return None
+    key = load_public_key(response.content)
+    if key is not None:
+        _keys[url] = key
+        while len(_keys) > KEPT:
+            _keys.popitem(last=False)
+    return key

@@ -1,0 +1,345 @@
+"""PayPal events in the node's terms (CONTRACT 6, PROVIDERS.md "Event mapping"): the table and a
+reader per resource kind (order, capture, refund, dispute, sale, subscription).
+
+``EVENT_TABLE`` says what an event *means*; the readers say what it *refers to*: the node's
+transaction id (``custom_id`` / ``invoice_id`` / ``custom``, which the node set to it), PayPal
+ids to match and link, amount and subscription. Types not in the table are stored as history
+(``UNMATCHED``, no status move) and answered 200, so PayPal does not retry them for ever.
+
+Three PayPal facts shape the table:
+- An approved order is not paid: the node must capture it, so ``CHECKOUT.ORDER.APPROVED`` asks
+  for a durable capture follow-up and moves no status.
+- A capture's outcome reaches the node twice, in the capture's answer and in its webhook: both
+  carry the dedup id ``capture:{id}:{status}``, so it is applied and counted once.
+- A refund says the total refunded so far, not the captured amount: the node compares it with
+  the transaction's amount (``refunded_total_minor``) to tell a full refund from a partial one;
+  a subscription's sale does not say whether it is the first, so the node starts the
+  subscription from it unless one was started (``first_payment_unless_started``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from edge.domain import ids
+from edge.domain.events import EventType
+from edge.domain.status import Status
+from edge.providers.base import FollowUp, MalformedPayload, NormalizedEvent
+from edge.providers.paypal.money import from_paypal
+
+E, S = EventType, Status
+CAPTURE = "capture"
+FROM_RESOURCE = "from_resource"
+
+# (PayPal event type, variant) -> (normalized type, payment target, subscription target); the
+# variant is "" unless VARIANTS has a function for the type.
+EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | str | None]] = {
+    ("CHECKOUT.ORDER.APPROVED", ""): (E.PAYMENT_PROCESSING, None, None),
+    ("CHECKOUT.PAYMENT-APPROVAL.REVERSED", ""): (E.PAYMENT_FAILED, S.FAILED, None),
+    ("PAYMENT.CAPTURE.COMPLETED", ""): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED, None),
+    ("PAYMENT.CAPTURE.PENDING", ""): (E.PAYMENT_PROCESSING, S.PROCESSING, None),
+    ("PAYMENT.CAPTURE.DECLINED", ""): (E.PAYMENT_FAILED, S.FAILED, None),
+    ("PAYMENT.CAPTURE.DENIED", ""): (E.PAYMENT_FAILED, S.FAILED, None),
+    ("PAYMENT.CAPTURE.REFUNDED", ""): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
+    ("PAYMENT.CAPTURE.REVERSED", ""): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
+    ("CUSTOMER.DISPUTE.CREATED", ""): (E.PAYMENT_DISPUTED, S.DISPUTED, None),
+    ("CUSTOMER.DISPUTE.RESOLVED", "won"): (E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED, None),
+    ("CUSTOMER.DISPUTE.RESOLVED", "lost"): (E.PAYMENT_DISPUTE_CLOSED, S.REFUNDED, None),
+    ("BILLING.SUBSCRIPTION.CREATED", ""): (E.SUBSCRIPTION_CREATED, None, None),
+    ("BILLING.SUBSCRIPTION.ACTIVATED", ""): (E.SUBSCRIPTION_UPDATED, None, S.ACTIVE),
+    ("BILLING.SUBSCRIPTION.UPDATED", ""): (E.SUBSCRIPTION_UPDATED, None, FROM_RESOURCE),
+    ("BILLING.SUBSCRIPTION.SUSPENDED", ""): (E.SUBSCRIPTION_UPDATED, None, S.PAUSED),
+    ("BILLING.SUBSCRIPTION.CANCELLED", ""): (E.SUBSCRIPTION_CANCELED, None, S.CANCELED),
+    ("BILLING.SUBSCRIPTION.EXPIRED", ""): (E.SUBSCRIPTION_CANCELED, None, S.CANCELED),
+    ("BILLING.SUBSCRIPTION.PAYMENT.FAILED", ""): (
+        E.SUBSCRIPTION_PAYMENT_FAILED, None, S.PAST_DUE,
+    ),
+    ("PAYMENT.SALE.COMPLETED", "subscription"): (
+        E.SUBSCRIPTION_PAYMENT_SUCCEEDED, S.SUCCEEDED, S.ACTIVE,
+    ),
+}  # fmt: skip
+
+# A dispute's outcome (customer_disputes_v1 ``dispute_outcome.outcome_code``): kept, or lost.
+DISPUTE_WON = frozenset({"RESOLVED_SELLER_FAVOUR", "CANCELED_BY_BUYER", "DENIED"})
+DISPUTE_LOST = frozenset({"RESOLVED_BUYER_FAVOUR", "ACCEPTED", "RESOLVED_WITH_PAYOUT"})
+
+VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "CUSTOMER.DISPUTE.RESOLVED": lambda r: (
+        "won"
+        if _str(_dict(r, "dispute_outcome"), "outcome_code") in DISPUTE_WON
+        else "lost"
+        if _str(_dict(r, "dispute_outcome"), "outcome_code") in DISPUTE_LOST
+        else ""
+    ),
+    # a sale outside a subscription is a v1 payment the node never makes
+    "PAYMENT.SALE.COMPLETED": lambda r: "subscription" if _str(r, "billing_agreement_id") else "",
+}
+
+SUBSCRIPTION_STATUS: Mapping[str, Status | None] = {
+    "APPROVAL_PENDING": None,
+    "APPROVED": None,
+    "ACTIVE": S.ACTIVE,
+    "SUSPENDED": S.PAUSED,
+    "CANCELLED": S.CANCELED,
+    "EXPIRED": S.CANCELED,
+}
+
+CAPTURE_OUTCOMES: Mapping[str, tuple[EventType, Status]] = {
+    "COMPLETED": (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+    "PENDING": (E.PAYMENT_PROCESSING, S.PROCESSING),
+    "DECLINED": (E.PAYMENT_FAILED, S.FAILED),
+    "FAILED": (E.PAYMENT_FAILED, S.FAILED),
+}
+
+# Every PayPal type the table maps: what a webhook subscription should listen to.
+HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t for t, _ in EVENT_TABLE))
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What one PayPal resource refers to, whatever the event says about it."""
+
+    tx_id: str | None = None
+    refs: tuple[str, ...] = ()
+    link_refs: tuple[str, ...] = ()
+    subscription_ref: str | None = None
+    subscription_status: str | None = None
+    period_end_ms: int | None = None
+    amount: int | None = None
+    currency: str | None = None
+    refunded_total: int | None = None
+    capture_dedup: str | None = None
+    follow_ups: tuple[FollowUp, ...] = ()
+
+
+def normalize(body: bytes) -> NormalizedEvent:
+    """The ``NormalizedEvent`` of a verified PayPal event; ``MalformedPayload`` when the body is
+    not JSON or lacks ``id``, ``event_type`` or ``resource``. Never raises otherwise."""
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedPayload("The body is not JSON.") from None
+    if not isinstance(event, dict):
+        raise MalformedPayload("The body is not a JSON object.")
+    event_id, paypal_type = _str(event, "id"), _str(event, "event_type")
+    resource = event.get("resource")
+    if not event_id or not paypal_type or not isinstance(resource, dict):
+        raise MalformedPayload("A PayPal event needs id, event_type and resource.")
+    variant = VARIANTS.get(paypal_type, lambda r: "")(resource)
+    row = EVENT_TABLE.get((paypal_type, variant)) or EVENT_TABLE.get((paypal_type, ""))
+    event_type, payment_target, subscription_target = row or (E.UNMATCHED, None, None)
+    facts = _reader(paypal_type)(paypal_type, resource)
+    if subscription_target == FROM_RESOURCE:
+        subscription_target = SUBSCRIPTION_STATUS.get(facts.subscription_status or "")
+    sale = paypal_type == "PAYMENT.SALE.COMPLETED" and row is not None
+    return NormalizedEvent(
+        provider_event_id=event_id,
+        type=event_type,
+        provider_type=paypal_type,
+        occurred_at_ms=_time_ms(event.get("create_time")),
+        tx_id=facts.tx_id,
+        refs=facts.refs,
+        link_refs=facts.link_refs,
+        payment_status=payment_target,
+        starts_subscription=sale,
+        first_payment_unless_started=sale,
+        subscription_ref=facts.subscription_ref,
+        subscription_status=Status(subscription_target) if subscription_target else None,
+        current_period_end_ms=facts.period_end_ms,
+        amount_minor=facts.amount,
+        currency=facts.currency,
+        refunded_total_minor=facts.refunded_total
+        if paypal_type == "PAYMENT.CAPTURE.REFUNDED"
+        else None,
+        dedup_ids=(event_id, facts.capture_dedup) if facts.capture_dedup else (event_id,),
+        follow_ups=facts.follow_ups if paypal_type == "CHECKOUT.ORDER.APPROVED" else (),
+    )
+
+
+def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
+    """The event a capture's answer (an order with its capture) stands for: the same facts
+    and the same dedup id as the capture's own webhook, so whichever comes second is a
+    duplicate. None when the answer holds no capture in a status the node knows."""
+    unit = _first(order.get("purchase_units"))
+    capture = _first(_dict(unit, "payments").get("captures"))
+    status = _str(capture, "status") or ""
+    outcome = CAPTURE_OUTCOMES.get(status)
+    capture_id = _str(capture, "id")
+    if outcome is None or capture_id is None:
+        return None
+    facts = _read_capture(f"PAYMENT.CAPTURE.{status}", capture)
+    event_type, target = outcome
+    dedup = facts.capture_dedup or f"capture:{capture_id}:{status}"
+    return NormalizedEvent(
+        provider_event_id=dedup,
+        type=event_type,
+        provider_type=f"capture answer {status}",
+        occurred_at_ms=_time_ms(capture.get("update_time") or capture.get("create_time")),
+        tx_id=facts.tx_id or _tx_id(unit.get("custom_id")),
+        refs=(*facts.refs, *_ids(order.get("id"))),
+        link_refs=facts.link_refs,
+        payment_status=target,
+        amount_minor=facts.amount,
+        currency=facts.currency,
+        dedup_ids=(dedup,),
+    )
+
+
+# --- readers, one per resource kind ------------------------------------------------------
+
+
+def _read_order(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    unit = _first(r.get("purchase_units"))
+    order_id = _str(r, "id")
+    approved = order_id is not None and r.get("status") == "APPROVED"
+    return _Facts(
+        tx_id=_tx_id(unit.get("custom_id")) or _tx_id(unit.get("invoice_id")),
+        refs=_ids(order_id),
+        **_money(_dict(unit, "amount")),
+        follow_ups=(FollowUp(CAPTURE, {"orderId": order_id}),) if approved else (),
+    )
+
+
+def _read_capture(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    capture_id = _str(r, "id")
+    order_id = _str(_dict(_dict(r, "supplementary_data"), "related_ids"), "order_id")
+    status = _str(r, "status")
+    dedup = f"capture:{capture_id}:{status}" if capture_id and status in CAPTURE_OUTCOMES else None
+    return _Facts(
+        tx_id=_tx_id(r.get("custom_id")) or _tx_id(r.get("invoice_id")),
+        refs=_ids(order_id, capture_id),
+        link_refs=_ids(capture_id),
+        **_money(_dict(r, "amount")),
+        capture_dedup=dedup,
+    )
+
+
+def _read_refund(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    breakdown = _dict(r, "seller_payable_breakdown")
+    total = _dict(breakdown, "total_refunded_amount")
+    money = _money(total) if total else _money(_dict(r, "amount"))
+    return _Facts(
+        tx_id=_tx_id(r.get("custom_id")) or _tx_id(r.get("invoice_id")),
+        refs=_ids(_capture_of(r), r.get("id")),
+        **money,
+        refunded_total=money["amount"],
+    )
+
+
+def _read_dispute(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    disputed = _first(r.get("disputed_transactions"))
+    return _Facts(
+        tx_id=_tx_id(disputed.get("custom")) or _tx_id(disputed.get("invoice_number")),
+        refs=_ids(disputed.get("seller_transaction_id")),
+        **_money(_dict(r, "dispute_amount")),
+    )
+
+
+def _read_sale(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    agreement = _str(r, "billing_agreement_id")
+    amount = _dict(r, "amount")
+    return _Facts(
+        tx_id=_tx_id(r.get("custom")),
+        refs=_ids(agreement, r.get("id")),
+        subscription_ref=agreement,
+        **_money({"value": amount.get("total"), "currency_code": amount.get("currency")}),
+    )
+
+
+def _read_subscription(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    subscription_id = _str(r, "id")
+    billing = _dict(r, "billing_info")
+    last = _dict(_dict(billing, "last_payment"), "amount")
+    return _Facts(
+        tx_id=_tx_id(r.get("custom_id")),
+        refs=_ids(subscription_id),
+        subscription_ref=subscription_id,
+        subscription_status=_str(r, "status"),
+        period_end_ms=_time_ms(billing.get("next_billing_time")),
+        **(_money(last) if last else {"amount": None, "currency": None}),
+    )
+
+
+def _read_other(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    return _Facts(refs=_ids(r.get("id")))
+
+
+Reader = Callable[[str, Mapping[str, Any]], _Facts]
+
+# The resource an event type carries, by the longest matching prefix (``resource_type`` says
+# the same, but the event type is what PayPal documents per event).
+_READERS: tuple[tuple[str, Reader], ...] = (
+    ("PAYMENT.CAPTURE.REFUNDED", _read_refund),
+    ("PAYMENT.CAPTURE.REVERSED", _read_refund),
+    ("PAYMENT.CAPTURE.", _read_capture),
+    ("CHECKOUT.", _read_order),
+    ("CUSTOMER.DISPUTE.", _read_dispute),
+    ("PAYMENT.SALE.", _read_sale),
+    ("BILLING.SUBSCRIPTION.", _read_subscription),
+)
+
+
+def _reader(paypal_type: str) -> Reader:
+    return next((read for prefix, read in _READERS if paypal_type.startswith(prefix)), _read_other)
+
+
+# --- small readers of untrusted JSON values ---------------------------------------------
+
+
+def _str(o: Mapping[str, Any], key: str) -> str | None:
+    value = o.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = o.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _first(value: Any) -> Mapping[str, Any]:
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
+
+
+def _ids(*values: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v))
+
+
+def _tx_id(value: Any) -> str | None:
+    return value if ids.is_tx_id(value) else None
+
+
+def _capture_of(refund: Mapping[str, Any]) -> str | None:
+    """The capture a refund or reversal belongs to: its ``up`` link ends with the capture id."""
+    links = refund.get("links")
+    for item in links if isinstance(links, list) else ():
+        href = item.get("href") if isinstance(item, dict) else None
+        if item.get("rel") == "up" and isinstance(href, str) and "/captures/" in href:
+            return href.rstrip("/").rsplit("/", 1)[-1] or None
+    return None
+
+
+def _money(amount: Mapping[str, Any]) -> dict[str, Any]:
+    """``amount`` in the node's minor units and ``currency`` of a PayPal ``{currency_code,
+    value}``; both None when it is not a valid amount."""
+    currency = amount.get("currency_code")
+    minor = from_paypal(amount.get("value"), currency)
+    if minor is None:
+        return {"amount": None, "currency": None}
+    return {"amount": minor, "currency": currency}
+
+
+def _time_ms(value: Any) -> int | None:
+    """Milliseconds of a PayPal RFC 3339 time (``2026-11-23T10:00:00Z``)."""
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return int(moment.timestamp() * 1000)
