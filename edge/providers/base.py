@@ -75,11 +75,9 @@ class NormalizedEvent:
     metadata: Mapping[str, str] = field(default_factory=dict)
     dedup_ids: tuple[str, ...] = ()
     follow_ups: tuple[FollowUp, ...] = ()
-    # Decided against the matched transaction, for providers whose event does not say:
-    # a refund's total so far (full when it reaches the transaction's amount, else partial),
-    # and a subscription payment that starts the subscription unless one was started.
+    # A refund's total so far, for providers whose refund does not say whether it is full:
+    # decided against the matched transaction's amount.
     refunded_total_minor: int | None = None
-    first_payment_unless_started: bool = False
 
     def __post_init__(self) -> None:
         if not self.dedup_ids:

@@ -19,6 +19,7 @@ import trio
 from edge.errors import Conflict
 from edge.providers.base import Provider
 from edge.providers.manual import MANUAL
+from edge.providers.paypal import PAYPAL
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.signature import sign_header
 from edge.sim.stripe import SUPPORTED_TRIGGERS, StripeSimulator, event_for_trigger
@@ -57,7 +58,9 @@ class Registration:
 DEMO_SECRET_KEY = "sk_test_demo0123456789abcdefghij"
 
 
-def _stripe_signature(credentials: Mapping[str, Any], body: bytes) -> dict[str, str]:
+async def _stripe_signature(
+    http: httpx.AsyncClient, credentials: Mapping[str, Any], body: bytes
+) -> dict[str, str]:
     return {"Stripe-Signature": sign_header(credentials["webhookSecret"], body, int(time.time()))}
 
 
@@ -93,6 +96,7 @@ REGISTRATIONS: dict[str, Registration] = {
             trigger=Trigger(SUPPORTED_TRIGGERS, event_for_trigger, _stripe_signature),
             demo=_stripe_demo,
         ),
+        Registration(PAYPAL),
         Registration(MANUAL, demo=_manual_demo),
     )
 }

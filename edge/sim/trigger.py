@@ -8,7 +8,7 @@ module knows no provider by name."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +18,9 @@ from edge.errors import InvalidRequest
 
 # (normalized event type, the transaction as the builder reads it) -> the provider's event
 Builder = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-# (the mode's opened credentials, body) -> the signature headers a real delivery carries
-Signer = Callable[[Mapping[str, Any], bytes], dict[str, str]]
+# (an HTTP client, the mode's opened credentials, body) -> the signature headers a real delivery
+# carries (PayPal's are made by its simulator, which holds the signing key)
+Signer = Callable[[httpx.AsyncClient, Mapping[str, Any], bytes], Awaitable[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,10 @@ class Trigger:
         except ValueError as exc:
             raise InvalidRequest("invalid_request", str(exc), field="type") from None
         body = json.dumps(event).encode()
-        headers = {"Content-Type": "application/json", **self.sign(material["credentials"], body)}
+        headers = {
+            "Content-Type": "application/json",
+            **await self.sign(http, material["credentials"], body),
+        }
         response = await http.post(
             f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
         )

@@ -400,8 +400,7 @@ def _refs(event: NormalizedEvent) -> tuple[str, ...]:
 
 def against_transaction(event: NormalizedEvent, tx: dict[str, Any]) -> NormalizedEvent:
     """What ``event`` asks of ``tx`` where the provider left it to the node (PayPal): a refund
-    is full once its total reaches the amount paid, a subscription payment starts the
-    subscription only if none was started (else it is a renewal and moves no payment)."""
+    is full once its total reaches the amount paid, else partial."""
     total = event.refunded_total_minor
     if total is not None and event.payment_status == Status.REFUNDED and total < tx["amount"]:
         event = replace(
@@ -409,8 +408,6 @@ def against_transaction(event: NormalizedEvent, tx: dict[str, Any]) -> Normalize
             type=EventType.PAYMENT_PARTIALLY_REFUNDED,
             payment_status=Status.PARTIALLY_REFUNDED,
         )
-    if event.first_payment_unless_started and tx.get("subscriptionId"):
-        event = replace(event, payment_status=None, starts_subscription=False)
     return event
 
 

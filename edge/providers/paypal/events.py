@@ -12,9 +12,10 @@ Three PayPal facts shape the table:
 - A capture's outcome reaches the node twice, in the capture's answer and in its webhook: both
   carry the dedup id ``capture:{id}:{status}``, so it is applied and counted once.
 - A refund says the total refunded so far, not the captured amount: the node compares it with
-  the transaction's amount (``refunded_total_minor``) to tell a full refund from a partial one;
-  a subscription's sale does not say whether it is the first, so the node starts the
-  subscription from it unless one was started (``first_payment_unless_started``).
+  the transaction's amount (``refunded_total_minor``) to tell a full refund from a partial one.
+- A subscription's sale does not say whether it is the first: each one asks to start the
+  subscription, and the fold (edge.domain.convergence) lets the earliest start it; the others
+  are renewals, whatever order they arrive in.
 """
 
 from __future__ import annotations
@@ -146,7 +147,6 @@ def normalize(body: bytes) -> NormalizedEvent:
         link_refs=facts.link_refs,
         payment_status=payment_target,
         starts_subscription=sale,
-        first_payment_unless_started=sale,
         subscription_ref=facts.subscription_ref,
         subscription_status=Status(subscription_target) if subscription_target else None,
         current_period_end_ms=facts.period_end_ms,
