@@ -75,7 +75,9 @@ class CertServer:
             "Content-Type": "application/json",
             "PAYPAL-TRANSMISSION-ID": transmission_id,
             "PAYPAL-TRANSMISSION-TIME": at,
-            "PAYPAL-TRANSMISSION-SIG": sign(_key_and_cert()[0], transmission_id, at, webhook_id, body),
+            "PAYPAL-TRANSMISSION-SIG": sign(
+                _key_and_cert()[0], transmission_id, at, webhook_id, body
+            ),
             "PAYPAL-CERT-URL": self.url,
             "PAYPAL-AUTH-ALGO": "SHA256withRSA",
         }

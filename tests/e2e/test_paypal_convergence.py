@@ -1,0 +1,217 @@
+"""Convergence of PayPal stories through the real node (CONTRACT 2): every event of the PayPal
+table, in every order (or a sample) and with duplicates, ends where in-order delivery ends, and
+the version seen after each delivery never decreases.
+
+Checkouts are opened at the PayPal simulator; the deliveries are built by hand
+(support.paypal_events) so each story can be shuffled. Refunds carry no ``custom_id`` (one made
+in PayPal's own dashboard has none): they match through their capture, and wait when they come
+before it."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from edge.sim.paypal import PayPalSimulator
+from support import paypal_events as pe
+from support.client import bearer
+from support.paypal_shop import PayPalShop, paypal_shop
+
+MONTH = 30 * 86400
+
+
+@dataclass
+class Ids:
+    tx: str
+    order: str
+    capture: str
+    sub: str
+
+
+@pytest.fixture
+async def paypal() -> AsyncIterator[PayPalSimulator]:
+    simulator = PayPalSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+@pytest.fixture
+async def certs() -> AsyncIterator[pe.CertServer]:
+    server = pe.CertServer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+def _e(ids: Ids, n: int, event_type: str, at_s: int, resource: dict[str, Any]) -> bytes:
+    return pe.event(f"WH-{ids.tx[-10:]}-{n}", event_type, at_s, resource)
+
+
+def _order(ids: Ids, status: str) -> dict[str, Any]:
+    return pe.order(ids.order, ids.tx, status)
+
+
+def _capture(ids: Ids, status: str) -> dict[str, Any]:
+    return pe.capture(ids.capture, ids.order, ids.tx, status)
+
+
+def refunded_in_parts(ids: Ids) -> list[bytes]:
+    def part(n: int, value: str, total: str) -> dict[str, Any]:
+        body = pe.refund(f"R{n}{ids.capture}", ids.capture, ids.tx, value, total)
+        del body["custom_id"]
+        return body
+
+    return [
+        _e(ids, 1, "CHECKOUT.ORDER.APPROVED", 0, _order(ids, "APPROVED")),
+        _e(ids, 2, "PAYMENT.CAPTURE.COMPLETED", 10, _capture(ids, "COMPLETED")),
+        _e(ids, 3, "PAYMENT.CAPTURE.REFUNDED", 20, part(3, "3.00", "3.00")),
+        _e(ids, 4, "PAYMENT.CAPTURE.REFUNDED", 30, part(4, "3.00", "6.00")),
+        _e(ids, 5, "PAYMENT.CAPTURE.REFUNDED", 40, part(5, "4.00", "10.00")),
+    ]
+
+
+def disputed(outcome: str) -> Callable[[Ids], list[bytes]]:
+    def story(ids: Ids) -> list[bytes]:
+        return [
+            _e(ids, 1, "PAYMENT.CAPTURE.COMPLETED", 0, _capture(ids, "COMPLETED")),
+            _e(ids, 2, "CUSTOMER.DISPUTE.CREATED", 10, pe.dispute(ids.capture, ids.tx)),
+            _e(ids, 3, "CUSTOMER.DISPUTE.RESOLVED", 20, pe.dispute(ids.capture, ids.tx, outcome)),
+        ]
+
+    return story
+
+
+def pending_then_declined(ids: Ids) -> list[bytes]:
+    return [
+        _e(ids, 1, "CHECKOUT.ORDER.APPROVED", 0, _order(ids, "APPROVED")),
+        _e(ids, 2, "PAYMENT.CAPTURE.PENDING", 10, _capture(ids, "PENDING")),
+        _e(ids, 3, "PAYMENT.CAPTURE.DECLINED", 20, _capture(ids, "DECLINED")),
+    ]
+
+
+def approval_reversed(ids: Ids) -> list[bytes]:
+    return [
+        _e(ids, 1, "CHECKOUT.ORDER.APPROVED", 0, _order(ids, "APPROVED")),
+        _e(ids, 2, "CHECKOUT.PAYMENT-APPROVAL.REVERSED", 10, _order(ids, "APPROVED")),
+    ]
+
+
+def subscription(ids: Ids) -> list[bytes]:
+    def sub(status: str, next_s: int) -> dict[str, Any]:
+        return pe.subscription(ids.sub, ids.tx, status, next_s)
+
+    return [
+        _e(ids, 1, "BILLING.SUBSCRIPTION.CREATED", 0, sub("APPROVAL_PENDING", MONTH)),
+        _e(ids, 2, "BILLING.SUBSCRIPTION.ACTIVATED", 1, sub("ACTIVE", MONTH)),
+        _e(ids, 3, "PAYMENT.SALE.COMPLETED", 2, pe.sale(f"S1{ids.order}", ids.sub)),
+        _e(ids, 4, "BILLING.SUBSCRIPTION.PAYMENT.FAILED", MONTH, sub("ACTIVE", 2 * MONTH)),
+        _e(ids, 5, "PAYMENT.SALE.COMPLETED", MONTH + 3600, pe.sale(f"S2{ids.order}", ids.sub)),
+        _e(ids, 6, "BILLING.SUBSCRIPTION.CANCELLED", MONTH + 7200, sub("CANCELLED", 2 * MONTH)),
+    ]
+
+
+STORIES = {
+    "refunded in parts": ("ten", refunded_in_parts, ("refunded", 4), None),
+    "dispute won": ("ten", disputed("RESOLVED_SELLER_FAVOUR"), ("succeeded", 4), None),
+    "dispute lost": ("ten", disputed("RESOLVED_BUYER_FAVOUR"), ("refunded", 4), None),
+    "pending then declined": ("ten", pending_then_declined, ("failed", 3), None),
+    "approval reversed": ("ten", approval_reversed, ("failed", 2), None),
+    # active -> past_due -> active -> canceled
+    "subscription": ("pro-monthly", subscription, ("succeeded", 2), ("canceled", 4)),
+}
+
+
+class Story:
+    def __init__(self, http: httpx.AsyncClient, shop: PayPalShop, certs: pe.CertServer) -> None:
+        self.http, self.shop, self.certs = http, shop, certs
+
+    async def open(self, product: str) -> Ids:
+        answer = await self.http.post(
+            f"/api/checkout/paypal/{self.shop.project_id}",
+            json={"productId": product},
+            headers=bearer(self.shop.test_key),
+        )
+        assert answer.status_code == 201, answer.text
+        tx_id = answer.json()["txId"]
+        tail = tx_id[-12:].upper()
+        return Ids(tx_id, f"O{tail}", f"C{tail}", f"I-{tail}")
+
+    async def deliver(self, ids: Ids, bodies: list[bytes]) -> list[tuple[int, int, str]]:
+        """Deliver in this order; (version, subscription version, status) after each."""
+        seen = []
+        for body in bodies:
+            answer = await self.http.post(
+                f"/webhook/paypal/{self.shop.project_id}",
+                content=body,
+                headers=self.certs.headers(body, self.shop.webhook_id),
+            )
+            assert answer.status_code == 200, answer.text
+            status = await self.status(ids.tx)
+            sub_version = 0
+            if status["subscriptionId"]:
+                sub_version = (await self.status(status["subscriptionId"]))["version"]
+            seen.append((status["version"], sub_version, status["status"]))
+        return seen
+
+    async def status(self, item_id: str) -> dict[str, Any]:
+        answer = await self.http.get(
+            f"/status/{self.shop.project_id}/{item_id}", headers=bearer(self.shop.test_key)
+        )
+        return dict(answer.json())
+
+    async def events(self, tx_id: str) -> list[dict[str, Any]]:
+        tx = await self.http.get(
+            f"/api/projects/{self.shop.project_id}/transactions/{tx_id}",
+            headers=bearer(self.shop.test_key),
+        )
+        return list(tx.json()["events"])
+
+
+def _orders(count: int, rng: random.Random, samples: int) -> list[list[int]]:
+    """Every permutation of up to four deliveries, else a sample; each with some deliveries
+    repeated (PayPal's retries) at random places."""
+    if count <= 4:
+        orders = [list(p) for p in itertools.permutations(range(count))]
+    else:
+        orders = [rng.sample(range(count), count) for _ in range(samples)]
+    for order in orders:
+        for _ in range(rng.randrange(3)):
+            order.insert(rng.randrange(len(order) + 1), rng.randrange(count))
+    return orders
+
+
+@pytest.mark.parametrize("name", STORIES)
+async def test_every_order_ends_where_in_order_delivery_ends(admin, http, paypal, certs, name):
+    product, build, end, sub_end = STORIES[name]
+    shop = await paypal_shop(admin, paypal, certHosts=["127.0.0.1"])
+    await admin.product(shop.project_id, "ten", name="Ten", amount=10, currency="EUR")
+    story = Story(http, shop, certs)
+    ids = await story.open(product)
+    in_order = await story.deliver(ids, build(ids))
+    final = in_order[-1]
+    assert (final[2], final[0]) == end
+    if sub_end:
+        sub = await story.status((await story.status(ids.tx))["subscriptionId"])
+        assert (sub["status"], sub["version"]) == sub_end
+    rng = random.Random(name)
+    for order in _orders(len(in_order), rng, samples=10):
+        ids = await story.open(product)
+        bodies = build(ids)
+        seen = await story.deliver(ids, [bodies[i] for i in order])
+        assert seen[-1] == final, (name, order, seen)
+        assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in itertools.pairwise(seen)), (
+            order,
+            seen,
+        )
+        events = await story.events(ids.tx)
+        assert len(events) == len(bodies) + 1, events  # each once, and checkout.created
+        assert not [e for e in events if e["type"] == "unmatched"], (order, events)

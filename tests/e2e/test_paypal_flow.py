@@ -1,0 +1,265 @@
+"""PayPal end to end through a real node and the PayPal simulator (CONTRACT 4.2, 4.3): the
+approval address, the capture the node owes on the buyer's return or the approval webhook
+(whichever is first, once), a declined funding source, refunds, disputes, subscriptions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+import trio
+from edge.sim.paypal import PayPalSimulator
+from support.client import ORIGIN, bearer
+from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop, press
+
+
+@pytest.fixture
+async def paypal() -> AsyncIterator[PayPalSimulator]:
+    simulator = PayPalSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+@pytest.fixture
+async def buyer() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=30.0) as client:
+        yield client
+
+
+async def checkout(
+    http: httpx.AsyncClient, shop: PayPalShop, product: str = "book"
+) -> dict[str, Any]:
+    answer = await http.post(
+        f"/api/checkout/paypal/{shop.project_id}",
+        json={"productId": product, "metadata": {"customerRef": "user-42"}},
+        headers=bearer(shop.test_key),
+    )
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+async def status(
+    http: httpx.AsyncClient, shop: PayPalShop, item: str, version: int = 0
+) -> dict[str, Any]:
+    params = {"wait": 10, "version": version} if version else {}
+    answer = await http.get(
+        f"/status/{shop.project_id}/{item}", params=params, headers=bearer(shop.test_key)
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+async def history(http: httpx.AsyncClient, shop: PayPalShop, tx_id: str) -> list[str]:
+    answer = await http.get(
+        f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+    )
+    return [e["type"] for e in answer.json()["events"]]
+
+
+async def until(
+    http: httpx.AsyncClient, shop: PayPalShop, item: str, wanted: str
+) -> dict[str, Any]:
+    with trio.fail_after(15):
+        seen = await status(http, shop, item)
+        while seen["status"] != wanted:
+            seen = await status(http, shop, item, seen["version"])
+    return seen
+
+
+async def api_token(sim: PayPalSimulator) -> str:
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            f"{sim.url}/v1/oauth2/token",
+            auth=(CLIENT_ID, CLIENT_SECRET),
+            data={"grant_type": "client_credentials"},
+        )
+    return str(answer.json()["access_token"])
+
+
+async def sim_api(sim: PayPalSimulator, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    token = await api_token(sim)
+    async with httpx.AsyncClient() as client:
+        answer = await client.request(
+            method, f"{sim.url}{path}", json=body, headers={"Authorization": f"Bearer {token}"}
+        )
+    assert answer.is_success, answer.text
+    return dict(answer.json()) if answer.content else {}
+
+
+def order_of(answer: dict[str, Any]) -> str:
+    return parse_qs(urlsplit(answer["url"]).query)["token"][0]
+
+
+async def test_an_approved_order_is_captured_once_and_the_buyer_returns_to_the_shop(
+    admin, http, node, paypal, buyer
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    tx_id, order_id = answer["txId"], order_of(answer)
+    assert (answer["provider"], answer["kind"], answer["type"]) == ("paypal", "wallet", "approval")
+    assert answer["url"].startswith(f"{paypal.url}/checkoutnow?token=")
+    expires = time.mktime(time.strptime(answer["expiresAt"][:19], "%Y-%m-%dT%H:%M:%S"))
+    assert abs(expires - time.mktime(time.gmtime()) - 3 * 3600) < 120
+
+    back = await press(buyer, answer["url"], "Approve")
+    assert back.startswith(f"{node.url}/return/paypal/{shop.project_id}/{tx_id}?")
+    done = await until(http, shop, tx_id, "succeeded")
+    assert done["customerRef"] == "user-42"
+
+    returned = await buyer.get(back, follow_redirects=False)
+    assert (returned.status_code, returned.headers["location"]) == (303, f"{ORIGIN}/thanks")
+    await trio.sleep(0.5)  # the return owes nothing more: the order is captured
+    assert paypal.capture_count(order_id) == 1
+    events = await history(http, shop, tx_id)
+    assert events.count("payment.succeeded") == 1 and events.count("payment.processing") == 1
+
+
+async def test_the_buyer_returning_before_the_webhook_is_captured_and_the_webhook_then_counts_once(
+    admin, http, node, paypal, buyer
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    tx_id, order_id = answer["txId"], order_of(answer)
+    paypal.deliveries_paused = True
+    back = await press(buyer, answer["url"], "Approve")
+    returned = await buyer.get(back, follow_redirects=False)
+    assert (returned.status_code, returned.headers["location"]) == (303, f"{ORIGIN}/thanks")
+    await until(http, shop, tx_id, "succeeded")
+
+    paypal.deliveries_paused = False
+    await paypal.release_held()  # the approval, then the capture's own webhook
+    await trio.sleep(1.0)  # the approval owes a capture again: PayPal-Request-Id makes it one
+    assert paypal.capture_count(order_id) == 1
+    events = await history(http, shop, tx_id)
+    assert events.count("payment.succeeded") == 1, events
+    final = await status(http, shop, tx_id)
+    assert (final["status"], final["version"]) == ("succeeded", 2)
+
+
+async def test_a_declined_funding_source_is_an_attempt_and_the_checkout_stays_open(
+    admin, http, paypal, buyer
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    tx_id = answer["txId"]
+    back = await press(buyer, answer["url"], "Decline")
+    await buyer.get(back, follow_redirects=False)
+    with trio.fail_after(15):
+        while "payment.attempt_failed" not in await history(http, shop, tx_id):  # noqa: ASYNC110
+            await trio.sleep(0.1)
+    assert (await status(http, shop, tx_id))["status"] == "pending"
+    assert paypal.capture_count(order_of(answer)) == 0
+
+
+async def test_cancel_on_paypal_takes_the_buyer_to_the_cancel_address(admin, http, paypal, buyer):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    assert await press(buyer, answer["url"], "Cancel") == f"{ORIGIN}/cart?token={order_of(answer)}"
+    assert (await status(http, shop, answer["txId"]))["status"] == "pending"
+
+
+async def test_refunds_in_parts_then_a_dispute_that_is_won(admin, http, paypal, buyer):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    tx_id, order_id = answer["txId"], order_of(answer)
+    await press(buyer, answer["url"], "Approve")
+    await until(http, shop, tx_id, "succeeded")
+    order = await sim_api(paypal, "GET", f"/v2/checkout/orders/{order_id}")
+    capture_id = order["purchase_units"][0]["payments"]["captures"][0]["id"]
+
+    part = {"amount": {"currency_code": "EUR", "value": "5.00"}}
+    await sim_api(paypal, "POST", f"/v2/payments/captures/{capture_id}/refund", part)
+    await until(http, shop, tx_id, "partially_refunded")
+    dispute_id = await paypal.dispute(capture_id)
+    await until(http, shop, tx_id, "disputed")
+    await paypal.resolve_dispute(dispute_id, "RESOLVED_SELLER_FAVOUR")
+    await until(http, shop, tx_id, "partially_refunded")
+    await sim_api(paypal, "POST", f"/v2/payments/captures/{capture_id}/refund", {})
+    done = await until(http, shop, tx_id, "refunded")
+    assert done["version"] >= 5
+
+
+async def test_a_subscription_is_approved_renewed_fails_and_is_cancelled(
+    admin, http, node, paypal, buyer
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop, "pro-monthly")
+    tx_id, sub_ref = answer["txId"], answer["url"]
+    assert "/webapps/billing/subscriptions?ba_token=" in sub_ref
+    back = await press(buyer, answer["url"], "Approve")
+    assert back.startswith(f"{node.url}/return/paypal/{shop.project_id}/{tx_id}?")
+    returned = await buyer.get(back, follow_redirects=False)
+    assert returned.headers["location"] == f"{ORIGIN}/thanks"
+    paid = await until(http, shop, tx_id, "succeeded")
+    sub_id = paid["subscriptionId"]
+    assert sub_id and (await status(http, shop, sub_id))["status"] == "active"
+
+    subscription_ref = paypal.subscription_of(tx_id)
+    await paypal.renew(subscription_ref)
+    await paypal.fail_payment(subscription_ref)
+    await until(http, shop, sub_id, "past_due")
+    await sim_api(
+        paypal, "POST", f"/v1/billing/subscriptions/{subscription_ref}/cancel", {"reason": "test"}
+    )
+    await until(http, shop, sub_id, "canceled")
+    assert (await status(http, shop, tx_id))["status"] == "succeeded"
+    events = await history(http, shop, tx_id)
+    assert events.count("subscription.payment_succeeded") == 2, events
+
+    # the plan made for this price is remembered: a second buyer subscribes to the same one
+    second = await checkout(http, shop, "pro-monthly")
+    first_plan = (await sim_api(paypal, "GET", f"/v1/billing/subscriptions/{subscription_ref}"))[
+        "plan_id"
+    ]
+    second_ref = paypal.subscription_of(second["txId"])
+    second_plan = (await sim_api(paypal, "GET", f"/v1/billing/subscriptions/{second_ref}"))[
+        "plan_id"
+    ]
+    assert first_plan == second_plan
+
+    portal = await http.post(
+        f"/api/subscriptions/{shop.project_id}/{sub_id}/portal-url", headers=bearer(shop.test_key)
+    )
+    assert (portal.status_code, portal.json()["error"]["code"]) == (409, "portal_unsupported")
+
+
+async def test_an_expired_token_is_fetched_again_once(admin, http, paypal):
+    shop = await paypal_shop(admin, paypal)
+    await checkout(http, shop)
+    calls = paypal.token_calls
+    paypal.expire_tokens()
+    await checkout(http, shop)
+    assert paypal.token_calls == calls + 1
+
+
+async def test_an_amount_paypal_cannot_charge_is_refused_and_nothing_stays_pending(
+    admin, http, paypal
+):
+    shop = await paypal_shop(admin, paypal)
+    await admin.product(shop.project_id, "dinar", amount=10.5, currency="BHD")
+    answer = await http.post(
+        f"/api/checkout/paypal/{shop.project_id}",
+        json={"productId": "dinar"},
+        headers=bearer(shop.test_key),
+    )
+    assert (answer.status_code, answer.json()["error"]["code"]) == (409, "amount_not_supported")
+
+
+async def test_the_return_address_of_another_transaction_or_provider_is_not_found(
+    admin, http, paypal
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    for path in [
+        f"/return/paypal/{shop.project_id}/tx_01JD0000000000000000000000",
+        f"/return/stripe/{shop.project_id}/{answer['txId']}",
+        f"/return/paypal/{shop.project_id}/not-a-tx",
+    ]:
+        missing = await http.get(path, follow_redirects=False)
+        assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found"), path
