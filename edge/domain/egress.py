@@ -44,6 +44,13 @@ def operator_allows(allowed: frozenset[str], host: str, port: int | None) -> boo
     return host in allowed or (port is not None and f"{host}:{port}" in allowed)
 
 
+def operator_allows_host(allowed: frozenset[str], host: str) -> bool:
+    """Does the operator allow ``host`` on some port? For a list of host names (PayPal's
+    ``certHosts``): the client still connects only to an allowed port."""
+    host = host.lower().strip("[]")
+    return host in allowed or any(entry.rsplit(":", 1)[0] == host for entry in allowed)
+
+
 def public_address(address: str) -> bool:
     """Is this IP address one the node may call? Only globally routable unicast."""
     try:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from edge.domain.egress import address_problem, host_problem, operator_allows
+from edge.domain.egress import address_problem, host_problem, operator_allows_host
 from edge.domain.errors import InvalidInput
 from edge.errors import InvalidRequest
 from edge.providers.base import CredentialField, Provider
@@ -95,7 +95,7 @@ def _check(spec: CredentialField, value: object, path: str, allowed: frozenset[s
         if len(hosts) != len(value) or not all(_HOST.match(h) for h in hosts):
             raise InvalidInput("every entry must be a host name", path)
         for host in hosts:
-            problem = None if operator_allows(allowed, host, None) else host_problem(host)
+            problem = None if operator_allows_host(allowed, host) else host_problem(host)
             if problem:
                 raise InvalidRequest(
                     "url_not_allowed",

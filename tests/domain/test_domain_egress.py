@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge.domain.egress import address_problem, allow_list, host_problem, public_address
+from edge.domain.egress import (
+    address_problem,
+    allow_list,
+    host_problem,
+    operator_allows_host,
+    public_address,
+)
 
 # The outside test's addresses, and their cousins.
 REFUSED = [
@@ -75,6 +81,14 @@ def test_the_operator_allows_by_host_or_host_and_port():
     assert address_problem("https://sim.internal:8443", allowed) is None
     assert address_problem("http://sim.internal:9443", allowed) is not None  # not that port
     assert address_problem("http://127.0.0.1@evil.example", allowed) is not None
+
+
+def test_a_host_list_entry_is_allowed_when_the_operator_allows_that_host_on_some_port():
+    allowed = allow_list(["127.0.0.1:4242", "sim.internal"])
+    assert operator_allows_host(allowed, "127.0.0.1")
+    assert operator_allows_host(allowed, "SIM.internal")
+    assert not operator_allows_host(allowed, "127.0.0.2")
+    assert not operator_allows_host(allowed, "127.0.0")
 
 
 FORBIDDEN = [
