@@ -247,12 +247,17 @@ def _number(text: str) -> float:
 
 
 def _provider_set(args: argparse.Namespace) -> int:
+    from edge.providers.registry import PROVIDERS
+
+    adapter = PROVIDERS.get(args.provider)
+    lists = {f.name for f in adapter.credential_fields if f.shape == "hosts"} if adapter else set()
     creds: dict[str, Any] = {}
     for item in args.set or []:
         name, sep, value = item.partition("=")
         if not sep:
             raise CliError(f"--set takes name=value, got {item!r}")
-        creds[name] = value
+        # a list of hosts (PayPal's certHosts) is given comma-separated
+        creds[name] = [v.strip() for v in value.split(",") if v.strip()] if name in lists else value
     if args.address_name or args.address_line or args.address_country:
         creds["mailingAddress"] = {
             "name": args.address_name,

@@ -141,13 +141,17 @@ def _load(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _providers() -> str:
+    return ", ".join(name for name, r in REGISTRATIONS.items() if r.simulator)
+
+
 def _announce(running: RunningNode, shop_url: str, demo: dict[str, Any]) -> None:
     data = running.ctx.settings.data_dir
     print(
         f"""
-edge demo is running (test mode, simulated Stripe; nothing leaves this machine)
+edge demo is running (test mode, simulated {_providers()}; nothing leaves this machine)
 
-  shop page:  {shop_url}/      <- open it, click Buy, pay on the simulated card page
+  shop page:  {shop_url}/      <- open it, click Buy, pay on a simulated provider's page
   node:       {running.url}
   project:    {demo["projectId"]}
   test key:   {demo["key"]}

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 import trio
@@ -22,6 +23,9 @@ from edge.providers.manual import MANUAL
 from edge.providers.paypal import PAYPAL
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.signature import sign_header
+from edge.sim.paypal import SUPPORTED_TRIGGERS as PAYPAL_TRIGGERS
+from edge.sim.paypal import PayPalSimulator
+from edge.sim.paypal import event_for_trigger as paypal_event_for_trigger
 from edge.sim.stripe import SUPPORTED_TRIGGERS, StripeSimulator, event_for_trigger
 from edge.sim.trigger import Trigger
 
@@ -74,6 +78,43 @@ def _stripe_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
     }
 
 
+# --- PayPal ---------------------------------------------------------------------------------
+
+DEMO_PAYPAL_CLIENT = ("demo-client-0123456789", "demo-secret-0123456789")
+
+
+async def _paypal_signature(
+    http: httpx.AsyncClient, credentials: Mapping[str, Any], body: bytes
+) -> dict[str, str]:
+    """PayPal signs with a private key only PayPal holds: a simulated delivery is signed by the
+    simulator the credentials point at (its certificate is what the node fetches)."""
+    base = credentials.get("apiBase")
+    if not base:
+        raise Conflict(
+            "not_simulated",
+            "PayPal deliveries can be simulated only when its apiBase is the PayPal simulator.",
+        )
+    answer = await http.post(
+        f"{base}/sim/sign", params={"webhook_id": credentials["webhookId"]}, content=body
+    )
+    if answer.status_code != 200:
+        raise Conflict("not_simulated", f"The PayPal simulator at {base} did not sign the event.")
+    headers: dict[str, str] = answer.json()
+    return headers
+
+
+def _paypal_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    assert isinstance(sim, PayPalSimulator)
+    client_id, secret = DEMO_PAYPAL_CLIENT
+    return {
+        "clientId": client_id,
+        "clientSecret": secret,
+        "webhookId": sim.register_webhook(client_id, secret, webhook_url),
+        "apiBase": sim.url,
+        "certHosts": [urlsplit(sim.url).hostname],
+    }
+
+
 # --- Pay by mail ----------------------------------------------------------------------------
 
 DEMO_MAILING_ADDRESS = {
@@ -96,7 +137,12 @@ REGISTRATIONS: dict[str, Registration] = {
             trigger=Trigger(SUPPORTED_TRIGGERS, event_for_trigger, _stripe_signature),
             demo=_stripe_demo,
         ),
-        Registration(PAYPAL),
+        Registration(
+            PAYPAL,
+            simulator=PayPalSimulator,
+            trigger=Trigger(PAYPAL_TRIGGERS, paypal_event_for_trigger, _paypal_signature),
+            demo=_paypal_demo,
+        ),
         Registration(MANUAL, demo=_manual_demo),
     )
 }

@@ -25,9 +25,16 @@ class PayPalShop:
     webhook_id: str
 
 
-async def paypal_shop(admin: Admin, sim: PayPalSimulator, **credentials: object) -> PayPalShop:
-    shop = await manual_shop(admin)
-    pid = shop.project_id
+async def paypal_shop(
+    admin: Admin, sim: PayPalSimulator, project_id: str | None = None, **credentials: object
+) -> PayPalShop:
+    """PayPal enabled (test mode, against ``sim``) on a new shop, or on ``project_id``."""
+    if project_id is None:
+        shop = await manual_shop(admin)
+        pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
+    else:
+        pid = project_id
+        live_key, test_key = await admin.key(pid, "live"), await admin.key(pid, "test")
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
     )
@@ -41,7 +48,7 @@ async def paypal_shop(admin: Admin, sim: PayPalSimulator, **credentials: object)
         **credentials,
     }
     await admin.provider(pid, "paypal", {"enabled": True, "order": 1, "test": test})
-    return PayPalShop(pid, shop.live_key, shop.test_key, sim, webhook_id)
+    return PayPalShop(pid, live_key, test_key, sim, webhook_id)
 
 
 class _Forms(HTMLParser):
