@@ -32,7 +32,7 @@ async def buyer_returned(provider: str, project_id: str, tx_id: str) -> Response
     }
     message = BuyerReturned(provider, tx_id, query, charge=charge("public"))
     where: str = await ask(project_id, message)
-    response = Response(status=303, headers={"Location": where})
+    response = Response(b"", status=303, headers={"Location": where})
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     return response

@@ -55,7 +55,7 @@ class Trigger:
         )
         return {
             "providerEventId": event["id"],
-            "providerType": event["type"],
+            "providerType": event.get("type") or event.get("event_type"),
             "status": response.status_code,
             "answer": response.json(),
         }

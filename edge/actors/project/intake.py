@@ -306,7 +306,7 @@ class WebhookIntake:
                 if waited["isTest"] != tx["isTest"]:
                     left.append(evt_id)
                 elif all(evt_id != e.step.event_id for e, _ in rematched):
-                    rematched.append((_waiting_entry(waited), waited))
+                    rematched.append((_waiting_entry(waited, tx), waited))
                     todo += waited["match"].get("linkRefs", [])
             ops.append(
                 ledger.index_op(keys.WAITING, provider, ref, " ".join(left))
@@ -331,6 +331,7 @@ class WebhookIntake:
             "start": entry.start,
             "periodEnd": entry.period_end,
             "linkRefs": list(event.link_refs),
+            "refundedTotal": event.refunded_total_minor,
         }
         ops: list[Op] = []
         for ref in refs:
@@ -435,8 +436,15 @@ def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry
     return story.Entry(step, start, event.current_period_end_ms)
 
 
-def _waiting_entry(waited: dict[str, Any]) -> story.Entry:
+def _waiting_entry(waited: dict[str, Any], tx: dict[str, Any]) -> story.Entry:
+    """The step of an event that waited for ``tx``, decided against it now as it would have
+    been had it matched at once (``against_transaction``)."""
     match = waited["match"]
+    total = match.get("refundedTotal")
+    if total is not None and match.get("payment") == Status.REFUNDED and total < tx["amount"]:
+        match.update(
+            type=str(EventType.PAYMENT_PARTIALLY_REFUNDED), payment=Status.PARTIALLY_REFUNDED
+        )
     step = Step(
         event_id=waited["id"],
         at=waited["occurredAt"] if waited.get("occurredAt") is not None else waited["receivedAt"],

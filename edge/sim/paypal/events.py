@@ -1,0 +1,114 @@
+"""Simulated PayPal deliveries for ``edge trigger``: an event the PayPal adapter normalizes to a
+given node type, for one of the node's transactions.
+
+Every resource carries the transaction id where PayPal echoes it (``custom_id``, ``invoice_id``,
+a sale's ``custom``, a dispute's ``custom``), so the node matches it without having linked the
+made-up capture, refund or dispute ids."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from edge.providers.paypal.money import to_paypal
+from edge.sim.paypal import objects
+
+BASE = "https://api-m.sandbox.paypal.com"
+
+
+class _Tx:
+    """The parts of a node transaction the builders need, with defaults for missing ones."""
+
+    def __init__(self, tx: Mapping[str, Any]) -> None:
+        self.id: str = tx["id"]
+        self.currency: str = str(tx.get("currency") or "EUR")
+        self.value = to_paypal(int(tx.get("amount") or 0), self.currency) or "0.00"
+        self.subscription = tx.get("kind") == "subscription"
+        ref = tx.get("subscriptionRef") or tx.get("providerRef")
+        self.order_id: str = tx.get("providerRef") or objects.paypal_id()
+        self.subscription_id: str = (
+            ref if self.subscription and ref else "I-" + objects.paypal_id(12)
+        )
+
+    def order(self, status: str = "APPROVED") -> dict[str, Any]:
+        return {
+            "id": self.order_id,
+            "intent": "CAPTURE",
+            "status": status,
+            "purchase_units": [
+                {
+                    "reference_id": "default",
+                    "custom_id": self.id,
+                    "invoice_id": self.id,
+                    "amount": objects.money(self.currency, self.value),
+                }
+            ],
+        }
+
+    def capture(self, status: str) -> dict[str, Any]:
+        return objects.capture(BASE, self.order(), status)
+
+    def subscription_obj(self, status: str) -> dict[str, Any]:
+        return {"id": self.subscription_id, "status": status, "custom_id": self.id}
+
+
+def _refund(tx: _Tx, part: bool) -> tuple[str, dict[str, Any]]:
+    capture = tx.capture("COMPLETED")
+    amount = objects.money(tx.currency, tx.value)
+    if part:
+        half = to_paypal(1, tx.currency) or "0.01"
+        amount = objects.money(tx.currency, half)
+    return "PAYMENT.CAPTURE.REFUNDED", objects.refund(BASE, capture, amount, amount)
+
+
+def _dispute(tx: _Tx, outcome: str | None) -> tuple[str, dict[str, Any]]:
+    dispute = objects.dispute(tx.capture("COMPLETED"))
+    if outcome is None:
+        return "CUSTOMER.DISPUTE.CREATED", dispute
+    dispute.update(status="RESOLVED", dispute_outcome={"outcome_code": outcome})
+    return "CUSTOMER.DISPUTE.RESOLVED", dispute
+
+
+def _sale(tx: _Tx) -> tuple[str, dict[str, Any]]:
+    price = objects.money(tx.currency, tx.value)
+    return "PAYMENT.SALE.COMPLETED", objects.sale(BASE, tx.subscription_obj("ACTIVE"), price)
+
+
+_TRIGGERS: Mapping[str, Callable[[_Tx], tuple[str, dict[str, Any]]]] = {
+    "payment.succeeded": lambda tx: ("PAYMENT.CAPTURE.COMPLETED", tx.capture("COMPLETED")),
+    "payment.processing": lambda tx: ("PAYMENT.CAPTURE.PENDING", tx.capture("PENDING")),
+    "payment.failed": lambda tx: ("PAYMENT.CAPTURE.DECLINED", tx.capture("DECLINED")),
+    "payment.refunded": lambda tx: _refund(tx, part=False),
+    "payment.partially_refunded": lambda tx: _refund(tx, part=True),
+    "payment.disputed": lambda tx: _dispute(tx, None),
+    "payment.dispute_closed": lambda tx: _dispute(tx, "RESOLVED_SELLER_FAVOUR"),
+    "subscription.payment_succeeded": _sale,
+    "subscription.payment_failed": lambda tx: (
+        "BILLING.SUBSCRIPTION.PAYMENT.FAILED",
+        tx.subscription_obj("ACTIVE"),
+    ),
+    "subscription.updated": lambda tx: (
+        "BILLING.SUBSCRIPTION.SUSPENDED",
+        tx.subscription_obj("SUSPENDED"),
+    ),
+    "subscription.canceled": lambda tx: (
+        "BILLING.SUBSCRIPTION.CANCELLED",
+        tx.subscription_obj("CANCELLED"),
+    ),
+}
+
+SUPPORTED_TRIGGERS: tuple[str, ...] = tuple(sorted(_TRIGGERS))
+
+
+def event_for_trigger(normalized_type: str, tx: Mapping[str, Any]) -> dict[str, Any]:
+    """A PayPal event that the PayPal adapter normalizes to ``normalized_type`` for the node's
+    transaction record ``tx`` (id, amount in minor units, currency, kind, providerRef,
+    subscriptionRef). ValueError for a type it cannot produce, naming those it can."""
+    build = _TRIGGERS.get(normalized_type)
+    if build is None:
+        raise ValueError(
+            f"cannot simulate a PayPal {normalized_type!r} event; supported: "
+            + ", ".join(SUPPORTED_TRIGGERS)
+        )
+    event_type, resource = build(_Tx(tx))
+    return objects.envelope(BASE, event_type, resource)

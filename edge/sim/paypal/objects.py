@@ -1,0 +1,275 @@
+"""PayPal's objects as its API and webhooks show them (Orders v2, Payments v2, Subscriptions v1,
+Disputes v1, Notifications v1), shaped after the published OpenAPI documents: the conformance
+tests validate what the simulator answers against them."""
+
+from __future__ import annotations
+
+import secrets
+import string
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from edge.providers.paypal.money import decimals
+
+_ALNUM = string.ascii_uppercase + string.digits
+
+
+def paypal_id(length: int = 17) -> str:
+    """An id in PayPal's style (``5O190127TN364715T``)."""
+    return "".join(secrets.choice(_ALNUM) for _ in range(length))
+
+
+def now_iso(at: float | None = None) -> str:
+    """PayPal's times: RFC 3339 in UTC, whole seconds, ``Z``."""
+    moment = datetime.fromtimestamp(time.time() if at is None else at, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def money(currency: str, value: str) -> dict[str, str]:
+    return {"currency_code": currency, "value": value}
+
+
+def zero(currency: str) -> dict[str, str]:
+    return money(currency, "0" if decimals(currency) == 0 else "0.00")
+
+
+def link(href: str, rel: str, method: str = "GET") -> dict[str, str]:
+    return {"href": href, "rel": rel, "method": method}
+
+
+def order(base: str, body: Mapping[str, Any], with_payment_source: bool) -> dict[str, Any]:
+    order_id = paypal_id()
+    unit = dict(body["purchase_units"][0])
+    unit.setdefault("reference_id", "default")
+    unit["payee"] = {"merchant_id": "SIMMERCHANT01", "email_address": "merchant@example.com"}
+    answer: dict[str, Any] = {
+        "id": order_id,
+        "intent": body["intent"],
+        "status": "PAYER_ACTION_REQUIRED" if with_payment_source else "CREATED",
+        "purchase_units": [unit],
+        "create_time": now_iso(),
+        "links": [
+            link(f"{base}/v2/checkout/orders/{order_id}", "self"),
+            link(
+                f"{base}/checkoutnow?token={order_id}",
+                "payer-action" if with_payment_source else "approve",
+            ),
+        ],
+    }
+    if with_payment_source:
+        answer["payment_source"] = {"paypal": {}}
+    return answer
+
+
+def payer() -> dict[str, Any]:
+    return {
+        "payer_id": paypal_id(13),
+        "name": {"given_name": "Sim", "surname": "Buyer"},
+        "email_address": "buyer@example.com",
+    }
+
+
+def capture(base: str, order: Mapping[str, Any], status: str) -> dict[str, Any]:
+    unit = order["purchase_units"][0]
+    capture_id = paypal_id()
+    amount = dict(unit["amount"])
+    answer: dict[str, Any] = {
+        "id": capture_id,
+        "status": status,
+        "amount": amount,
+        "final_capture": True,
+        "seller_protection": {"status": "ELIGIBLE", "dispute_categories": ["ITEM_NOT_RECEIVED"]},
+        "seller_receivable_breakdown": {
+            "gross_amount": amount,
+            "paypal_fee": zero(amount["currency_code"]),
+            "net_amount": amount,
+        },
+        "supplementary_data": {"related_ids": {"order_id": order["id"]}},
+        "create_time": now_iso(),
+        "update_time": now_iso(),
+        "links": [
+            link(f"{base}/v2/payments/captures/{capture_id}", "self"),
+            link(f"{base}/v2/payments/captures/{capture_id}/refund", "refund", "POST"),
+            link(f"{base}/v2/checkout/orders/{order['id']}", "up"),
+        ],
+    }
+    for key in ("invoice_id", "custom_id"):
+        if unit.get(key):
+            answer[key] = unit[key]
+    if status == "PENDING":
+        answer["status_details"] = {"reason": "PENDING_REVIEW"}
+    return answer
+
+
+def refund(
+    base: str, capture: Mapping[str, Any], amount: Mapping[str, str], total: Mapping[str, str]
+) -> dict[str, Any]:
+    refund_id = paypal_id()
+    answer: dict[str, Any] = {
+        "id": refund_id,
+        "status": "COMPLETED",
+        "amount": dict(amount),
+        "seller_payable_breakdown": {
+            "gross_amount": dict(amount),
+            "paypal_fee": zero(amount["currency_code"]),
+            "net_amount": dict(amount),
+            "total_refunded_amount": dict(total),
+        },
+        "create_time": now_iso(),
+        "update_time": now_iso(),
+        "links": [
+            link(f"{base}/v2/payments/refunds/{refund_id}", "self"),
+            link(f"{base}/v2/payments/captures/{capture['id']}", "up"),
+        ],
+    }
+    for key in ("invoice_id", "custom_id"):
+        if capture.get(key):
+            answer[key] = capture[key]
+    return answer
+
+
+def product(base: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    product_id = "PROD-" + paypal_id(17)
+    return {
+        "id": product_id,
+        "name": body["name"],
+        "type": body.get("type", "SERVICE"),
+        "create_time": now_iso(),
+        "links": [link(f"{base}/v1/catalogs/products/{product_id}", "self")],
+    }
+
+
+def plan(base: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    plan_id = "P-" + paypal_id(24)
+    return {
+        "id": plan_id,
+        "product_id": body["product_id"],
+        "name": body["name"],
+        "status": body.get("status", "ACTIVE"),
+        "billing_cycles": body["billing_cycles"],
+        "payment_preferences": body.get("payment_preferences", {}),
+        "create_time": now_iso(),
+        "links": [link(f"{base}/v1/billing/plans/{plan_id}", "self")],
+    }
+
+
+def subscription(
+    base: str, plan: Mapping[str, Any], body: Mapping[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """A new subscription awaiting approval, and its approval token."""
+    subscription_id = "I-" + paypal_id(12)
+    token = "BA-" + paypal_id(17)
+    answer: dict[str, Any] = {
+        "id": subscription_id,
+        "plan_id": plan["id"],
+        "status": "APPROVAL_PENDING",
+        "status_update_time": now_iso(),
+        "quantity": str(body.get("quantity") or "1"),
+        "create_time": now_iso(),
+        "links": [
+            link(f"{base}/webapps/billing/subscriptions?ba_token={token}", "approve"),
+            link(f"{base}/v1/billing/subscriptions/{subscription_id}", "edit", "PATCH"),
+            link(f"{base}/v1/billing/subscriptions/{subscription_id}", "self"),
+        ],
+    }
+    if body.get("custom_id"):
+        answer["custom_id"] = body["custom_id"]
+    return answer, token
+
+
+def sale(base: str, subscription: Mapping[str, Any], price: Mapping[str, str]) -> dict[str, Any]:
+    """A v1 sale: what each subscription payment is (``PAYMENT.SALE.COMPLETED``)."""
+    sale_id = paypal_id()
+    answer: dict[str, Any] = {
+        "id": sale_id,
+        "state": "completed",
+        "amount": {
+            "total": price["value"],
+            "currency": price["currency_code"],
+            "details": {"subtotal": price["value"]},
+        },
+        "payment_mode": "INSTANT_TRANSFER",
+        "protection_eligibility": "ELIGIBLE",
+        "transaction_fee": {
+            "value": zero(price["currency_code"])["value"],
+            "currency": price["currency_code"],
+        },
+        "billing_agreement_id": subscription["id"],
+        "create_time": now_iso(),
+        "update_time": now_iso(),
+        "links": [
+            link(f"{base}/v1/payments/sale/{sale_id}", "self"),
+            link(f"{base}/v1/payments/sale/{sale_id}/refund", "refund", "POST"),
+        ],
+    }
+    if subscription.get("custom_id"):
+        answer["custom"] = subscription["custom_id"]
+    return answer
+
+
+def dispute(capture: Mapping[str, Any]) -> dict[str, Any]:
+    transaction: dict[str, Any] = {
+        "seller_transaction_id": capture["id"],
+        "create_time": capture.get("create_time", now_iso()),
+        "transaction_status": "COMPLETED",
+        "gross_amount": capture["amount"],
+    }
+    if capture.get("custom_id"):
+        transaction["custom"] = capture["custom_id"]
+    if capture.get("invoice_id"):
+        transaction["invoice_number"] = capture["invoice_id"]
+    return {
+        "dispute_id": "PP-D-" + str(10000 + secrets.randbelow(90000)),
+        "create_time": now_iso(),
+        "update_time": now_iso(),
+        "disputed_transactions": [transaction],
+        "reason": "MERCHANDISE_OR_SERVICE_NOT_RECEIVED",
+        "status": "OPEN",
+        "dispute_amount": capture["amount"],
+        "dispute_life_cycle_stage": "INQUIRY",
+        "dispute_channel": "INTERNAL",
+        "links": [],
+    }
+
+
+# the resource_type and resource_version PayPal sends with each family of events
+RESOURCE_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("CHECKOUT.", "checkout-order", "2.0"),
+    ("PAYMENT.CAPTURE.REFUNDED", "refund", "2.0"),
+    ("PAYMENT.CAPTURE.REVERSED", "refund", "2.0"),
+    ("PAYMENT.CAPTURE.", "capture", "2.0"),
+    ("PAYMENT.SALE.", "sale", "1.0"),
+    ("BILLING.SUBSCRIPTION.", "subscription", "2.0"),
+    ("CUSTOMER.DISPUTE.", "dispute", "1.0"),
+)
+
+
+def envelope(base: str, event_type: str, resource: Mapping[str, Any]) -> dict[str, Any]:
+    """A webhook event as PayPal delivers it."""
+    kind, version = next(
+        ((k, v) for prefix, k, v in RESOURCE_KINDS if event_type.startswith(prefix)),
+        ("unknown", "1.0"),
+    )
+    event_id = "WH-" + paypal_id(17) + "-" + paypal_id(17)
+    return {
+        "id": event_id,
+        "event_version": "1.0",
+        "create_time": now_iso(),
+        "resource_type": kind,
+        "resource_version": version,
+        "event_type": event_type,
+        "summary": event_type.replace(".", " ").capitalize(),
+        "resource": dict(resource),
+        "links": [
+            link(f"{base}/v1/notifications/webhooks-events/{event_id}", "self"),
+            link(f"{base}/v1/notifications/webhooks-events/{event_id}/resend", "resend", "POST"),
+        ],
+    }
+
+
+def transmission() -> tuple[str, str]:
+    """A delivery's transmission id and time."""
+    return str(uuid.uuid4()), now_iso()
