@@ -24,7 +24,7 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             f"{node}/api/projects/{project}/public-info",
             params={"productId": "book", "mode": "test"},
         ).json()
-        assert [p["provider"] for p in info["providers"]] == ["stripe", "manual"]
+        assert [p["provider"] for p in info["providers"]] == ["stripe", "paypal", "manual"]
         # what the button does after the buyer picks "Card"
         checkout = httpx.post(
             f"{node}/api/checkout/stripe/{project}",
@@ -42,6 +42,25 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             e["type"] == "payment.succeeded" and e["customerRef"] == "demo-buyer"
             for e in events["items"]
         )
+        # and what it does after the buyer picks PayPal and approves in the popup
+        wallet = httpx.post(
+            f"{node}/api/checkout/paypal/{project}", json={"productId": "book", "mode": "test"}
+        ).json()
+        assert wallet["type"] == "approval"
+        page = httpx.get(wallet["url"])
+        assert page.status_code == 200 and "Approve" in page.text
+        order = wallet["url"].rsplit("token=", 1)[1]
+        approved = httpx.post(
+            wallet["url"].split("?")[0],
+            data={"token": order, "action": "approve"},
+            follow_redirects=False,
+        )
+        back = httpx.get(approved.headers["location"], follow_redirects=False)
+        assert back.headers["location"].startswith(demo["shop page"] + "/thanks")
+        status = httpx.get(
+            f"{node}/status/{project}/{wallet['txId']}", params={"wait": 10, "version": 1}
+        ).json()
+        assert status["status"] == "succeeded"
     finally:
         assert process.stop() == 0
 
