@@ -18,10 +18,11 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from edge.sim.paypal import PayPalSimulator
 from support import paypal_events as pe
 from support.client import bearer
 from support.paypal_shop import PayPalShop, paypal_shop
+
+from edge.sim.paypal import PayPalSimulator
 
 MONTH = 30 * 86400
 

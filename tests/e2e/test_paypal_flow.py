@@ -12,9 +12,10 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from edge.sim.paypal import PayPalSimulator
 from support.client import ORIGIN, bearer
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop, press
+
+from edge.sim.paypal import PayPalSimulator
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def _refund(tx: _Tx, part: bool) -> tuple[str, dict[str, Any]]:
 
 
 def _dispute(tx: _Tx, outcome: str | None) -> tuple[str, dict[str, Any]]:
-    dispute = objects.dispute(tx.capture("COMPLETED"))
+    dispute = objects.dispute(BASE, tx.capture("COMPLETED"))
     if outcome is None:
         return "CUSTOMER.DISPUTE.CREATED", dispute
     dispute.update(status="RESOLVED", dispute_outcome={"outcome_code": outcome})

@@ -4,6 +4,7 @@ tests validate what the simulator answers against them."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import string
 import time
@@ -20,6 +21,14 @@ _ALNUM = string.ascii_uppercase + string.digits
 def paypal_id(length: int = 17) -> str:
     """An id in PayPal's style (``5O190127TN364715T``)."""
     return "".join(secrets.choice(_ALNUM) for _ in range(length))
+
+
+def account_id() -> str:
+    """A payer or merchant id: 13 of PayPal's account-id characters (no 0, 1, I or O)."""
+    return "".join(secrets.choice("23456789ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(13))
+
+
+MERCHANT_ID = "7KNGBPH2U58GQ"
 
 
 def now_iso(at: float | None = None) -> str:
@@ -44,7 +53,7 @@ def order(base: str, body: Mapping[str, Any], with_payment_source: bool) -> dict
     order_id = paypal_id()
     unit = dict(body["purchase_units"][0])
     unit.setdefault("reference_id", "default")
-    unit["payee"] = {"merchant_id": "SIMMERCHANT01", "email_address": "merchant@example.com"}
+    unit["payee"] = {"merchant_id": MERCHANT_ID, "email_address": "merchant@example.com"}
     answer: dict[str, Any] = {
         "id": order_id,
         "intent": body["intent"],
@@ -66,7 +75,7 @@ def order(base: str, body: Mapping[str, Any], with_payment_source: bool) -> dict
 
 def payer() -> dict[str, Any]:
     return {
-        "payer_id": paypal_id(13),
+        "payer_id": account_id(),
         "name": {"given_name": "Sim", "surname": "Buyer"},
         "email_address": "buyer@example.com",
     }
@@ -210,7 +219,7 @@ def sale(base: str, subscription: Mapping[str, Any], price: Mapping[str, str]) -
     return answer
 
 
-def dispute(capture: Mapping[str, Any]) -> dict[str, Any]:
+def dispute(base: str, capture: Mapping[str, Any]) -> dict[str, Any]:
     transaction: dict[str, Any] = {
         "seller_transaction_id": capture["id"],
         "create_time": capture.get("create_time", now_iso()),
@@ -219,10 +228,12 @@ def dispute(capture: Mapping[str, Any]) -> dict[str, Any]:
     }
     if capture.get("custom_id"):
         transaction["custom"] = capture["custom_id"]
-    if capture.get("invoice_id"):
+    # the disputes API documents invoice numbers without "_": a tx_ id is not shown there
+    if capture.get("invoice_id") and re.fullmatch(r"[A-Za-z0-9:\-|]+", capture["invoice_id"]):
         transaction["invoice_number"] = capture["invoice_id"]
+    dispute_id = "PP-D-" + str(10000 + secrets.randbelow(90000))
     return {
-        "dispute_id": "PP-D-" + str(10000 + secrets.randbelow(90000)),
+        "dispute_id": dispute_id,
         "create_time": now_iso(),
         "update_time": now_iso(),
         "disputed_transactions": [transaction],
@@ -231,7 +242,7 @@ def dispute(capture: Mapping[str, Any]) -> dict[str, Any]:
         "dispute_amount": capture["amount"],
         "dispute_life_cycle_stage": "INQUIRY",
         "dispute_channel": "INTERNAL",
-        "links": [],
+        "links": [link(f"{base}/v1/customer/disputes/{dispute_id}", "self")],
     }
 
 

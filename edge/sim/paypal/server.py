@@ -238,7 +238,7 @@ class PayPalSimulator:
     async def dispute(self, capture_id: str) -> str:
         """The buyer opens a dispute: ``CUSTOMER.DISPUTE.CREATED``; its id."""
         app, capture = self._find_capture(capture_id)
-        dispute = objects.dispute(capture)
+        dispute = objects.dispute(self.url, capture)
         app.disputes[dispute["dispute_id"]] = dispute
         await self._emit(app, ("CUSTOMER.DISPUTE.CREATED", dispute))
         return str(dispute["dispute_id"])
