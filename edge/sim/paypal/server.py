@@ -78,6 +78,13 @@ class PayPalError(Exception):
         return body, self.status
 
 
+class OAuthError(PayPalError):
+    """A refusal of ``/v1/oauth2/token`` or of a token, in OAuth's shape (not PayPal's)."""
+
+    def response(self) -> tuple[dict[str, Any], int]:
+        return {"error": self.name, "error_description": self.message}, self.status
+
+
 def _unprocessable(issue: str, message: str) -> PayPalError:
     return PayPalError(422, "UNPROCESSABLE_ENTITY", message, issue)
 
@@ -295,7 +302,7 @@ class PayPalSimulator:
         if app is None:
             app = self._apps[client_id] = _App(client_id, secret)
         elif not secrets.compare_digest(app.secret, secret):
-            raise PayPalError(401, "invalid_client", "Client Authentication failed")
+            raise OAuthError(401, "invalid_client", "Client Authentication failed")
         return app
 
     def _add_webhook(self, app: _App, url: str, event_types: list[str]) -> dict[str, Any]:
@@ -363,6 +370,7 @@ class PayPalSimulator:
     def _build_app(self) -> QuartTrio:
         app = QuartTrio(__name__)
         app.register_error_handler(PayPalError, _render_error)
+        app.register_error_handler(OAuthError, _render_error)
         app.before_request(self._gate)
         route = app.add_url_rule
         route("/v1/oauth2/token", view_func=self._token, methods=["POST"])
@@ -399,7 +407,7 @@ class PayPalSimulator:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         client_id = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
         if client_id is None:
-            raise PayPalError(401, "invalid_token", "Token signature verification failed")
+            raise OAuthError(401, "invalid_token", "Token signature verification failed")
         return self._apps[client_id]
 
     async def _json(self) -> dict[str, Any]:
@@ -436,9 +444,9 @@ class PayPalSimulator:
             client_id = secret = ""
         form = await request.form
         if scheme.lower() != "basic" or not client_id or not secret:
-            raise PayPalError(401, "invalid_client", "Client Authentication failed")
+            raise OAuthError(401, "invalid_client", "Client Authentication failed")
         if form.get("grant_type") != "client_credentials":
-            raise PayPalError(400, "unsupported_grant_type", "Grant Type is NULL")
+            raise OAuthError(400, "unsupported_grant_type", "Grant Type is NULL")
         app = self._app_for(client_id, secret)
         token = "A21AA" + secrets.token_urlsafe(48)
         self._tokens[token] = app.client_id
