@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 import trio
 from browser.harness import ARTIFACTS, in_browser
-from edge.sim.paypal import PayPalSimulator
+from playwright.sync_api import expect
 from support.paypal_shop import paypal_shop
+
+from edge.sim.paypal import PayPalSimulator
 
 
 @pytest.fixture
@@ -62,6 +64,10 @@ async def test_approval_in_a_popup_returns_through_the_node(admin, http, paypal,
         popup = opened.value
         popup.wait_for_url(f"{paypal.url}/checkoutnow?token=*")
         ARTIFACTS.mkdir(exist_ok=True)
+        expect(page.locator("cm-button")).to_contain_text(
+            "Complete the payment in the PayPal window"
+        )
+        page.screenshot(path=ARTIFACTS / "paypal-window-waiting.png")
         popup.screenshot(path=ARTIFACTS / "paypal-approval-popup.png")
         popup.get_by_role("button", name="Approve").click()
         popup.wait_for_url(f"{shop_site.url}/thanks**")
