@@ -4,6 +4,8 @@ approval address, the capture the node owes on the buyer's return or the approva
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -266,3 +268,47 @@ async def test_the_return_address_of_another_transaction_or_provider_is_not_foun
     ]:
         missing = await http.get(path, follow_redirects=False)
         assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found"), path
+
+
+async def _edge(*args: str) -> trio.CompletedProcess[bytes]:
+    return await trio.run_process(
+        [sys.executable, "-m", "edge", *args], capture_stdout=True, capture_stderr=True, check=False
+    )
+
+
+async def test_edge_trigger_paypal_sends_a_simulator_signed_event_through_the_pipeline(
+    admin, http, node, paypal
+):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    data = str(node.ctx.settings.data_dir)
+    sent = await _edge(
+        "trigger", "paypal", "payment.succeeded", "--tx", answer["txId"], "--data", data, "--json"
+    )
+    assert sent.returncode == 0, sent.stderr
+    result = json.loads(sent.stdout)
+    assert (result["status"], result["providerType"]) == (200, "PAYMENT.CAPTURE.COMPLETED")
+    assert (await status(http, shop, answer["txId"]))["status"] == "succeeded"
+    refunded = await _edge(
+        "trigger", "paypal", "payment.partially_refunded", "--tx", answer["txId"], "--data", data
+    )
+    assert refunded.returncode == 0, refunded.stderr
+    assert (await status(http, shop, answer["txId"]))["status"] == "partially_refunded"
+
+
+async def test_edge_provider_set_takes_cert_hosts_as_a_list(admin, node, paypal):
+    shop = await paypal_shop(admin, paypal)
+    data = str(node.ctx.settings.data_dir)
+    hosts = "certHosts=api.sandbox.paypal.com, api-m.sandbox.paypal.com"
+    done = await _edge(
+        "provider", "set", shop.project_id, "paypal", "--mode", "test",
+        "--set", hosts, "--data", data, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stored = json.loads(done.stdout)["test"]["certHosts"]
+    assert stored == ["api.sandbox.paypal.com", "api-m.sandbox.paypal.com"]
+    refused = await _edge(
+        "provider", "set", shop.project_id, "paypal", "--mode", "test",
+        "--set", "certHosts=169.254.169.254", "--data", data,
+    )  # fmt: skip
+    assert refused.returncode == 1 and b"url_not_allowed" in refused.stderr + refused.stdout
