@@ -12,6 +12,7 @@ from support.client import Admin
 from support.nodes import node_settings
 
 from edge.node import RunningNode, run_node
+from edge.sim.paypal import PayPalSimulator
 from edge.sim.stripe import StripeSimulator
 
 
@@ -42,6 +43,16 @@ async def http(node: RunningNode) -> AsyncIterator[httpx.AsyncClient]:
 async def sim() -> AsyncIterator[StripeSimulator]:
     """A Stripe simulator on port 0."""
     simulator = StripeSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+@pytest.fixture
+async def paypal() -> AsyncIterator[PayPalSimulator]:
+    """A PayPal simulator on port 0."""
+    simulator = PayPalSimulator()
     async with trio.open_nursery() as nursery:
         await nursery.start(simulator.run)
         yield simulator

@@ -6,25 +6,13 @@ success_url; the node's status reaches succeeded with exactly one capture."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-import trio
 from browser.harness import ARTIFACTS, in_browser
 from playwright.sync_api import expect
 from support.paypal_shop import paypal_shop
 
 from edge.sim.paypal import PayPalSimulator
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 async def _shop(admin: Any, paypal: PayPalSimulator, shop_site: Any) -> str:

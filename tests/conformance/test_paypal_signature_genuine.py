@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+from support.asgi import serve_asgi
 
 from edge.domain.egress import allow_list
 from edge.providers.base import SignatureInvalid
@@ -30,16 +29,9 @@ class CertServer:
         self.pem = pem
         self.requests: list[str] = []
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
         self.requests.append(scope["path"])
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": self.pem})
+        return 200, self.pem
 
 
 @pytest.fixture
@@ -54,12 +46,8 @@ def vector(provider_data: Path) -> dict[str, Any]:
 async def served(vector):  # type: ignore[no-untyped-def]
     certs._keys.clear()  # each test fetches afresh
     app = CertServer(vector["pem"])
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.errorlog = None
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve, app, config)
-        yield app, binds[0]
+        yield app, await nursery.start(serve_asgi, app)
         nursery.cancel_scope.cancel()
 
 

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import jsonschema
-import pytest
-import trio
 
 from edge.sim.paypal import PayPalSimulator
 
@@ -38,15 +35,6 @@ def _validator(provider_data: Path, spec: str, schema: str) -> jsonschema.Draft4
 def errors(provider_data: Path, spec: str, schema: str, body: Any) -> list[str]:
     validator = _validator(provider_data, spec, schema)
     return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(body)]
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 class Api:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from support.client import bearer
+from support.orders import delivery_orders
 from support.stripe_events import signed, stripe_object
 from support.stripe_shop import StripeShop, stripe_shop
 
@@ -206,19 +207,6 @@ class Story:
         return list(tx.json()["events"])
 
 
-def _orders(count: int, rng: random.Random, samples: int) -> list[list[int]]:
-    """Every permutation of ``count`` deliveries when there are few, else a sample; each with
-    some deliveries repeated (a provider's retry) at random places."""
-    if count <= 4:
-        orders = [list(p) for p in itertools.permutations(range(count))]
-    else:
-        orders = [rng.sample(range(count), count) for _ in range(samples)]
-    for order in orders:
-        for _ in range(rng.randrange(3)):
-            order.insert(rng.randrange(len(order) + 1), rng.randrange(count))
-    return orders
-
-
 @pytest.mark.parametrize("name", STORIES)
 async def test_every_order_ends_where_in_order_delivery_ends(admin, http, sim, name):
     product, build, end = STORIES[name]
@@ -232,7 +220,7 @@ async def test_every_order_ends_where_in_order_delivery_ends(admin, http, sim, n
         sub = await story.status((await story.status(ids.tx))["subscriptionId"])
         assert (sub["status"], sub["version"]) == SUBSCRIPTION_END
     rng = random.Random(name)
-    for order in _orders(len(in_order), rng, samples=12):
+    for order in delivery_orders(len(in_order), rng, samples=12):
         ids = await story.open(product)
         bodies = build(ids)
         seen = await story.deliver(ids, [bodies[i] for i in order])

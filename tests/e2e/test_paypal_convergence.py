@@ -20,9 +20,8 @@ import pytest
 import trio
 from support import paypal_events as pe
 from support.client import bearer
+from support.orders import delivery_orders
 from support.paypal_shop import PayPalShop, paypal_shop
-
-from edge.sim.paypal import PayPalSimulator
 
 MONTH = 30 * 86400
 
@@ -33,15 +32,6 @@ class Ids:
     order: str
     capture: str
     sub: str
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 @pytest.fixture
@@ -177,19 +167,6 @@ class Story:
         return list(tx.json()["events"])
 
 
-def _orders(count: int, rng: random.Random, samples: int) -> list[list[int]]:
-    """Every permutation of up to four deliveries, else a sample; each with some deliveries
-    repeated (PayPal's retries) at random places."""
-    if count <= 4:
-        orders = [list(p) for p in itertools.permutations(range(count))]
-    else:
-        orders = [rng.sample(range(count), count) for _ in range(samples)]
-    for order in orders:
-        for _ in range(rng.randrange(3)):
-            order.insert(rng.randrange(len(order) + 1), rng.randrange(count))
-    return orders
-
-
 @pytest.mark.parametrize("name", STORIES)
 async def test_every_order_ends_where_in_order_delivery_ends(admin, http, paypal, certs, name):
     product, build, end, sub_end = STORIES[name]
@@ -204,7 +181,7 @@ async def test_every_order_ends_where_in_order_delivery_ends(admin, http, paypal
         sub = await story.status((await story.status(ids.tx))["subscriptionId"])
         assert (sub["status"], sub["version"]) == sub_end
     rng = random.Random(name)
-    for order in _orders(len(in_order), rng, samples=10):
+    for order in delivery_orders(len(in_order), rng, samples=10):
         ids = await story.open(product)
         bodies = build(ids)
         seen = await story.deliver(ids, [bodies[i] for i in order])

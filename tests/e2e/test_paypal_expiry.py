@@ -4,26 +4,12 @@ pending PayPal checkouts (CONTRACT 4.3): the checkout's answer owes a durable ex
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-import trio
-from edge.sim.paypal import PayPalSimulator
 from support.client import bearer
 from support.paypal_shop import paypal_shop
 
 from edge.actors import messages as m
 from edge.domain.timefmt import parse_iso_ms
 from edge.store import outbox
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 async def test_a_checkout_never_approved_is_expired_by_the_node(admin, http, node, paypal):

@@ -21,15 +21,6 @@ from edge.sim.paypal import PayPalSimulator
 
 
 @pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
-
-
-@pytest.fixture
 async def buyer() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=30.0) as client:
         yield client

@@ -5,28 +5,16 @@ is the one whose webhook id the delivery was signed for; a refused client id say
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import trio
 
 from edge.domain.events import EventType
 from edge.errors import ProviderError
 from edge.providers.base import CheckoutRequest, FollowUp, FollowUpRequest
 from edge.providers.paypal import PAYPAL
-from edge.sim.paypal import PayPalSimulator
 
 TX = "tx_01JD0000000000000000000002"
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 def _tx() -> dict[str, object]:

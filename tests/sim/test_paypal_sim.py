@@ -11,8 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+from support.asgi import serve_asgi
 
 from edge.actors.project.intake import against_transaction
 from edge.providers.paypal import PAYPAL
@@ -30,43 +29,16 @@ class Receiver:
         self.got: list[tuple[dict[str, str], bytes]] = []
         self.status = 200
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        self.got.append((headers, body))
-        await send({"type": "http.response.start", "status": self.status, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        self.got.append(({k.decode().lower(): v.decode() for k, v in scope["headers"]}, body))
+        return self.status, b"{}"
 
 
 @pytest.fixture
 async def receiver() -> AsyncIterator[tuple[Receiver, str]]:
     app = Receiver()
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.errorlog = None
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve, app, config)
-        yield app, binds[0]
+        yield app, await nursery.start(serve_asgi, app)
         nursery.cancel_scope.cancel()
 
 

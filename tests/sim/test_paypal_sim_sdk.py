@@ -4,12 +4,10 @@ parses the simulator's answers into its own models (PROVIDERS.md: the SDK run)."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
 import httpx
-import pytest
 import trio
 from paypalserversdk.configuration import Environment, Server
 from paypalserversdk.http.auth.o_auth_2 import ClientCredentialsAuthCredentials
@@ -24,18 +22,7 @@ from paypalserversdk.models.paypal_wallet_experience_context import (
 from paypalserversdk.models.purchase_unit_request import PurchaseUnitRequest
 from paypalserversdk.paypal_serversdk_client import PaypalServersdkClient
 
-from edge.sim.paypal import PayPalSimulator
-
 TX = "tx_01JD0000000000000000000001"
-
-
-@pytest.fixture
-async def paypal() -> AsyncIterator[PayPalSimulator]:
-    simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 def _client(base: str) -> PaypalServersdkClient:

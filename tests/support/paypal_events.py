@@ -12,34 +12,18 @@ from functools import cache
 from typing import Any
 
 import trio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-from hypercorn.config import Config
-from hypercorn.trio import serve
 
 from edge.providers.paypal.signature import sign
+from edge.sim.paypal.certificate import signing_certificate
+from support.asgi import serve_asgi
 
 T0 = 1_790_000_000  # seconds: every story starts here
 
 
 @cache
 def _key_and_cert() -> tuple[rsa.RSAPrivateKey, bytes]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "paypal-events.test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=30))
-        .sign(key, hashes.SHA256())
-    )
-    return key, cert.public_bytes(serialization.Encoding.PEM)
+    return signing_certificate("paypal-events.test")
 
 
 class CertServer:
@@ -48,24 +32,13 @@ class CertServer:
     def __init__(self) -> None:
         self.url = ""
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": _key_and_cert()[1]})
-
     async def run(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.errorlog = None
-        config.accesslog = None
+        async def certificate(scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+            return 200, _key_and_cert()[1]
+
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(serve, self, config)
-            self.url = f"{binds[0]}/v1/notifications/certs/CERT-tests"
+            base = await nursery.start(serve_asgi, certificate)
+            self.url = f"{base}/v1/notifications/certs/CERT-tests"
             task_status.started(self.url)
 
     def headers(self, body: bytes, webhook_id: str) -> dict[str, str]:

@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 import httpx
-from edge.sim.paypal import PayPalSimulator
 
+from edge.sim.paypal import PayPalSimulator
 from support.client import Admin, manual_shop
 
 CLIENT_ID = "sim-client-shop"

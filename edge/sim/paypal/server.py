@@ -35,24 +35,19 @@ import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 import trio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from edge.providers.paypal.money import CURRENCIES, from_paypal, to_paypal
 from edge.providers.paypal.signature import sign
+from edge.sim.loopback import LoopbackServer
 from edge.sim.paypal import objects, pages
+from edge.sim.paypal.certificate import signing_certificate
 
 DELIVERY_RETRIES = 3
 TOKEN_TTL_S = 32400
@@ -134,13 +129,12 @@ class _App:
     invoices: set[str] = field(default_factory=set)
 
 
-class PayPalSimulator:
+class PayPalSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``; ``stop()`` ends it. Tests may
     set ``fail_next_requests`` (the next N API calls answer 503), ``hold_captures`` (captures
     answer 503 while it is set), ``token_ttl_s`` and ``deliveries_paused``."""
 
     def __init__(self) -> None:
-        self.url = ""
         self.fail_next_requests = 0
         self.hold_captures = False
         self.token_ttl_s = TOKEN_TTL_S
@@ -150,35 +144,9 @@ class PayPalSimulator:
         self.delivered: list[tuple[dict[str, Any], str, int]] = []
         self._apps: dict[str, _App] = {}
         self._tokens: dict[str, str] = {}  # access token -> client id
-        self._key, self._pem = _signing_certificate()
+        self._key, self._pem = signing_certificate("messageverificationcerts.sandbox.paypal.com")
         self._cert_id = "CERT-sim-" + secrets.token_hex(8)
-        self._stop = trio.Event()
-        self._app = self._build_app()
-
-    # --- lifecycle ----------------------------------------------------------------------
-
-    async def run(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve until ``stop()``; reports the base URL (``http://127.0.0.1:PORT``)."""
-        self._stop = trio.Event()
-        config = Config()
-        config.bind = [f"{host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = 1.0
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(
-                partial(serve, self._app, config, shutdown_trigger=self._stop.wait)
-            )
-            self.url = binds[0]
-            task_status.started(self.url)
-
-    def stop(self) -> None:
-        self._stop.set()
+        super().__init__(self._build_app())
 
     @property
     def cert_url(self) -> str:
@@ -825,27 +793,3 @@ def _with_query(url: str, **params: str) -> str:
 
 def _see_other(url: str) -> Response:
     return Response(b"", status=303, headers={"Location": url})
-
-
-def _signing_certificate() -> tuple[rsa.RSAPrivateKey, bytes]:
-    """A key and a self-signed certificate named like PayPal's (which chains to DigiCert: a
-    verifier that checked the chain would refuse this one, as it should)."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COMMON_NAME, "messageverificationcerts.sandbox.paypal.com"),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "edge PayPal simulator"),
-        ]
-    )
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=365))
-        .sign(key, hashes.SHA256())
-    )
-    return key, cert.public_bytes(serialization.Encoding.PEM)

@@ -3,15 +3,13 @@ and the button snippet; everything dynamic happens in the buyer's browser agains
 
 from __future__ import annotations
 
-from functools import partial
 from html import escape
 from pathlib import Path
 
-import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from quart import Response
 from quart_trio import QuartTrio
+
+from edge.sim.loopback import LoopbackServer
 
 STATIC = Path(__file__).resolve().parent
 CSP = (
@@ -21,35 +19,12 @@ CSP = (
 )
 
 
-class DemoShop:
+class DemoShop(LoopbackServer):
     def __init__(self, node_url: str, project_id: str, script_tag: str) -> None:
         self.node_url = node_url
         self.project_id = project_id
         self.script_tag = script_tag
-        self.url = ""
-        self._stop = trio.Event()
-        self._app = self._build_app()
-
-    async def run(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        config = Config()
-        config.bind = [f"{host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = 1.0
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(
-                partial(serve, self._app, config, shutdown_trigger=self._stop.wait)
-            )
-            self.url = binds[0]
-            task_status.started(self.url)
-
-    def stop(self) -> None:
-        self._stop.set()
+        super().__init__(self._build_app())
 
     def _page(self, name: str) -> Response:
         html = (STATIC / name).read_text()

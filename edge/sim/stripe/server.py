@@ -29,19 +29,17 @@ import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from quart import Response, redirect, request
 from quart_trio import QuartTrio
 
 from edge.providers.stripe import form as stripe_form
 from edge.providers.stripe.signature import sign_header
+from edge.sim.loopback import LoopbackServer
 from edge.sim.stripe import objects, pages
 from edge.sim.stripe.events import build_event
 
@@ -104,45 +102,18 @@ class _Account:
     portal_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-class StripeSimulator:
+class StripeSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``. It stops when ``stop()`` is
     called or its nursery is cancelled. Tests may set ``fail_next_requests`` to make the next N
     ``/v1`` calls answer ``500 api_error``, and ``delay_s`` to make every ``/v1`` call take that
     long (a slow provider)."""
 
     def __init__(self) -> None:
-        self.url = ""
         self.fail_next_requests = 0
         self.delay_s = 0.0
         self.delivered: list[tuple[dict[str, Any], int]] = []
         self._accounts: dict[str, _Account] = {}
-        self._stop = trio.Event()
-        self._app = self._build_app()
-
-    # --- lifecycle ----------------------------------------------------------------------
-
-    async def run(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve until ``stop()``; reports the base URL (``http://127.0.0.1:PORT``)."""
-        self._stop = trio.Event()
-        config = Config()
-        config.bind = [f"{host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = 1.0
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(
-                partial(serve, self._app, config, shutdown_trigger=self._stop.wait)
-            )
-            self.url = binds[0]
-            task_status.started(self.url)
-
-    def stop(self) -> None:
-        self._stop.set()
+        super().__init__(self._build_app())
 
     # --- Python API for tests and the demo ----------------------------------------------
 
