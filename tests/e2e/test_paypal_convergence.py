@@ -89,6 +89,21 @@ def pending_then_declined(ids: Ids) -> list[bytes]:
     ]
 
 
+def pending_then_denied_after_a_retry(ids: Ids) -> list[bytes]:
+    return [
+        _e(ids, 1, "PAYMENT.CAPTURE.PENDING", 0, _capture(ids, "PENDING")),
+        _e(ids, 2, "PAYMENT.CAPTURE.DENIED", 60, _capture(ids, "DECLINED")),
+    ]
+
+
+def reversed_after_capture(ids: Ids) -> list[bytes]:
+    reversal = pe.refund(f"R{ids.capture}", ids.capture, ids.tx, "10.00", "10.00")
+    return [
+        _e(ids, 1, "PAYMENT.CAPTURE.COMPLETED", 0, _capture(ids, "COMPLETED")),
+        _e(ids, 2, "PAYMENT.CAPTURE.REVERSED", 86400, reversal),
+    ]
+
+
 def approval_reversed(ids: Ids) -> list[bytes]:
     return [
         _e(ids, 1, "CHECKOUT.ORDER.APPROVED", 0, _order(ids, "APPROVED")),
@@ -110,12 +125,33 @@ def subscription(ids: Ids) -> list[bytes]:
     ]
 
 
+def subscription_suspended_and_expired(ids: Ids) -> list[bytes]:
+    def sub(status: str, next_s: int) -> dict[str, Any]:
+        return pe.subscription(ids.sub, ids.tx, status, next_s)
+
+    return [
+        _e(ids, 1, "PAYMENT.SALE.COMPLETED", 0, pe.sale(f"S1{ids.order}", ids.sub)),
+        _e(ids, 2, "BILLING.SUBSCRIPTION.SUSPENDED", 10, sub("SUSPENDED", MONTH)),
+        _e(ids, 3, "BILLING.SUBSCRIPTION.UPDATED", 20, sub("ACTIVE", MONTH)),
+        _e(ids, 4, "BILLING.SUBSCRIPTION.EXPIRED", 12 * MONTH, sub("EXPIRED", 12 * MONTH)),
+    ]
+
+
 STORIES = {
     "refunded in parts": ("ten", refunded_in_parts, ("refunded", 4), None),
     "dispute won": ("ten", disputed("RESOLVED_SELLER_FAVOUR"), ("succeeded", 4), None),
     "dispute lost": ("ten", disputed("RESOLVED_BUYER_FAVOUR"), ("refunded", 4), None),
     "pending then declined": ("ten", pending_then_declined, ("failed", 3), None),
     "approval reversed": ("ten", approval_reversed, ("failed", 2), None),
+    "pending then denied": ("ten", pending_then_denied_after_a_retry, ("failed", 3), None),
+    "reversed after capture": ("ten", reversed_after_capture, ("refunded", 3), None),
+    # active -> paused -> active -> canceled
+    "subscription suspended and expired": (
+        "pro-monthly",
+        subscription_suspended_and_expired,
+        ("succeeded", 2),
+        ("canceled", 4),
+    ),
     # active -> past_due -> active -> canceled
     "subscription": ("pro-monthly", subscription, ("succeeded", 2), ("canceled", 4)),
 }
