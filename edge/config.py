@@ -52,6 +52,9 @@ class Settings:
     # hosts the node may call although they are not public https addresses (CONTRACT 4.6):
     # "host" or "host:port", lower case; the demo's and the tests' loopback simulators
     provider_hosts_allow: frozenset[str] = frozenset()
+    # notification endpoints allowed although not public https (CONTRACT 4.8: a backend on the
+    # node's own private network); http://localhost is always allowed
+    notify_allow: frozenset[str] = frozenset()
     max_connections: int = 1000
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
@@ -82,6 +85,8 @@ class Settings:
             values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
         if env.get("EDGE_PROVIDER_HOSTS_ALLOW"):
             values["provider_hosts_allow"] = allow_list(env["EDGE_PROVIDER_HOSTS_ALLOW"].split(","))
+        if env.get("EDGE_NOTIFY_ALLOW"):
+            values["notify_allow"] = allow_list(env["EDGE_NOTIFY_ALLOW"].split(","))
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -150,6 +155,8 @@ def _from_toml(path: Path) -> dict[str, object]:
             values[name] = raw[name]
     if "provider_hosts_allow" in raw:
         values["provider_hosts_allow"] = allow_list(raw["provider_hosts_allow"])
+    if "notify_allow" in raw:
+        values["notify_allow"] = allow_list(raw["notify_allow"])
     if "trusted_proxies" in raw:
         values["trusted_proxies"] = tuple(raw["trusted_proxies"])
     if "rate_limits" in raw:

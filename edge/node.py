@@ -14,9 +14,10 @@ import logging
 import math
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,12 @@ from edge.actors import messages as m
 from edge.actors.context import NodeContext, wall_ms
 from edge.actors.followups import FollowUpWorker
 from edge.actors.keyindex import KeyIndex
+from edge.actors.notifier import Notifier
 from edge.actors.project import ProjectActor
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
+from edge.domain import notifications
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.providers.base import FollowUpResult
@@ -80,6 +83,10 @@ async def open_node(
         async with (
             open_writer(store) as writer,
             provider_client(settings.provider_hosts_allow) as http,
+            # CONTRACT 4.8: http://localhost is always an endpoint the node may notify
+            provider_client(
+                settings.notify_allow | {"localhost"}, timeout_s=notifications.TIMEOUT_S
+            ) as notify_http,
         ):
             if canary:
                 await writer.write(canary)
@@ -93,6 +100,13 @@ async def open_node(
             ) as registry:
                 follow_ups = FollowUpWorker(
                     store, writer, _Projects(registry), http, PROVIDERS, wall_ms
+                )
+                notifier = Notifier(
+                    store,
+                    writer,
+                    partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
+                    notify_http,
+                    wall_ms,
                 )
                 config = _hypercorn_config(settings)
                 with _listening(config) as (sockets, url):
@@ -108,7 +122,7 @@ async def open_node(
                         manage_rates=ProjectRates(settings, tier=""),
                         bound_url=url,
                         public_url=settings.public_url or url,
-                        follow_ups_owed=follow_ups.notify,
+                        follow_ups_owed=_both(follow_ups.notify, notifier.notify),
                     )
 
                     async def shutdown_trigger() -> None:
@@ -117,6 +131,7 @@ async def open_node(
 
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
+                        await owed.start(notifier.run)
                         async with trio.open_nursery() as serving:
                             if handle_signals:
                                 serving.start_soon(_stop_on_signal, stop)
@@ -159,6 +174,14 @@ async def run_node(
     async with open_node(settings, handle_signals=handle_signals) as running:
         task_status.started(running)
         await running.stop.wait()
+
+
+def _both(*wake: Callable[[], None]) -> Callable[[], None]:
+    def woken() -> None:
+        for one in wake:
+            one()
+
+    return woken
 
 
 class _Projects:

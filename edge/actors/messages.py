@@ -200,3 +200,54 @@ class TriggerMaterial:
 
     provider: str
     tx_id: str
+
+
+@dataclass(frozen=True)
+class CreateEndpoint:
+    url: str
+    mode: str
+    types: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True)
+class ListEndpoints:
+    pass
+
+
+@dataclass(frozen=True)
+class PatchEndpoint:
+    endpoint_id: str
+    changes: dict[str, Any]  # url, types, enabled, description, rotateSecret
+
+
+@dataclass(frozen=True)
+class DeleteEndpoint:
+    endpoint_id: str
+
+
+@dataclass(frozen=True)
+class ReplayEvents:
+    """Owe an endpoint the events since ``since`` (exclusive), or the ``event_ids``, again."""
+
+    endpoint_id: str
+    since: str | None
+    event_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NotificationTarget:
+    """What the notifier needs for one attempt: the endpoint (address, secrets in use) and the
+    event's body; None when the endpoint is gone or disabled, or the event was pruned."""
+
+    endpoint_id: str
+    event_id: str
+
+
+@dataclass(frozen=True)
+class EndpointOutcome:
+    """How an attempt went, for the endpoint's health: failing since when, disabled why."""
+
+    endpoint_id: str
+    ok: bool
+    status: int | None

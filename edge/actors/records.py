@@ -82,6 +82,7 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         "txId": event.get("txId"),
         "subscriptionId": event.get("subscriptionId"),
         "status": event.get("status"),
+        "version": event.get("version"),
         "amount": to_wire(amount, currency) if amount is not None and currency else None,
         "currency": currency,
         "isTest": event["isTest"],

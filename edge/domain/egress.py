@@ -117,3 +117,18 @@ def address_problem(url: object, allowed: frozenset[str] = frozenset()) -> str |
     netloc_host = parts.netloc.rsplit(":", 1)[0] if not parts.netloc.endswith("]") else parts.netloc
     problem = host_problem(netloc_host)
     return f"host {problem}" if problem else None
+
+
+def endpoint_problem(url: object, allowed: frozenset[str] = frozenset()) -> str | None:
+    """Why the node may not notify ``url`` (CONTRACT 4.8); None when it may. Like a provider's
+    address (``address_problem``), with a path allowed, and ``http://localhost`` too."""
+    if isinstance(url, str) and len(url) <= 1000 and url.isascii():
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return "must be an https address"
+        if parts.scheme == "http" and (parts.hostname or "") == "localhost":
+            return address_problem(
+                url.replace("http://", "https://", 1), frozenset({"localhost"}) | allowed
+            )
+    return address_problem(url, allowed)

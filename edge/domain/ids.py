@@ -29,6 +29,7 @@ _TX_RE = re.compile("tx_" + _ULID)
 _SUB_RE = re.compile("sub_" + _ULID)
 _EVT_RE = re.compile("evt_" + _ULID)
 _KEY_RE = re.compile("key_" + _ULID)
+_ENDPOINT_RE = re.compile("we_" + _ULID)
 _PROJECT_RE = re.compile(r"prj_[0-9a-hjkmnp-tv-z]{16}")
 _PRODUCT_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _API_KEY_RE = re.compile(r"cmk_(live|test)_[0-9A-Za-z]{32}")
@@ -120,6 +121,10 @@ def new_key_id() -> str:
     return "key_" + new_ulid()
 
 
+def new_endpoint_id() -> str:
+    return "we_" + new_ulid()
+
+
 def new_project_id(randbits: Callable[[int], int] = secrets.randbits) -> str:
     """``prj_`` + 16 lower-case Crockford chars carrying 80 random bits."""
     return "prj_" + _encode(randbits(80), 16).lower()
@@ -148,6 +153,10 @@ def is_evt_id(s: object) -> bool:
 
 def is_key_id(s: object) -> bool:
     return _matches(_KEY_RE, s)
+
+
+def is_endpoint_id(s: object) -> bool:
+    return _matches(_ENDPOINT_RE, s)
 
 
 def is_product_id(s: object) -> bool:

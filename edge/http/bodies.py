@@ -8,6 +8,7 @@ from typing import Any
 
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
+from edge.domain.events import EventType
 from edge.domain.metadata import validate_metadata
 from edge.domain.money import exponent, to_minor
 from edge.domain.status import Kind
@@ -194,3 +195,62 @@ def new_key(body: dict[str, Any]) -> dict[str, str]:
 def mark_paid(body: dict[str, Any]) -> str | None:
     _only(body, {"note"})
     return _string(body, "note", max_len=500, required=False)
+
+
+def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
+    value = body.get("types", [])
+    known = {str(t) for t in EventType}
+    if not isinstance(value, list) or len(value) > len(known):
+        raise InvalidInput("types must be a list of event types", "types")
+    for item in value:
+        if item not in known:
+            raise InvalidInput(f"unknown event type {item!r}", "types")
+    return tuple(dict.fromkeys(value))
+
+
+def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
+    """A notification endpoint (CONTRACT 4.8): a new one, or the changes to one."""
+    if partial:
+        _only(body, {"url", "description", "types", "enabled", "rotateSecret"})
+    else:
+        _only(body, {"url", "description", "types", "mode"})
+    clean: dict[str, Any] = {}
+    if "url" in body or not partial:
+        clean["url"] = _absolute_url(body, "url")
+    if "description" in body:
+        clean["description"] = body["description"] if body["description"] is not None else ""
+        if not isinstance(clean["description"], str) or len(clean["description"]) > 200:
+            raise InvalidInput(
+                "description must be a string of at most 200 characters", "description"
+            )
+    elif not partial:
+        clean["description"] = ""
+    if "types" in body or not partial:
+        clean["types"] = _event_types(body)
+    if not partial:
+        clean["mode"] = mode(body.get("mode", "live"))
+    for name in ("enabled", "rotateSecret"):
+        if name in body:
+            if not isinstance(body[name], bool):
+                raise InvalidInput(f"{name} must be true or false", name)
+            clean[name] = body[name]
+    return clean
+
+
+def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    """``since`` (an evt_ id) or ``eventIds`` (at most 1,000), not both."""
+    _only(body, {"since", "eventIds"})
+    since, event_ids = body.get("since"), body.get("eventIds")
+    if since is not None and not ids.is_evt_id(since):
+        raise InvalidInput("since must be an evt_ id", "since")
+    if event_ids is not None:
+        if since is not None:
+            raise InvalidInput("give since or eventIds, not both", "eventIds")
+        if (
+            not isinstance(event_ids, list)
+            or not 1 <= len(event_ids) <= 1000
+            or not all(ids.is_evt_id(e) for e in event_ids)
+        ):
+            raise InvalidInput("eventIds must be a list of 1 to 1,000 evt_ ids", "eventIds")
+        return None, tuple(dict.fromkeys(event_ids))
+    return since, ()

@@ -3,18 +3,23 @@ and keys. Generic over providers: each provider only declares its credential fie
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from quart import Blueprint, Response
 
 from edge.actors import messages as m
 from edge.actors import queries
+from edge.actors.records import iso_or_none
 from edge.domain import ids
 from edge.errors import InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
+from edge.providers.egress import resolves_private
 from edge.providers.registry import send_simulated
+from edge.store import notifyq
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
@@ -102,6 +107,85 @@ async def deliveries(project_id: str) -> Response:
     if not queries.project_exists(node().store, _project(project_id)):
         raise project_not_found()
     return json_response(queries.rejected_deliveries(node().store, project_id), headers=NO_STORE)
+
+
+async def _resolvable(url: str | None) -> None:
+    """A name that resolves to a private address is refused when saved (CONTRACT 4.8), not
+    only when the node connects."""
+    allowed = node().settings.notify_allow | {"localhost"}
+    if url is not None and await resolves_private(url, allowed):
+        raise InvalidRequest(
+            "url_not_allowed",
+            "This address resolves to a private address; the node does not call it.",
+            field="url",
+        )
+
+
+@blueprint.post("/projects/<project_id>/endpoints")
+async def create_endpoint(project_id: str) -> Response:
+    fields = bodies.endpoint(await read_json_object())
+    await _resolvable(fields["url"])
+    message = m.CreateEndpoint(
+        url=fields["url"],
+        mode=fields["mode"],
+        types=fields["types"],
+        description=fields["description"],
+    )
+    return json_response(await ask(_project(project_id), message), 201, NO_STORE)
+
+
+@blueprint.get("/projects/<project_id>/endpoints")
+async def list_endpoints(project_id: str) -> Response:
+    return json_response(await ask(_project(project_id), m.ListEndpoints()), headers=NO_STORE)
+
+
+@blueprint.patch("/projects/<project_id>/endpoints/<endpoint_id>")
+async def patch_endpoint(project_id: str, endpoint_id: str) -> Response:
+    changes = bodies.endpoint(await read_json_object(), partial=True)
+    await _resolvable(changes.get("url"))
+    message = m.PatchEndpoint(_endpoint(endpoint_id), changes)
+    return json_response(await ask(_project(project_id), message), headers=NO_STORE)
+
+
+@blueprint.delete("/projects/<project_id>/endpoints/<endpoint_id>")
+async def delete_endpoint(project_id: str, endpoint_id: str) -> Response:
+    message = m.DeleteEndpoint(_endpoint(endpoint_id))
+    return json_response(await ask(_project(project_id), message), headers=NO_STORE)
+
+
+@blueprint.get("/projects/<project_id>/endpoints/<endpoint_id>/attempts")
+async def endpoint_attempts(project_id: str, endpoint_id: str) -> Response:
+    listed = await ask(_project(project_id), m.ListEndpoints())
+    if _endpoint(endpoint_id) not in {e["endpointId"] for e in listed["items"]}:
+        raise NotFound("not_found", "No endpoint with this id in this project.")
+    attempts = notifyq.log(node().store, endpoint_id)
+    return json_response({"items": [attempt_view(a) for a in attempts]}, headers=NO_STORE)
+
+
+@blueprint.post("/projects/<project_id>/endpoints/<endpoint_id>/replay")
+async def replay_endpoint(project_id: str, endpoint_id: str) -> Response:
+    since, event_ids = bodies.replay(await read_json_object())
+    message = m.ReplayEvents(_endpoint(endpoint_id), since, event_ids)
+    return json_response(await ask(_project(project_id), message), 202, NO_STORE)
+
+
+def _endpoint(endpoint_id: str) -> str:
+    if not ids.is_endpoint_id(endpoint_id):
+        raise NotFound("not_found", "No endpoint with this id in this project.")
+    return endpoint_id
+
+
+def attempt_view(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "at": iso_or_none(attempt["at"]),
+        "eventId": attempt["eventId"],
+        "attempt": attempt["number"],
+        "status": attempt["status"],
+        "outcome": attempt["outcome"],
+        "error": attempt["detail"] or None,
+        "durationMs": attempt["durationMs"],
+        "nextAttemptAt": iso_or_none(attempt.get("nextAt")),
+    }
 
 
 @blueprint.post("/trigger")

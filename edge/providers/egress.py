@@ -10,6 +10,7 @@ import ssl
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import certifi
 import httpcore
@@ -71,6 +72,25 @@ class VettedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await trio.sleep(seconds)
+
+
+async def resolves_private(
+    url: str, allowed: frozenset[str], resolve: Resolve | None = None
+) -> bool:
+    """Does ``url``'s host name resolve to an address the node does not call? Checked when an
+    account holder saves an address, as well as at each connection; a name that does not
+    resolve now is not refused here (sending will say so)."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    if operator_allows(allowed, host, port) or host_problem(host) is not None:
+        return False  # allowed, or refused already by the address rules
+    if all(c.isdigit() or c == "." for c in host) or ":" in host:
+        return False  # an IP literal: the address rules judged it
+    try:
+        infos = await (resolve or trio.socket.getaddrinfo)(host, port, type=trio.socket.SOCK_STREAM)
+    except OSError:
+        return False
+    return not all(public_address(str(info[4][0])) for info in infos)
 
 
 class VettedTransport(httpx.AsyncHTTPTransport):

@@ -16,7 +16,7 @@ import lmdb
 
 from edge.store.codec import unpack
 
-DATABASES = ("records", "apikeys", "meta", "outbox")
+DATABASES = ("records", "apikeys", "meta", "outbox", "notify")
 STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
 
 

@@ -61,6 +61,7 @@ def enqueue_ops(
     params: Mapping[str, Any],
     now_ms: int,
     due_ms: int | None = None,
+    db: str = DB,
 ) -> list[Op]:
     """The writes that owe the provider's ``action``, due at once (or at ``due_ms``): commit
     them with the event."""
@@ -81,38 +82,38 @@ def enqueue_ops(
         "detail": "",
     }
     return [
-        (DB, entry_key(entry_id), pack(entry)),
-        (DB, queue_key(due_ms, entry_id), b""),
+        (db, entry_key(entry_id), pack(entry)),
+        (db, queue_key(due_ms, entry_id), b""),
     ]
 
 
-def due(store: Store, now_ms: int, limit: int) -> list[dict[str, Any]]:
+def due(store: Store, now_ms: int, limit: int, db: str = DB) -> list[dict[str, Any]]:
     """Pending entries due at ``now_ms`` or before, soonest first."""
     out = []
-    for key, _ in store.scan(QUEUE, limit=limit, db=DB):
+    for key, _ in store.scan(QUEUE, limit=limit, db=db):
         due_ms = int.from_bytes(key[1:9], "big")
         if due_ms > now_ms:
             break
-        entry = store.get(entry_key(key[9:].decode("ascii")), db=DB)
+        entry = store.get(entry_key(key[9:].decode("ascii")), db=db)
         if entry is not None and entry["state"] == PENDING:
             out.append(entry)
     return out
 
 
-def next_due_ms(store: Store) -> int | None:
+def next_due_ms(store: Store, db: str = DB) -> int | None:
     """When the soonest pending entry is due, or None when nothing is pending."""
-    first = store.scan(QUEUE, limit=1, db=DB)
+    first = store.scan(QUEUE, limit=1, db=db)
     return int.from_bytes(first[0][0][1:9], "big") if first else None
 
 
-def entry(store: Store, entry_id: str) -> dict[str, Any] | None:
-    return store.get(entry_key(entry_id), db=DB)
+def entry(store: Store, entry_id: str, db: str = DB) -> dict[str, Any] | None:
+    return store.get(entry_key(entry_id), db=db)
 
 
-def attempts(store: Store, entry_id: str) -> list[dict[str, Any]]:
+def attempts(store: Store, entry_id: str, db: str = DB) -> list[dict[str, Any]]:
     """Every attempt of an entry, first first."""
     prefix = ATTEMPT + entry_id.encode("ascii")
-    return [unpack(value) for _, value in store.scan(prefix, db=DB)]
+    return [unpack(value) for _, value in store.scan(prefix, db=db)]
 
 
 def settle_ops(
@@ -122,6 +123,7 @@ def settle_ops(
     state: str,
     due_ms: int | None = None,
     detail: str = "",
+    db: str = DB,
 ) -> list[Op]:
     """The writes that record ``attempt`` and move the entry to ``state`` (``pending`` again
     with ``due_ms`` for a retry)."""
@@ -129,12 +131,12 @@ def settle_ops(
     number = entry["attempts"] + 1
     updated = {**entry, "state": state, "attempts": number, "detail": detail}
     ops: list[Op] = [
-        (DB, attempt_key(entry_id, number), pack({**attempt, "number": number})),
-        (DB, queue_key(entry["dueAt"], entry_id), None),
+        (db, attempt_key(entry_id, number), pack({**attempt, "number": number})),
+        (db, queue_key(entry["dueAt"], entry_id), None),
     ]
     if state == PENDING:
         assert due_ms is not None, "a retried entry needs its next time"
         updated["dueAt"] = due_ms
-        ops.append((DB, queue_key(due_ms, entry_id), b""))
-    ops.append((DB, entry_key(entry_id), pack(updated)))
+        ops.append((db, queue_key(due_ms, entry_id), b""))
+    ops.append((db, entry_key(entry_id), pack(updated)))
     return ops

@@ -18,6 +18,7 @@ from typing import Any
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
 from edge.actors.project.checkout import Checkouts
+from edge.actors.project.endpoints import Endpoints
 from edge.actors.project.idempotency import IdempotencyKeys
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
@@ -50,6 +51,7 @@ class ProjectActor:
         self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, ref)
         merchant = MerchantActions(ledger)
         settings = ProjectSettings(ledger)
+        endpoints = Endpoints(ledger)
         self._handlers: dict[type, Callable[[Any, Reply], None]] = {
             m.GetStatus: self._polls.get_status,
             m.GetPublicInfo: PublicInfoPages(ledger).get,
@@ -74,6 +76,13 @@ class ProjectActor:
             m.PutProvider: settings.put_provider,
             m.CreateKey: settings.create_key,
             m.RevokeKey: settings.revoke_key,
+            m.CreateEndpoint: endpoints.create,
+            m.ListEndpoints: endpoints.list,
+            m.PatchEndpoint: endpoints.patch,
+            m.DeleteEndpoint: endpoints.delete,
+            m.ReplayEvents: endpoints.replay,
+            m.NotificationTarget: endpoints.target,
+            m.EndpointOutcome: endpoints.outcome,
         }
 
     @classmethod

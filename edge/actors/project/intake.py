@@ -192,12 +192,13 @@ class WebhookIntake:
             "occurredAt": event.occurred_at_ms,
             "receivedAt": now,
             "appliedAt": now if fate is Fate.APPLIED else None,
+            "version": tx["version"] if tx else None,
             # the provider's body names the buyer (CONTRACT 6): only its hash is kept, for audit
             "bodySha256": hashlib.sha256(body).hexdigest(),
         }
         if tx is None:
             ops += self._wait(provider.name, event, stored)
-        ops += ledger.event_ops(stored)
+        ops += ledger.new_event_ops(stored)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, provider.name, dedup_id, stored["id"]))
         if tx is not None:

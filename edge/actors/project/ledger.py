@@ -32,7 +32,7 @@ from edge.errors import InvalidRequest, NotFound, unavailable
 from edge.providers import credentials as creds
 from edge.providers.base import FollowUp, Provider
 from edge.providers.registry import PROVIDERS
-from edge.store import keys, outbox
+from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
 from edge.store.writer import Op, Ticket
 
@@ -148,9 +148,15 @@ class Ledger:
             "metadata": dict(tx.get("metadata") or {}),
             "occurredAt": now,
             "receivedAt": now,
+            "version": tx["version"],
         }
         event.update(fields)
-        return self.event_ops(event)
+        return self.new_event_ops(event)
+
+    def new_event_ops(self, event: dict[str, Any]) -> list[Op]:
+        """The writes of a new event: stored (``event_ops``) and owed to the project's
+        notification endpoints that take it, in the same commit (CONTRACT 4.8)."""
+        return self.event_ops(event) + notifyq.owed_ops(self.project, event, self.now_ms())
 
     def event_ops(self, event: dict[str, Any]) -> list[Op]:
         """The writes of a stored event: the feed, and the history of its transaction."""
@@ -377,7 +383,7 @@ def _written(ops: list[Op]) -> tuple[list[str], bool]:
     ids_written = []
     owes = False
     for db, key, _ in ops:
-        if db == outbox.DB:
+        if db in (outbox.DB, notifyq.DB):
             owes = True
         elif db == "records":
             kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]

@@ -1,0 +1,202 @@
+"""The notifier: delivers what the notification queue (``edge.store.notifyq``) says is owed to
+merchants' endpoints (CONTRACT 4.8).
+
+It takes due entries soonest first and sends each as its own task, at most ``PER_ENDPOINT`` at
+once to one endpoint and ``TOTAL`` in all, so one slow endpoint holds up neither the others
+nor webhook ingest. An attempt asks the project's actor for the endpoint's address and secrets
+in use and the event's body, posts it signed as Standard Webhooks with a 15 s limit (never
+following a redirect, to an address the node resolves and checks itself), and records the
+attempt in the commit that settles or reschedules the entry, with a line in the endpoint's
+attempt log. Failures are retried on the Standard Webhooks schedule; the endpoint's health
+(failing since, disabled on 410 or after five days) is reported to its actor.
+
+At least once: an entry stays pending until the outcome of an attempt is durable, so a crash
+during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import httpx
+import trio
+
+from edge.actors import messages as m
+from edge.domain import notifications, standard_webhooks
+from edge.errors import ContractError
+from edge.store import notifyq, outbox
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
+
+log = logging.getLogger("edge.notifier")
+
+PER_ENDPOINT = 4
+TOTAL = 64
+BATCH = 200
+STORE_RETRY_S = 1.0
+USER_AGENT = "edge-notifications/1"
+
+# (project id, message) -> the project actor's reply
+Call = Callable[[str, Any], Awaitable[Any]]
+
+
+class Notifier:
+    def __init__(
+        self,
+        store: Store,
+        writer: StoreWriter,
+        call: Call,
+        http: httpx.AsyncClient,
+        clock_ms: Callable[[], int],
+        wall_s: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._writer = writer
+        self._call = call
+        self._http = http
+        self._clock_ms = clock_ms
+        self._wall_s = wall_s
+        self._wakeup = trio.Event()
+        self._sending: set[str] = set()  # entry ids with an attempt under way
+        self._per_endpoint: dict[str, int] = {}
+
+    def notify(self) -> None:
+        """New entries were committed, or a place freed up: look at the queue now."""
+        self._wakeup.set()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            task_status.started()
+            while True:
+                self._wakeup = trio.Event()
+                try:
+                    wait_s = await self._start_due(nursery)
+                except Exception:  # the store failed: entries stay pending for the next pass
+                    log.exception("notification queue: a pass failed; trying again")
+                    wait_s = STORE_RETRY_S
+                with trio.move_on_after(wait_s):
+                    await self._wakeup.wait()
+
+    async def _start_due(self, nursery: trio.Nursery) -> float:
+        """Start an attempt for every due entry there is a place for; how long until the next
+        one is due (entries left for want of a place are looked at when a place frees up)."""
+        now = self._clock_ms()
+        entries = await trio.to_thread.run_sync(
+            lambda: outbox.due(self._store, now, BATCH, db=notifyq.DB)
+        )
+        for entry in entries:
+            endpoint = entry["params"]["endpointId"]
+            if entry["id"] in self._sending or len(self._sending) >= TOTAL:
+                continue
+            if self._per_endpoint.get(endpoint, 0) >= PER_ENDPOINT:
+                continue
+            self._sending.add(entry["id"])
+            self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
+            nursery.start_soon(self._attempt, entry)
+        if len(entries) >= BATCH and len(self._sending) < TOTAL:
+            return 0.05  # more are due than one batch
+        next_due = await trio.to_thread.run_sync(
+            lambda: outbox.next_due_ms(self._store, db=notifyq.DB)
+        )
+        return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+
+    async def _attempt(self, entry: Mapping[str, Any]) -> None:
+        endpoint = entry["params"]["endpointId"]
+        try:
+            await self._deliver(entry)
+        except Exception:  # the store could not record it: the entry stays pending
+            log.exception("notification %s: the attempt could not be recorded", entry["id"])
+        finally:
+            self._sending.discard(entry["id"])
+            self._per_endpoint[endpoint] -= 1
+            if not self._per_endpoint[endpoint]:
+                del self._per_endpoint[endpoint]
+            self.notify()
+
+    async def _deliver(self, entry: Mapping[str, Any]) -> None:
+        project_id, params = entry["projectId"], entry["params"]
+        started = self._clock_ms()
+        try:
+            target = await self._call(
+                project_id, m.NotificationTarget(params["endpointId"], params["eventId"])
+            )
+        except ContractError as refused:  # the node is stopping, or the project is gone
+            if refused.code == "project_not_found":
+                await self._settle(entry, started, None, "the project is gone", outbox.DROPPED)
+            return  # else stays pending: tried again on the next pass
+        if target is None:
+            detail = "the endpoint is gone or disabled, or the event was pruned"
+            await self._settle(entry, started, None, detail, outbox.DROPPED)
+            return
+        status, error = await self._post(target, params["eventId"])
+        ok = notifications.succeeded(status)
+        if ok:
+            state, due_ms = outbox.DONE, None
+        else:
+            wait_s = notifications.next_try_s(entry["attempts"])
+            if status == 410 or wait_s is None:
+                state, due_ms = outbox.FAILED, None
+            else:
+                state, due_ms = outbox.PENDING, self._clock_ms() + wait_s * 1000
+        await self._settle(entry, started, status, error, state, due_ms)
+        with contextlib.suppress(ContractError):  # its health is told again by the next attempt
+            await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
+
+    async def _post(self, target: Mapping[str, Any], event_id: str) -> tuple[int | None, str]:
+        """(HTTP status or None, what went wrong in words)."""
+        body: bytes = target["body"]
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            **standard_webhooks.headers(target["secrets"], event_id, int(self._wall_s()), body),
+        }
+        try:
+            with trio.fail_after(notifications.TIMEOUT_S):
+                response = await self._http.post(target["url"], content=body, headers=headers)
+        except trio.TooSlowError:
+            return None, f"no answer in {notifications.TIMEOUT_S:.0f} s"
+        except httpx.HTTPError as exc:
+            return None, f"network error: {type(exc).__name__}: {str(exc)[:200]}"
+        if notifications.succeeded(response.status_code):
+            return response.status_code, ""
+        return response.status_code, f"answered {response.status_code}"
+
+    async def _settle(
+        self,
+        entry: Mapping[str, Any],
+        started: int,
+        status: int | None,
+        detail: str,
+        state: str,
+        due_ms: int | None = None,
+    ) -> None:
+        finished = self._clock_ms()
+        outcome = {outbox.DONE: "done", outbox.PENDING: "retry"}.get(state, state)
+        attempt = {
+            "at": started,
+            "durationMs": finished - started,
+            "outcome": outcome,
+            "status": status,
+            "detail": detail[:500],
+        }
+        ops = outbox.settle_ops(
+            entry, attempt, state=state, due_ms=due_ms, detail=detail, db=notifyq.DB
+        )
+        ops.append(
+            notifyq.log_op(
+                entry["params"]["endpointId"],
+                {
+                    **attempt,
+                    "eventId": entry["params"]["eventId"],
+                    "entryId": entry["id"],
+                    "number": entry["attempts"] + 1,
+                    "nextAt": due_ms,
+                },
+            )
+        )
+        await self._writer.write(ops)

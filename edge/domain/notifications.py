@@ -1,0 +1,44 @@
+"""What a notification endpoint is owed and when (CONTRACT 4.8), without I/O.
+
+- An endpoint takes the events of its mode whose type is in its ``types`` (all when empty).
+- A delivery that does not succeed is retried on the Standard Webhooks schedule: at once,
+  then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure; after the last it has
+  failed for good.
+- ``410 Gone`` disables the endpoint at once; an endpoint that has failed without a success in
+  between for five days is disabled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# seconds to wait after each failed attempt; len + 1 attempts in all
+RETRY_S: tuple[int, ...] = (5, 300, 1800, 7200, 18000, 36000, 36000)
+DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
+TIMEOUT_S = 15.0
+
+
+def wants(types: Sequence[str], mode_test: bool, endpoint_mode: str, event_type: str) -> bool:
+    """Does an endpoint of ``endpoint_mode`` with ``types`` take this event?"""
+    if (endpoint_mode == "test") != mode_test:
+        return False
+    return not types or event_type in types
+
+
+def succeeded(status: int | None) -> bool:
+    return status is not None and 200 <= status < 300
+
+
+def next_try_s(attempts_before: int) -> int | None:
+    """Seconds until the next attempt after the ``attempts_before + 1``-th failed; None when
+    that was the last."""
+    return RETRY_S[attempts_before] if attempts_before < len(RETRY_S) else None
+
+
+def disable_reason(status: int | None, failing_since_ms: int | None, now_ms: int) -> str | None:
+    """Why the endpoint is disabled after this failed attempt, or None while it is kept."""
+    if status == 410:
+        return "the endpoint answered 410 Gone"
+    if failing_since_ms is not None and now_ms - failing_since_ms >= DISABLE_AFTER_MS:
+        return "the endpoint has failed for 5 days"
+    return None
