@@ -84,7 +84,8 @@ class Notifier:
 
     async def _start_due(self, nursery: trio.Nursery) -> float:
         """Start an attempt for every due entry there is a place for; how long until the next
-        one is due (entries left for want of a place are looked at when a place frees up)."""
+        one is due. While due entries are being sent or wait for a place, the next look comes
+        when an attempt ends (each one wakes the loop)."""
         now = self._clock_ms()
         entries = await trio.to_thread.run_sync(
             lambda: outbox.due(self._store, now, BATCH, db=notifyq.DB)
@@ -98,8 +99,8 @@ class Notifier:
             self._sending.add(entry["id"])
             self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
             nursery.start_soon(self._attempt, entry)
-        if len(entries) >= BATCH and len(self._sending) < TOTAL:
-            return 0.05  # more are due than one batch
+        if entries:
+            return math.inf
         next_due = await trio.to_thread.run_sync(
             lambda: outbox.next_due_ms(self._store, db=notifyq.DB)
         )

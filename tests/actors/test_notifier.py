@@ -1,0 +1,165 @@
+"""The notifier on a real store (edge.actors.notifier): the Standard Webhooks retry schedule
+under an autojump clock, 410, bounded concurrency per endpoint, every attempt logged, and an
+address whose name resolves to loopback refused when sending."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from edge.actors import messages as m
+from edge.actors.notifier import PER_ENDPOINT, Notifier
+from edge.domain import notifications, standard_webhooks
+from edge.providers.egress import provider_client
+from edge.store import notifyq, outbox
+from edge.store.env import Store, open_store
+from edge.store.writer import StoreWriter, open_writer
+
+PROJECT = "prj_0000000000000000"
+ENDPOINT = "we_01JD0000000000000000000001"
+SECRET = standard_webhooks.new_secret()
+
+
+def now_ms() -> int:
+    return int(trio.current_time() * 1000)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    with open_store(tmp_path / "store", 2**26) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def writer(store: Store) -> AsyncIterator[StoreWriter]:
+    async with open_writer(store) as opened:
+        yield opened
+
+
+class Project:
+    """Stands where the project actor answers: the endpoint and the event's body. ``told`` is
+    set once ``expect`` outcomes have been reported."""
+
+    def __init__(self, url: str = "https://hooks.merchant.example/edge", expect: int = 1) -> None:
+        self.url = url
+        self.outcomes: list[tuple[bool, int | None]] = []
+        self.expect = expect
+        self.told = trio.Event()
+
+    async def __call__(self, project_id: str, message: Any) -> Any:
+        if isinstance(message, m.NotificationTarget):
+            body = f'{{"id":"{message.event_id}"}}'.encode()
+            return {"url": self.url, "secrets": [SECRET], "body": body}
+        assert isinstance(message, m.EndpointOutcome)
+        self.outcomes.append((message.ok, message.status))
+        if len(self.outcomes) >= self.expect:
+            self.told.set()
+        return None
+
+
+async def enqueue(writer: StoreWriter, count: int = 1) -> list[str]:
+    entries = []
+    for n in range(count):
+        event = {"id": f"evt_01JD00000000000000000000{n:02d}", "txId": None}
+        ops = notifyq.enqueue_ops(PROJECT, ENDPOINT, event, "live", now_ms())
+        await writer.write(ops)
+        entries.append(ops[0][1][len(outbox.ENTRY) :].decode())
+    return entries
+
+
+async def settled(store: Store, entry_id: str) -> dict[str, Any]:
+    while (  # noqa: ASYNC110 (observing the store)
+        entry := outbox.entry(store, entry_id, db=notifyq.DB)
+    ) is not None and entry["state"] == "pending":
+        await trio.sleep(0.5)
+    assert entry is not None
+    return entry
+
+
+async def run(store, writer, project, http, entry_ids):  # type: ignore[no-untyped-def]
+    """Until every attempt's outcome is told: waiting on an event, not polling, so the autojump
+    clock moves only to the notifier's own deadlines (a poll's timer would let it run on while
+    a thread writes)."""
+    async with trio.open_nursery() as nursery:
+        notifier = Notifier(store, writer, project, http, now_ms, wall_s=trio.current_time)
+        await nursery.start(notifier.run)
+        await project.told.wait()
+        entries = [await settled(store, e) for e in entry_ids]
+        nursery.cancel_scope.cancel()
+    return entries
+
+
+async def test_a_failing_endpoint_gets_the_retries_on_the_schedule(store, writer, autojump_clock):
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(500)
+
+    (entry_id,) = await enqueue(writer)
+    project = Project(expect=1 + len(notifications.RETRY_S))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+        (entry,) = await run(store, writer, project, http, [entry_id])
+    attempts = outbox.attempts(store, entry_id, db=notifyq.DB)
+    assert (entry["state"], len(attempts)) == ("failed", 1 + len(notifications.RETRY_S))
+    assert [a["outcome"] for a in attempts] == ["retry"] * 7 + ["failed"]
+    gaps = [(b["at"] - a["at"]) / 1000 for a, b in zip(attempts, attempts[1:], strict=False)]
+    assert [round(g) for g in gaps] == list(notifications.RETRY_S)
+    # every attempt is signed afresh, with the event id as webhook-id
+    assert {r.headers["webhook-id"] for r in seen} == {"evt_01JD0000000000000000000000"}
+    assert len({r.headers["webhook-timestamp"] for r in seen}) == 8
+    log = notifyq.log(store, ENDPOINT)
+    assert [(a["number"], a["status"]) for a in log] == [(n, 500) for n in range(8, 0, -1)]
+    assert project.outcomes == [(False, 500)] * 8
+
+
+async def test_gone_ends_at_once_and_is_reported(store, writer, autojump_clock):
+    (entry_id,) = await enqueue(writer)
+    project = Project()
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda r: httpx.Response(410))
+    ) as http:
+        (entry,) = await run(store, writer, project, http, [entry_id])
+    assert (entry["state"], entry["attempts"]) == ("failed", 1)
+    assert project.outcomes == [(False, 410)]
+
+
+async def test_one_endpoint_gets_a_bounded_number_at_once(store, writer, autojump_clock):
+    at_once = peak = 0
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal at_once, peak
+        at_once += 1
+        peak = max(peak, at_once)
+        await trio.sleep(2)
+        at_once -= 1
+        return httpx.Response(204)
+
+    entry_ids = await enqueue(writer, 12)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http:
+        entries = await run(store, writer, Project(expect=12), http, entry_ids)
+    assert {e["state"] for e in entries} == {"done"} and peak == PER_ENDPOINT
+
+
+async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, writer):
+    async def loopback(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
+        return [(2, 1, 6, "", ("127.0.0.1", port))]
+
+    (entry_id,) = await enqueue(writer)
+    async with (
+        provider_client(frozenset({"localhost"}), resolve=loopback) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(store, writer, Project(), http, now_ms)
+        await nursery.start(notifier.run)
+        with trio.fail_after(10):
+            while not outbox.attempts(store, entry_id, db=notifyq.DB):  # noqa: ASYNC110
+                await trio.sleep(0.02)
+        nursery.cancel_scope.cancel()
+    (attempt,) = outbox.attempts(store, entry_id, db=notifyq.DB)
+    assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]

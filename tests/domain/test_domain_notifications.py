@@ -1,0 +1,32 @@
+"""What an endpoint is owed and when (CONTRACT 4.8)."""
+
+from __future__ import annotations
+
+from edge.domain import notifications as n
+
+
+def test_the_schedule_is_standard_webhooks():
+    # at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
+    assert [n.next_try_s(i) for i in range(8)] == [5, 300, 1800, 7200, 18000, 36000, 36000, None]
+
+
+def test_an_endpoint_takes_its_mode_and_its_types():
+    assert n.wants((), False, "live", "payment.succeeded")
+    assert not n.wants((), True, "live", "payment.succeeded")
+    assert n.wants((), True, "test", "checkout.created")
+    assert n.wants(("payment.succeeded",), False, "live", "payment.succeeded")
+    assert not n.wants(("payment.succeeded",), False, "live", "checkout.created")
+
+
+def test_success_is_2xx_only():
+    assert [n.succeeded(s) for s in (200, 204, 299, 300, 302, 410, 500, None)] == [
+        True, True, True, False, False, False, False, False,
+    ]  # fmt: skip
+
+
+def test_gone_disables_at_once_and_five_days_of_failure_disable():
+    day = 24 * 3600 * 1000
+    assert n.disable_reason(410, None, 0) == "the endpoint answered 410 Gone"
+    assert n.disable_reason(500, None, 10 * day) is None
+    assert n.disable_reason(500, 0, 5 * day - 1) is None
+    assert n.disable_reason(None, 0, 5 * day) == "the endpoint has failed for 5 days"
