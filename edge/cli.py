@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from decimal import Decimal
@@ -390,6 +391,109 @@ def _events(args: argparse.Namespace) -> int:
     return 0
 
 
+def _endpoint_add(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"url": args.address, "mode": args.mode, "types": args.type or []}
+    if args.description:
+        body["description"] = args.description
+    made = _call(args, "POST", f"/api/manage/projects/{args.project}/endpoints", body)
+    _print(
+        args,
+        made,
+        f"{made['endpointId']}  {made['secret']}\n(the signing secret is shown only now)",
+    )
+    return 0
+
+
+def _endpoint_list(args: argparse.Namespace) -> int:
+    page = _call(args, "GET", f"/api/manage/projects/{args.project}/endpoints")
+    lines = [
+        f"{e['endpointId']}  {e['mode']:<4}  {'on ' if e['enabled'] else 'off'}  {e['url']}"
+        + (f"  ({e['disabledReason']})" if e["disabledReason"] else "")
+        for e in page["items"]
+    ]
+    _print(args, page, "\n".join(lines) or "no endpoints")
+    return 0
+
+
+def _endpoint_remove(args: argparse.Namespace) -> int:
+    path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}"
+    _print(args, _call(args, "DELETE", path), f"removed {args.endpoint}")
+    return 0
+
+
+def _endpoint_replay(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"eventIds": args.event} if args.event else {}
+    if args.since:
+        body["since"] = args.since
+    path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}/replay"
+    result = _call(args, "POST", path, body)
+    more = " (more left: replay again --since " + str(result["last"]) + ")"
+    _print(args, result, f"{result['queued']} queued" + (more if result["hasMore"] else ""))
+    return 0
+
+
+def _endpoint_attempts(args: argparse.Namespace) -> int:
+    path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}/attempts"
+    page = _call(args, "GET", path)
+    lines = [
+        f"{a['at']}  {a['eventId']}  #{a['attempt']}  {a['status'] or '-'}  {a['outcome']}"
+        + (f"  {a['error']}" if a["error"] else "")
+        for a in page["items"]
+    ]
+    _print(args, page, "\n".join(lines) or "no attempts yet")
+    return 0
+
+
+def _listen(args: argparse.Namespace) -> int:
+    """Follow the project's feed and post each new event to a local address, signed as the
+    node signs notifications (Standard Webhooks), like ``stripe listen``."""
+    from edge.domain import standard_webhooks
+
+    secret = args.secret or standard_webhooks.new_secret()
+    path = f"/api/projects/{args.project}/events"
+    cursor = args.since
+    if cursor is None:  # from now on: skip to the end of the feed
+        while True:
+            page = _call(
+                args, "GET", path, params={"limit": 500, **({"after": cursor} if cursor else {})}
+            )
+            cursor = page["next"]
+            if not page["hasMore"]:
+                break
+    print(
+        f"Ready. Signing with {secret}; forwarding to {args.forward_to} (Ctrl-C stops)", flush=True
+    )
+    try:
+        while True:
+            params = {"wait": 25, "limit": 100, **({"after": cursor} if cursor else {})}
+            page = _call(args, "GET", path, params=params)
+            for event in page["items"]:
+                print(_forward(args.forward_to, secret, event), flush=True)
+            cursor = page["next"] or cursor
+            if args.once and page["items"]:
+                return 0
+    except KeyboardInterrupt:
+        return 0
+
+
+def _forward(url: str, secret: str, event: dict[str, Any]) -> str:
+    from edge.domain import standard_webhooks
+
+    body = json.dumps(event, separators=(",", ":")).encode()
+    headers = {
+        "Content-Type": "application/json",
+        **standard_webhooks.headers([secret], event["id"], int(time.time()), body),
+    }
+    try:
+        answer = httpx.post(
+            url, content=body, headers=headers, timeout=15.0, follow_redirects=False
+        )
+        outcome = str(answer.status_code)
+    except httpx.HTTPError as exc:
+        outcome = f"failed ({type(exc).__name__})"
+    return f"{event['id']}  {event['type']:<28} -> {outcome}"
+
+
 # -- the parser ------------------------------------------------------------------------------
 
 
@@ -500,6 +604,46 @@ def _parser() -> argparse.ArgumentParser:
     klist = key.add_parser("list", parents=[common], help="the project's keys (never the keys)")
     klist.add_argument("project")
     klist.set_defaults(run=_key_list)
+
+    endpoint = commands.add_parser(
+        "endpoint", help="notification endpoints (your server, told of every event)"
+    ).add_subparsers(metavar="ACTION")
+    eadd = endpoint.add_parser("add", parents=[common], help="add one (its secret shown once)")
+    eadd.add_argument("project")
+    eadd.add_argument("address", help="the https (or http://localhost) address to notify")
+    eadd.add_argument("--mode", choices=("test", "live"), default="live")
+    eadd.add_argument("--type", action="append", help="only this event type (repeatable)")
+    eadd.add_argument("--description")
+    eadd.set_defaults(run=_endpoint_add)
+    elist = endpoint.add_parser("list", parents=[common], help="the project's endpoints")
+    elist.add_argument("project")
+    elist.set_defaults(run=_endpoint_list)
+    eremove = endpoint.add_parser("remove", parents=[common], help="delete one")
+    eremove.add_argument("project")
+    eremove.add_argument("endpoint")
+    eremove.set_defaults(run=_endpoint_remove)
+    ereplay = endpoint.add_parser("replay", parents=[common], help="send events again")
+    ereplay.add_argument("project")
+    ereplay.add_argument("endpoint")
+    ereplay.add_argument("--since", help="every event after this evt_ id")
+    ereplay.add_argument("--event", action="append", help="this evt_ id (repeatable)")
+    ereplay.set_defaults(run=_endpoint_replay)
+    eattempts = endpoint.add_parser("attempts", parents=[common], help="its attempt log")
+    eattempts.add_argument("project")
+    eattempts.add_argument("endpoint")
+    eattempts.set_defaults(run=_endpoint_attempts)
+
+    listen = commands.add_parser(
+        "listen",
+        parents=[common],
+        help="forward the project's new events to a local address, signed",
+    )
+    listen.add_argument("project")
+    listen.add_argument("--forward-to", required=True, metavar="URL")
+    listen.add_argument("--secret", help="a whsec_ secret to sign with (default: a new one)")
+    listen.add_argument("--since", help="start after this evt_ id (default: from now on)")
+    listen.add_argument("--once", action="store_true", help="stop after the first events")
+    listen.set_defaults(run=_listen)
 
     tx = commands.add_parser("tx", help="transactions").add_subparsers(metavar="ACTION")
     tlist = tx.add_parser("list", parents=[common], help="newest first")

@@ -24,6 +24,9 @@ from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 blueprint = Blueprint("merchant", __name__)
 
+FEED_WAIT_MAX_S = 25
+FEED_POLL_S = 0.25
+
 
 def _caller(project_id: str) -> Caller:
     if not ids.is_project_id(project_id):
@@ -92,7 +95,12 @@ async def events(project_id: str) -> Response:
     after = request.args.get("after")
     if after is not None and not ids.is_evt_id(after):
         raise InvalidInput("after must be an event id (evt_...)", "after")
-    page = await _read(
+    raw_wait = request.args.get("wait")
+    wait_s = 0 if raw_wait is None else bounded_int(raw_wait, 0, FEED_WAIT_MAX_S)
+    if wait_s is None:
+        raise InvalidInput(f"wait must be an integer from 0 to {FEED_WAIT_MAX_S}", "wait")
+    read = partial(
+        _read,
         queries.event_feed,
         node().store,
         project_id,
@@ -100,6 +108,13 @@ async def events(project_id: str) -> Response:
         after=after,
         limit=_limit(100, 500),
     )
+    page = await read()
+    # ?wait=N: a long poll for what comes after ``after`` (``edge listen``). The feed is read
+    # from the store, so it is looked at again every quarter second until something is there.
+    with trio.move_on_after(wait_s):
+        while not page["items"]:
+            await trio.sleep(FEED_POLL_S)
+            page = await read()
     return json_response(page, headers=NO_STORE)
 
 

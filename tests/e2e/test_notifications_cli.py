@@ -1,0 +1,125 @@
+"""``edge endpoint ...`` and ``edge listen`` against a running node, and the feed's long poll
+that ``edge listen`` follows (CONTRACT 4.8, 10)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+from standardwebhooks import Webhook
+from support.asgi import serve_asgi
+from support.client import bearer, manual_shop
+
+from edge.domain import standard_webhooks
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.got: list[tuple[dict[str, str], bytes]] = []
+
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        self.got.append(({k.decode(): v.decode() for k, v in scope["headers"]}, body))
+        return 200, b""
+
+
+@pytest.fixture
+async def inbox() -> AsyncIterator[tuple[Inbox, str]]:
+    server = Inbox()
+    async with trio.open_nursery() as nursery:
+        yield server, await nursery.start(serve_asgi, server)
+        nursery.cancel_scope.cancel()
+
+
+async def edge(node: Any, *args: str) -> trio.CompletedProcess[bytes]:
+    return await trio.run_process(
+        [sys.executable, "-m", "edge", *args, "--data", str(node.ctx.settings.data_dir)],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+
+
+async def test_endpoint_commands_add_list_replay_show_attempts_and_remove(admin, http, node, inbox):
+    server, base = inbox
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    url = base.replace("127.0.0.1", "localhost") + "/hooks"
+    added = await edge(node, "endpoint", "add", pid, url, "--mode", "live", "--json")
+    assert added.returncode == 0, added.stderr
+    made = json.loads(added.stdout)
+    await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
+    with trio.fail_after(10):
+        while not server.got:  # noqa: ASYNC110
+            await trio.sleep(0.05)
+    listed = await edge(node, "endpoint", "list", pid)
+    assert made["endpointId"] in listed.stdout.decode() and "on " in listed.stdout.decode()
+    replayed = await edge(node, "endpoint", "replay", pid, made["endpointId"])
+    assert replayed.stdout.decode().strip() == "1 queued"
+    with trio.fail_after(10):
+        while len(server.got) < 2:  # noqa: ASYNC110
+            await trio.sleep(0.05)
+    attempts = await edge(node, "endpoint", "attempts", pid, made["endpointId"], "--json")
+    items = json.loads(attempts.stdout)["items"]
+    assert [(a["status"], a["outcome"]) for a in items] == [(200, "done"), (200, "done")]
+    for headers, body in server.got:
+        assert Webhook(made["secret"]).verify(body, headers)["type"] == "checkout.created"
+    removed = await edge(node, "endpoint", "remove", pid, made["endpointId"])
+    assert removed.returncode == 0
+    refused = await edge(node, "endpoint", "add", pid, "http://169.254.169.254/x")
+    assert refused.returncode == 1 and b"url_not_allowed" in refused.stderr
+
+
+async def test_edge_listen_forwards_new_events_signed(admin, http, node, inbox):
+    server, base = inbox
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})  # before: skipped
+    secret = standard_webhooks.new_secret()
+    async with trio.open_nursery() as nursery:
+        listening = await nursery.start(
+            trio.run_process,
+            [
+                sys.executable, "-m", "edge", "listen", pid,
+                "--forward-to", f"{base}/local", "--secret", secret, "--once",
+                "--data", str(node.ctx.settings.data_dir),
+            ],
+        )  # fmt: skip
+        await trio.sleep(1.5)  # it has skipped to the end of the feed and waits
+        tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()
+        with trio.fail_after(20):
+            await listening.wait()
+    ((headers, body),) = server.got
+    event = Webhook(secret).verify(body, headers)
+    assert (event["type"], event["txId"]) == ("checkout.created", tx["txId"])
+
+
+async def test_the_feed_waits_for_what_comes_next(admin, http):
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    first = await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
+    feed = await http.get(f"/api/projects/{pid}/events", headers=bearer(shop.live_key))
+    last = feed.json()["items"][-1]["id"]
+    assert first.status_code == 201
+
+    async def later() -> None:
+        await trio.sleep(0.5)
+        await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(later)
+        started = trio.current_time()
+        waited = await http.get(
+            f"/api/projects/{pid}/events",
+            params={"after": last, "wait": 10},
+            headers=bearer(shop.live_key),
+        )
+    assert 0.4 < trio.current_time() - started < 5
+    assert [e["type"] for e in waited.json()["items"]] == ["checkout.created"]
+    bad = await http.get(
+        f"/api/projects/{pid}/events", params={"wait": 26}, headers=bearer(shop.live_key)
+    )
+    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "wait")
