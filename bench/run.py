@@ -245,6 +245,10 @@ def peak_and_latency(
             "transactions": TRANSACTIONS,
         }
 
+        _notified_ingest(
+            report, work, admin, bench_shop, quart.url, baseline_pool, webhook_run, runs, duration_s
+        )
+
         log("latency at half of the node's peak (open loop)")
         status_rate = report.figures["status"].median / 2
         webhook_rate = report.figures["webhook"].median / 2
@@ -291,6 +295,48 @@ def peak_and_latency(
             )
         report.extra["writer_stats"] = admin.stats()
         admin.close()
+
+
+def _notified_ingest(
+    report: Report,
+    work: Path,
+    admin: shop.Admin,
+    bench_shop: shop.StripeShop,
+    quart_url: str,
+    baseline_pool: Path,
+    webhook_run: Any,
+    runs: int,
+    duration_s: float,
+) -> None:
+    """Webhook ingest while every event is also owed to 3 notification endpoints (CONTRACT 4.8),
+    paired with the framework's own POST baseline: notifications must not slow ingest."""
+    log("webhook ingest with 3 notification endpoints (a receiver answering 200)")
+    receiver = Server(
+        "receiver",
+        [sys.executable, "-m", "bench.baselines", "asgi", str(work / "receiver.json")],
+        work / "receiver.json",
+        work / "receiver.log",
+    )
+    with receiver:
+        address = receiver.url.replace("127.0.0.1", "localhost") + "/hooks"
+        base = f"/api/manage/projects/{bench_shop.project_id}/endpoints"
+        made = [admin.ok("POST", base, {"url": address, "mode": "test"}, 201) for _ in range(3)]
+        notified, quart_post = [], []
+        for i in range(runs):
+            baseline = wrk.run(quart_url + "/", duration_s=duration_s, pool=baseline_pool)
+            quart_post.append(baseline.rps)
+            result, _ = webhook_run(report.figures["webhook"].median)
+            notified.append(result.rps)
+            log(f"    run {i + 1}: webhook {result.rps:8.1f} events/s with 3 endpoints")
+        for endpoint in made:  # the latency runs below measure ingest alone
+            admin.ok("DELETE", f"{base}/{endpoint['endpointId']}")
+    report.add("webhook_3_endpoints", "events/s", notified)
+    report.add(
+        "webhook_3_endpoints_vs_quart_post",
+        "x",
+        [n / q for n, q in zip(notified, quart_post, strict=True)],
+        "paired runs; compare with webhook_vs_quart_post",
+    )
 
 
 def _open_loop(
