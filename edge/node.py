@@ -30,6 +30,7 @@ from edge.actors.context import NodeContext, wall_ms
 from edge.actors.followups import FollowUpWorker
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
+from edge.actors.notify_targets import StoredTargets
 from edge.actors.project import ProjectActor
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
@@ -104,6 +105,7 @@ async def open_node(
                 notifier = Notifier(
                     store,
                     writer,
+                    StoredTargets(store, Sealer(settings.secret_key)),
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
                     notify_http,
                     wall_ms,

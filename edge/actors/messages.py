@@ -236,15 +236,6 @@ class ReplayEvents:
 
 
 @dataclass(frozen=True)
-class NotificationTarget:
-    """What the notifier needs for one attempt: the endpoint (address, secrets in use) and the
-    event's body; None when the endpoint is gone or disabled, or the event was pruned."""
-
-    endpoint_id: str
-    event_id: str
-
-
-@dataclass(frozen=True)
 class EndpointOutcome:
     """How an attempt went, for the endpoint's health: failing since when, disabled why."""
 

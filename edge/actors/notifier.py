@@ -3,9 +3,10 @@ merchants' endpoints (CONTRACT 4.8).
 
 It takes due entries soonest first and sends each as its own task, at most ``PER_ENDPOINT`` at
 once to one endpoint and ``TOTAL`` in all, so one slow endpoint holds up neither the others
-nor webhook ingest. An attempt asks the project's actor for the endpoint's address and secrets
-in use and the event's body, posts it signed as Standard Webhooks with a 15 s limit (never
-following a redirect, to an address the node resolves and checks itself), and records the
+nor webhook ingest. An attempt reads the endpoint's address and secrets in use and the
+event's body from the store (the project's actor is busy ingesting), posts it signed as
+Standard Webhooks with a 15 s limit (never following a redirect, to an address the node
+resolves and checks itself), and records the
 attempt in the commit that settles or reschedules the entry, with a line in the endpoint's
 attempt log. Failures are retried on the Standard Webhooks schedule; the endpoint's health
 (failing since, disabled on 410 or after five days) is reported to its actor.
@@ -43,6 +44,15 @@ USER_AGENT = "edge-notifications/1"
 
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
+# (project id, endpoint id, event id, now ms) -> what one attempt needs (edge.actors.
+# notify_targets), or None when nothing is owed any more
+Targets = Callable[[str, str, str, int], Mapping[str, Any] | None]
+
+# When this many tasks are ready to run, the node is busy answering requests: the notifier
+# starts one attempt a pass and looks again a moment later, so a burst of webhooks is ingested
+# at full speed and its notifications follow as the burst eases (they are durable meanwhile).
+BUSY_RUNNABLE = 8
+BUSY_BACKOFF_S = 0.05
 
 
 class Notifier:
@@ -50,6 +60,7 @@ class Notifier:
         self,
         store: Store,
         writer: StoreWriter,
+        targets: Targets,
         call: Call,
         http: httpx.AsyncClient,
         clock_ms: Callable[[], int],
@@ -57,6 +68,7 @@ class Notifier:
     ) -> None:
         self._store = store
         self._writer = writer
+        self._targets = targets
         self._call = call
         self._http = http
         self._clock_ms = clock_ms
@@ -90,12 +102,16 @@ class Notifier:
         entries = await trio.to_thread.run_sync(
             lambda: outbox.due(self._store, now, BATCH, db=notifyq.DB)
         )
+        started = 0
         for entry in entries:
             endpoint = entry["params"]["endpointId"]
             if entry["id"] in self._sending or len(self._sending) >= TOTAL:
                 continue
             if self._per_endpoint.get(endpoint, 0) >= PER_ENDPOINT:
                 continue
+            if started and trio.lowlevel.current_statistics().tasks_runnable > BUSY_RUNNABLE:
+                return BUSY_BACKOFF_S
+            started += 1
             self._sending.add(entry["id"])
             self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
             nursery.start_soon(self._attempt, entry)
@@ -122,14 +138,7 @@ class Notifier:
     async def _deliver(self, entry: Mapping[str, Any]) -> None:
         project_id, params = entry["projectId"], entry["params"]
         started = self._clock_ms()
-        try:
-            target = await self._call(
-                project_id, m.NotificationTarget(params["endpointId"], params["eventId"])
-            )
-        except ContractError as refused:  # the node is stopping, or the project is gone
-            if refused.code == "project_not_found":
-                await self._settle(entry, started, None, "the project is gone", outbox.DROPPED)
-            return  # else stays pending: tried again on the next pass
+        target = self._targets(project_id, params["endpointId"], params["eventId"], started)
         if target is None:
             detail = "the endpoint is gone or disabled, or the event was pruned"
             await self._settle(entry, started, None, detail, outbox.DROPPED)
@@ -145,8 +154,9 @@ class Notifier:
             else:
                 state, due_ms = outbox.PENDING, self._clock_ms() + wait_s * 1000
         await self._settle(entry, started, status, error, state, due_ms)
-        with contextlib.suppress(ContractError):  # its health is told again by the next attempt
-            await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
+        if _health_changes(ok, status, target.get("failingSince"), self._clock_ms()):
+            with contextlib.suppress(ContractError):  # told again by the next attempt
+                await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
 
     async def _post(self, target: Mapping[str, Any], event_id: str) -> tuple[int | None, str]:
         """(HTTP status or None, what went wrong in words)."""
@@ -201,3 +211,13 @@ class Notifier:
             )
         )
         await self._writer.write(ops)
+
+
+def _health_changes(ok: bool, status: int | None, failing_since: int | None, now_ms: int) -> bool:
+    """Does this outcome change the endpoint's health (so its actor must record it)?"""
+    if ok:
+        return failing_since is not None
+    return (
+        failing_since is None
+        or notifications.disable_reason(status, failing_since, now_ms) is not None
+    )

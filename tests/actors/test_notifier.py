@@ -42,8 +42,9 @@ async def writer(store: Store) -> AsyncIterator[StoreWriter]:
 
 
 class Project:
-    """Stands where the project actor answers: the endpoint and the event's body. ``told`` is
-    set once ``expect`` outcomes have been reported."""
+    """Stands where the store holds the endpoint (never failing before: every failure is news
+    for its actor) and where the actor takes the endpoint's health. ``told`` is set once
+    ``expect`` outcomes have been reported."""
 
     def __init__(self, url: str = "https://hooks.merchant.example/edge", expect: int = 1) -> None:
         self.url = url
@@ -51,10 +52,11 @@ class Project:
         self.expect = expect
         self.told = trio.Event()
 
-    async def __call__(self, project_id: str, message: Any) -> Any:
-        if isinstance(message, m.NotificationTarget):
-            body = f'{{"id":"{message.event_id}"}}'.encode()
-            return {"url": self.url, "secrets": [SECRET], "body": body}
+    def targets(self, project_id: str, endpoint_id: str, event_id: str, now: int) -> Any:
+        body = f'{{"id":"{event_id}"}}'.encode()
+        return {"url": self.url, "secrets": [SECRET], "body": body, "failingSince": None}
+
+    async def call(self, project_id: str, message: Any) -> Any:
         assert isinstance(message, m.EndpointOutcome)
         self.outcomes.append((message.ok, message.status))
         if len(self.outcomes) >= self.expect:
@@ -81,14 +83,17 @@ async def settled(store: Store, entry_id: str) -> dict[str, Any]:
     return entry
 
 
-async def run(store, writer, project, http, entry_ids):  # type: ignore[no-untyped-def]
-    """Until every attempt's outcome is told: waiting on an event, not polling, so the autojump
-    clock moves only to the notifier's own deadlines (a poll's timer would let it run on while
-    a thread writes)."""
+async def run(store, writer, project, http, entry_ids, told=True):  # type: ignore[no-untyped-def]
+    """Until every attempt's outcome is told (``told``): waiting on an event, not polling, so
+    the autojump clock moves only to the notifier's own deadlines (a poll's timer would let it
+    run on while a thread writes); else until the entries settle."""
     async with trio.open_nursery() as nursery:
-        notifier = Notifier(store, writer, project, http, now_ms, wall_s=trio.current_time)
+        notifier = Notifier(
+            store, writer, project.targets, project.call, http, now_ms, wall_s=trio.current_time
+        )
         await nursery.start(notifier.run)
-        await project.told.wait()
+        if told:
+            await project.told.wait()
         entries = [await settled(store, e) for e in entry_ids]
         nursery.cancel_scope.cancel()
     return entries
@@ -142,7 +147,7 @@ async def test_one_endpoint_gets_a_bounded_number_at_once(store, writer, autojum
 
     entry_ids = await enqueue(writer, 12)
     async with httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http:
-        entries = await run(store, writer, Project(expect=12), http, entry_ids)
+        entries = await run(store, writer, Project(), http, entry_ids, told=False)
     assert {e["state"] for e in entries} == {"done"} and peak == PER_ENDPOINT
 
 
@@ -155,7 +160,8 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
         provider_client(frozenset({"localhost"}), resolve=loopback) as http,
         trio.open_nursery() as nursery,
     ):
-        notifier = Notifier(store, writer, Project(), http, now_ms)
+        project = Project()
+        notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
         await nursery.start(notifier.run)
         with trio.fail_after(10):
             while not outbox.attempts(store, entry_id, db=notifyq.DB):  # noqa: ASYNC110

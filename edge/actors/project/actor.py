@@ -81,7 +81,6 @@ class ProjectActor:
             m.PatchEndpoint: endpoints.patch,
             m.DeleteEndpoint: endpoints.delete,
             m.ReplayEvents: endpoints.replay,
-            m.NotificationTarget: endpoints.target,
             m.EndpointOutcome: endpoints.outcome,
         }
 

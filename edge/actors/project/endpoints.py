@@ -2,18 +2,18 @@
 mode, event types, secrets sealed at rest (the secret is shown once, when made or rotated; a
 rotated one signs beside the new for 24 hours), and health (failing since, disabled why).
 
-The notifier asks for what one attempt needs (``target``) and reports how it went (``outcome``);
-an endpoint that answers ``410`` or fails for five days is disabled here, in one commit.
+The notifier reads what an attempt needs from the store (edge.actors.notify_targets) and
+reports here only what changes an endpoint's health (``outcome``): an endpoint that answers
+``410`` or fails for five days is disabled here, in one commit.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.project.ledger import Ledger, Reply
-from edge.actors.records import event_view, iso_or_none
+from edge.actors.records import iso_or_none
 from edge.domain import ids, standard_webhooks
 from edge.domain.egress import endpoint_problem
 from edge.domain.notifications import disable_reason, wants
@@ -177,22 +177,6 @@ class Endpoints:
             )
         last = events[-1]["id"] if events else msg.since
         ledger.commit(ops, reply, {"queued": len(mine), "last": last, "hasMore": more})
-
-    def target(self, msg: m.NotificationTarget, reply: Reply) -> None:
-        ledger = self.ledger
-        endpoint = self._all.get(msg.endpoint_id)
-        event = ledger.stored_event(msg.event_id)
-        if endpoint is None or not endpoint["enabled"] or event is None:
-            reply(None)
-            return
-        secrets = [self._open(endpoint, "secret")]
-        if (
-            endpoint.get("previousSecret")
-            and (endpoint.get("previousUntil") or 0) > ledger.now_ms()
-        ):
-            secrets.append(self._open(endpoint, "previousSecret"))
-        body = json.dumps(event_view(event), separators=(",", ":")).encode()
-        ledger.reply_read(reply, {"url": endpoint["url"], "secrets": secrets, "body": body})
 
     def outcome(self, msg: m.EndpointOutcome, reply: Reply) -> None:
         """Keep the endpoint's health; a commit only when it changes."""

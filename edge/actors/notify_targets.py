@@ -1,0 +1,68 @@
+"""What one notification attempt needs (the endpoint's address and secrets in use, the event's
+body), read from the store rather than asked of the project's actor: the actor is the one busy
+ingesting the webhooks whose events these are. Both the endpoint (in the project record) and
+the event are committed before their queue entry is, so the store has them.
+
+Opened secrets are kept per endpoint and version of its record (a rotation or an edit makes a
+new one), so a sealed secret is opened once, not once per attempt."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from edge.actors.project.endpoints import place
+from edge.actors.records import event_view
+from edge.sealing import Sealer
+from edge.store import keys
+from edge.store.env import Store
+
+KEPT = 1024
+
+
+class StoredTargets:
+    def __init__(self, store: Store, sealer: Sealer) -> None:
+        self._store = store
+        self._sealer = sealer
+        self._opened: OrderedDict[tuple[str, str, int], tuple[str, str | None]] = OrderedDict()
+
+    def __call__(
+        self, project_id: str, endpoint_id: str, event_id: str, now_ms: int
+    ) -> dict[str, Any] | None:
+        project = self._store.get(keys.project(project_id))
+        endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
+        if endpoint is None or not endpoint.get("enabled"):
+            return None
+        event = self._store.get(keys.record(project_id, keys.EVENT, event_id))
+        if event is None:
+            return None
+        current, previous = self._secrets(project_id, endpoint)
+        in_use = [current]
+        if previous is not None and (endpoint.get("previousUntil") or 0) > now_ms:
+            in_use.append(previous)
+        return {
+            "url": endpoint["url"],
+            "secrets": in_use,
+            "body": json.dumps(event_view(event), separators=(",", ":")).encode(),
+            "failingSince": endpoint.get("failingSince"),
+        }
+
+    def _secrets(self, project_id: str, endpoint: dict[str, Any]) -> tuple[str, str | None]:
+        key = (project_id, endpoint["id"], endpoint["updatedAt"])
+        opened = self._opened.get(key)
+        if opened is None:
+            current = self._sealer.open(
+                endpoint["secret"], place(project_id, endpoint["id"], "secret")
+            )
+            previous = (
+                self._sealer.open(
+                    endpoint["previousSecret"], place(project_id, endpoint["id"], "previousSecret")
+                )
+                if endpoint.get("previousSecret")
+                else None
+            )
+            opened = self._opened[key] = (current, previous)
+            while len(self._opened) > KEPT:
+                self._opened.popitem(last=False)
+        return opened
