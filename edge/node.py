@@ -26,7 +26,7 @@ from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
 from edge.actors import messages as m
-from edge.actors.context import NodeContext, wall_ms
+from edge.actors.context import Load, NodeContext, wall_ms
 from edge.actors.followups import FollowUpWorker
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
@@ -102,6 +102,7 @@ async def open_node(
                 follow_ups = FollowUpWorker(
                     store, writer, _Projects(registry), http, PROVIDERS, wall_ms
                 )
+                load = Load()
                 notifier = Notifier(
                     store,
                     writer,
@@ -109,6 +110,7 @@ async def open_node(
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
                     notify_http,
                     wall_ms,
+                    busy=load.busy,
                 )
                 config = _hypercorn_config(settings)
                 with _listening(config) as (sockets, url):
@@ -125,6 +127,7 @@ async def open_node(
                         bound_url=url,
                         public_url=settings.public_url or url,
                         follow_ups_owed=_both(follow_ups.notify, notifier.notify),
+                        load=load,
                     )
 
                     async def shutdown_trigger() -> None:

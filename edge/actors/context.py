@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx
 import trio
@@ -29,6 +29,35 @@ def wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+class Load:
+    """How many requests the node has begun lately, kept by the HTTP front: background work that
+    can wait (notifications) gives way while the node is busy. A rate, not requests in flight:
+    long polls parked for 25 s are not load."""
+
+    WINDOW_S = 0.1
+    BUSY = 20  # requests begun in a window: 200 a second
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._window = clock()
+        self._count = self._last = 0
+
+    def begun(self) -> None:
+        self._roll()
+        self._count += 1
+
+    def busy(self) -> bool:
+        self._roll()
+        return max(self._count, self._last) >= self.BUSY
+
+    def _roll(self) -> None:
+        now = self._clock()
+        if now - self._window >= self.WINDOW_S:
+            # the window just ended becomes the last; an idle stretch leaves nothing behind
+            self._last = self._count if now - self._window < 2 * self.WINDOW_S else 0
+            self._count, self._window = 0, now
+
+
 @dataclass
 class NodeContext:
     settings: Settings
@@ -45,6 +74,7 @@ class NodeContext:
     clock_ms: Callable[[], int] = wall_ms
     # Wakes the follow-up worker once a commit that owes the outside world something has landed.
     follow_ups_owed: Callable[[], None] = lambda: None
+    load: Load = field(default_factory=Load)
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -48,10 +48,9 @@ Call = Callable[[str, Any], Awaitable[Any]]
 # notify_targets), or None when nothing is owed any more
 Targets = Callable[[str, str, str, int], Mapping[str, Any] | None]
 
-# When this many tasks are ready to run, the node is busy answering requests: the notifier
-# starts one attempt a pass and looks again a moment later, so a burst of webhooks is ingested
-# at full speed and its notifications follow as the burst eases (they are durable meanwhile).
-BUSY_RUNNABLE = 8
+# While the node is busy answering requests the notifier starts one attempt a pass and looks
+# again a moment later (a trickle of 20 a second), so a burst of webhooks is ingested at full
+# speed and its notifications follow as the burst eases: they are durable meanwhile.
 BUSY_BACKOFF_S = 0.05
 
 
@@ -65,6 +64,7 @@ class Notifier:
         http: httpx.AsyncClient,
         clock_ms: Callable[[], int],
         wall_s: Callable[[], float] = time.time,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store = store
         self._writer = writer
@@ -73,6 +73,7 @@ class Notifier:
         self._http = http
         self._clock_ms = clock_ms
         self._wall_s = wall_s
+        self._busy = busy
         self._wakeup = trio.Event()
         self._sending: set[str] = set()  # entry ids with an attempt under way
         self._per_endpoint: dict[str, int] = {}
@@ -109,7 +110,7 @@ class Notifier:
                 continue
             if self._per_endpoint.get(endpoint, 0) >= PER_ENDPOINT:
                 continue
-            if started and trio.lowlevel.current_statistics().tasks_runnable > BUSY_RUNNABLE:
+            if started and self._busy():
                 return BUSY_BACKOFF_S
             started += 1
             self._sending.add(entry["id"])

@@ -35,6 +35,7 @@ def asgi_app(ctx: NodeContext) -> ASGIFramework:
             Router(ctx, create_app(ctx)),
             ctx.settings.body_min_rate,
             ctx.settings.body_grace_s,
+            ctx.load,
         ),
     )
 

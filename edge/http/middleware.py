@@ -29,6 +29,7 @@ import logging
 
 import trio
 
+from edge.actors.context import Load
 from edge.domain.deadlines import body_deadline
 from edge.errors import ContractError, Internal, RequestTimeout
 from edge.http import cors
@@ -59,15 +60,26 @@ _CLOSE = (b"connection", b"close")
 class Middleware:
     """Wraps ``app`` (the router of fast routes and Quart) with the concerns above."""
 
-    def __init__(self, app: ASGIApp, body_min_rate: float = 1024.0, body_grace_s: float = 2.0):
+    def __init__(
+        self,
+        app: ASGIApp,
+        body_min_rate: float = 1024.0,
+        body_grace_s: float = 2.0,
+        load: Load | None = None,
+    ):
         self.app = app
         self.body_min_rate = body_min_rate
         self.body_grace_s = body_grace_s
+        self.load = load or Load()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
+        self.load.begun()
+        await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = new_request_id()
         origin = preflight = body_unread = False
         version: bytes | None = None
