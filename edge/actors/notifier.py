@@ -30,7 +30,7 @@ import trio
 from edge.actors import messages as m
 from edge.domain import notifications, standard_webhooks
 from edge.errors import ContractError
-from edge.store import notifyq, outbox
+from edge.store import keys, notifyq, outbox
 from edge.store.env import Store
 from edge.store.writer import StoreWriter
 
@@ -100,11 +100,18 @@ class Notifier:
         one is due. While due entries are being sent or wait for a place, the next look comes
         when an attempt ends (each one wakes the loop)."""
         now = self._clock_ms()
+        # busy: read only as far as the one attempt that may start (a long scan in a thread
+        # would take the interpreter from the requests it is giving way to)
+        limit = len(self._sending) + 1 if self._busy() else BATCH
         entries = await trio.to_thread.run_sync(
-            lambda: outbox.due(self._store, now, BATCH, db=notifyq.DB)
+            lambda: outbox.due(self._store, now, limit, db=notifyq.DB)
         )
         started = 0
+        fan_outs: list[Mapping[str, Any]] = []
         for entry in entries:
+            if entry["action"] == notifyq.FAN_OUT:
+                fan_outs.append(entry)
+                continue
             endpoint = entry["params"]["endpointId"]
             if entry["id"] in self._sending or len(self._sending) >= TOTAL:
                 continue
@@ -116,12 +123,25 @@ class Notifier:
             self._sending.add(entry["id"])
             self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
             nursery.start_soon(self._attempt, entry)
+        if fan_outs:
+            await self._fan_out(fan_outs, now)
+            return 0 if not self._busy() else BUSY_BACKOFF_S  # their entries are due now
         if entries:
             return math.inf
         next_due = await trio.to_thread.run_sync(
             lambda: outbox.next_due_ms(self._store, db=notifyq.DB)
         )
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+
+    async def _fan_out(self, entries: list[Mapping[str, Any]], now: int) -> None:
+        """Each event's fan-out entry becomes one entry for each endpoint that takes it."""
+        ops = []
+        for entry in entries:
+            project = self._store.get(keys.project(entry["projectId"]))
+            event_id = entry["params"]["eventId"]
+            event = self._store.get(keys.record(entry["projectId"], keys.EVENT, event_id))
+            ops += notifyq.fan_out_ops(entry, project, event, now)
+        await self._writer.write(ops)
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]

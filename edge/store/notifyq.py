@@ -22,6 +22,7 @@ from edge.store.writer import Op
 
 DB = "notify"
 ACTION = "notify"
+FAN_OUT = "fan-out"  # one entry an event, made into one entry an endpoint by the notifier
 LOG = b"x"
 
 
@@ -40,14 +41,52 @@ def enqueue_ops(
     )
 
 
-def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any], now_ms: int) -> list[Op]:
-    """The entries an event owes the project's enabled endpoints that take it."""
-    ops: list[Op] = []
-    for endpoint in (project.get("endpoints") or {}).values():
-        if endpoint.get("enabled") and wants(
+def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The project's enabled endpoints that take this event."""
+    return [
+        endpoint
+        for endpoint in (project.get("endpoints") or {}).values()
+        if endpoint.get("enabled")
+        and wants(
             endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
-        ):
-            ops += enqueue_ops(project["id"], endpoint["id"], event, endpoint["mode"], now_ms)
+        )
+    ]
+
+
+def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any], now_ms: int) -> list[Op]:
+    """What an event owes the project's endpoints, written with it: one fan-out entry however
+    many endpoints take it (the commit that ingests it stays small); the notifier makes it one
+    entry an endpoint (``fan_out_ops``)."""
+    if not takers(project, event):
+        return []
+    return outbox.enqueue_ops(
+        project["id"],
+        event.get("txId") or "",
+        "",
+        "test" if event["isTest"] else "live",
+        FAN_OUT,
+        {"eventId": event["id"]},
+        now_ms,
+        db=DB,
+    )
+
+
+def fan_out_ops(
+    entry: Mapping[str, Any],
+    project: Mapping[str, Any] | None,
+    event: Mapping[str, Any] | None,
+    now_ms: int,
+) -> list[Op]:
+    """The fan-out entry replaced by one entry for each endpoint that takes the event now (none
+    when the project or the event is gone), in one commit."""
+    ops: list[Op] = [
+        (DB, outbox.queue_key(entry["dueAt"], entry["id"]), None),
+        (DB, outbox.entry_key(entry["id"]), None),
+    ]
+    if project is None or event is None:
+        return ops
+    for endpoint in takers(project, event):
+        ops += enqueue_ops(project["id"], endpoint["id"], event, endpoint["mode"], now_ms)
     return ops
 
 
