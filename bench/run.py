@@ -43,6 +43,7 @@ IDLE_S = 15.0
 TARGETS = {
     "status_vs_quart_get": (">=", 1.0),
     "webhook_vs_quart_post": (">=", 0.85),
+    "webhook_3_endpoints_vs_alone": (">=", 0.9),
     "events_per_commit": (">=", 8.0),
     "status_p99_ms": ("<=", 25.0),
     "webhook_p99_ms": ("<=", 25.0),
@@ -245,9 +246,7 @@ def peak_and_latency(
             "transactions": TRANSACTIONS,
         }
 
-        _notified_ingest(
-            report, work, admin, bench_shop, quart.url, baseline_pool, webhook_run, runs, duration_s
-        )
+        _notified_ingest(report, work, admin, bench_shop, webhook_run, runs)
 
         log("latency at half of the node's peak (open loop)")
         status_rate = report.figures["status"].median / 2
@@ -302,14 +301,12 @@ def _notified_ingest(
     work: Path,
     admin: shop.Admin,
     bench_shop: shop.StripeShop,
-    quart_url: str,
-    baseline_pool: Path,
     webhook_run: Any,
     runs: int,
-    duration_s: float,
 ) -> None:
     """Webhook ingest while every event is also owed to 3 notification endpoints (CONTRACT 4.8),
-    paired with the framework's own POST baseline: notifications must not slow ingest."""
+    against ingest alone in the same session: notifications must not slow ingest. (Not paired
+    with the framework's baseline: the notifier catches up between runs, on the same CPU.)"""
     log("webhook ingest with 3 notification endpoints (a receiver answering 200)")
     receiver = Server(
         "receiver",
@@ -321,21 +318,20 @@ def _notified_ingest(
         address = receiver.url.replace("127.0.0.1", "localhost") + "/hooks"
         base = f"/api/manage/projects/{bench_shop.project_id}/endpoints"
         made = [admin.ok("POST", base, {"url": address, "mode": "test"}, 201) for _ in range(3)]
-        notified, quart_post = [], []
+        notified = []
         for i in range(runs):
-            baseline = wrk.run(quart_url + "/", duration_s=duration_s, pool=baseline_pool)
-            quart_post.append(baseline.rps)
             result, _ = webhook_run(report.figures["webhook"].median)
             notified.append(result.rps)
             log(f"    run {i + 1}: webhook {result.rps:8.1f} events/s with 3 endpoints")
         for endpoint in made:  # the latency runs below measure ingest alone
             admin.ok("DELETE", f"{base}/{endpoint['endpointId']}")
     report.add("webhook_3_endpoints", "events/s", notified)
+    alone = report.figures["webhook"].median
     report.add(
-        "webhook_3_endpoints_vs_quart_post",
+        "webhook_3_endpoints_vs_alone",
         "x",
-        [n / q for n, q in zip(notified, quart_post, strict=True)],
-        "paired runs; compare with webhook_vs_quart_post",
+        [n / alone for n in notified],
+        "each run over the median of ingest alone",
     )
 
 
