@@ -11,7 +11,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
-from edge.providers.egress import provider_client
+from edge.providers.egress import provider_client, resolves_private
 
 
 async def _answer(scope: Any, receive: Any, send: Any) -> None:
@@ -77,3 +77,16 @@ async def test_proxy_settings_of_the_environment_are_ignored(upstream, monkeypat
     monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
     async with provider_client(frozenset({"127.0.0.1"})) as http:
         assert (await http.get(upstream + "/")).text == "ok"
+
+
+async def test_an_address_whose_name_resolves_to_loopback_is_caught_when_saved():
+    loopback, public = _resolving_to("127.0.0.1"), _resolving_to("93.184.215.14")
+    assert await resolves_private("https://hooks.rebinding.example/x", frozenset(), loopback)
+    assert not await resolves_private("https://hooks.merchant.example/x", frozenset(), public)
+    # the operator's own allowances and addresses refused by the rules already are not asked
+    assert not await resolves_private("http://localhost:3000/x", frozenset({"localhost"}), loopback)
+
+    async def unresolvable(*_: Any, **__: Any) -> list[tuple[Any, ...]]:
+        raise OSError("no such name")
+
+    assert not await resolves_private("https://not-yet.example/x", frozenset(), unresolvable)
