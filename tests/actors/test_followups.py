@@ -3,13 +3,11 @@ ended checkout, woken by new entries, resumed from what the store holds."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
@@ -18,7 +16,7 @@ from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
 from edge.providers.base import FollowUpRequest, FollowUpResult, NormalizedEvent, Provider
 from edge.store import outbox
-from edge.store.env import Store, open_store
+from edge.store.env import Store
 from edge.store.writer import StoreWriter, open_writer
 
 PROJECT = "prj_0000000000000000"
@@ -47,18 +45,6 @@ def scripted(*answers: Any) -> Scripted:
 
 def now_ms() -> int:
     return int(trio.current_time() * 1000)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    with open_store(tmp_path / "store", 2**26) as opened:
-        yield opened
-
-
-@pytest.fixture
-async def writer(store: Store) -> AsyncIterator[StoreWriter]:
-    async with open_writer(store) as opened:
-        yield opened
 
 
 class Targets:

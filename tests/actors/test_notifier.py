@@ -4,12 +4,9 @@ address whose name resolves to loopback refused when sending."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import trio
 
 from edge.actors import messages as m
@@ -17,8 +14,8 @@ from edge.actors.notifier import PER_ENDPOINT, Notifier
 from edge.domain import notifications, standard_webhooks
 from edge.providers.egress import provider_client
 from edge.store import notifyq, outbox
-from edge.store.env import Store, open_store
-from edge.store.writer import StoreWriter, open_writer
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
 
 PROJECT = "prj_0000000000000000"
 ENDPOINT = "we_01JD0000000000000000000001"
@@ -27,18 +24,6 @@ SECRET = standard_webhooks.new_secret()
 
 def now_ms() -> int:
     return int(trio.current_time() * 1000)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    with open_store(tmp_path / "store", 2**26) as opened:
-        yield opened
-
-
-@pytest.fixture
-async def writer(store: Store) -> AsyncIterator[StoreWriter]:
-    async with open_writer(store) as opened:
-        yield opened
 
 
 class Project:
