@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
@@ -48,13 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(args: argparse.Namespace) -> int:
     import trio
 
+    from edge.logs import configure
     from edge.node import run_node
     from edge.store.sealcheck import WrongSealingKey
 
-    logging.basicConfig(
-        level=os.environ.get("EDGE_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure(args.log_format)
     settings = Settings.load(args.data, host=args.host, port=args.port)
     try:
         if args.demo:
@@ -529,6 +526,12 @@ def _parser() -> argparse.ArgumentParser:
         "--demo",
         action="store_true",
         help="also run a Stripe simulator and a demo shop, wired to a test project",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one object a line, with the access log's fields as keys",
     )
     serve.set_defaults(run=_serve)
 

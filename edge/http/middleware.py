@@ -40,6 +40,8 @@ from edge.http.jsonio import API_VERSION, dumps, unknown_version
 from edge.http.request_ids import new_request_id
 
 log = logging.getLogger("edge.http")
+# one line a request: method, path, status, duration, request id (the one a 500 answer names)
+access = logging.getLogger("edge.access")
 
 ANSWER_HEADERS = "edge.answer_headers"
 """Scope key: ``{name: value}`` a handler adds to the answer, success or error."""
@@ -77,10 +79,41 @@ class Middleware:
             await self.app(scope, receive, send)
             return
         self.load.begun()
-        await self._http(scope, receive, send)
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = new_request_id()
+        if not access.isEnabledFor(logging.INFO):
+            await self._http(scope, receive, send, request_id)
+            return
+        began = trio.current_time()
+        status: list[int] = []
+
+        async def noting_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        try:
+            await self._http(scope, receive, noting_status, request_id)
+        finally:
+            ms = round((trio.current_time() - began) * 1000, 1)
+            code = status[0] if status else 0
+            rid = request_id.decode()
+            access.info(
+                "%s %s %s %sms %s",
+                scope["method"],
+                scope["path"],
+                code,
+                ms,
+                rid,
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": code,
+                    "durationMs": ms,
+                    "requestId": rid,
+                },
+            )
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: bytes) -> None:
         origin = preflight = body_unread = False
         version: bytes | None = None
         for name, value in scope["headers"]:
