@@ -40,6 +40,8 @@ class Settings:
     secret_key: bytes = b""
     public_url: str | None = None
     trusted_proxies: tuple[str, ...] = ()
+    # addresses (or networks) that may read /metrics without the operator's token
+    metrics_allow: tuple[str, ...] = ()
     actor_idle_s: float = 300.0
     mailbox_size: int = 256
     map_size: int = 64 * 2**30
@@ -85,6 +87,14 @@ class Settings:
             values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
         if env.get("EDGE_PROVIDER_HOSTS_ALLOW"):
             values["provider_hosts_allow"] = allow_list(env["EDGE_PROVIDER_HOSTS_ALLOW"].split(","))
+        if env.get("EDGE_METRICS_ALLOW"):
+            values["metrics_allow"] = tuple(
+                e.strip() for e in env["EDGE_METRICS_ALLOW"].split(",") if e.strip()
+            )
+            try:
+                parse_networks(values["metrics_allow"])  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise SystemExit(f"EDGE_METRICS_ALLOW: {exc}") from None
         if env.get("EDGE_NOTIFY_ALLOW"):
             values["notify_allow"] = allow_list(env["EDGE_NOTIFY_ALLOW"].split(","))
         if env.get("EDGE_MAX_CONNECTIONS"):
@@ -159,6 +169,8 @@ def _from_toml(path: Path) -> dict[str, object]:
         values["notify_allow"] = allow_list(raw["notify_allow"])
     if "trusted_proxies" in raw:
         values["trusted_proxies"] = tuple(raw["trusted_proxies"])
+    if "metrics_allow" in raw:
+        values["metrics_allow"] = tuple(raw["metrics_allow"])
     if "rate_limits" in raw:
         values["rate_limits"] = {**DEFAULT_RATE_LIMITS, **_limits(raw["rate_limits"])}
     if "tiers" in raw:

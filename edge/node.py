@@ -38,19 +38,21 @@ from edge.config import NODE_FILE, Settings
 from edge.domain import notifications
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.metrics import Metrics
 from edge.providers.base import FollowUpResult
 from edge.providers.egress import provider_client
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
 from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
-from edge.store import sealcheck
-from edge.store.env import STORE_DIR, open_store
-from edge.store.writer import open_writer
+from edge.store import notifyq, outbox, sealcheck
+from edge.store.env import STORE_DIR, Store, open_store
+from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
 
 RESOLVE_TIMEOUT_S = 10.0
+DEPTH_COUNTED = 100_000
 # An idle keep-alive connection is closed after this long (CONTRACT 8): idle sockets are cheap
 # to reopen and dear to hold by the thousand.
 KEEP_ALIVE_S = 5.0
@@ -102,7 +104,7 @@ async def open_node(
                 follow_ups = FollowUpWorker(
                     store, writer, _Projects(registry), http, PROVIDERS, wall_ms
                 )
-                load = Load()
+                load, metrics = Load(), Metrics()
                 notifier = Notifier(
                     store,
                     writer,
@@ -111,7 +113,9 @@ async def open_node(
                     notify_http,
                     wall_ms,
                     busy=load.busy,
+                    counted=metrics.notification,
                 )
+                metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
                 with _listening(config) as (sockets, url):
                     ctx = NodeContext(
@@ -128,6 +132,7 @@ async def open_node(
                         public_url=settings.public_url or url,
                         follow_ups_owed=_both(follow_ups.notify, notifier.notify),
                         load=load,
+                        metrics=metrics,
                     )
 
                     async def shutdown_trigger() -> None:
@@ -179,6 +184,30 @@ async def run_node(
     async with open_node(settings, handle_signals=handle_signals) as running:
         task_status.started(running)
         await running.stop.wait()
+
+
+def _scraped(
+    store: Store, writer: StoreWriter, registry: ActorRegistry
+) -> Callable[[], dict[str, Any]]:
+    """What /metrics reads when scraped."""
+
+    def read() -> dict[str, Any]:
+        stats = writer.stats
+        return {
+            "commits": stats.commits,
+            "tickets": stats.tickets,
+            "perCommit": stats.tickets_per_commit(),
+            "actors": len(registry),
+            "followUps": _depth(store, outbox.DB),
+            "notifications": _depth(store, notifyq.DB),
+        }
+
+    return read
+
+
+def _depth(store: Store, db: str) -> int:
+    """Pending entries of a queue, counted up to ``DEPTH_COUNTED``."""
+    return len(store.scan(outbox.QUEUE, db=db, limit=DEPTH_COUNTED))
 
 
 def _both(*wake: Callable[[], None]) -> Callable[[], None]:

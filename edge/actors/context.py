@@ -19,6 +19,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
+from edge.metrics import Metrics
 from edge.sealing import Sealer
 from edge.signing import Signer
 from edge.store.env import Store
@@ -75,6 +76,7 @@ class NodeContext:
     # Wakes the follow-up worker once a commit that owes the outside world something has landed.
     follow_ups_owed: Callable[[], None] = lambda: None
     load: Load = field(default_factory=Load)
+    metrics: Metrics = field(default_factory=Metrics)
 
     @property
     def nursery(self) -> trio.Nursery:

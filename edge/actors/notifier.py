@@ -65,6 +65,7 @@ class Notifier:
         clock_ms: Callable[[], int],
         wall_s: Callable[[], float] = time.time,
         busy: Callable[[], bool] = lambda: False,
+        counted: Callable[[str], None] = lambda outcome: None,
     ) -> None:
         self._store = store
         self._writer = writer
@@ -74,6 +75,7 @@ class Notifier:
         self._clock_ms = clock_ms
         self._wall_s = wall_s
         self._busy = busy
+        self._counted = counted
         self._wakeup = trio.Event()
         self._sending: set[str] = set()  # entry ids with an attempt under way
         self._per_endpoint: dict[str, int] = {}
@@ -232,6 +234,7 @@ class Notifier:
             )
         )
         await self._writer.write(ops)
+        self._counted(outcome)
 
 
 def _health_changes(ok: bool, status: int | None, failing_since: int | None, now_ms: int) -> bool:

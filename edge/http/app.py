@@ -36,6 +36,7 @@ def asgi_app(ctx: NodeContext) -> ASGIFramework:
             ctx.settings.body_min_rate,
             ctx.settings.body_grace_s,
             ctx.load,
+            ctx.metrics,
         ),
     )
 
@@ -49,6 +50,7 @@ class Router:
         self.status = status.StatusRoute(ctx)
         self.webhooks = webhooks.WebhookRoute(ctx)
         self.health = health.HealthRoutes(ctx)
+        self.metrics = health.MetricsRoute(ctx)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -61,6 +63,9 @@ class Router:
                 return
             if path == health.HEALTH or path == health.READY:
                 await self.health(scope, receive, send)
+                return
+            if path == health.METRICS:
+                await self.metrics(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

@@ -50,12 +50,13 @@ async def answer(
     headers: Iterable[tuple[bytes, bytes]] = (),
     *,
     head: bool = False,
+    content_type: tuple[bytes, bytes] = JSON,
 ) -> None:
-    """A whole answer: a JSON body (if any) with its Content-Length; ``head``: the length GET
-    would send, no body."""
+    """A whole answer: a body (JSON unless ``content_type`` says otherwise) with its
+    Content-Length; ``head``: the length GET would send, no body."""
     out = list(headers)
     if body:
-        out.append(JSON)
+        out.append(content_type)
     out.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": out})
     await send({"type": "http.response.body", "body": b"" if head else body})

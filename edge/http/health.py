@@ -9,18 +9,23 @@ commit load.
 
 from __future__ import annotations
 
+import ipaddress
 import struct
 
 import trio
 
 from edge.actors.context import NodeContext
-from edge.errors import unavailable
+from edge.domain.clientaddr import parse_networks
+from edge.errors import Unauthorized, unavailable
 from edge.http.asgi import Receive, Scope, Send, answer
+from edge.http.auth import is_admin_token
 from edge.http.errors import method_not_allowed
 from edge.http.jsonio import dumps
+from edge.metrics import CONTENT_TYPE
 
 HEALTH = "/healthz"
 READY = "/readyz"
+METRICS = "/metrics"
 PROBE_KEY = b"ready-probe"
 PROBE_TIMEOUT_S = 5.0
 PROBE_FRESH_S = 1.0
@@ -70,3 +75,43 @@ class HealthRoutes:
                 return False
             return True
         return False
+
+
+class MetricsRoute:
+    """``GET /metrics``: for the operator, by the operator's token or from an address in
+    ``EDGE_METRICS_ALLOW`` (a Prometheus scraper on the node's network)."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
+        self._allowed = parse_networks(ctx.settings.metrics_allow)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            raise method_not_allowed(_ALLOW)
+        if not self._permitted(scope):
+            raise Unauthorized(
+                "unauthorized",
+                "Metrics are for the operator: its token, or an address in EDGE_METRICS_ALLOW.",
+            )
+        body = self.ctx.metrics.text()
+        await answer(
+            send,
+            200,
+            body,
+            _NO_STORE,
+            head=scope["method"] == "HEAD",
+            content_type=(b"content-type", CONTENT_TYPE.encode()),
+        )
+
+    def _permitted(self, scope: Scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, token = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer" and is_admin_token(token.strip(), self.ctx):
+                    return True
+        peer = (scope.get("client") or ("", 0))[0]
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(address in network for network in self._allowed)

@@ -38,6 +38,7 @@ from edge.http.asgi import answer as send_answer
 from edge.http.errors import status_of
 from edge.http.jsonio import API_VERSION, dumps, unknown_version
 from edge.http.request_ids import new_request_id
+from edge.metrics import Metrics
 
 log = logging.getLogger("edge.http")
 # one line a request: method, path, status, duration, request id (the one a 500 answer names)
@@ -68,11 +69,13 @@ class Middleware:
         body_min_rate: float = 1024.0,
         body_grace_s: float = 2.0,
         load: Load | None = None,
+        metrics: Metrics | None = None,
     ):
         self.app = app
         self.body_min_rate = body_min_rate
         self.body_grace_s = body_grace_s
         self.load = load or Load()
+        self.metrics = metrics or Metrics()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
@@ -80,9 +83,6 @@ class Middleware:
             return
         self.load.begun()
         request_id = new_request_id()
-        if not access.isEnabledFor(logging.INFO):
-            await self._http(scope, receive, send, request_id)
-            return
         began = trio.current_time()
         status: list[int] = []
 
@@ -94,24 +94,11 @@ class Middleware:
         try:
             await self._http(scope, receive, noting_status, request_id)
         finally:
-            ms = round((trio.current_time() - began) * 1000, 1)
+            seconds = trio.current_time() - began
             code = status[0] if status else 0
-            rid = request_id.decode()
-            access.info(
-                "%s %s %s %sms %s",
-                scope["method"],
-                scope["path"],
-                code,
-                ms,
-                rid,
-                extra={
-                    "method": scope["method"],
-                    "path": scope["path"],
-                    "status": code,
-                    "durationMs": ms,
-                    "requestId": rid,
-                },
-            )
+            self.metrics.request(scope["path"], code, seconds)
+            if access.isEnabledFor(logging.INFO):
+                _access_line(scope, code, seconds, request_id)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: bytes) -> None:
         origin = preflight = body_unread = False
@@ -177,6 +164,25 @@ class Middleware:
                 _log_fault(scope, request_id, failure)
                 return
             await _fail(failure, scope, request_id, send_with_headers)
+
+
+def _access_line(scope: Scope, code: int, seconds: float, request_id: bytes) -> None:
+    ms, rid = round(seconds * 1000, 1), request_id.decode()
+    access.info(
+        "%s %s %s %sms %s",
+        scope["method"],
+        scope["path"],
+        code,
+        ms,
+        rid,
+        extra={
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": code,
+            "durationMs": ms,
+            "requestId": rid,
+        },
+    )
 
 
 def _with_headers(

@@ -152,6 +152,7 @@ class WebhookIntake:
     ) -> None:
         ledger = self.ledger
         first = self._seen(provider.name, event.dedup_ids)
+        ledger.ctx.metrics.webhook(provider.name, "accepted" if first is None else "duplicate")
         if first is not None:
             ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
             return
@@ -353,6 +354,7 @@ class WebhookIntake:
         failure: ContractError,
     ) -> None:
         ledger = self.ledger
+        ledger.ctx.metrics.webhook(provider, reason if code == "signature_invalid" else code)
         # the merchant's first clue when every payment stays pending: say it where operators look
         log.warning(
             "refused a %s webhook for project %s: %s (%s)",

@@ -1,0 +1,90 @@
+"""What ``GET /metrics`` shows (CONTRACT 4.9), in Prometheus' text format: requests by route
+and status with latency, webhook outcomes by provider and reason, notification outcomes, and at
+scrape time the writer's commits and events per commit, actors alive and queue depths.
+
+Each node has its own registry, so several nodes in one process (tests) do not share counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from edge.domain.routes import route_of
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._requests = Counter(
+            "edge_requests", "HTTP requests answered", ["route", "status"], registry=self.registry
+        )
+        self._latency = Histogram(
+            "edge_request_seconds",
+            "Time to answer a request",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30),
+            registry=self.registry,
+        )
+        self._webhooks = Counter(
+            "edge_webhooks",
+            "Provider webhook deliveries by outcome (accepted, duplicate, or the refusal reason)",
+            ["provider", "outcome"],
+            registry=self.registry,
+        )
+        self._notifications = Counter(
+            "edge_notifications",
+            "Notification attempts to merchants' endpoints by outcome",
+            ["outcome"],
+            registry=self.registry,
+        )
+
+    def request(self, path: str, status: int, seconds: float) -> None:
+        route = route_of(path)
+        self._requests.labels(route, str(status)).inc()
+        self._latency.labels(route).observe(seconds)
+
+    def webhook(self, provider: str, outcome: str) -> None:
+        self._webhooks.labels(provider, outcome).inc()
+
+    def notification(self, outcome: str) -> None:
+        self._notifications.labels(outcome).inc()
+
+    def watch(self, read: Callable[[], dict[str, Any]]) -> None:
+        """Figures read when scraped: ``read()`` gives commits, tickets, actors, queue depths."""
+        self.registry.register(_Scraped(read))
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Scraped(Collector):
+    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        now = self._read()
+        yield CounterMetricFamily(
+            "edge_commits", "LMDB commits by the store writer", now["commits"]
+        )
+        yield CounterMetricFamily(
+            "edge_committed_writes", "Writes (tickets) the commits carried", now["tickets"]
+        )
+        yield GaugeMetricFamily(
+            "edge_writes_per_commit", "Writes per commit so far", now["perCommit"]
+        )
+        yield GaugeMetricFamily("edge_actors", "Project actors alive", now["actors"])
+        yield GaugeMetricFamily(
+            "edge_followups_pending", "Follow-ups owed to providers", now["followUps"]
+        )
+        yield GaugeMetricFamily(
+            "edge_notifications_pending", "Notifications owed to endpoints", now["notifications"]
+        )
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
