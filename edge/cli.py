@@ -525,7 +525,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--demo",
         action="store_true",
-        help="also run a Stripe simulator and a demo shop, wired to a test project",
+        help="also run the provider simulators and a demo shop, wired to a test project",
     )
     serve.add_argument(
         "--log-format",
