@@ -346,6 +346,37 @@ def _project_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _product_list(args: argparse.Namespace) -> int:
+    products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+    lines = [
+        f"{p['id']}  {p['amount']} {p['currency']}"
+        + (f" / {p['interval']}" if p.get("interval") else "")
+        + f"  {p['kind']}  {p['name']}"
+        for p in products
+    ]
+    _print(args, {"items": products}, "\n".join(lines) or "no products")
+    return 0
+
+
+def _provider_show(args: argparse.Namespace) -> int:
+    """A provider's settings, secrets shown only as set with their last 4 characters: what a
+    merchant checks when its webhooks fail."""
+    providers = _call(args, "GET", f"/api/manage/projects/{args.project}")["providers"]
+    shown = [p for p in providers if args.provider in (None, p["provider"])]
+    if args.provider and not shown:
+        raise CliError(f"{args.provider} is not configured on {args.project}")
+    lines = []
+    for p in shown:
+        lines.append(f"{p['provider']}  {'enabled' if p['enabled'] else 'disabled'}")
+        for mode in ("test", "live"):
+            for name, value in sorted(p[mode].items()):
+                if isinstance(value, dict) and value.get("set"):
+                    value = f"set, ...{value['last4']}"
+                lines.append(f"  {mode}.{name}: {value}")
+    _print(args, {"items": shown}, "\n".join(lines) or "no providers")
+    return 0
+
+
 def _key_list(args: argparse.Namespace) -> int:
     page = _call(args, "GET", f"/api/manage/projects/{args.project}/keys")
     lines = [f"{k['keyId']}  {k['mode']:<4}  ...{k['last4']}  {k['name']}" for k in page["items"]]
@@ -577,6 +608,9 @@ def _parser() -> argparse.ArgumentParser:
     pset.add_argument("--currency", required=True)
     pset.add_argument("--interval", choices=("day", "week", "month", "year"))
     pset.set_defaults(run=_product_set)
+    plist = product.add_parser("list", parents=[common], help="the project's products")
+    plist.add_argument("project")
+    plist.set_defaults(run=_product_list)
 
     provider = commands.add_parser("provider", help="payment providers").add_subparsers(
         metavar="ACTION"
@@ -593,6 +627,10 @@ def _parser() -> argparse.ArgumentParser:
     vset.add_argument("--address-line", action="append")
     vset.add_argument("--address-country")
     vset.set_defaults(run=_provider_set)
+    vshow = provider.add_parser("show", parents=[common], help="settings, secrets hidden")
+    vshow.add_argument("project")
+    vshow.add_argument("provider", nargs="?")
+    vshow.set_defaults(run=_provider_show)
 
     key = commands.add_parser("key", help="project API keys").add_subparsers(metavar="ACTION")
     kcreate = key.add_parser("create", parents=[common], help="create a key (shown once)")

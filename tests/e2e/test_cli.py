@@ -178,5 +178,11 @@ def test_cli_shows_keys_transactions_and_refused_deliveries(process):
     refused = edge(data, "deliveries", pid).stdout
     assert "stripe  signature_invalid: missing_header" in refused
     assert json.loads(edge(data, "project", "show", pid, "--json").stdout)["id"] == pid
+    assert "book  5.00 EUR  payment  Book" in edge(data, "product", "list", pid).stdout
+    stripe = edge(data, "provider", "show", pid, "stripe").stdout
+    assert "stripe  enabled" in stripe and "test.webhookSecret: set, ..._x1" in stripe
+    assert "whsec_x1" not in stripe  # a secret is never shown
+    unknown = edge(data, "provider", "show", pid, "paypal", check=False)
+    assert unknown.returncode == 1 and "not configured" in unknown.stderr
     missing = edge(data, "tx", "show", pid, "tx_01JD0000000000000000000000", check=False)
     assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
