@@ -347,9 +347,11 @@ def _project_show(args: argparse.Namespace) -> int:
 
 
 def _product_list(args: argparse.Namespace) -> int:
+    from edge.domain.money import exponent
+
     products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
     lines = [
-        f"{p['id']}  {p['amount']} {p['currency']}"
+        f"{p['id']}  {p['amount']:.{exponent(p['currency'])}f} {p['currency']}"
         + (f" / {p['interval']}" if p.get("interval") else "")
         + f"  {p['kind']}  {p['name']}"
         for p in products
