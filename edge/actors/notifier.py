@@ -138,8 +138,12 @@ class Notifier:
     async def _fan_out(self, entries: list[Mapping[str, Any]], now: int) -> None:
         """Each event's fan-out entry becomes one entry for each endpoint that takes it."""
         ops = []
+        projects: dict[str, Any] = {}  # a burst's events are mostly one project's: read it once
         for entry in entries:
-            project = self._store.get(keys.project(entry["projectId"]))
+            pid = entry["projectId"]
+            if pid not in projects:
+                projects[pid] = self._store.get(keys.project(pid))
+            project = projects[pid]
             event_id = entry["params"]["eventId"]
             event = self._store.get(keys.record(entry["projectId"], keys.EVENT, event_id))
             ops += notifyq.fan_out_ops(entry, project, event, now)
@@ -172,12 +176,13 @@ class Notifier:
             state, due_ms = outbox.DONE, None
         else:
             wait_s = notifications.next_try_s(entry["attempts"])
-            if status == 410 or wait_s is None:
+            if notifications.gone(status) or wait_s is None:
                 state, due_ms = outbox.FAILED, None
             else:
                 state, due_ms = outbox.PENDING, self._clock_ms() + wait_s * 1000
         await self._settle(entry, started, status, error, state, due_ms)
-        if _health_changes(ok, status, target.get("failingSince"), self._clock_ms()):
+        health = notifications.health_after(ok, status, target["failingSince"], self._clock_ms())
+        if health is not None:
             with contextlib.suppress(ContractError):  # told again by the next attempt
                 await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
 
@@ -235,13 +240,3 @@ class Notifier:
         )
         await self._writer.write(ops)
         self._counted(outcome)
-
-
-def _health_changes(ok: bool, status: int | None, failing_since: int | None, now_ms: int) -> bool:
-    """Does this outcome change the endpoint's health (so its actor must record it)?"""
-    if ok:
-        return failing_since is not None
-    return (
-        failing_since is None
-        or notifications.disable_reason(status, failing_since, now_ms) is not None
-    )

@@ -35,9 +35,27 @@ def next_try_s(attempts_before: int) -> int | None:
     return RETRY_S[attempts_before] if attempts_before < len(RETRY_S) else None
 
 
+def gone(status: int | None) -> bool:
+    """``410 Gone``: the endpoint says it is no more; nothing is retried."""
+    return status == 410
+
+
+def health_after(
+    ok: bool, status: int | None, failing_since_ms: int | None, now_ms: int
+) -> tuple[int | None, str | None] | None:
+    """An endpoint's health after an attempt, ``(failing since, why disabled)``; None when the
+    attempt changes nothing (so nothing need be written)."""
+    if ok:
+        return (None, None) if failing_since_ms is not None else None
+    reason = disable_reason(status, failing_since_ms, now_ms)
+    if reason is not None:
+        return failing_since_ms, reason
+    return (now_ms, None) if failing_since_ms is None else None
+
+
 def disable_reason(status: int | None, failing_since_ms: int | None, now_ms: int) -> str | None:
     """Why the endpoint is disabled after this failed attempt, or None while it is kept."""
-    if status == 410:
+    if gone(status):
         return "the endpoint answered 410 Gone"
     if failing_since_ms is not None and now_ms - failing_since_ms >= DISABLE_AFTER_MS:
         return "the endpoint has failed for 5 days"

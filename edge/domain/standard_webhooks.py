@@ -1,4 +1,4 @@
-"""Standard Webhooks 1.0 signatures (CONTRACT 4.8; ../shared/provider-data/standard_webhooks):
+"""Standard Webhooks 1.0 signatures (CONTRACT 4.8; the spec at standardwebhooks.com):
 ``webhook-signature: v1,<base64 HMAC-SHA256 over "{id}.{timestamp}.{body}">`` with the secret
 ``whsec_`` + base64 of its bytes. Several signatures are separated by spaces (a rotated
 secret signs with both while the old one is still valid)."""

@@ -134,3 +134,9 @@ def reachable(table_kind: Kind | str, current: Status | str) -> frozenset[Status
 
 # A checkout that can no longer be paid: nothing is captured or completed for it any more.
 ENDED: frozenset[str] = frozenset({Status.FAILED, Status.CANCELED, Status.EXPIRED})
+
+
+def partially_refunded(target: str | None, refunded_total: int | None, amount: int) -> bool:
+    """A refund reported as a total so far (PayPal) is partial while it is under the amount
+    paid: the provider asked for ``refunded``, the node records ``partially_refunded``."""
+    return target == Status.REFUNDED and refunded_total is not None and refunded_total < amount

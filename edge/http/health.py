@@ -18,7 +18,7 @@ from edge.actors.context import NodeContext
 from edge.domain.clientaddr import parse_networks
 from edge.errors import Unauthorized, unavailable
 from edge.http.asgi import Receive, Scope, Send, answer
-from edge.http.auth import is_admin_token
+from edge.http.auth import is_admin_token, parse_bearer
 from edge.http.errors import method_not_allowed
 from edge.http.jsonio import dumps
 from edge.metrics import CONTENT_TYPE
@@ -104,11 +104,10 @@ class MetricsRoute:
         )
 
     def _permitted(self, scope: Scope) -> bool:
-        for name, value in scope["headers"]:
-            if name == b"authorization":
-                scheme, _, token = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and is_admin_token(token.strip(), self.ctx):
-                    return True
+        header = next((v for n, v in scope["headers"] if n == b"authorization"), None)
+        token = parse_bearer(header.decode("latin-1")) if header is not None else None
+        if token is not None and is_admin_token(token, self.ctx):
+            return True
         peer = (scope.get("client") or ("", 0))[0]
         try:
             address = ipaddress.ip_address(peer)

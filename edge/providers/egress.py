@@ -77,20 +77,21 @@ class VettedBackend(httpcore.AsyncNetworkBackend):
 async def resolves_private(
     url: str, allowed: frozenset[str], resolve: Resolve | None = None
 ) -> bool:
-    """Does ``url``'s host name resolve to an address the node does not call? Checked when an
-    account holder saves an address, as well as at each connection; a name that does not
-    resolve now is not refused here (sending will say so)."""
+    """Does ``url``'s host name resolve to an address the node does not call? The check the
+    client makes at each connection (``VettedBackend.vetted_address``), made when an account
+    holder saves the address too; a name that does not resolve now is not refused here
+    (sending will say so)."""
     parts = urlsplit(url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
     if operator_allows(allowed, host, port) or host_problem(host) is not None:
         return False  # allowed, or refused already by the address rules
-    if all(c.isdigit() or c == "." for c in host) or ":" in host:
-        return False  # an IP literal: the address rules judged it
     try:
-        infos = await (resolve or trio.socket.getaddrinfo)(host, port, type=trio.socket.SOCK_STREAM)
-    except OSError:
+        await VettedBackend(allowed, resolve).vetted_address(host, port)
+    except Refused:
+        return True
+    except httpcore.ConnectError:
         return False
-    return not all(public_address(str(info[4][0])) for info in infos)
+    return False
 
 
 class VettedTransport(httpx.AsyncHTTPTransport):

@@ -30,3 +30,13 @@ def test_gone_disables_at_once_and_five_days_of_failure_disable():
     assert n.disable_reason(500, None, 10 * day) is None
     assert n.disable_reason(500, 0, 5 * day - 1) is None
     assert n.disable_reason(None, 0, 5 * day) == "the endpoint has failed for 5 days"
+
+
+def test_health_changes_only_when_an_attempt_says_something_new():
+    day = 24 * 3600 * 1000
+    assert n.health_after(True, 200, None, 10) is None  # healthy, still healthy
+    assert n.health_after(True, 204, 5, 10) == (None, None)  # failing, now healthy
+    assert n.health_after(False, 500, None, 10) == (10, None)  # starts failing now
+    assert n.health_after(False, 500, 5, 10) is None  # still failing, not for 5 days
+    assert n.health_after(False, None, 0, 5 * day) == (0, "the endpoint has failed for 5 days")
+    assert n.health_after(False, 410, None, 10) == (None, "the endpoint answered 410 Gone")

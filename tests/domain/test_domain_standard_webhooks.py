@@ -3,41 +3,20 @@ any message, and secrets of the spec's shape."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from standardwebhooks import Webhook
+from support.standard_webhooks_vector import VECTOR
 
 from edge.domain import standard_webhooks as sw
-
-VECTOR = {  # ../shared/provider-data/standard_webhooks/test_vector.json, kept here: no I/O
-    "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    "id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
-    "timestamp": 1614265330,
-    "payload": b'{"test": 2432232314}',
-    "signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
-}
 
 
 def test_the_spec_vector_signs_the_same():
     v = VECTOR
     assert sw.signature(v["secret"], v["id"], v["timestamp"], v["payload"]) == v["signature"]
-
-
-def test_the_shared_vector_file_is_the_one_kept_here():
-    shared = Path(__file__).resolve().parents[2].parent / "shared" / "provider-data"
-    path = shared / "standard_webhooks" / "test_vector.json"
-    if not path.exists():
-        pytest.skip("no ../shared/provider-data beside the repository")
-    vector = json.loads(path.read_text())
-    assert (vector["secret"], vector["webhook-signature"]) == (
-        VECTOR["secret"],
-        VECTOR["signature"],
-    )
 
 
 @given(st.text(max_size=300), st.integers(min_value=1_600_000_000, max_value=2_000_000_000))

@@ -9,6 +9,7 @@ from edge.domain.status import (
     Status,
     can_transition,
     is_terminal,
+    partially_refunded,
     reachable,
 )
 
@@ -108,3 +109,10 @@ def test_reachable_through_the_dispute_cycle():
     assert Status.SUCCEEDED in reachable("payment", "succeeded")
     assert reachable("payment", "refunded") == frozenset()
     assert reachable("payment", "nope") == frozenset()
+
+
+def test_a_refund_total_under_the_amount_paid_is_partial():
+    assert partially_refunded(Status.REFUNDED, 300, 1000)
+    assert not partially_refunded(Status.REFUNDED, 1000, 1000)
+    assert not partially_refunded(Status.REFUNDED, None, 1000)  # a reversal: all of it
+    assert not partially_refunded(Status.DISPUTED, 300, 1000)

@@ -16,7 +16,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.records import iso_or_none
 from edge.domain import ids, standard_webhooks
 from edge.domain.egress import endpoint_problem
-from edge.domain.notifications import disable_reason, wants
+from edge.domain.notifications import health_after, wants
 from edge.errors import Conflict, InvalidRequest, NotFound
 from edge.store import keys, notifyq
 from edge.store.codec import unpack
@@ -182,23 +182,17 @@ class Endpoints:
         """Keep the endpoint's health; a commit only when it changes."""
         ledger = self.ledger
         endpoint = self._all.get(msg.endpoint_id)
-        if endpoint is None:
+        now = ledger.now_ms()
+        health = (
+            health_after(msg.ok, msg.status, endpoint.get("failingSince"), now)
+            if endpoint is not None and endpoint["enabled"]
+            else None
+        )
+        if endpoint is None or health is None:
             reply(None)
             return
-        now = ledger.now_ms()
-        if msg.ok:
-            if endpoint.get("failingSince") is None:
-                reply(None)
-                return
-            endpoint["failingSince"] = None
-        else:
-            reason = disable_reason(msg.status, endpoint.get("failingSince"), now)
-            if reason is not None and endpoint["enabled"]:
-                endpoint.update(enabled=False, disabledReason=reason)
-            elif endpoint.get("failingSince") is None:
-                endpoint["failingSince"] = now
-            else:
-                reply(None)
-                return
-        endpoint["updatedAt"] = now
+        failing_since, reason = health
+        endpoint.update(failingSince=failing_since, updatedAt=now)
+        if reason is not None:
+            endpoint.update(enabled=False, disabledReason=reason)
         ledger.commit(ledger.config_changed(), reply, None)

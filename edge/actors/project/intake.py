@@ -34,7 +34,7 @@ from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.quota import period_of
-from edge.domain.status import Kind, Status
+from edge.domain.status import Kind, Status, partially_refunded
 from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
 from edge.providers.credentials import MODES
@@ -108,7 +108,8 @@ class WebhookIntake:
                 ),
             )
         else:
-            self._accept(provider, msg.mode, event, msg.body, msg.reply)
+            duplicate = self._accept(provider, msg.mode, event, msg.body, msg.reply)
+            self.ledger.ctx.metrics.webhook(provider.name, "duplicate" if duplicate else "accepted")
         done(None)
 
     def refused(self, msg: m.WebhookRefused, done: Reply) -> None:
@@ -149,13 +150,13 @@ class WebhookIntake:
 
     def _accept(
         self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
-    ) -> None:
+    ) -> bool:
+        """Store and apply ``event``, replying after the commit; True when it was a duplicate."""
         ledger = self.ledger
         first = self._seen(provider.name, event.dedup_ids)
-        ledger.ctx.metrics.webhook(provider.name, "accepted" if first is None else "duplicate")
         if first is not None:
             ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
-            return
+            return True
         now = ledger.now_ms()
         evt_id = ids.new_evt_id()
         ops: list[Op] = []
@@ -212,6 +213,7 @@ class WebhookIntake:
             ops.append(self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
         ledger.commit(ops, reply, answer)
+        return False
 
     def _seen(self, provider: str, dedup_ids: tuple[str, ...]) -> str | None:
         """The event stored first under any of ``dedup_ids``, if one was."""
@@ -405,8 +407,7 @@ def _refs(event: NormalizedEvent) -> tuple[str, ...]:
 def against_transaction(event: NormalizedEvent, tx: dict[str, Any]) -> NormalizedEvent:
     """What ``event`` asks of ``tx`` where the provider left it to the node (PayPal): a refund
     is full once its total reaches the amount paid, else partial."""
-    total = event.refunded_total_minor
-    if total is not None and event.payment_status == Status.REFUNDED and total < tx["amount"]:
+    if partially_refunded(event.payment_status, event.refunded_total_minor, tx["amount"]):
         event = replace(
             event,
             type=EventType.PAYMENT_PARTIALLY_REFUNDED,
@@ -443,8 +444,7 @@ def _waiting_entry(waited: dict[str, Any], tx: dict[str, Any]) -> story.Entry:
     """The step of an event that waited for ``tx``, decided against it now as it would have
     been had it matched at once (``against_transaction``)."""
     match = waited["match"]
-    total = match.get("refundedTotal")
-    if total is not None and match.get("payment") == Status.REFUNDED and total < tx["amount"]:
+    if partially_refunded(match.get("payment"), match.get("refundedTotal"), tx["amount"]):
         match.update(
             type=str(EventType.PAYMENT_PARTIALLY_REFUNDED), payment=Status.PARTIALLY_REFUNDED
         )
