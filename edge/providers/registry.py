@@ -19,10 +19,16 @@ import trio
 
 from edge.errors import Conflict
 from edge.providers.base import Provider
+from edge.providers.btcpay import BTCPAY
+from edge.providers.btcpay.signature import sign_header as btcpay_sign_header
 from edge.providers.manual import MANUAL
 from edge.providers.paypal import PAYPAL
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.signature import sign_header
+from edge.sim.btcpay import SUPPORTED_TRIGGERS as BTCPAY_TRIGGERS
+from edge.sim.btcpay import BTCPaySimulator
+from edge.sim.btcpay import delivery_id as btcpay_delivery_id
+from edge.sim.btcpay import event_for_trigger as btcpay_event_for_trigger
 from edge.sim.paypal import SUPPORTED_TRIGGERS as PAYPAL_TRIGGERS
 from edge.sim.paypal import PayPalSimulator
 from edge.sim.paypal import event_for_trigger as paypal_event_for_trigger
@@ -115,6 +121,29 @@ def _paypal_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
     }
 
 
+# --- BTCPay Server ---------------------------------------------------------------------------
+
+DEMO_BTCPAY_KEY = "demo-btcpay-api-key-0123456789"
+
+
+async def _btcpay_signature(
+    http: httpx.AsyncClient, credentials: Mapping[str, Any], body: bytes
+) -> dict[str, str]:
+    return {"BTCPay-Sig": btcpay_sign_header(credentials["webhookSecret"], body)}
+
+
+def _btcpay_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    assert isinstance(sim, BTCPaySimulator)
+    store_id = sim.register_store(DEMO_BTCPAY_KEY)
+    _, secret = sim.register_webhook(store_id, webhook_url)
+    return {
+        "serverUrl": sim.url,
+        "apiKey": DEMO_BTCPAY_KEY,
+        "storeId": store_id,
+        "webhookSecret": secret,
+    }
+
+
 # --- Pay by mail ----------------------------------------------------------------------------
 
 DEMO_MAILING_ADDRESS = {
@@ -142,6 +171,14 @@ REGISTRATIONS: dict[str, Registration] = {
             simulator=PayPalSimulator,
             trigger=Trigger(PAYPAL_TRIGGERS, paypal_event_for_trigger, _paypal_signature),
             demo=_paypal_demo,
+        ),
+        Registration(
+            BTCPAY,
+            simulator=BTCPaySimulator,
+            trigger=Trigger(
+                BTCPAY_TRIGGERS, btcpay_event_for_trigger, _btcpay_signature, btcpay_delivery_id
+            ),
+            demo=_btcpay_demo,
         ),
         Registration(MANUAL, demo=_manual_demo),
     )

@@ -21,6 +21,12 @@ Builder = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 # (an HTTP client, the mode's opened credentials, body) -> the signature headers a real delivery
 # carries (PayPal's are made by its simulator, which holds the signing key)
 Signer = Callable[[httpx.AsyncClient, Mapping[str, Any], bytes], Awaitable[dict[str, str]]]
+# the provider's event -> the id the node deduplicates it on
+EventId = Callable[[Mapping[str, Any]], str]
+
+
+def _event_id(event: Mapping[str, Any]) -> str:
+    return str(event["id"])
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class Trigger:
     events: tuple[str, ...]  # the normalized event types it can send
     build: Builder
     sign: Signer
+    event_id: EventId = _event_id
 
     async def send(
         self,
@@ -54,7 +61,7 @@ class Trigger:
             f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
         )
         return {
-            "providerEventId": event["id"],
+            "providerEventId": self.event_id(event),
             "providerType": event.get("type") or event.get("event_type"),
             "status": response.status_code,
             "answer": response.json(),

@@ -9,7 +9,8 @@ import httpx
 import trio
 from support.client import Admin, bearer
 from support.nodes import NodeProcess
-from support.paypal_shop import paypal_shop, press
+from support.pages import press
+from support.paypal_shop import paypal_shop
 
 from edge.sim.paypal import PayPalSimulator
 

@@ -15,7 +15,8 @@ import httpx
 import pytest
 import trio
 from support.client import ORIGIN, bearer
-from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop, press
+from support.pages import press
+from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 
 from edge.sim.paypal import PayPalSimulator
 

@@ -165,7 +165,11 @@ class WebhookIntake:
             event = against_transaction(event, tx)
         settled = self._apply(provider, event, evt_id, tx, ops) if tx is not None else None
         sub = settled.sub if settled else None
-        late = settled is not None and evt_id in settled.late
+        # money for an ended checkout: found late by the fold, or said so by the provider
+        # (BTCPay's InvoicePaidAfterExpiration)
+        late = settled is not None and (
+            evt_id in settled.late or event.type is EventType.PAYMENT_PAID_LATE
+        )
         fate = settled.fates.get(evt_id, Fate.APPLIED) if settled else None
         stored: dict[str, Any] = {
             "id": evt_id,

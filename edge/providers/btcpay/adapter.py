@@ -1,0 +1,167 @@
+"""BTCPay Server (Greenfield API): crypto invoices the buyer is redirected to, and their webhooks.
+
+The checkout is an invoice (``POST /api/v1/stores/{storeId}/invoices``, ``Authorization: token
+<apiKey>``). The node's transaction id travels as ``metadata.orderId`` (BTCPay indexes it) with
+``customerRef`` beside it, and the invoice id is linked to the transaction, so every invoice event
+matches (CONTRACT 4.2). BTCPay reports an invoice that is left unpaid (``InvoiceExpired``), so the
+node keeps no timer of its own. There is no hosted portal (``409 portal_unsupported``) and no
+subscription.
+
+The API key goes only into the ``Authorization`` header: no message the node keeps or answers
+contains it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from edge.errors import Conflict, ProviderError
+from edge.providers.base import (
+    CheckoutRequest,
+    CheckoutResult,
+    CredentialField,
+    NormalizedEvent,
+    Provider,
+    SignatureInvalid,
+)
+from edge.providers.btcpay import events, money, signature
+
+# Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
+CHECKOUT_LIFETIME_MIN = 30
+MAX_ANSWER = 1 << 20
+
+
+@dataclass(frozen=True)
+class BTCPayProvider(Provider):
+    async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
+        tx, credentials = request.tx, request.credentials
+        if tx["kind"] == "subscription":
+            raise Conflict(
+                "subscription_not_supported",
+                "BTCPay Server takes one-off payments only; choose another provider.",
+                field="provider",
+            )
+        base = str(credentials["serverUrl"]).rstrip("/")
+        path = f"/api/v1/stores/{credentials['storeId']}/invoices"
+        invoice = await _call(request.http, credentials, base + path, invoice_body(request))
+        invoice_id, url = invoice.get("id"), invoice.get("checkoutLink")
+        if not isinstance(invoice_id, str) or not invoice_id or not isinstance(url, str):
+            raise _provider_error("BTCPay answered without an invoice and its checkout link.")
+        expires = invoice.get("expirationTime")
+        return CheckoutResult(
+            fields={"url": url},
+            provider_ref=invoice_id,
+            expires_at_ms=expires * 1000
+            if isinstance(expires, int) and not isinstance(expires, bool)
+            else None,
+        )
+
+    async def verify_webhook(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        credentials: Mapping[str, Mapping[str, Any]],
+        now_s: float,
+        http: httpx.AsyncClient,
+    ) -> str:
+        """The mode whose webhook secret signed the exact body bytes. No timestamp window:
+        BTCPay's retries resend the first body (CONTRACT 4.3)."""
+        digest = signature.parse_header(headers.get(signature.HEADER))
+        for mode, plain in credentials.items():
+            secret = plain.get("webhookSecret")
+            if secret and signature.signature_matches(digest, body, [str(secret)]):
+                return mode
+        raise SignatureInvalid(
+            "no_matching_signature", "No signature matches the body and the webhook secret."
+        )
+
+    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
+        return events.normalize(body)
+
+
+def invoice_body(request: CheckoutRequest) -> dict[str, Any]:
+    """The create-invoice request for a pending transaction (Greenfield ``CreateInvoiceRequest``:
+    ``amount`` is a decimal string)."""
+    tx = request.tx
+    currency = str(tx["currency"]).upper()
+    metadata: dict[str, Any] = {**(tx.get("metadata") or {}), "orderId": tx["id"]}
+    if tx.get("customerRef"):
+        metadata["customerRef"] = tx["customerRef"]
+    metadata["itemDesc"] = str(request.product["name"])
+    return {
+        "amount": money.to_btcpay(int(tx["amount"]), currency),
+        "currency": currency,
+        "metadata": metadata,
+        "checkout": {
+            "redirectURL": request.success_url,
+            "redirectAutomatically": True,
+            "expirationMinutes": CHECKOUT_LIFETIME_MIN,
+        },
+    }
+
+
+async def _call(
+    http: httpx.AsyncClient, credentials: Mapping[str, Any], url: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    """POST JSON to BTCPay and return the JSON object; ``502 provider_error`` on a transport
+    error, a non-2xx answer or a body that is not a JSON object."""
+    headers = {"Authorization": f"token {credentials['apiKey']}", "Accept": "application/json"}
+    try:
+        response = await http.post(url, json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise _provider_error(f"Could not reach BTCPay Server ({type(exc).__name__}).") from None
+    try:
+        answer = response.json() if len(response.content) <= MAX_ANSWER else None
+    except ValueError:
+        answer = None
+    if not response.is_success:
+        message = f"BTCPay Server answered {response.status_code}"
+        detail = _error_message(answer)
+        if detail:
+            message += ": " + detail.replace(str(credentials["apiKey"]), "[api key]")
+        raise ProviderError(
+            "provider_error",
+            message[:500] + ".",
+            retryable=response.status_code >= 500 or response.status_code == 429,
+        )
+    if not isinstance(answer, dict):
+        raise _provider_error("BTCPay Server answered with something that is not a JSON object.")
+    return answer
+
+
+def _error_message(answer: Any) -> str | None:
+    """Greenfield's errors: ``{code, message}``, or a list of ``{path, message}`` for a request
+    that does not validate."""
+    if isinstance(answer, dict) and isinstance(answer.get("message"), str):
+        return str(answer["message"])
+    if isinstance(answer, list):
+        parts = [
+            f"{item.get('path')}: {item.get('message')}"
+            for item in answer[:5]
+            if isinstance(item, dict)
+        ]
+        return "; ".join(parts) or None
+    return None
+
+
+def _provider_error(message: str) -> ProviderError:
+    return ProviderError("provider_error", message, retryable=True)
+
+
+BTCPAY = BTCPayProvider(
+    name="btcpay",
+    kind="crypto",
+    checkout_type="redirect",
+    default_label="Crypto",
+    icon="bitcoin.svg",
+    credential_fields=(
+        CredentialField("serverUrl", shape="url"),
+        CredentialField("apiKey", secret=True),
+        CredentialField("storeId"),
+        CredentialField("webhookSecret", secret=True),
+    ),
+)

@@ -1,0 +1,96 @@
+"""BTCPay Server invoice events in the node's terms (CONTRACT 6, PROVIDERS.md "BTCPay").
+
+Every invoice event carries ``invoiceId`` and a snapshot of the invoice's ``metadata``, where the
+node put ``orderId`` = txId and ``customerRef``. The rest of that snapshot is not read: BTCPay's
+checkout may add the buyer's e-mail or name to it, and the node keeps no buyer data (the stored
+event takes the transaction's own metadata).
+
+Three BTCPay facts shape the table:
+- Deduplication is on ``originalDeliveryId``: every automatic retry and every manual
+  redelivery is a new ``deliveryId`` (old servers spell the key ``orignalDeliveryId``).
+- Expired is terminal. Money that comes after (``InvoicePaidAfterExpiration``,
+  ``InvoiceExpiredPaidPartial``) is ``payment.paid_late`` and moves the transaction to where
+  the invoice is, expired, whatever order the two arrive in; an invoice marked settled by hand
+  after it expired is a success that the fold (``edge.domain.convergence``) finds late.
+- ``InvoiceRefund`` is a refund *offered* (a pull payment the buyer may never claim), not money
+  moved: it is stored as history and changes nothing.
+Types not in the table (payment requests, payouts, subscribers) are stored as history
+(``UNMATCHED``, no status move) and answered 200: BTCPay never retries a 4xx, so refusing a
+verified delivery would lose it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from edge.domain import ids
+from edge.domain.events import EventType
+from edge.domain.status import Status
+from edge.providers.base import MalformedPayload, NormalizedEvent
+
+E, S = EventType, Status
+
+# BTCPay type -> (normalized type, payment target)
+EVENT_TABLE: Mapping[str, tuple[EventType, Status | None]] = {
+    "InvoiceCreated": (E.CHECKOUT_CREATED, None),
+    "InvoiceReceivedPayment": (E.PAYMENT_PROCESSING, None),  # may be partial
+    "InvoiceProcessing": (E.PAYMENT_PROCESSING, S.PROCESSING),  # paid in full, unconfirmed
+    "InvoicePaymentSettled": (E.PAYMENT_PROCESSING, None),  # one payment confirmed
+    "InvoiceSettled": (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+    "InvoiceExpired": (E.CHECKOUT_EXPIRED, S.EXPIRED),
+    "InvoiceInvalid": (E.PAYMENT_FAILED, S.FAILED),
+    "InvoicePaidAfterExpiration": (E.PAYMENT_PAID_LATE, S.EXPIRED),
+    "InvoiceExpiredPaidPartial": (E.PAYMENT_PAID_LATE, S.EXPIRED),
+    "InvoiceRefund": (E.UNMATCHED, None),
+}
+
+# What a BTCPay webhook should send the node: every invoice event the table reads.
+HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(EVENT_TABLE)
+
+
+def dedup_key(event: Mapping[str, Any]) -> str | None:
+    """The id every retry and redelivery of one delivery shares."""
+    for key in ("originalDeliveryId", "orignalDeliveryId", "deliveryId"):
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def normalize(body: bytes) -> NormalizedEvent:
+    """The ``NormalizedEvent`` of a verified BTCPay delivery; ``MalformedPayload`` when the body
+    is not a JSON object with a ``type`` and a delivery id. Never raises otherwise."""
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MalformedPayload("The body is not JSON.") from None
+    if not isinstance(event, dict):
+        raise MalformedPayload("The body is not a JSON object.")
+    btcpay_type, delivery = event.get("type"), dedup_key(event)
+    if not isinstance(btcpay_type, str) or not btcpay_type or delivery is None:
+        raise MalformedPayload("A BTCPay delivery needs type and deliveryId.")
+    invoice_id = _str(event.get("invoiceId"))
+    row = EVENT_TABLE.get(btcpay_type) if invoice_id else None
+    event_type, target = row or (E.UNMATCHED, None)
+    metadata = event.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    order_id = metadata.get("orderId")
+    timestamp = event.get("timestamp")
+    return NormalizedEvent(
+        provider_event_id=delivery,
+        type=event_type,
+        provider_type=btcpay_type,
+        occurred_at_ms=timestamp * 1000
+        if isinstance(timestamp, int) and not isinstance(timestamp, bool) and timestamp > 0
+        else None,
+        tx_id=order_id if ids.is_tx_id(order_id) else None,
+        refs=(invoice_id,) if invoice_id else (),
+        payment_status=target,
+        customer_ref=_str(metadata.get("customerRef")),
+    )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,250 @@
+"""BTCPay Server end to end through the real node and the BTCPay simulator: an invoice the buyer
+is redirected to, paid and confirmed at the invoice page, and the webhooks that follow, retried
+and redelivered as BTCPay sends them (CONTRACT 4.2, 4.3; PROVIDERS.md "BTCPay")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import trio
+from support.btcpay_shop import BTCPayShop, btcpay_shop
+from support.client import ORIGIN, Admin, bearer
+from support.pages import press
+
+from edge.sim.btcpay import BTCPaySimulator
+from edge.sim.loopback import LoopbackServer
+
+
+async def _checkout(http: httpx.AsyncClient, shop: BTCPayShop, **body: Any) -> dict[str, Any]:
+    answer = await http.post(
+        f"/api/checkout/btcpay/{shop.project_id}",
+        json={"productId": "ten", **body},
+        headers=bearer(shop.test_key),
+    )
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+async def _tx(http: httpx.AsyncClient, shop: BTCPayShop, tx_id: str) -> dict[str, Any]:
+    answer = await http.get(
+        f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def _kinds(tx: dict[str, Any], sim: BTCPaySimulator) -> list[tuple[str, str]]:
+    """(BTCPay type, node type) of each of the transaction's events from BTCPay, in order."""
+    sent = {e["originalDeliveryId"]: e["type"] for e, _, _ in sim.delivered}
+    return [
+        (sent[e["providerEventId"]], e["type"])
+        for e in tx["events"]
+        if e["providerEventId"] in sent
+    ]
+
+
+async def _usage(admin: Admin, shop: BTCPayShop) -> int:
+    usage = await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage")
+    return int(usage["test"]["used"])
+
+
+async def test_redirect_pay_confirm_and_back_to_the_success_page(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    metadata = {"customerRef": "cust-7", "order": "A-1"}
+    checkout = await _checkout(http, shop, metadata=metadata)
+    assert checkout["type"] == "redirect" and checkout["kind"] == "crypto"
+    assert checkout["provider"] == "btcpay" and checkout["amount"] == 10
+    invoice = btcpay.invoice(btcpay.invoice_of(checkout["txId"]))
+    assert checkout["url"] == invoice["checkoutLink"]
+    assert invoice["amount"] == "10.00" and invoice["currency"] == "EUR"
+    assert invoice["metadata"]["orderId"] == checkout["txId"]
+    assert invoice["metadata"]["customerRef"] == "cust-7"
+    assert invoice["metadata"]["order"] == "A-1"
+    assert checkout["expiresAt"] is not None
+
+    assert (await press(http, checkout["url"], "Pay in full")).endswith(invoice["id"])
+    await btcpay.drained()
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
+    assert await press(http, checkout["url"], "Confirm") == f"{ORIGIN}/thanks"
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "succeeded" and tx["needsAttention"] is False
+    kinds = _kinds(tx, btcpay)
+    assert ("InvoiceSettled", "payment.succeeded") in kinds
+    assert ("InvoicePaymentSettled", "payment.processing") in kinds
+    assert all(e["customerRef"] == "cust-7" for e in tx["events"])
+    assert all(status == 200 for _, _, status in btcpay.delivered)
+
+
+async def test_expired_then_paid_late_needs_attention(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    await press(http, checkout["url"], "Let expire")
+    await btcpay.drained()
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "expired"
+    await press(http, checkout["url"], "Pay in full")
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is True
+    assert ("InvoicePaidAfterExpiration", "payment.paid_late") in _kinds(tx, btcpay)
+    assert {e["amount"] for e in tx["events"] if e["type"] == "payment.paid_late"} == {10}
+
+
+async def test_settled_by_hand_after_expiry_is_paid_late(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    invoice_id = btcpay.invoice_of(checkout["txId"])
+    await btcpay.expire(invoice_id)
+    btcpay.clock_offset_s = 60
+    await btcpay.mark(invoice_id, "Settled")
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is True
+    assert [k for k in _kinds(tx, btcpay) if k[0] == "InvoiceSettled"] == [
+        ("InvoiceSettled", "payment.paid_late")
+    ]
+
+
+async def test_partial_payment_then_expiry(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    await press(http, checkout["url"], "Pay part")
+    await btcpay.drained()
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "pending"
+    await press(http, checkout["url"], "Let expire")
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is True
+    types = dict(_kinds(tx, btcpay))
+    assert types["InvoiceExpiredPaidPartial"] == "payment.paid_late"
+    assert types["InvoiceReceivedPayment"] == "payment.processing"
+
+
+async def test_processing_replaced_then_expired(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    invoice_id = btcpay.invoice_of(checkout["txId"])
+    await btcpay.pay(invoice_id)
+    await btcpay.replace_payment(invoice_id)  # RBF: back to New, BTCPay says nothing
+    btcpay.clock_offset_s = 60
+    await btcpay.expire(invoice_id)
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is False
+
+
+async def test_invalid_after_processing_fails(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    await press(http, checkout["url"], "Pay in full")
+    await press(http, checkout["url"], "Mark invalid")
+    await btcpay.drained()
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "failed"
+
+
+async def test_refund_offered_changes_nothing(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    invoice_id = btcpay.invoice_of(checkout["txId"])
+    await btcpay.pay(invoice_id)
+    await btcpay.confirm(invoice_id)
+    await btcpay.refund(invoice_id)
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "succeeded"
+    assert ("InvoiceRefund", "unmatched") in _kinds(tx, btcpay)
+
+
+class _Flaky(LoopbackServer):
+    """Between BTCPay and the node: passes every delivery on, but answers BTCPay 503 for the
+    first ``failures`` (as if the node's answer had been lost)."""
+
+    def __init__(self, target: str, failures: int) -> None:
+        from quart import Response, request
+        from quart_trio import QuartTrio
+
+        self.failures, self.seen = failures, 0
+        app = QuartTrio(__name__)
+
+        @app.route("/<path:path>", methods=["POST"])
+        async def forward(path: str) -> Response:
+            body = await request.get_data()
+            headers = {k: v for k, v in request.headers.items() if k.lower().startswith("btcpay")}
+            async with httpx.AsyncClient() as client:
+                answer = await client.post(
+                    f"{target}/{path}",
+                    content=body,
+                    headers={**headers, "Content-Type": "application/json"},
+                )
+            self.seen += 1
+            if self.seen <= self.failures:
+                return Response(b"", status=503)
+            return Response(answer.content, status=answer.status_code)
+
+        super().__init__(app)
+
+
+async def test_retried_three_times_and_redelivered_by_hand_counts_once(admin, http, node, btcpay):
+    flaky = _Flaky(node.url, failures=3)
+    async with trio.open_nursery() as nursery:
+        proxy = await nursery.start(flaky.run)
+        shop = await btcpay_shop(admin, btcpay, webhook_url=proxy + "/webhook/btcpay/{project}")
+        checkout = await _checkout(http, shop)
+        await btcpay.drained()  # InvoiceCreated: three 503s, then through on the third retry
+        before = await _usage(admin, shop)
+        invoice_id = btcpay.invoice_of(checkout["txId"])
+        await btcpay.pay(invoice_id)
+        await btcpay.confirm(invoice_id)
+        await btcpay.drained()
+        created = [e for e, _, _ in btcpay.delivered if e["type"] == "InvoiceCreated"]
+        assert [e["isRedelivery"] for e in created] == [False, True, True, True]
+        assert len({e["deliveryId"] for e in created}) == 4
+        assert {e["originalDeliveryId"] for e in created} == {created[0]["deliveryId"]}
+        settled = next(e for e, _, _ in btcpay.delivered if e["type"] == "InvoiceSettled")
+        again = btcpay.redeliver(settled["deliveryId"])
+        await btcpay.drained()
+        redelivered = next(e for e, _, _ in btcpay.delivered if e["deliveryId"] == again)
+        assert redelivered["originalDeliveryId"] == settled["deliveryId"]
+        tx = await _tx(http, shop, checkout["txId"])
+        nursery.cancel_scope.cancel()
+    by_type: dict[str, int] = {}
+    for btcpay_type, _ in _kinds(tx, btcpay):
+        by_type[btcpay_type] = by_type.get(btcpay_type, 0) + 1
+    assert by_type["InvoiceCreated"] == 1 and by_type["InvoiceSettled"] == 1
+    assert tx["status"] == "succeeded"
+    # created once (exempt), received payment, processing, payment settled, settled: 4 counted
+    assert await _usage(admin, shop) == before + 4
+
+
+async def test_a_delivery_the_node_refuses_is_not_retried(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    shop.sim._stores[shop.store_id].webhooks[shop.webhook_id].secret = "rotated-elsewhere"
+    await _checkout(http, shop)
+    await btcpay.drained()
+    assert [status for _, _, status in btcpay.delivered] == [401]
+    refused = await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/deliveries")
+    assert refused["items"][0]["reason"] == "no_matching_signature"
+
+
+async def test_a_subscription_is_refused(admin, http, btcpay: BTCPaySimulator):
+    shop = await btcpay_shop(admin, btcpay)
+    await admin.product(
+        shop.project_id, "monthly", name="Monthly", kind="subscription", amount=5, interval="month"
+    )
+    answer = await http.post(
+        f"/api/checkout/btcpay/{shop.project_id}",
+        json={"productId": "monthly"},
+        headers=bearer(shop.test_key),
+    )
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"]["code"] == "subscription_not_supported"
+
+
+async def test_portal_is_unsupported(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    answer = await http.post(
+        f"/api/subscriptions/{shop.project_id}/sub_01JD0000000000000000000000/portal-url",
+        headers=bearer(shop.test_key),
+    )
+    assert answer.status_code in (404, 409), answer.text
