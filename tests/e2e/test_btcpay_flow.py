@@ -8,12 +8,12 @@ from typing import Any
 
 import httpx
 import trio
+from support.asgi import serve_asgi
 from support.btcpay_shop import BTCPayShop, btcpay_shop
 from support.client import ORIGIN, Admin, bearer
 from support.pages import press
 
 from edge.sim.btcpay import BTCPaySimulator
-from edge.sim.loopback import LoopbackServer
 
 
 async def _checkout(http: httpx.AsyncClient, shop: BTCPayShop, **body: Any) -> dict[str, Any]:
@@ -156,39 +156,28 @@ async def test_refund_offered_changes_nothing(admin, http, btcpay):
     assert ("InvoiceRefund", "unmatched") in _kinds(tx, btcpay)
 
 
-class _Flaky(LoopbackServer):
+class Flaky:
     """Between BTCPay and the node: passes every delivery on, but answers BTCPay 503 for the
-    first ``failures`` (as if the node's answer had been lost)."""
+    first ``failures`` (as if the node's answer had been lost on the way back)."""
 
     def __init__(self, target: str, failures: int) -> None:
-        from quart import Response, request
-        from quart_trio import QuartTrio
+        self.target, self.failures, self.seen = target, failures, 0
 
-        self.failures, self.seen = failures, 0
-        app = QuartTrio(__name__)
-
-        @app.route("/<path:path>", methods=["POST"])
-        async def forward(path: str) -> Response:
-            body = await request.get_data()
-            headers = {k: v for k, v in request.headers.items() if k.lower().startswith("btcpay")}
-            async with httpx.AsyncClient() as client:
-                answer = await client.post(
-                    f"{target}/{path}",
-                    content=body,
-                    headers={**headers, "Content-Type": "application/json"},
-                )
-            self.seen += 1
-            if self.seen <= self.failures:
-                return Response(b"", status=503)
-            return Response(answer.content, status=answer.status_code)
-
-        super().__init__(app)
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        async with httpx.AsyncClient() as client:
+            answer = await client.post(
+                self.target + scope["path"],
+                content=body,
+                headers={k: v for k, v in headers.items() if k.lower() != "host"},
+            )
+        self.seen += 1
+        return (503, b"") if self.seen <= self.failures else (answer.status_code, answer.content)
 
 
 async def test_retried_three_times_and_redelivered_by_hand_counts_once(admin, http, node, btcpay):
-    flaky = _Flaky(node.url, failures=3)
     async with trio.open_nursery() as nursery:
-        proxy = await nursery.start(flaky.run)
+        proxy = await nursery.start(serve_asgi, Flaky(node.url, failures=3))
         shop = await btcpay_shop(admin, btcpay, webhook_url=proxy + "/webhook/btcpay/{project}")
         checkout = await _checkout(http, shop)
         await btcpay.drained()  # InvoiceCreated: three 503s, then through on the third retry

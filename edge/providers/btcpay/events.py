@@ -46,9 +46,6 @@ EVENT_TABLE: Mapping[str, tuple[EventType, Status | None]] = {
     "InvoiceRefund": (E.UNMATCHED, None),
 }
 
-# What a BTCPay webhook should send the node: every invoice event the table reads.
-HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(EVENT_TABLE)
-
 
 def dedup_key(event: Mapping[str, Any]) -> str | None:
     """The id every retry and redelivery of one delivery shares."""

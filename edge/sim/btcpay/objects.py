@@ -68,8 +68,6 @@ def invoice(
             "paymentTolerance": 0.0,
             "redirectURL": checkout.get("redirectURL"),
             "redirectAutomatically": bool(checkout.get("redirectAutomatically")),
-            "requiresRefundEmail": None,
-            "checkoutType": None,
             "defaultLanguage": None,
         },
         "receipt": {"enabled": True, "showQR": None, "showPayments": None},

@@ -1,0 +1,220 @@
+"""The BTCPay simulator's answers and webhook bodies, and the adapter's create-invoice request,
+validate against BTCPay's own Greenfield swagger (``../shared/provider-data/btcpay``, the 28
+templates merged, with the allOf fix of PROVIDERS.md "Swagger and the allOf trap"): a body BTCPay
+would never send (an unknown field, a flag as a string, an amount as a number) does not."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+import trio
+from support.asgi import serve_asgi
+
+from edge.providers.base import CheckoutRequest
+from edge.providers.btcpay.adapter import invoice_body
+from edge.sim.btcpay import BTCPaySimulator
+
+TX = "tx_01JD0000000000000000000001"
+
+
+def published(provider_data: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every template's component schemas merged (``StoreId`` and others live in other
+    templates), and the documented webhook types."""
+    schemas: dict[str, Any] = {}
+    webhooks: dict[str, Any] = {}
+    for template in sorted((provider_data / "btcpay").glob("swagger.template*.json")):
+        document = json.loads(template.read_text("utf-8"))
+        schemas.update(document.get("components", {}).get("schemas", {}))
+        webhooks.update(document.get("x-webhooks", {}))
+    return schemas, webhooks
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def fixed(schemas: dict[str, Any]) -> dict[str, Any]:
+    """``nullable: true`` as "null, or else the schema"; no ``additionalProperties: false`` in
+    an allOf arm (inline or a component used as one): it would refuse the other arms'
+    properties."""
+    schemas = copy.deepcopy(schemas)
+    arms = [arm for node in _walk(schemas) for arm in node.get("allOf") or []]
+    for arm in arms:
+        ref = arm.get("$ref", "")
+        target = schemas[ref.rsplit("/", 1)[1]] if ref else arm
+        if target.get("additionalProperties") is False:
+            del target["additionalProperties"]
+    for node in list(_walk(schemas)):
+        if node.pop("nullable", False) is True:
+            rest = dict(node)
+            node.clear()
+            node["anyOf"] = [{"type": "null"}, rest]
+    return schemas
+
+
+def validator(schemas: dict[str, Any], name: str) -> jsonschema.Draft202012Validator:
+    # 2020-12's unevaluatedProperties sees through allOf and $ref: the whole body, strictly
+    root = {
+        "$ref": f"#/components/schemas/{name}",
+        "unevaluatedProperties": False,
+        "components": {"schemas": schemas},
+    }
+    return jsonschema.Draft202012Validator(root)
+
+
+def errors(schemas: dict[str, Any], name: str, body: Any) -> list[str]:
+    found = validator(schemas, name).iter_errors(body)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in found]
+
+
+def webhook_schema(webhooks: dict[str, Any], event_type: str) -> str:
+    """The documented schema of a webhook type; the base invoice event for the three BTCPay
+    sends without one (InvoiceExpiredPaidPartial, InvoicePaidAfterExpiration, InvoiceRefund)."""
+    documented = webhooks.get(event_type)
+    if documented is None:
+        return "WebhookInvoiceEvent"
+    ref = documented["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    return str(ref.rsplit("/", 1)[1])
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        self.bodies.append(body)
+        return 200, b""
+
+
+async def _everything(sim: BTCPaySimulator, url: str) -> dict[str, Any]:
+    """One of every answer, and every delivery, the simulator makes."""
+    store = sim.register_store("k")
+    webhook, _ = sim.register_webhook(store, url)
+    base, auth = f"{sim.url}/api/v1/stores/{store}", {"Authorization": "token k"}
+    answers: dict[str, Any] = {}
+    async with httpx.AsyncClient() as http:
+
+        async def create() -> str:
+            body = {
+                "amount": "10.00",
+                "currency": "EUR",
+                "metadata": {"orderId": TX, "customerRef": "c"},
+                "checkout": {"redirectURL": "https://shop.example/thanks", "expirationMinutes": 30},
+            }
+            answer = await http.post(f"{base}/invoices", json=body, headers=auth)
+            answers.setdefault("created", answer.json())
+            return str(answer.json()["id"])
+
+        paid = await create()
+        await sim.pay(paid, part=True)
+        await sim.pay(paid)
+        await sim.confirm(paid)
+        await sim.refund(paid)
+        answers["read"] = (await http.get(f"{base}/invoices/{paid}", headers=auth)).json()
+        marked = await http.post(
+            f"{base}/invoices/{paid}/status", json={"status": "Invalid"}, headers=auth
+        )
+        answers["marked"] = marked.json()
+        late = await create()
+        await sim.pay(late, part=True)
+        await sim.expire(late)
+        await sim.pay(late)
+        answers["expired"] = (await http.get(f"{base}/invoices/{late}", headers=auth)).json()
+        invalid = await create()
+        await sim.pay(invalid)
+        await sim.invalidate(invalid)
+        await sim.drained()
+        deliveries = f"{base}/webhooks/{webhook}/deliveries"
+        answers["deliveries"] = (await http.get(deliveries, headers=auth)).json()
+    return answers
+
+
+@pytest.fixture
+async def walked() -> Any:
+    sim, receiver = BTCPaySimulator(), Receiver()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(sim.run)
+        answers = await _everything(sim, await nursery.start(serve_asgi, receiver))
+        sim.stop()
+        nursery.cancel_scope.cancel()
+    return answers, [json.loads(body) for body in receiver.bodies]
+
+
+async def test_every_delivery_validates(provider_data, walked):
+    schemas, webhooks = published(provider_data)
+    schemas = fixed(schemas)
+    _, deliveries = walked
+    types = {d["type"] for d in deliveries}
+    assert types == {
+        "InvoiceCreated",
+        "InvoiceReceivedPayment",
+        "InvoiceProcessing",
+        "InvoicePaymentSettled",
+        "InvoiceSettled",
+        "InvoiceRefund",
+        "InvoiceInvalid",
+        "InvoiceExpired",
+        "InvoiceExpiredPaidPartial",
+        "InvoicePaidAfterExpiration",
+    }
+    for delivery in deliveries:
+        name = webhook_schema(webhooks, delivery["type"])
+        assert errors(schemas, name, delivery) == [], (delivery["type"], delivery)
+
+
+async def test_every_answer_validates(provider_data, walked):
+    schemas = fixed(published(provider_data)[0])
+    answers, _ = walked
+    for name in ("created", "read", "marked", "expired"):
+        assert errors(schemas, "InvoiceData", answers[name]) == [], (name, answers[name])
+    assert answers["expired"]["additionalStatus"] == "PaidLate"
+    assert errors(schemas, "WebhookDeliveryList", answers["deliveries"]) == []
+
+
+def test_the_adapters_request_validates(provider_data):
+    schemas = fixed(published(provider_data)[0])
+    tx = {
+        "id": TX,
+        "kind": "payment",
+        "amount": 1999,
+        "currency": "EUR",
+        "customerRef": "c",
+        "metadata": {"customerRef": "c", "order": "A-1"},
+    }
+    request = CheckoutRequest(
+        tx=tx,
+        product={"name": "Book"},
+        credentials={},
+        success_url="https://shop.example/thanks",
+        cancel_url="https://shop.example/cart",
+        http=httpx.AsyncClient(),
+    )
+    body = invoice_body(request)
+    assert errors(schemas, "CreateInvoiceRequest", body) == []
+    wrong = {**body, "amount": 19.99, "checkout": {**body["checkout"], "redirectUrl": "x"}}
+    assert errors(schemas, "CreateInvoiceRequest", wrong)
+
+
+async def test_the_check_can_fail(provider_data, walked):
+    schemas, webhooks = published(provider_data)
+    _, deliveries = walked
+    settled = next(d for d in deliveries if d["type"] == "InvoiceSettled")
+    # as published, every real body fails: the base's additionalProperties: false in an allOf
+    assert errors(schemas, "WebhookInvoiceSettledEvent", settled)
+    strict = fixed(schemas)
+    assert errors(strict, "WebhookInvoiceSettledEvent", {**settled, "bogus": 1})
+    assert errors(strict, "WebhookInvoiceSettledEvent", {**settled, "overPaid": "no"})
+    assert errors(strict, "WebhookInvoiceEvent", {**settled, "timestamp": "1795254528"})
