@@ -45,7 +45,9 @@ def read(event: dict[str, Any]) -> Any:
         ("InvoiceProcessing", {"overPaid": False}, E.PAYMENT_PROCESSING, S.PROCESSING),
         ("InvoicePaymentSettled", {"afterExpiration": False}, E.PAYMENT_PROCESSING, None),
         ("InvoiceSettled", {"manuallyMarked": False}, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
-        ("InvoiceSettled", {"manuallyMarked": True}, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+        # marked by hand: only from expired or invalid, so always late; a failure, no move
+        ("InvoiceSettled", {"manuallyMarked": True}, E.PAYMENT_PAID_LATE, None),
+        ("InvoiceInvalid", {"manuallyMarked": True}, E.PAYMENT_FAILED, None),
         ("InvoiceExpired", {"partiallyPaid": False}, E.CHECKOUT_EXPIRED, S.EXPIRED),
         ("InvoiceInvalid", {"manuallyMarked": False}, E.PAYMENT_FAILED, S.FAILED),
         ("InvoicePaidAfterExpiration", {}, E.PAYMENT_PAID_LATE, S.EXPIRED),

@@ -208,8 +208,11 @@ class WebhookIntake:
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, provider.name, dedup_id, stored["id"]))
         if tx is not None:
-            if late and not tx.get("needsAttention"):
-                tx["needsAttention"] = True  # money for an ended checkout: the merchant decides
+            # this event, or one that waited for it, is money for an ended checkout: the
+            # merchant decides whether to fulfil or refund
+            attention = late or bool(settled and settled.late)
+            if attention and not tx.get("needsAttention"):
+                tx["needsAttention"] = True
                 ops += ledger.tx_ops(tx)
             # owed to the provider: durable with the event, or not at all
             ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)

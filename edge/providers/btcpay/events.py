@@ -10,8 +10,13 @@ Three BTCPay facts shape the table:
   redelivery is a new ``deliveryId`` (old servers spell the key ``orignalDeliveryId``).
 - Expired is terminal. Money that comes after (``InvoicePaidAfterExpiration``,
   ``InvoiceExpiredPaidPartial``) is ``payment.paid_late`` and moves the transaction to where
-  the invoice is, expired, whatever order the two arrive in; an invoice marked settled by hand
-  after it expired is a success that the fold (``edge.domain.convergence``) finds late.
+  the invoice is, expired, whatever order the two arrive in.
+- Marking by hand is the merchant's word, not the blockchain's. BTCPay lets an invoice be
+  marked settled only once it has expired or turned invalid, so ``InvoiceSettled`` with
+  ``manuallyMarked`` is always money for a checkout that has ended: ``payment.paid_late``, no
+  move (whichever of it and the expiry comes first). An invoice marked invalid by hand (a
+  settled one, say) is stored and moves nothing either: a failure after a success must not
+  depend on which of the two arrived first.
 - ``InvoiceRefund`` is a refund *offered* (a pull payment the buyer may never claim), not money
   moved: it is stored as history and changes nothing.
 Types not in the table (payment requests, payouts, subscribers) are stored as history
@@ -32,18 +37,20 @@ from edge.providers.base import MalformedPayload, NormalizedEvent
 
 E, S = EventType, Status
 
-# BTCPay type -> (normalized type, payment target)
-EVENT_TABLE: Mapping[str, tuple[EventType, Status | None]] = {
-    "InvoiceCreated": (E.CHECKOUT_CREATED, None),
-    "InvoiceReceivedPayment": (E.PAYMENT_PROCESSING, None),  # may be partial
-    "InvoiceProcessing": (E.PAYMENT_PROCESSING, S.PROCESSING),  # paid in full, unconfirmed
-    "InvoicePaymentSettled": (E.PAYMENT_PROCESSING, None),  # one payment confirmed
-    "InvoiceSettled": (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
-    "InvoiceExpired": (E.CHECKOUT_EXPIRED, S.EXPIRED),
-    "InvoiceInvalid": (E.PAYMENT_FAILED, S.FAILED),
-    "InvoicePaidAfterExpiration": (E.PAYMENT_PAID_LATE, S.EXPIRED),
-    "InvoiceExpiredPaidPartial": (E.PAYMENT_PAID_LATE, S.EXPIRED),
-    "InvoiceRefund": (E.UNMATCHED, None),
+# (BTCPay type, marked by hand) -> (normalized type, payment target)
+EVENT_TABLE: Mapping[tuple[str, bool], tuple[EventType, Status | None]] = {
+    ("InvoiceCreated", False): (E.CHECKOUT_CREATED, None),
+    ("InvoiceReceivedPayment", False): (E.PAYMENT_PROCESSING, None),  # may be partial
+    ("InvoiceProcessing", False): (E.PAYMENT_PROCESSING, S.PROCESSING),  # paid, unconfirmed
+    ("InvoicePaymentSettled", False): (E.PAYMENT_PROCESSING, None),  # one payment confirmed
+    ("InvoiceSettled", False): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+    ("InvoiceSettled", True): (E.PAYMENT_PAID_LATE, None),
+    ("InvoiceExpired", False): (E.CHECKOUT_EXPIRED, S.EXPIRED),
+    ("InvoiceInvalid", False): (E.PAYMENT_FAILED, S.FAILED),
+    ("InvoiceInvalid", True): (E.PAYMENT_FAILED, None),
+    ("InvoicePaidAfterExpiration", False): (E.PAYMENT_PAID_LATE, S.EXPIRED),
+    ("InvoiceExpiredPaidPartial", False): (E.PAYMENT_PAID_LATE, S.EXPIRED),
+    ("InvoiceRefund", False): (E.UNMATCHED, None),
 }
 
 
@@ -69,7 +76,8 @@ def normalize(body: bytes) -> NormalizedEvent:
     if not isinstance(btcpay_type, str) or not btcpay_type or delivery is None:
         raise MalformedPayload("A BTCPay delivery needs type and deliveryId.")
     invoice_id = _str(event.get("invoiceId"))
-    row = EVENT_TABLE.get(btcpay_type) if invoice_id else None
+    by_hand = event.get("manuallyMarked") is True
+    row = EVENT_TABLE.get((btcpay_type, by_hand)) if invoice_id else None
     event_type, target = row or (E.UNMATCHED, None)
     metadata = event.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
