@@ -4,6 +4,8 @@ and redelivered as BTCPay sends them (CONTRACT 4.2, 4.3; PROVIDERS.md "BTCPay").
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 import httpx
@@ -237,3 +239,31 @@ async def test_portal_is_unsupported(admin, http, btcpay):
         headers=bearer(shop.test_key),
     )
     assert answer.status_code in (404, 409), answer.text
+
+
+async def test_edge_trigger_btcpay_sends_a_signed_event_through_the_pipeline(
+    admin, http, node, btcpay
+):
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    data = str(node.ctx.settings.data_dir)
+
+    async def trigger(event_type: str) -> dict[str, Any]:
+        sent = await trio.run_process(
+            [sys.executable, "-m", "edge", "trigger", "btcpay", event_type]
+            + ["--tx", checkout["txId"], "--data", data, "--json"],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        assert sent.returncode == 0, sent.stderr
+        return dict(json.loads(sent.stdout))
+
+    processing = await trigger("payment.processing")
+    assert (processing["status"], processing["providerType"]) == (200, "InvoiceProcessing")
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
+    settled = await trigger("payment.succeeded")
+    assert settled["providerType"] == "InvoiceSettled" and settled["answer"]["duplicate"] is False
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "succeeded"
+    assert settled["providerEventId"] in {e["providerEventId"] for e in tx["events"]}

@@ -24,7 +24,12 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             f"{node}/api/projects/{project}/public-info",
             params={"productId": "book", "mode": "test"},
         ).json()
-        assert [p["provider"] for p in info["providers"]] == ["stripe", "paypal", "manual"]
+        assert [p["provider"] for p in info["providers"]] == [
+            "stripe",
+            "paypal",
+            "btcpay",
+            "manual",
+        ]
         # what the button does after the buyer picks "Card"
         checkout = httpx.post(
             f"{node}/api/checkout/stripe/{project}",
@@ -61,6 +66,15 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             f"{node}/status/{project}/{wallet['txId']}", params={"wait": 10, "version": 1}
         ).json()
         assert status["status"] == "succeeded"
+        # and after the buyer picks Crypto: BTCPay's invoice page, paid and confirmed
+        crypto = httpx.post(
+            f"{node}/api/checkout/btcpay/{project}", json={"productId": "book", "mode": "test"}
+        ).json()
+        assert (crypto["kind"], crypto["type"]) == ("crypto", "redirect")
+        httpx.post(crypto["url"], data={"action": "pay"})
+        confirmed = httpx.post(crypto["url"], data={"action": "confirm"}, follow_redirects=False)
+        assert confirmed.headers["location"].startswith(demo["shop page"] + "/thanks")
+        assert _settles(f"{node}/status/{project}/{crypto['txId']}") == "succeeded"
     finally:
         assert process.stop() == 0
 
@@ -85,3 +99,15 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
         )
     finally:
         process.stop()
+
+
+def _settles(status_url: str) -> str:
+    """The status once it stops moving (long polls while it changes, for at most a minute)."""
+    status = httpx.get(status_url).json()
+    for _ in range(6):
+        if status["status"] not in ("pending", "processing"):
+            break
+        status = httpx.get(
+            status_url, params={"wait": 10, "version": status["version"]}, timeout=15
+        ).json()
+    return str(status["status"])

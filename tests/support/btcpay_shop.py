@@ -22,16 +22,24 @@ class BTCPayShop:
 
 
 async def btcpay_shop(
-    admin: Admin, sim: BTCPaySimulator, webhook_url: str | None = None
+    admin: Admin,
+    sim: BTCPaySimulator,
+    webhook_url: str | None = None,
+    project_id: str | None = None,
 ) -> BTCPayShop:
-    """BTCPay enabled (test mode, against ``sim``) on a new shop with a "ten" product (10 EUR);
-    the store's webhook goes to the node's, or to ``webhook_url`` (``{project}`` filled in)."""
-    shop = await manual_shop(admin)
-    pid = shop.project_id
+    """BTCPay enabled (test mode, against ``sim``) on a new shop, or on ``project_id``, with a
+    "ten" product (10 EUR); the store's webhook goes to the node's, or to ``webhook_url``
+    (``{project}`` filled in)."""
+    if project_id is None:
+        shop = await manual_shop(admin)
+        pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
+    else:
+        pid = project_id
+        live_key, test_key = await admin.key(pid, "live"), await admin.key(pid, "test")
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
     store_id = sim.register_store(API_KEY)
     url = (webhook_url or f"{admin.url}/webhook/btcpay/{{project}}").format(project=pid)
     webhook_id, secret = sim.register_webhook(store_id, url)
     test = {"serverUrl": sim.url, "apiKey": API_KEY, "storeId": store_id, "webhookSecret": secret}
     await admin.provider(pid, "btcpay", {"enabled": True, "order": 1, "test": test})
-    return BTCPayShop(pid, shop.live_key, shop.test_key, sim, store_id, webhook_id, secret)
+    return BTCPayShop(pid, live_key, test_key, sim, store_id, webhook_id, secret)
