@@ -2,7 +2,9 @@
 adjustments, customer portal sessions, the event envelope), shaped after the published
 OpenAPI document and the SDK's fixtures: the conformance tests validate them against both.
 
-The simulator charges no tax and takes no fee, so a transaction's totals are its prices."""
+The simulator charges no tax and takes no fee, so a transaction's totals are its prices. It
+keeps no exchange rates: payouts are shown in the transaction's currency when Paddle pays out
+in it (``PAYOUT_CURRENCIES``, spec ``currency_code-payout``), and as null otherwise."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 _ID_CHARS = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford's base 32, as Paddle's ids show it
+PAYOUT_CURRENCIES = frozenset(
+    {"AUD", "CAD", "CHF", "CNY", "CZK", "DKK", "EUR", "GBP", "HUF", "PLN", "SEK", "USD", "ZAR"}
+)
 _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 
@@ -247,18 +252,19 @@ def settle(txn: dict[str, Any], status: str) -> None:
     totals = txn["details"]["totals"]
     totals.update(balance="0", fee="0", earnings=totals["grand_total"])
     txn["details"]["adjusted_totals"].update(earnings=totals["grand_total"])
-    txn["details"]["payout_totals"] = {
-        **{k: totals[k] for k in ("subtotal", "discount", "tax", "total", "credit")},
-        "balance": "0",
-        "grand_total": totals["grand_total"],
-        "fee": "0",
-        "earnings": totals["grand_total"],
-        "currency_code": totals["currency_code"],
-        "credit_to_balance": "0",
-        "exchange_rate": "1",
-        "fee_rate": "0",
-        "grand_total_tax": "0",
-    }
+    if totals["currency_code"] in PAYOUT_CURRENCIES:
+        txn["details"]["payout_totals"] = {
+            **{k: totals[k] for k in ("subtotal", "discount", "tax", "total", "credit")},
+            "balance": "0",
+            "grand_total": totals["grand_total"],
+            "fee": "0",
+            "earnings": totals["grand_total"],
+            "currency_code": totals["currency_code"],
+            "credit_to_balance": "0",
+            "exchange_rate": "1",
+            "fee_rate": "0",
+            "grand_total_tax": "0",
+        }
     txn["status"] = status
     txn["billed_at"] = txn["billed_at"] or at
     txn["updated_at"] = at
@@ -386,7 +392,9 @@ def adjustment(
             "fee": "0",
             "earnings": str(total),
             "currency_code": currency,
-        },
+        }
+        if currency in PAYOUT_CURRENCIES
+        else None,
         "tax_rates_used": [],
         "created_at": at,
         "updated_at": at,
