@@ -251,7 +251,7 @@ def _reader(paddle_type: str) -> Reader:
 # --- small readers of untrusted JSON values ---------------------------------------------
 
 _PADDLE_ID = re.compile(r"[a-z]{2,6}_[a-z0-9]{26}")
-# RFC 3339 with any number of fraction digits; Python before 3.11 reads at most six
+# RFC 3339 as Paddle writes it, with 0 to 9 fraction digits (read to the millisecond)
 _TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)")
 
 
