@@ -1,0 +1,171 @@
+"""The Paddle adapter against the simulator: the transaction it makes (a non-catalog price in
+minor-unit strings, the txId in custom_data), the token answer, the portal for the
+subscription's Paddle customer, and Paddle's refusals reported without the API key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from support.asgi import serve_asgi
+
+from edge.errors import Conflict, ProviderError
+from edge.providers.base import CheckoutRequest, PortalRequest
+from edge.providers.paddle import PADDLE
+from edge.sim.paddle import PaddleSimulator
+
+TX = "tx_01JD0000000000000000000002"
+KEY = "pdl_sdbx_apikey_01jd0000000000000000000000_secretpart"
+
+
+@pytest.fixture
+async def paddle() -> AsyncIterator[PaddleSimulator]:
+    simulator = PaddleSimulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+def tx(**changes: Any) -> dict[str, Any]:
+    return {
+        "id": TX,
+        "kind": "payment",
+        "amount": 3000,
+        "currency": "EUR",
+        "quantity": 3,
+        "isTest": True,
+        "createdAt": 1_790_000_000_000,
+        "customerRef": "cust-9",
+        "metadata": {"order": "A-17"},
+        **changes,
+    }
+
+
+def credentials(base: str) -> dict[str, str]:
+    return {
+        "apiKey": KEY,
+        "clientToken": "test_0123456789abcdef",
+        "webhookSecret": "s",
+        "apiBase": base,
+    }
+
+
+def request(base: str, http: httpx.AsyncClient, **changes: Any) -> CheckoutRequest:
+    return CheckoutRequest(
+        tx=tx(**changes),
+        product={"name": "A book"},
+        credentials=credentials(base),
+        success_url="https://shop.example/thanks",
+        cancel_url="https://shop.example/cart",
+        http=http,
+    )
+
+
+async def test_a_checkout_is_a_transaction_whose_id_is_the_token(paddle):
+    async with httpx.AsyncClient() as http:
+        result = await PADDLE.create_checkout(request(paddle.url, http))
+    txn_id = result.provider_ref
+    assert txn_id and txn_id.startswith("txn_")
+    assert result.fields == {"token": txn_id, "publishableKey": "test_0123456789abcdef"}
+    assert result.expires_at_ms is None
+    made = paddle.transaction(txn_id)
+    assert made["custom_data"] == {"order": "A-17", "txId": TX, "customerRef": "cust-9"}
+    (item,) = made["items"]
+    assert item["quantity"] == 3  # 3000 splits into 3 x 1000
+    assert item["price"]["unit_price"] == {"amount": "1000", "currency_code": "EUR"}
+    assert item["price"]["billing_cycle"] is None
+    assert made["details"]["totals"]["grand_total"] == "3000"
+    assert paddle.transaction_of(TX) == txn_id
+
+
+async def test_amounts_that_do_not_split_go_as_one_line_and_yen_is_whole(paddle):
+    async with httpx.AsyncClient() as http:
+        result = await PADDLE.create_checkout(
+            request(paddle.url, http, amount=1000, currency="JPY")
+        )
+    (item,) = paddle.transaction(result.provider_ref)["items"]
+    assert item["quantity"] == 1
+    assert item["price"]["unit_price"] == {"amount": "1000", "currency_code": "JPY"}
+
+
+async def test_a_subscription_checkout_carries_its_billing_cycle(paddle):
+    async with httpx.AsyncClient() as http:
+        result = await PADDLE.create_checkout(
+            request(paddle.url, http, kind="subscription", interval="year", quantity=1)
+        )
+    (item,) = paddle.transaction(result.provider_ref)["items"]
+    assert item["price"]["billing_cycle"] == {"interval": "year", "frequency": 1}
+
+
+async def test_a_currency_paddle_does_not_take_is_refused_before_any_call(paddle):
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(Conflict) as caught:
+            await PADDLE.create_checkout(request(paddle.url, http, currency="KWD"))
+    assert caught.value.code == "amount_not_supported"
+
+
+async def test_failures_are_provider_errors_that_never_name_the_key(paddle):
+    async def refuse(scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        error = {
+            "type": "request_error",
+            "code": "forbidden",
+            "detail": f"The key {KEY} may not do this",
+            "documentation_url": "https://developer.paddle.com/errors/shared/forbidden",
+        }
+        return 403, json.dumps({"error": error, "meta": {"request_id": "r"}}).encode()
+
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        refusing = await nursery.start(serve_asgi, refuse)
+        with pytest.raises(ProviderError) as caught:
+            await PADDLE.create_checkout(request(refusing, http))
+        assert isinstance(caught.value, ProviderError) and caught.value.code == "provider_error"
+        assert "forbidden" in caught.value.message and KEY not in caught.value.message
+        assert not caught.value.retryable  # a refusal is not cured by asking again
+
+        paddle.fail_next_requests = 1
+        with pytest.raises(ProviderError) as caught:
+            await PADDLE.create_checkout(request(paddle.url, http))
+        assert "503" in caught.value.message and caught.value.retryable
+
+        with pytest.raises(ProviderError) as caught:
+            await PADDLE.create_checkout(request("http://127.0.0.1:9", http))
+        assert caught.value.message.startswith("Could not reach Paddle")
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_portal_is_a_session_for_the_subscriptions_customer(paddle):
+    async with httpx.AsyncClient() as http:
+        result = await PADDLE.create_checkout(
+            request(paddle.url, http, kind="subscription", interval="month", quantity=1)
+        )
+        await paddle.pay(result.provider_ref)
+        sub_id = paddle.subscription_of(TX)
+        customer = paddle.subscription(sub_id)["customer_id"]
+        record = {"providerCustomer": customer, "providerRef": sub_id}
+        portal = await PADDLE.portal_url(
+            PortalRequest(record, credentials(paddle.url), "https://shop.example/account", http)
+        )
+        page = await http.get(portal.url)
+        assert page.status_code == 200 and sub_id in page.text
+
+        with pytest.raises(Conflict) as refused:
+            await PADDLE.portal_url(
+                PortalRequest({"providerRef": sub_id}, credentials(paddle.url), "", http)
+            )
+        assert refused.value.code == "portal_unsupported"
+
+        with pytest.raises(ProviderError) as unknown:
+            await PADDLE.portal_url(
+                PortalRequest(
+                    {"providerCustomer": "ctm_01jd0000000000000000000000", "providerRef": sub_id},
+                    credentials(paddle.url),
+                    "",
+                    http,
+                )
+            )
+        assert "404" in unknown.value.message
