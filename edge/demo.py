@@ -41,7 +41,12 @@ async def run_demo(settings: Settings) -> None:
             settings, provider_hosts_allow=settings.provider_hosts_allow | frozenset(loopback)
         )
         running: RunningNode = await nursery.start(partial(run_node, settings, handle_signals=True))
-        shop = DemoShop(running.url, "", "")
+        card_forms = {
+            name: card_form(sim)
+            for name, sim in sims.items()
+            if sim is not None and (card_form := REGISTRATIONS[name].card_form) is not None
+        }
+        shop = DemoShop(running.url, "", "", card_forms)
         await nursery.start(shop.run)
         demo = await _wire(running, sims, shop.url)
         shop.project_id = demo["projectId"]
@@ -111,15 +116,13 @@ async def _wire(
             )
         )
         for order, (name, sim) in enumerate(sims.items(), start=1):
-            demo_credentials = REGISTRATIONS[name].demo
-            assert demo_credentials is not None
-            credentials = demo_credentials(sim, f"{running.url}/webhook/{name}/{project_id}")
-            await _ok(
-                api.put(
-                    f"{base}/providers/{name}",
-                    json={"enabled": True, "order": order, "test": credentials},
-                )
-            )
+            registration = REGISTRATIONS[name]
+            assert registration.demo is not None
+            credentials = registration.demo(sim, f"{running.url}/webhook/{name}/{project_id}")
+            settings: dict[str, Any] = {"enabled": True, "order": order, "test": credentials}
+            if registration.demo_label:
+                settings["label"] = registration.demo_label
+            await _ok(api.put(f"{base}/providers/{name}", json=settings))
         if saved.get("keyId"):
             await api.delete(f"{base}/keys/{saved['keyId']}")  # one live demo key at a time
         key = await _ok(api.post(f"{base}/keys", json={"mode": "test", "name": "demo"}))

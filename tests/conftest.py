@@ -13,6 +13,7 @@ from support.nodes import node_settings
 
 from edge.node import RunningNode, run_node
 from edge.sim.btcpay import BTCPaySimulator
+from edge.sim.paddle import PaddleSimulator
 from edge.sim.paypal import PayPalSimulator
 from edge.sim.stripe import StripeSimulator
 
@@ -64,6 +65,16 @@ async def paypal() -> AsyncIterator[PayPalSimulator]:
 async def btcpay() -> AsyncIterator[BTCPaySimulator]:
     """A BTCPay Server simulator on port 0 that retries a failed delivery three times, quickly."""
     simulator = BTCPaySimulator(retry_delays_s=(0.05, 0.1, 0.2))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        yield simulator
+        simulator.stop()
+
+
+@pytest.fixture
+async def paddle() -> AsyncIterator[PaddleSimulator]:
+    """A Paddle Billing simulator on port 0."""
+    simulator = PaddleSimulator()
     async with trio.open_nursery() as nursery:
         await nursery.start(simulator.run)
         yield simulator

@@ -22,6 +22,8 @@ from edge.providers.base import Provider
 from edge.providers.btcpay import BTCPAY
 from edge.providers.btcpay.signature import sign_header as btcpay_sign_header
 from edge.providers.manual import MANUAL
+from edge.providers.paddle import PADDLE
+from edge.providers.paddle.signature import sign_header as paddle_sign_header
 from edge.providers.paypal import PAYPAL
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.signature import sign_header
@@ -29,6 +31,9 @@ from edge.sim.btcpay import SUPPORTED_TRIGGERS as BTCPAY_TRIGGERS
 from edge.sim.btcpay import BTCPaySimulator
 from edge.sim.btcpay import delivery_id as btcpay_delivery_id
 from edge.sim.btcpay import event_for_trigger as btcpay_event_for_trigger
+from edge.sim.paddle import SUPPORTED_TRIGGERS as PADDLE_TRIGGERS
+from edge.sim.paddle import PaddleSimulator
+from edge.sim.paddle import event_for_trigger as paddle_event_for_trigger
 from edge.sim.paypal import SUPPORTED_TRIGGERS as PAYPAL_TRIGGERS
 from edge.sim.paypal import PayPalSimulator
 from edge.sim.paypal import event_for_trigger as paypal_event_for_trigger
@@ -49,6 +54,9 @@ class Simulator(Protocol):
 # (the running simulator or None, the node's webhook URL for the demo project) -> the test-mode
 # credentials that point the provider at it
 DemoCredentials = Callable[[Simulator | None, str], dict[str, Any]]
+# the running simulator -> the address of its card form for a ``token`` checkout, with
+# ``{token}`` in it: the demo shop's ``cardForm`` hook opens it (standing in for Paddle.js)
+CardForm = Callable[[Simulator], str]
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,16 @@ class Registration:
     simulator: Callable[[], Simulator] | None = None  # a new, not yet running simulator
     trigger: Trigger | None = None  # ``edge trigger``: simulated, signed deliveries
     demo: DemoCredentials | None = None  # ``--demo``: enabled, in registration order
+    card_form: CardForm | None = None  # ``--demo``: where the shop's cardForm hook goes
+    demo_label: str | None = None  # ``--demo``: told apart from another of the same kind
 
     @property
     def name(self) -> str:
         return self.adapter.name
+
+
+def _event_id(key: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda event: str(event[key])
 
 
 # --- Stripe ---------------------------------------------------------------------------------
@@ -121,6 +135,32 @@ def _paypal_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
     }
 
 
+# --- Paddle ---------------------------------------------------------------------------------
+
+DEMO_PADDLE_KEY = "pdl_sdbx_apikey_demo0123456789abcdefghij"
+
+
+async def _paddle_signature(
+    http: httpx.AsyncClient, credentials: Mapping[str, Any], body: bytes
+) -> dict[str, str]:
+    signed = paddle_sign_header(credentials["webhookSecret"], body, int(time.time()))
+    return {"Paddle-Signature": signed}
+
+
+def _paddle_demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    assert isinstance(sim, PaddleSimulator)
+    return {
+        "apiKey": DEMO_PADDLE_KEY,
+        "clientToken": "test_demo0123456789abcdefghij",
+        "webhookSecret": sim.register_destination(DEMO_PADDLE_KEY, webhook_url),
+        "apiBase": sim.url,
+    }
+
+
+def _paddle_card_form(sim: Simulator) -> str:
+    return f"{sim.url}/checkout/{{token}}"
+
+
 # --- BTCPay Server ---------------------------------------------------------------------------
 
 DEMO_BTCPAY_KEY = "demo-btcpay-api-key-0123456789"
@@ -171,6 +211,16 @@ REGISTRATIONS: dict[str, Registration] = {
             simulator=PayPalSimulator,
             trigger=Trigger(PAYPAL_TRIGGERS, paypal_event_for_trigger, _paypal_signature),
             demo=_paypal_demo,
+        ),
+        Registration(
+            PADDLE,
+            simulator=PaddleSimulator,
+            trigger=Trigger(
+                PADDLE_TRIGGERS, paddle_event_for_trigger, _paddle_signature, _event_id("event_id")
+            ),
+            demo=_paddle_demo,
+            card_form=_paddle_card_form,
+            demo_label="Paddle (card form)",
         ),
         Registration(
             BTCPAY,

@@ -3,6 +3,8 @@ and the button snippet; everything dynamic happens in the buyer's browser agains
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 
@@ -20,10 +22,19 @@ CSP = (
 
 
 class DemoShop(LoopbackServer):
-    def __init__(self, node_url: str, project_id: str, script_tag: str) -> None:
+    def __init__(
+        self,
+        node_url: str,
+        project_id: str,
+        script_tag: str,
+        card_forms: Mapping[str, str] | None = None,
+    ) -> None:
+        """``card_forms``: per provider, the address of its hosted card form for a ``token``
+        checkout (``{token}`` in it), which the shop's ``cardForm`` hook opens."""
         self.node_url = node_url
         self.project_id = project_id
         self.script_tag = script_tag
+        self.card_forms = dict(card_forms or {})
         super().__init__(self._build_app())
 
     def _page(self, name: str) -> Response:
@@ -31,6 +42,7 @@ class DemoShop(LoopbackServer):
         for marker, value in {
             "{{node}}": escape(self.node_url),
             "{{project}}": escape(self.project_id),
+            "{{card_forms}}": escape(json.dumps(self.card_forms)),
             "{{button_script}}": self.script_tag,
         }.items():
             html = html.replace(marker, value)

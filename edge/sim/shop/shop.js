@@ -4,6 +4,20 @@
   const node = document.body.dataset.node;
   const project = document.body.dataset.project;
   const rows = document.getElementById("rows");
+  const cardForms = JSON.parse(document.body.dataset.cardForms || "{}");
+
+  // A `token` checkout (Paddle) opens the provider's hosted card form: on a real shop, Paddle.js's
+  // overlay (`Paddle.Initialize({token: publishableKey})`, then
+  // `Paddle.Checkout.open({transactionId: token})`); here the simulator's stand-in page.
+  for (const button of document.querySelectorAll("cm-button")) {
+    button.cardForm = ({ provider, token }) => {
+      const form = cardForms[provider];
+      if (!form) throw new Error(`no card form for ${provider}`);
+      const here = window.location.origin;
+      const onward = new URLSearchParams({ success_url: `${here}/thanks`, close_url: `${here}/` });
+      window.location.assign(`${form.replace("{token}", encodeURIComponent(token))}?${onward}`);
+    };
+  }
   const KEY = "edge-demo-checkouts";
   const saved = () => JSON.parse(sessionStorage.getItem(KEY) || "[]");
 
