@@ -220,6 +220,9 @@ def _start_subscription(
         "updatedAt": now,
     }
     tx["subscriptionId"] = sub["id"]
+    # the status record changed (it names the subscription now) even where the payment's
+    # status did not (it succeeded before the provider named the subscription)
+    tx["updatedAt"] = now
     ledger.add(sub)
     return sub
 
