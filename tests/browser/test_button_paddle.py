@@ -1,0 +1,41 @@
+"""The card-form hand-off with a real Paddle checkout (CONTRACT 5): the node's answer is the
+Paddle transaction's token; on a page that set no ``cardForm`` hook the button raises
+``card_form_unavailable`` and the checkout stays open at Paddle and pending at the node. (The
+demo shop's hook, the card form, Pay and ``succeeded``: tests/browser/test_demo_shop.py.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from browser.harness import in_browser, wait_until
+from playwright.sync_api import expect
+from support.paddle_shop import paddle_shop
+
+
+async def test_a_real_token_without_a_card_form_is_an_error(admin, http, paddle, shop_site):
+    project_id = await admin.project(
+        successUrl=f"{shop_site.url}/thanks",
+        cancelUrl=f"{shop_site.url}/cart",
+        allowedOrigins=[shop_site.url],
+    )
+    await admin.product(project_id)
+    await paddle_shop(admin, paddle, project_id=project_id)
+
+    def buyer(page: Any) -> list[Any]:
+        page.goto(shop_site.page_url(project=project_id, product="book", mode="test"))
+        page.get_by_role("button", name="Buy now").click()
+        page.get_by_role("button", name=re.compile("Card")).click()
+        expect(page.get_by_role("alert")).to_have_text(
+            "Card payment is not available on this page."
+        )
+        wait_until(page, "cmEvents.length === 5")
+        return list(page.evaluate("cmEvents"))
+
+    events = await in_browser(buyer)
+    assert [e["type"] for e in events][2:] == ["cm-checkout-started", "cm-error", "cm-idle"]
+    assert events[3]["detail"]["code"] == "card_form_unavailable"
+    tx_id = events[2]["detail"]["txId"]
+    status = (await http.get(f"/status/{project_id}/{tx_id}")).json()
+    assert (status["status"], status["provider"]) == ("pending", "paddle")
+    assert paddle.transaction(paddle.transaction_of(tx_id))["status"] in ("draft", "ready")
