@@ -169,3 +169,20 @@ async def test_the_portal_is_a_session_for_the_subscriptions_customer(paddle):
                 )
             )
         assert "404" in unknown.value.message
+
+
+@pytest.mark.parametrize(
+    ("test", "host"), [(True, "sandbox-api.paddle.com"), (False, "api.paddle.com")]
+)
+async def test_without_an_api_base_test_mode_goes_to_the_sandbox(test, host):
+    called: list[httpx.URL] = []
+
+    def paddle_answers(sent: httpx.Request) -> httpx.Response:
+        called.append(sent.url)
+        return httpx.Response(200, json={"data": {"id": "txn_01h0000000000000000000000a"}})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(paddle_answers)) as http:
+        checkout = request("", http, isTest=test)
+        result = await PADDLE.create_checkout(checkout)
+    assert result.fields["token"] == "txn_01h0000000000000000000000a"
+    assert [(u.host, u.path) for u in called] == [(host, "/transactions")]

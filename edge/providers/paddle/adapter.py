@@ -34,8 +34,8 @@ from edge.providers.base import (
 )
 from edge.providers.paddle import events, money, signature
 
-DEFAULT_API_BASE = "https://api.paddle.com"
-SANDBOX_API_BASE = "https://sandbox-api.paddle.com"
+LIVE_API_BASE = "https://api.paddle.com"
+SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
 API_VERSION = "1"
 SIGNATURE_HEADER = "paddle-signature"
 MAX_NAME = 200  # what the node sends as a price or product name
@@ -46,7 +46,11 @@ MAX_ANSWER = 1 << 20
 class PaddleProvider(Provider):
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         answer = await _call(
-            request.http, request.credentials, "/transactions", checkout_body(request)
+            request.http,
+            request.credentials,
+            bool(request.tx["isTest"]),
+            "/transactions",
+            checkout_body(request),
         )
         txn = answer.get("id")
         if not isinstance(txn, str) or not txn.startswith("txn_"):
@@ -90,6 +94,7 @@ class PaddleProvider(Provider):
         session = await _call(
             request.http,
             request.credentials,
+            bool(request.subscription.get("isTest")),
             f"/customers/{customer}/portal-sessions",
             {"subscription_ids": [subscription] if subscription else []},
         )
@@ -138,11 +143,17 @@ def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
 
 
 async def _call(
-    http: httpx.AsyncClient, credentials: Mapping[str, Any], path: str, body: Mapping[str, Any]
+    http: httpx.AsyncClient,
+    credentials: Mapping[str, Any],
+    test: bool,
+    path: str,
+    body: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """POST JSON to Paddle and return the answer's ``data`` object; ``502 provider_error`` on a
-    transport error, a refusal, or an answer without a ``data`` object."""
-    base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
+    """POST JSON to Paddle (its sandbox for test mode unless ``apiBase`` says otherwise) and
+    return the answer's ``data`` object; ``502 provider_error`` on a transport error, a
+    refusal, or an answer without a ``data`` object."""
+    default = SANDBOX_API_BASE if test else LIVE_API_BASE
+    base = str(credentials.get("apiBase") or default).rstrip("/")
     key = str(credentials["apiKey"])
     headers = {"Authorization": f"Bearer {key}", "Paddle-Version": API_VERSION}
     try:

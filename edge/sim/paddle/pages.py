@@ -19,7 +19,8 @@ box-shadow:0 2px 12px rgba(0,0,0,.08)}
 h1{font-size:1.4rem;margin:0 0 .25rem}.amount{font-size:1.8rem;margin:.5rem 0 1rem}
 .badge{display:inline-block;background:#fddd35;border-radius:4px;padding:0 .4rem;font-size:.8rem}
 label{display:block;font-size:.85rem;color:#555;margin-top:.5rem}
-input[readonly]{box-sizing:border-box;width:100%;padding:.5rem;border:1px solid #ccc;border-radius:6px;background:#fafafa}
+input[readonly]{box-sizing:border-box;width:100%;padding:.5rem;border:1px solid #ccc;
+border-radius:6px;background:#fafafa}
 form{margin:.5rem 0}button{width:100%;padding:.75rem;border-radius:8px;border:1px solid #ccc;
 font-size:1rem;background:#fff;cursor:pointer}button.pay{background:#2a2a7a;color:#fff;
 border-color:#2a2a7a;font-weight:600}.note{color:#555}.error{color:#b00020}
