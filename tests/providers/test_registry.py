@@ -15,7 +15,7 @@ EDGE = Path(__file__).parents[2] / "edge"
 
 
 def test_registrations_name_their_adapters() -> None:
-    assert list(REGISTRATIONS) == ["stripe", "paypal", "btcpay", "manual"]
+    assert list(REGISTRATIONS) == ["stripe", "paypal", "paddle", "btcpay", "manual"]
     for name, registration in REGISTRATIONS.items():
         assert registration.name == name
         assert PROVIDERS[name] is registration.adapter
