@@ -27,6 +27,7 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
         assert [p["provider"] for p in info["providers"]] == [
             "stripe",
             "paypal",
+            "paddle",
             "btcpay",
             "manual",
         ]
