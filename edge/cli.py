@@ -340,6 +340,26 @@ def _tx_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _project_list(args: argparse.Namespace) -> int:
+    """Every project on the node, page after page: the id is found again by its name."""
+    projects: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        params = {"limit": "100", **({"after": after} if after else {})}
+        page = _call(args, "GET", "/api/manage/projects", params=params)
+        projects += page["items"]
+        after = page["next"]
+        if not after:
+            break
+    lines = [
+        f"{p['id']}  {p['tier']:<8} {p['name']}  "
+        + (", ".join(v["provider"] for v in p["providers"] if v["enabled"]) or "no providers")
+        for p in projects
+    ]
+    _print(args, {"items": projects}, "\n".join(lines) or "no projects")
+    return 0
+
+
 def _project_show(args: argparse.Namespace) -> int:
     project = _call(args, "GET", f"/api/manage/projects/{args.project}")
     _print(args, project, json.dumps(project, indent=2))
@@ -596,6 +616,8 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--allowed-origin", action="append")
     create.add_argument("--tier")
     create.set_defaults(run=_project_create)
+    plist_all = project.add_parser("list", parents=[common], help="every project on the node")
+    plist_all.set_defaults(run=_project_list)
     pshow = project.add_parser("show", parents=[common], help="one project, secrets hidden")
     pshow.add_argument("project")
     pshow.set_defaults(run=_project_show)

@@ -20,6 +20,21 @@ from edge.store.codec import pack, unpack
 from edge.store.env import Store
 
 
+def list_projects(store: Store, *, after: str | None = None, limit: int = 50) -> dict[str, Any]:
+    """Every project on the node, in id order; ``next`` is the ``after`` of the following page
+    (None at the end)."""
+    heads = store.heads(
+        keys.PROJECT_ID_LEN, after=after.encode("ascii") if after else None, limit=limit + 1
+    )
+    items = []
+    for head in heads[:limit]:
+        record = store.get(keys.project(head.decode("ascii")))
+        if record is not None:  # a head of records with no project: never shown
+            items.append(project_view(record))
+    more = len(heads) > limit
+    return {"items": items, "next": heads[limit - 1].decode("ascii") if more else None}
+
+
 def project_exists(store: Store, project_id: str) -> bool:
     return store.get_raw(keys.project(project_id)) is not None
 

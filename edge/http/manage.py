@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 
 from edge.actors import messages as m
 from edge.actors import queries
@@ -17,6 +17,7 @@ from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
+from edge.http.paging import limit, read
 from edge.providers.egress import resolves_private
 from edge.providers.registry import send_simulated
 from edge.store import notifyq
@@ -45,6 +46,16 @@ async def create_project() -> Response:
     fields = bodies.project(await read_json_object(), set(node().settings.tiers))
     view = await queries.create_project(node(), fields)
     return json_response(view, 201, NO_STORE)
+
+
+@blueprint.get("/projects")
+async def list_projects() -> Response:
+    """Every project: the operator sees them all (CONTRACT 4.6)."""
+    after = request.args.get("after")
+    if after is not None and not ids.is_project_id(after):
+        raise InvalidRequest("invalid_request", "after must be a project id", field="after")
+    page = await read(queries.list_projects, node().store, after=after, limit=limit(50, 100))
+    return json_response(page, headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>")

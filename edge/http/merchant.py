@@ -3,9 +3,7 @@ its own mode's transactions and events."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import trio
 from quart import Blueprint, Response, request
@@ -21,6 +19,7 @@ from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
+from edge.http.paging import limit, read
 
 blueprint = Blueprint("merchant", __name__)
 
@@ -36,21 +35,6 @@ def _caller(project_id: str) -> Caller:
     if caller.is_admin and not queries.project_exists(node().store, project_id):
         raise project_not_found()
     return caller
-
-
-async def _read(query: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Longer reads run in a worker thread (LMDB readers may), so no project waits on them."""
-    return await trio.to_thread.run_sync(partial(query, *args, **kwargs))
-
-
-def _limit(default: int, high: int) -> int:
-    raw = request.args.get("limit")
-    if raw is None:
-        return default
-    value = bounded_int(raw, 1, high)
-    if value is None:
-        raise InvalidInput(f"limit must be an integer from 1 to {high}", "limit")
-    return value
 
 
 @blueprint.get("/api/projects/<project_id>/transactions")
@@ -69,7 +53,7 @@ async def list_transactions(project_id: str) -> Response:
             raise InvalidInput(
                 "reference is not a valid reference code (check character)", "reference"
             )
-    page = await _read(
+    page = await read(
         queries.list_transactions,
         node().store,
         project_id,
@@ -77,7 +61,7 @@ async def list_transactions(project_id: str) -> Response:
         status=status,
         after=after,
         reference=reference,
-        limit=_limit(50, 100),
+        limit=limit(50, 100),
     )
     return json_response(page, headers=NO_STORE)
 
@@ -85,7 +69,7 @@ async def list_transactions(project_id: str) -> Response:
 @blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
 async def get_transaction(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
-    view = await _read(queries.get_transaction, node().store, project_id, tx_id, caller.mode)
+    view = await read(queries.get_transaction, node().store, project_id, tx_id, caller.mode)
     return json_response(view, headers=NO_STORE)
 
 
@@ -99,22 +83,22 @@ async def events(project_id: str) -> Response:
     wait_s = 0 if raw_wait is None else bounded_int(raw_wait, 0, FEED_WAIT_MAX_S)
     if wait_s is None:
         raise InvalidInput(f"wait must be an integer from 0 to {FEED_WAIT_MAX_S}", "wait")
-    read = partial(
-        _read,
+    feed = partial(
+        read,
         queries.event_feed,
         node().store,
         project_id,
         mode=caller.mode,
         after=after,
-        limit=_limit(100, 500),
+        limit=limit(100, 500),
     )
-    page = await read()
+    page = await feed()
     # ?wait=N: a long poll for what comes after ``after`` (``edge listen``). The feed is read
     # from the store, so it is looked at again every quarter second until something is there.
     with trio.move_on_after(wait_s):
         while not page["items"]:
             await trio.sleep(FEED_POLL_S)
-            page = await read()
+            page = await feed()
     return json_response(page, headers=NO_STORE)
 
 

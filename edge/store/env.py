@@ -64,6 +64,24 @@ class Store:
                 positioned = step()
         return out
 
+    def heads(
+        self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"
+    ) -> list[bytes]:
+        """The distinct first ``width`` bytes of keys, in key order, past ``after``: one seek
+        per head, however many keys lie under each (the project ids of the ``records``
+        database, whose keys start with them)."""
+        out: list[bytes] = []
+        with self.env.begin(db=self.dbs[db], buffers=False) as txn:
+            cursor = txn.cursor()
+            start = _prefix_end(after) if after is not None else b""
+            positioned = start is not None and cursor.set_range(start)
+            while positioned and len(out) < limit:
+                head = bytes(cursor.key()[:width])
+                out.append(head)
+                following = _prefix_end(head)
+                positioned = following is not None and cursor.set_range(following)
+        return out
+
     def close(self) -> None:
         self.env.close()
 

@@ -178,6 +178,8 @@ def test_cli_shows_keys_transactions_and_refused_deliveries(process):
     refused = edge(data, "deliveries", pid).stdout
     assert "stripe  signature_invalid: missing_header" in refused
     assert json.loads(edge(data, "project", "show", pid, "--json").stdout)["id"] == pid
+    # the id is found again by the project's name
+    assert f"{pid}  free     Shop  manual, stripe" in edge(data, "project", "list").stdout
     assert "book  5.00 EUR  payment  Book" in edge(data, "product", "list", pid).stdout
     stripe = edge(data, "provider", "show", pid, "stripe").stdout
     assert "stripe  enabled" in stripe and "test.webhookSecret: set, ...c_x1" in stripe

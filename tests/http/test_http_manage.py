@@ -202,3 +202,18 @@ async def test_a_key_used_while_its_revocation_commits_stops_with_it(
     monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
     after = await http.get(path, headers=bearer(created["key"]))
     assert after.status_code == 401
+
+
+async def test_the_operator_lists_every_project_page_by_page(admin, http):
+    made = sorted([await admin.project(name=f"Shop {n}") for n in range(5)])
+    first = await admin.ok("GET", "/api/manage/projects?limit=2")
+    assert [p["id"] for p in first["items"]] == made[:2] and first["next"] == made[1]
+    assert first["items"][0]["name"].startswith("Shop ") and "keys" in first["items"][0]
+    rest = await admin.ok("GET", f"/api/manage/projects?after={first['next']}&limit=100")
+    assert [p["id"] for p in rest["items"]] == made[2:] and rest["next"] is None
+    for query, field in [("limit=0", "limit"), ("limit=101", "limit"), ("after=nope", "after")]:
+        refused = await admin.http.get(f"/api/manage/projects?{query}")
+        assert (refused.status_code, refused.json()["error"]["field"]) == (400, field), query
+    shop = await manual_shop(admin)
+    as_merchant = await http.get("/api/manage/projects", headers=bearer(shop.live_key))
+    assert as_merchant.status_code == 403  # a project key sees its own project, never the list
