@@ -414,7 +414,8 @@ def _deliveries(args: argparse.Namespace) -> int:
 
 
 def _trigger(args: argparse.Namespace) -> int:
-    body = {"provider": args.provider, "type": args.type, "txId": args.tx}
+    tx_id = args.tx or _test_checkout(args)
+    body = {"provider": args.provider, "type": args.type, "txId": tx_id}
     sent = _call(args, "POST", "/api/manage/trigger", body)
     answer = sent["answer"]
     outcome = (
@@ -428,6 +429,33 @@ def _trigger(args: argparse.Namespace) -> int:
         f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}",
     )
     return 0 if sent["status"] == 200 else 1
+
+
+def _test_checkout(args: argparse.Namespace) -> str:
+    """Without ``--tx``: a new test checkout of ``--product`` (else the project's first one-off
+    product) with the provider, as ``stripe trigger`` makes its own objects first."""
+    if not args.project:
+        raise CliError("give --tx, or --project to start a test checkout first")
+    product = args.product
+    if not product:
+        products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+        payments = [p["id"] for p in products if p["kind"] == "payment"] or [
+            p["id"] for p in products
+        ]
+        if not payments:
+            raise CliError(
+                f"{args.project} has no product to check out: add one with edge product set"
+            )
+        product = payments[0]
+    checkout = _call(
+        args,
+        "POST",
+        f"/api/checkout/{args.provider}/{args.project}",
+        {"productId": product, "mode": "test"},
+    )
+    if not args.json:
+        print(f"started {checkout['txId']} ({product}, test mode)", file=sys.stderr)
+    return str(checkout["txId"])
 
 
 def _events(args: argparse.Namespace) -> int:
@@ -742,7 +770,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     trigger.add_argument("provider")
     trigger.add_argument("type", help="a normalized event type, e.g. payment.succeeded")
-    trigger.add_argument("--tx", required=True)
+    trigger.add_argument("--tx", help="a test transaction (default: start a new test checkout)")
+    trigger.add_argument("--project", help="without --tx: the project to start a checkout in")
+    trigger.add_argument("--product", help="without --tx: its product (default: the first)")
     trigger.set_defaults(run=_trigger)
 
     events = commands.add_parser("events", parents=[common], help="the event feed, oldest first")

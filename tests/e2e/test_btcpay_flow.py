@@ -267,3 +267,31 @@ async def test_edge_trigger_btcpay_sends_a_signed_event_through_the_pipeline(
     tx = await _tx(http, shop, checkout["txId"])
     assert tx["status"] == "succeeded"
     assert settled["providerEventId"] in {e["providerEventId"] for e in tx["events"]}
+
+
+async def test_edge_trigger_without_a_transaction_starts_a_test_checkout_first(
+    admin, http, node, btcpay
+):
+    shop = await btcpay_shop(admin, btcpay)
+    sent = await trio.run_process(
+        [sys.executable, "-m", "edge", "trigger", "btcpay", "payment.succeeded"]
+        + ["--project", shop.project_id, "--data", str(node.ctx.settings.data_dir)],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert sent.returncode == 0, sent.stderr
+    started = sent.stderr.decode()
+    assert started.startswith("started tx_") and "(book, test mode)" in started
+    tx_id = started.split()[1]
+    tx = await _tx(http, shop, tx_id)
+    assert (tx["status"], tx["isTest"], tx["productId"]) == ("succeeded", True, "book")
+    assert b"InvoiceSettled" in sent.stdout
+    lost = await trio.run_process(
+        [sys.executable, "-m", "edge", "trigger", "btcpay", "payment.succeeded"]
+        + ["--data", str(node.ctx.settings.data_dir)],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert lost.returncode == 1 and b"give --tx, or --project" in lost.stderr
