@@ -123,15 +123,29 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _button(args: argparse.Namespace) -> int:
+    """The snippet for a project's product, with the integrity hash of the script the node
+    serves. Given a project, it is checked on the running node first: a snippet for a project
+    or product that does not exist would only fail in the buyer's browser."""
     from edge.http.button import current, snippet
-    from edge.signing import Signer
+    from edge.signing import SIGNING_KEY_FILE, Signer
 
     data = Path(args.data)
+    if not (data / SIGNING_KEY_FILE).is_file():
+        # the script's hash depends on the node's own key: never make a new one here
+        raise CliError(f"no signing key in {data} (is this the node's data dir?)")
     signer = Signer.load(data)  # the node's own key: its public half is built into the script
     script = current(signer)
-    base = args.url or _node_url_or_default(args)
+    if args.project:
+        products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+        if args.product and args.product not in {p["id"] for p in products}:
+            raise CliError(f"{args.project} has no product {args.product}")
+    base = os.environ.get("EDGE_PUBLIC_URL") or _public_url(args)
     html = snippet(
-        signer, base, args.project or "prj_...", args.product or "your-product", mode=args.mode
+        signer,
+        base.rstrip("/"),
+        args.project or "prj_...",
+        args.product or "your-product",
+        mode=args.mode,
     )
     _print(
         args,
@@ -141,7 +155,16 @@ def _button(args: argparse.Namespace) -> int:
     return 0
 
 
-def _node_url_or_default(args: argparse.Namespace) -> str:
+def _public_url(args: argparse.Namespace) -> str:
+    """Where buyers reach the node: ``--url``, else the running node's public address, else
+    the address ``make run`` serves on."""
+    if args.url:
+        return str(args.url)
+    try:
+        node = json.loads((Path(args.data) / NODE_FILE).read_text())
+        return str(node.get("publicUrl") or node["url"])
+    except (OSError, ValueError, KeyError):
+        pass
     try:
         return _node_url(args)
     except CliError:

@@ -288,7 +288,10 @@ async def _stop_on_signal(stop: trio.Event) -> None:
 
 def _write_node_file(settings: Settings, url: str) -> None:
     path = settings.data_dir / NODE_FILE
-    path.write_text(json.dumps({"url": url, "pid": os.getpid()}) + "\n")
+    # publicUrl: where buyers' browsers reach the node (EDGE_PUBLIC_URL behind a proxy), which
+    # ``edge button`` puts in the snippet
+    public = settings.public_url or url
+    path.write_text(json.dumps({"url": url, "publicUrl": public, "pid": os.getpid()}) + "\n")
 
 
 def _remove_node_file(settings: Settings) -> None:

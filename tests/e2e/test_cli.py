@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -121,31 +122,7 @@ def test_cli_without_a_running_node_says_so(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
-    import base64
-    import hashlib
-
-    printed = json.loads(
-        edge(
-            process.data_dir,
-            "button",
-            "--project",
-            "prj_aaaaaaaaaaaaaaaa",
-            "--product",
-            "book",
-            "--json",
-        ).stdout
-    )
-    assert f'src="{process.url}/button.js"' in printed["snippet"]
-    assert f'integrity="{printed["integrity"]}"' in printed["snippet"]
-    served = httpx.get(f"{process.url}/button.js", follow_redirects=True)
-    assert served.status_code == 200
-    digest = "sha384-" + base64.b64encode(hashlib.sha384(served.content).digest()).decode()
-    assert digest == printed["integrity"]
-
-
-def test_cli_shows_keys_transactions_and_refused_deliveries(process):
-    data = process.data_dir
+def _shop(data) -> str:
     pid = edge(
         data,
         "project", "create", "--name", "Shop",
@@ -155,6 +132,64 @@ def test_cli_shows_keys_transactions_and_refused_deliveries(process):
     edge(
         data, "product", "set", pid, "book", "--name", "Book", "--amount", "5", "--currency", "EUR"
     )
+    return pid
+
+
+def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
+    import base64
+    import hashlib
+
+    pid = _shop(process.data_dir)
+    printed = json.loads(
+        edge(process.data_dir, "button", "--project", pid, "--product", "book", "--json").stdout
+    )
+    assert f'src="{process.url}/button.js"' in printed["snippet"]
+    assert f'project="{pid}"' in printed["snippet"]
+    assert f'integrity="{printed["integrity"]}"' in printed["snippet"]
+    served = httpx.get(f"{process.url}/button.js", follow_redirects=True)
+    assert served.status_code == 200
+    digest = "sha384-" + base64.b64encode(hashlib.sha384(served.content).digest()).decode()
+    assert digest == printed["integrity"]
+
+
+def test_edge_button_refuses_what_would_fail_in_the_browser(process, tmp_path):
+    data = process.data_dir
+    pid = _shop(data)
+    for args, said in [
+        (("--project", "prj_aaaaaaaaaaaaaaaa"), "404 project_not_found"),
+        (("--project", pid, "--product", "nope"), f"{pid} has no product nope"),
+    ]:
+        refused = edge(data, "button", *args, check=False)
+        assert refused.returncode == 1 and refused.stdout == "", args
+        assert said in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    elsewhere = tmp_path / "not-the-data-dir"
+    elsewhere.mkdir()
+    wrong = edge(elsewhere, "button", "--project", pid, check=False)
+    assert wrong.returncode == 1 and "no signing key" in wrong.stderr
+    assert list(elsewhere.iterdir()) == []  # no new key whose hash browsers would reject
+
+
+def test_edge_button_puts_the_public_address_in_the_snippet(tmp_path):
+    node = NodeProcess(tmp_path / "data", env={"EDGE_PUBLIC_URL": "https://pay.example"}).start()
+    try:
+        pid = _shop(node.data_dir)
+        snippet = edge(node.data_dir, "button", "--project", pid, "--product", "book").stdout
+        assert 'src="https://pay.example/button.js"' in snippet
+        proxied = subprocess.run(
+            [sys.executable, "-m", "edge", "button", "--data", str(node.data_dir)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "EDGE_PUBLIC_URL": "https://shop-pay.example/"},
+        )
+        assert 'src="https://shop-pay.example/button.js"' in proxied.stdout
+    finally:
+        node.terminate()
+
+
+def test_cli_shows_keys_transactions_and_refused_deliveries(process):
+    data = process.data_dir
+    pid = _shop(data)
     edge(
         data, "provider", "set", pid, "manual",
         "--address-name", "Shop", "--address-line", "1 Road", "--address-country", "GB",
