@@ -96,3 +96,61 @@ async def test_a_backup_restores_into_a_node_that_serves_and_pays(tmp_path, sim)
     assert wrong.returncode == 1
     last = wrong.stderr.strip().splitlines()[-1]
     assert last.startswith("edge: the sealing key") and "Traceback" not in wrong.stderr
+
+
+async def test_a_backup_taken_while_webhooks_flow_restores_everything_it_holds(tmp_path, sim):
+    node = NodeProcess(tmp_path / "data").start()
+    paid: list[tuple[str, float]] = []  # (tx id, when its payment was acknowledged)
+    started = float("inf")  # when the backup started
+    flowing, flowed_on, done = trio.Event(), trio.Event(), trio.Event()
+    try:
+        pid, key = await trio.to_thread.run_sync(_shop, node, sim)
+
+        async def buyers() -> None:
+            async with httpx.AsyncClient(base_url=node.url, headers=bearer(key)) as http:
+                while not done.is_set():
+                    answer = await http.post(
+                        f"/api/checkout/stripe/{pid}", json={"productId": "book"}
+                    )
+                    checkout = answer.json()
+                    # the simulator pays and delivers Stripe's webhooks before it answers
+                    await sim.complete(checkout["url"].rsplit("/", 1)[1])
+                    paid.append((checkout["txId"], trio.current_time()))
+                    if len(paid) >= 5:
+                        flowing.set()
+                    if len([t for _, t in paid if t > started]) >= 3:
+                        flowed_on.set()  # the flow went on after the backup started
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(buyers)
+            await flowing.wait()
+            started = trio.current_time()
+            backed_up = await trio.to_thread.run_sync(
+                edge, "backup", str(tmp_path / "copy"), "--data", str(node.data_dir)
+            )
+            assert backed_up.returncode == 0, backed_up.stderr
+            await flowed_on.wait()
+            done.set()
+    finally:
+        node.terminate()
+    restored = await trio.to_thread.run_sync(
+        edge, "restore", str(tmp_path / "copy"), "--data", str(tmp_path / "again")
+    )
+    assert restored.returncode == 0, restored.stderr
+    before = {tx for tx, at in paid if at < started}
+    again = NodeProcess(tmp_path / "again").start()
+    try:
+        async with httpx.AsyncClient(base_url=again.url, headers=bearer(key)) as http:
+            listed = (
+                await http.get(f"/api/projects/{pid}/transactions", params={"limit": 100})
+            ).json()["items"]
+            held = {tx["id"]: tx["status"] for tx in listed}
+            assert before <= set(held), "a payment acknowledged before the backup is missing"
+            assert all(held[tx] == "succeeded" for tx in before)
+            for tx_id, status in held.items():  # everything it holds is whole and served
+                served = await http.get(f"/status/{pid}/{tx_id}")
+                assert served.status_code == 200 and served.json()["status"] == status
+            fresh = await http.post(f"/api/checkout/stripe/{pid}", json={"productId": "book"})
+            assert fresh.status_code == 201, fresh.text
+    finally:
+        again.terminate()
