@@ -483,13 +483,33 @@ def _test_checkout(args: argparse.Namespace) -> str:
 
 def _events(args: argparse.Namespace) -> int:
     params = {k: v for k, v in {"after": args.after, "limit": args.limit}.items() if v}
+    if args.follow:
+        return _follow(args, params)
     page = _call(args, "GET", f"/api/projects/{args.project}/events", params=params)
-    lines = [
-        f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip()
-        for e in page["items"]
-    ]
+    lines = [_event_line(e) for e in page["items"]]
     _print(args, page, "\n".join(lines) or "no events")
     return 0
+
+
+def _follow(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    """The feed from ``--after`` (or its start), then each new event as it is stored, one line
+    each (one JSON object a line with ``--json``), until Ctrl-C."""
+    path = f"/api/projects/{args.project}/events"
+    try:
+        while True:
+            page = _call(args, "GET", path, params={"wait": 25, "limit": 100, **params})
+            for event in page["items"]:
+                print(json.dumps(event) if args.json else _event_line(event), flush=True)
+            if page["next"]:
+                params["after"] = page["next"]
+    except KeyboardInterrupt:
+        return 0
+
+
+def _event_line(e: dict[str, Any]) -> str:
+    return (
+        f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip()
+    )
 
 
 def _endpoint_add(args: argparse.Namespace) -> int:
@@ -802,5 +822,8 @@ def _parser() -> argparse.ArgumentParser:
     events.add_argument("project")
     events.add_argument("--after")
     events.add_argument("--limit", type=int)
+    events.add_argument(
+        "--follow", action="store_true", help="then wait for new events and print each one"
+    )
     events.set_defaults(run=_events)
     return parser

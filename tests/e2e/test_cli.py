@@ -223,3 +223,37 @@ def test_cli_shows_keys_transactions_and_refused_deliveries(process):
     assert unknown.returncode == 1 and "not configured" in unknown.stderr
     missing = edge(data, "tx", "show", pid, "tx_01JD0000000000000000000000", check=False)
     assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_edge_events_follow_prints_each_new_event_as_it_is_stored(process):
+    import signal
+
+    data = process.data_dir
+    pid = _shop(data)
+    edge(
+        data, "provider", "set", pid, "manual",
+        "--address-name", "Shop", "--address-line", "1 Road", "--address-country", "GB",
+    )  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "edge", "events", pid, "--follow", "--json", "--data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as follower:
+        assert follower.stdout is not None and follower.stderr is not None
+        try:
+            first = httpx.post(
+                f"{process.url}/api/checkout/manual/{pid}",
+                json={"productId": "book", "mode": "test"},
+            ).json()
+            line = json.loads(follower.stdout.readline())
+            assert (line["type"], line["txId"]) == ("checkout.created", first["txId"])
+            second = httpx.post(
+                f"{process.url}/api/checkout/manual/{pid}",
+                json={"productId": "book", "mode": "test"},
+            ).json()
+            assert json.loads(follower.stdout.readline())["txId"] == second["txId"]
+        finally:
+            follower.send_signal(signal.SIGINT)
+            assert follower.wait(timeout=10) == 0  # Ctrl-C ends it quietly
+        assert "Traceback" not in follower.stderr.read()
