@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check bench clean
+.PHONY: run test check bench binary clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,5 +28,14 @@ bench: $(STAMP)
 	test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q py-spy || echo "no py-spy: no profiles"
 	$(PY) -m bench.run
 
+# One executable file, dist/edge, that runs the node with nothing else installed (PyInstaller:
+# the interpreter, the packages and edge's own static files in one file).
+binary: $(STAMP)
+	$(PY) -m pip install -q 'pyinstaller==6.22.3'
+	$(VENV)/bin/pyinstaller --onefile --name edge --collect-data edge --noconfirm \
+	  --log-level WARN --distpath dist --workpath build/pyinstaller --specpath build \
+	  edge/__main__.py
+	dist/edge --version
+
 clean:
-	rm -rf $(VENV) edge-data .pytest_cache
+	rm -rf $(VENV) edge-data .pytest_cache build dist
