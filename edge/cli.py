@@ -363,6 +363,20 @@ def _tx_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _account_create(args: argparse.Namespace) -> int:
+    """An account for someone, by the operator (also when self sign-up is closed). The password
+    comes from standard input, never from the command line, where ``ps`` would show it."""
+    import getpass
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("password (10 characters or more): ")
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    account = _call(args, "POST", "/api/accounts", {"email": args.email, "password": password})
+    _print(args, account, f"{account['accountId']}  {account['email']}  ({account['tier']})")
+    return 0
+
+
 def _project_list(args: argparse.Namespace) -> int:
     """Every project on the node, page after page: the id is found again by its name."""
     projects: list[dict[str, Any]] = []
@@ -678,6 +692,15 @@ def _parser() -> argparse.ArgumentParser:
     button.add_argument("--product")
     button.add_argument("--mode", choices=("live", "test"), default="live")
     button.set_defaults(run=_button)
+
+    account = commands.add_parser("account", help="dashboard accounts").add_subparsers(
+        metavar="ACTION"
+    )
+    acreate = account.add_parser(
+        "create", parents=[common], help="create an account (the password is read from stdin)"
+    )
+    acreate.add_argument("--email", required=True)
+    acreate.set_defaults(run=_account_create)
 
     project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
     create = project.add_parser("create", parents=[common], help="create a project")

@@ -28,6 +28,8 @@ DEFAULT_RATE_LIMITS: dict[str, Limit] = {
     "public:ip": Limit(300, 60.0),
     "webhook": Limit(6000, 60.0),
     "manage": Limit(300, 60.0),
+    "login:ip": Limit(10, 60.0),
+    "login:email": Limit(10, 60.0),
 }
 
 
@@ -39,6 +41,7 @@ class Settings:
     admin_token: str = ""
     secret_key: bytes = b""
     public_url: str | None = None
+    signup_open: bool = True  # EDGE_SIGNUP=closed: only the operator creates accounts
     trusted_proxies: tuple[str, ...] = ()
     # addresses (or networks) that may read /metrics without the operator's token
     metrics_allow: tuple[str, ...] = ()
@@ -73,6 +76,10 @@ class Settings:
         if config_path:
             values.update(_from_toml(Path(config_path)))
         env = os.environ
+        if env.get("EDGE_SIGNUP"):
+            if env["EDGE_SIGNUP"] not in ("open", "closed"):
+                raise SystemExit("EDGE_SIGNUP must be open or closed")
+            values["signup_open"] = env["EDGE_SIGNUP"] == "open"
         if env.get("EDGE_PUBLIC_URL"):
             values["public_url"] = env["EDGE_PUBLIC_URL"].rstrip("/")
         if env.get("EDGE_TRUSTED_PROXIES"):

@@ -77,6 +77,8 @@ class NodeContext:
     follow_ups_owed: Callable[[], None] = lambda: None
     load: Load = field(default_factory=Load)
     metrics: Metrics = field(default_factory=Metrics)
+    # one sign-up at a time: an e-mail is checked free and taken in one step
+    accounts_lock: trio.Lock = field(default_factory=trio.Lock)
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -15,24 +15,32 @@ from edge.actors.views import project_view
 from edge.domain import ids
 from edge.domain.timefmt import iso_ms
 from edge.errors import NotFound
-from edge.store import keys
+from edge.store import accounts, keys
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
 
 
-def list_projects(store: Store, *, after: str | None = None, limit: int = 50) -> dict[str, Any]:
-    """Every project on the node, in id order; ``next`` is the ``after`` of the following page
-    (None at the end)."""
-    heads = store.heads(
-        keys.PROJECT_ID_LEN, after=after.encode("ascii") if after else None, limit=limit + 1
-    )
+def list_projects(
+    store: Store, *, after: str | None = None, limit: int = 50, owner: str | None = None
+) -> dict[str, Any]:
+    """Every project on the node (or ``owner``'s only), in id order; ``next`` is the
+    ``after`` of the following page (None at the end)."""
+    if owner is None:
+        start = after.encode("ascii") if after else None
+        found = [
+            h.decode("ascii")
+            for h in store.heads(keys.PROJECT_ID_LEN, after=start, limit=limit + 1)
+        ]
+    else:
+        found = [p for p in accounts.owned_projects(store, owner) if after is None or p > after]
+        found = found[: limit + 1]
     items = []
-    for head in heads[:limit]:
-        record = store.get(keys.project(head.decode("ascii")))
+    for project_id in found[:limit]:
+        record = store.get(keys.project(project_id))
         if record is not None:  # a head of records with no project: never shown
             items.append(project_view(record))
-    more = len(heads) > limit
-    return {"items": items, "next": heads[limit - 1].decode("ascii") if more else None}
+    more = len(found) > limit
+    return {"items": items, "next": found[limit - 1] if more else None}
 
 
 def project_exists(store: Store, project_id: str) -> bool:
@@ -168,7 +176,10 @@ def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict
     return {"items": items}
 
 
-async def create_project(ctx: NodeContext, fields: dict[str, Any]) -> dict[str, Any]:
+async def create_project(
+    ctx: NodeContext, fields: dict[str, Any], owner: str | None = None
+) -> dict[str, Any]:
+    """A new project; ``owner``: the account it belongs to (None: the operator's)."""
     now = ctx.clock_ms()
     while True:
         project_id = ids.new_project_id()
@@ -183,5 +194,8 @@ async def create_project(ctx: NodeContext, fields: dict[str, Any]) -> dict[str, 
         "providers": {},
         "keys": {},
     }
-    await ctx.writer.write([("records", keys.project(project_id), pack(record))])
+    if owner is not None:
+        record["accountId"] = owner
+    ops = [("records", keys.project(project_id), pack(record))]
+    await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
     return project_view(record)

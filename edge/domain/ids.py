@@ -125,6 +125,10 @@ def new_endpoint_id() -> str:
     return "we_" + new_ulid()
 
 
+def new_account_id() -> str:
+    return "acc_" + new_ulid()
+
+
 def new_project_id(randbits: Callable[[int], int] = secrets.randbits) -> str:
     """``prj_`` + 16 lower-case Crockford chars carrying 80 random bits."""
     return "prj_" + _encode(randbits(80), 16).lower()

@@ -10,6 +10,7 @@ from quart_trio import QuartTrio
 
 from edge.actors.context import NodeContext
 from edge.http import (
+    accounts,
     button,
     checkout,
     errors,
@@ -76,7 +77,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     # Quart refuses a declared Content-Length over it at once and stops a streamed body as soon
     # as it passes (webhooks, the one larger body, are a fast route)
     app.config["MAX_CONTENT_LENGTH"] = JSON_BODY_LIMIT
-    modules = (public, button, checkout, merchant, manage, subscriptions, returns)
+    modules = (public, button, checkout, merchant, manage, subscriptions, returns, accounts)
     for module in modules:
         app.register_blueprint(module.blueprint)
     errors.install(app)

@@ -1,6 +1,6 @@
-"""Who is calling: a project key (``cmk_live_``/``cmk_test_``, bound to one project and mode)
-or the node operator's admin token. Keys are found by their SHA-256 only; tokens are compared in
-constant time."""
+"""Who is calling: a project key (``cmk_live_``/``cmk_test_``, bound to one project and mode),
+the node operator's admin token, or an account's dashboard session (its own projects only).
+Keys are found by their SHA-256 only; tokens are compared in constant time."""
 
 from __future__ import annotations
 
@@ -11,20 +11,24 @@ from quart import request
 
 from edge.actors.context import NodeContext
 from edge.domain.ids import api_key_mode
-from edge.errors import ContractError, Forbidden, Unauthorized
+from edge.errors import ContractError, Forbidden, Unauthorized, project_not_found
 from edge.http.context import node
+from edge.http.sessions import check_csrf
+from edge.http.sessions import current as current_session
+from edge.store import accounts
 
 
 @dataclass(frozen=True)
 class Caller:
-    """``mode`` is the key's mode, or None for the operator (who sees both modes)."""
+    """``mode`` is the key's mode, or None for the operator and an account (who see both)."""
 
     mode: str | None
     key_id: str | None = None
+    account_id: str | None = None
 
     @property
     def is_admin(self) -> bool:
-        return self.key_id is None
+        return self.key_id is None and self.account_id is None
 
 
 def _unauthorized(message: str) -> ContractError:
@@ -49,8 +53,19 @@ def is_admin_token(token: str, ctx: NodeContext | None = None) -> bool:
     return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
 
 
-def project_caller(project_id: str, *, required: bool) -> Caller | None:
-    return caller_for(node(), project_id, request.headers.get("Authorization"), required=required)
+def project_caller(project_id: str, *, required: bool, sessions: bool = False) -> Caller | None:
+    """With ``sessions``, a request without a key may come from the owner's dashboard session
+    (the merchant API, for the dashboard); another account's project is not found."""
+    ctx = node()
+    authorization = request.headers.get("Authorization")
+    if authorization is None and sessions:
+        session = current_session(ctx)
+        if session is not None:
+            if not accounts.owns(ctx.store, session.account_id, project_id):
+                raise project_not_found()
+            check_csrf(session)
+            return Caller(mode=None, account_id=session.account_id)
+    return caller_for(ctx, project_id, authorization, required=required)
 
 
 def caller_for(

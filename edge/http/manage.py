@@ -1,60 +1,99 @@
-"""The management API (CONTRACT 4.6), for the operator's token: projects, products, providers
-and keys. Generic over providers: each provider only declares its credential fields."""
+"""The management API (CONTRACT 4.6, 4.7): projects, products, providers, keys, endpoints.
+The operator's token manages every project; an account's dashboard session only its own (any
+other answers ``404 project_not_found``, as an unknown one does) and never a tier. Generic over
+providers: each provider only declares its credential fields."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response, g, request
 
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.actors.records import iso_or_none
 from edge.domain import ids
-from edge.errors import InvalidRequest, NotFound, project_not_found
+from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 from edge.http.paging import limit, read
+from edge.http.sessions import check_csrf
+from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
 from edge.providers.registry import send_simulated
-from edge.store import notifyq
+from edge.store import accounts, notifyq
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
 
 @blueprint.before_request
-async def _operator_only() -> None:
+async def _manager() -> None:
+    """The operator (a bearer token) or an account (its session, with the CSRF token on a
+    change). Management is not project-scoped, so its rate buckets live with the node: one for
+    the operator, one per account."""
+    ctx = node()
+    if request.headers.get("Authorization") is None:
+        session = current_session(ctx)
+        if session is not None:
+            check_csrf(session)
+            g.account_id = session.account_id
+            ctx.manage_rates.take("manage", session.account_id)
+            return
     require_admin()
-    # One bucket for the operator's token: management is not project-scoped, so it lives with
-    # the node rather than an actor.
-    rates = node().manage_rates
-    assert rates is not None
-    rates.take("manage", "operator")
+    g.account_id = None
+    ctx.manage_rates.take("manage", "operator")
+
+
+def _account() -> str | None:
+    """The calling account, None for the operator."""
+    account_id: str | None = g.account_id
+    return account_id
+
+
+def _operator_only() -> None:
+    if _account() is not None:
+        raise Forbidden("forbidden", "Only the node's operator may do this.")
 
 
 def _project(project_id: str) -> str:
     if not ids.is_project_id(project_id):
         raise project_not_found()
+    account = _account()
+    if account is not None and not accounts.owns(node().store, account, project_id):
+        raise project_not_found()  # the same answer as an unknown project: ids cannot be probed
     return project_id
+
+
+def _no_tier(body: dict[str, Any]) -> dict[str, Any]:
+    if "tier" in body and _account() is not None:
+        raise Forbidden("forbidden", "A project's tier is changed by the node's operator only.")
+    return body
 
 
 @blueprint.post("/projects")
 async def create_project() -> Response:
-    fields = bodies.project(await read_json_object(), set(node().settings.tiers))
-    view = await queries.create_project(node(), fields)
+    body = _no_tier(await read_json_object())
+    fields = bodies.project(body, set(node().settings.tiers))
+    view = await queries.create_project(node(), fields, owner=_account())
     return json_response(view, 201, NO_STORE)
 
 
 @blueprint.get("/projects")
 async def list_projects() -> Response:
-    """Every project: the operator sees them all (CONTRACT 4.6)."""
+    """The projects the caller may see: the operator every one, an account its own."""
     after = request.args.get("after")
     if after is not None and not ids.is_project_id(after):
         raise InvalidRequest("invalid_request", "after must be a project id", field="after")
-    page = await read(queries.list_projects, node().store, after=after, limit=limit(50, 100))
+    page = await read(
+        queries.list_projects,
+        node().store,
+        after=after,
+        limit=limit(50, 100),
+        owner=_account(),
+    )
     return json_response(page, headers=NO_STORE)
 
 
@@ -65,7 +104,8 @@ async def get_project(project_id: str) -> Response:
 
 @blueprint.patch("/projects/<project_id>")
 async def patch_project(project_id: str) -> Response:
-    changes = bodies.project(await read_json_object(), set(node().settings.tiers), partial=True)
+    body = _no_tier(await read_json_object())
+    changes = bodies.project(body, set(node().settings.tiers), partial=True)
     return json_response(await ask(_project(project_id), m.PatchProject(changes)), headers=NO_STORE)
 
 
@@ -202,6 +242,7 @@ def attempt_view(attempt: dict[str, Any]) -> dict[str, Any]:
 @blueprint.post("/trigger")
 async def trigger() -> Response:
     """Send a signed simulated provider event for a test transaction (``edge trigger``)."""
+    _operator_only()
     body = await read_json_object()
     provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
     if not isinstance(provider, str) or not isinstance(event_type, str):
@@ -223,6 +264,7 @@ async def trigger() -> Response:
 
 @blueprint.get("/stats")
 async def stats() -> Response:
+    _operator_only()
     ctx = node()
     writer = ctx.writer.stats
     registry = ctx.registry

@@ -30,7 +30,7 @@ FEED_POLL_S = 0.25
 def _caller(project_id: str) -> Caller:
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    caller = project_caller(project_id, required=True)
+    caller = project_caller(project_id, required=True, sessions=True)
     assert caller is not None
     if caller.is_admin and not queries.project_exists(node().store, project_id):
         raise project_not_found()

@@ -16,7 +16,7 @@ import lmdb
 
 from edge.store.codec import unpack
 
-DATABASES = ("records", "apikeys", "meta", "outbox", "notify")
+DATABASES = ("records", "apikeys", "meta", "outbox", "notify", "accounts")
 STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
 
 

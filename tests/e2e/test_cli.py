@@ -257,3 +257,24 @@ def test_edge_events_follow_prints_each_new_event_as_it_is_stored(process):
             follower.send_signal(signal.SIGINT)
             assert follower.wait(timeout=10) == 0  # Ctrl-C ends it quietly
         assert "Traceback" not in follower.stderr.read()
+
+
+def test_edge_account_create_reads_the_password_from_stdin(process):
+    made = subprocess.run(
+        [sys.executable, "-m", "edge", "account", "create", "--email", "op@example.com",
+         "--data", str(process.data_dir), "--json"],
+        input="a long enough password\n", capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["email"] == "op@example.com"
+    session = httpx.post(
+        f"{process.url}/api/session",
+        json={"email": "op@example.com", "password": "a long enough password"},
+    )
+    assert session.status_code == 200
+    short = subprocess.run(
+        [sys.executable, "-m", "edge", "account", "create", "--email", "x@example.com",
+         "--data", str(process.data_dir)],
+        input="short\n", capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert short.returncode == 1 and "at least 10 characters" in short.stderr

@@ -1,0 +1,141 @@
+"""Accounts and sessions (CONTRACT 4.7): sign up on the free tier with an e-mail and a password,
+log in for a dashboard session, log out. The operator creates accounts too, also when self
+sign-up is closed (``EDGE_SIGNUP=closed``).
+
+Login is limited to 10 attempts a minute per client address and per e-mail. A wrong e-mail and
+a wrong password get the same answer, after the same work (a password is hashed either way).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from functools import cache
+from typing import Any
+
+import trio
+from quart import Blueprint, Response
+
+from edge.domain import ids, passwords
+from edge.domain.errors import InvalidInput
+from edge.errors import Conflict, Forbidden, Unauthorized
+from edge.http import sessions
+from edge.http.auth import bearer_token, is_admin_token
+from edge.http.clients import client_ip
+from edge.http.context import node
+from edge.http.jsonio import NO_STORE, json_response, read_json_object
+from edge.store import accounts
+
+blueprint = Blueprint("accounts", __name__)
+
+_EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
+
+
+@cache
+def _decoy() -> str:
+    """Checked against when the e-mail is unknown, so a wrong e-mail costs what a wrong
+    password does."""
+    return passwords.hash_password("not a password of anyone", b"\0" * passwords.SALT_BYTES)
+
+
+def _email(body: dict[str, Any]) -> str:
+    email = body.get("email")
+    if not isinstance(email, str) or len(email) > 254 or not _EMAIL.fullmatch(email):
+        raise InvalidInput("email must be an e-mail address", "email")
+    return email.lower()
+
+
+def _password(body: dict[str, Any]) -> str:
+    problem = passwords.problem(body.get("password"))
+    if problem is not None:
+        raise InvalidInput(problem, "password")
+    password: str = body["password"]
+    return password
+
+
+def _only(body: dict[str, Any]) -> None:
+    for name in body:
+        if name not in ("email", "password"):
+            raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
+
+
+async def create_account(email: str, password: str) -> dict[str, Any]:
+    """A new account on the free tier (``409 account_exists`` for an e-mail in use)."""
+    ctx = node()
+    salt = secrets.token_bytes(passwords.SALT_BYTES)
+    hashed = await trio.to_thread.run_sync(passwords.hash_password, password, salt)
+    async with ctx.accounts_lock:
+        if accounts.account_by_email(ctx.store, email) is not None:
+            raise Conflict("account_exists", "An account with this e-mail exists: log in.")
+        account = {
+            "id": ids.new_account_id(),
+            "email": email,
+            "passwordHash": hashed,
+            "tier": "free",
+            "createdAt": ctx.clock_ms(),
+        }
+        await ctx.writer.write(accounts.new_account_ops(account))
+    return {"accountId": account["id"], "email": email, "tier": "free"}
+
+
+@blueprint.post("/api/accounts")
+async def sign_up() -> Response:
+    token = bearer_token()
+    operator = token is not None and is_admin_token(token)
+    if token is not None and not operator:
+        raise Unauthorized("unauthorized", "This token is not the operator's token.")
+    if not operator and not node().settings.signup_open:
+        raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
+    body = await read_json_object()
+    _only(body)
+    created = await create_account(_email(body), _password(body))
+    return json_response(created, 201, NO_STORE)
+
+
+async def log_in(email: str, password: str) -> tuple[str, str, str]:
+    """(account id, session token, CSRF token) for a right e-mail and password; ``401
+    invalid_credentials`` otherwise, the same for both."""
+    ctx = node()
+    ctx.manage_rates.take("login:ip", client_ip())
+    ctx.manage_rates.take("login:email", email)
+    account = accounts.account_by_email(ctx.store, email)
+    stored = account["passwordHash"] if account else _decoy()
+    right = await trio.to_thread.run_sync(passwords.verify, password, stored)
+    if account is None or not right:
+        raise Unauthorized("invalid_credentials", "The e-mail or the password is wrong.")
+    token, csrf, record = sessions.new_session(account["id"], ctx.clock_ms())
+    await ctx.writer.write(accounts.session_ops(token, record))
+    return account["id"], token, csrf
+
+
+def secure_cookies() -> bool:
+    return node().public_url.startswith("https://")
+
+
+@blueprint.post("/api/session")
+async def create_session() -> Response:
+    body = await read_json_object()
+    _only(body)
+    email, password = body.get("email"), body.get("password")
+    if not isinstance(email, str) or not isinstance(password, str):
+        raise InvalidInput("email and password are required strings", "email")
+    account_id, token, csrf = await log_in(email.lower(), password)
+    response = json_response({"accountId": account_id, "csrfToken": csrf}, headers=NO_STORE)
+    sessions.set_cookie(response, token, secure_cookies())
+    return response
+
+
+async def log_out(session: sessions.Session) -> None:
+    await node().writer.write(accounts.session_ops(session.token, None))
+
+
+@blueprint.delete("/api/session")
+async def delete_session() -> Response:
+    session = sessions.current(node())
+    if session is None:
+        raise Unauthorized("unauthorized", "There is no session to end.")
+    sessions.check_csrf(session)
+    await log_out(session)
+    response = json_response({"loggedOut": True}, headers=NO_STORE)
+    sessions.clear_cookie(response, secure_cookies())
+    return response

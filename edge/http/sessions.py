@@ -1,0 +1,86 @@
+"""Dashboard sessions (CONTRACT 4.7): a random 256-bit token in an ``HttpOnly``,
+``SameSite=Lax`` cookie, kept on the node only as its SHA-256, for 14 days after its last use.
+A state-changing call made with a session must carry its CSRF token (``Cm-Csrf``, or the
+``csrf`` field of a dashboard form): a cookie alone proves nothing about who built the request.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from quart import Response, request
+
+from edge.actors.context import NodeContext
+from edge.errors import Forbidden
+from edge.store import accounts
+
+COOKIE = "cm_session"
+CSRF_HEADER = "Cm-Csrf"
+TTL_MS = 14 * 86_400_000
+EXTEND_AFTER_MS = 86_400_000  # a sliding expiry, written at most once a day per session
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class Session:
+    token: str
+    account_id: str
+    csrf: bytes  # SHA-256 of the CSRF token
+
+    def csrf_matches(self, offered: str | None) -> bool:
+        return offered is not None and hmac.compare_digest(accounts.digest(offered), self.csrf)
+
+
+def new_session(account_id: str, now_ms: int) -> tuple[str, str, dict[str, Any]]:
+    """A session token, its CSRF token, and the record kept (neither token in it)."""
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    record = {
+        "accountId": account_id,
+        "csrf": accounts.digest(csrf),
+        "createdAt": now_ms,
+        "expiresAt": now_ms + TTL_MS,
+    }
+    return token, csrf, record
+
+
+def current(ctx: NodeContext) -> Session | None:
+    """The request's live session, if its cookie names one; extends it once a day of use."""
+    token = request.cookies.get(COOKIE)
+    if not token or len(token) > 100:
+        return None
+    record = accounts.session(ctx.store, token)
+    now = ctx.clock_ms()
+    if record is None or record["expiresAt"] <= now:
+        return None
+    if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
+        ctx.writer.submit(accounts.session_ops(token, {**record, "expiresAt": now + TTL_MS}))
+    return Session(token, record["accountId"], record["csrf"])
+
+
+def check_csrf(session: Session, offered: str | None = None) -> None:
+    """``403 csrf_failed`` for a state-changing request without the session's CSRF token."""
+    if request.method in SAFE_METHODS:
+        return
+    if not session.csrf_matches(offered or request.headers.get(CSRF_HEADER)):
+        raise Forbidden(
+            "csrf_failed", "A change made with a session needs its token in the Cm-Csrf header."
+        )
+
+
+def set_cookie(response: Response, token: str, secure: bool) -> None:
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=TTL_MS // 1000,
+        httponly=True,
+        samesite="Lax",
+        secure=secure,
+        path="/",
+    )
+
+
+def clear_cookie(response: Response, secure: bool) -> None:
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="Lax", secure=secure)

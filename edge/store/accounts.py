@@ -1,0 +1,75 @@
+"""The ``accounts`` database (CONTRACT 4.7): accounts, the e-mail that finds each, sessions,
+and which projects each account owns.
+
+Keys: ``a:<acc id>`` the account; ``e:<e-mail, lower case>`` its id; ``s:<SHA-256 of the
+session token>`` a session; ``p:<acc id>:<project id>`` ownership (empty value). Nothing here
+holds a password or a session token in the clear: the account keeps its scrypt hash
+(``edge.domain.passwords``), a session is found by its token's SHA-256 and keeps only the
+SHA-256 of its CSRF token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from edge.store.codec import pack
+from edge.store.env import Store
+from edge.store.writer import Op
+
+DB = "accounts"
+
+
+def account_key(account_id: str) -> bytes:
+    return b"a:" + account_id.encode("ascii")
+
+
+def email_key(email: str) -> bytes:
+    return b"e:" + email.lower().encode("utf-8")
+
+
+def session_key(token: str) -> bytes:
+    return b"s:" + digest(token)
+
+
+def owner_key(account_id: str, project_id: str = "") -> bytes:
+    return b"p:" + account_id.encode("ascii") + b":" + project_id.encode("ascii")
+
+
+def digest(secret: str) -> bytes:
+    """What is kept of a session or CSRF token: its SHA-256 (256 random bits need no salt)."""
+    return hashlib.sha256(secret.encode("utf-8")).digest()
+
+
+def account_by_email(store: Store, email: str) -> dict[str, Any] | None:
+    account_id = store.get_raw(email_key(email), db=DB)
+    return store.get(account_key(account_id.decode("ascii")), db=DB) if account_id else None
+
+
+def session(store: Store, token: str) -> dict[str, Any] | None:
+    return store.get(session_key(token), db=DB)
+
+
+def owned_projects(store: Store, account_id: str) -> list[str]:
+    prefix = owner_key(account_id)
+    return [key[len(prefix) :].decode("ascii") for key, _ in store.scan(prefix, db=DB)]
+
+
+def owns(store: Store, account_id: str, project_id: str) -> bool:
+    return store.get_raw(owner_key(account_id, project_id), db=DB) is not None
+
+
+def new_account_ops(account: dict[str, Any]) -> list[Op]:
+    return [
+        (DB, account_key(account["id"]), pack(account)),
+        (DB, email_key(account["email"]), account["id"].encode("ascii")),
+    ]
+
+
+def session_ops(token: str, record: dict[str, Any] | None) -> list[Op]:
+    """Write a session, or delete it (``record`` None)."""
+    return [(DB, session_key(token), None if record is None else pack(record))]
+
+
+def ownership_ops(account_id: str, project_id: str) -> list[Op]:
+    return [(DB, owner_key(account_id, project_id), b"")]
