@@ -169,6 +169,7 @@ def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict
                 "provider": record["provider"],
                 "code": record["code"],
                 "reason": record["reason"],
+                "detail": record.get("detail") or "",
                 "bodySha256": record["bodySha256"],
                 "bodyBytes": record["bodyBytes"],
             }

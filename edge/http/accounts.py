@@ -38,14 +38,14 @@ def _decoy() -> str:
     return passwords.hash_password("not a password of anyone", b"\0" * passwords.SALT_BYTES)
 
 
-def _email(body: dict[str, Any]) -> str:
+def email_of(body: dict[str, Any]) -> str:
     email = body.get("email")
     if not isinstance(email, str) or len(email) > 254 or not _EMAIL.fullmatch(email):
         raise InvalidInput("email must be an e-mail address", "email")
     return email.lower()
 
 
-def _password(body: dict[str, Any]) -> str:
+def password_of(body: dict[str, Any]) -> str:
     problem = passwords.problem(body.get("password"))
     if problem is not None:
         raise InvalidInput(problem, "password")
@@ -88,7 +88,7 @@ async def sign_up() -> Response:
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     body = await read_json_object()
     _only(body)
-    created = await create_account(_email(body), _password(body))
+    created = await create_account(email_of(body), password_of(body))
     return json_response(created, 201, NO_STORE)
 
 
@@ -121,7 +121,7 @@ async def create_session() -> Response:
         raise InvalidInput("email and password are required strings", "email")
     account_id, token, csrf = await log_in(email.lower(), password)
     response = json_response({"accountId": account_id, "csrfToken": csrf}, headers=NO_STORE)
-    sessions.set_cookie(response, token, secure_cookies())
+    sessions.set_cookies(response, token, csrf, secure_cookies())
     return response
 
 
@@ -137,5 +137,5 @@ async def delete_session() -> Response:
     sessions.check_csrf(session)
     await log_out(session)
     response = json_response({"loggedOut": True}, headers=NO_STORE)
-    sessions.clear_cookie(response, secure_cookies())
+    sessions.clear_cookies(response, secure_cookies())
     return response

@@ -8,6 +8,7 @@ from typing import cast
 from hypercorn.typing import ASGIFramework
 from quart_trio import QuartTrio
 
+from edge import dashboard
 from edge.actors.context import NodeContext
 from edge.http import (
     accounts,
@@ -80,5 +81,7 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     modules = (public, button, checkout, merchant, manage, subscriptions, returns, accounts)
     for module in modules:
         app.register_blueprint(module.blueprint)
+    app.register_blueprint(dashboard.blueprint)
+    app.register_blueprint(dashboard.root)
     errors.install(app)
     return app

@@ -18,6 +18,10 @@ from edge.errors import Forbidden
 from edge.store import accounts
 
 COOKIE = "cm_session"
+# the CSRF token, for the dashboard's own forms (a page cannot read it back from the node, which
+# keeps only its hash); a cookie is never sent along by another site's form (SameSite) and
+# cannot be read by another origin's script
+CSRF_COOKIE = "cm_csrf"
 CSRF_HEADER = "Cm-Csrf"
 TTL_MS = 14 * 86_400_000
 EXTEND_AFTER_MS = 86_400_000  # a sliding expiry, written at most once a day per session
@@ -70,17 +74,19 @@ def check_csrf(session: Session, offered: str | None = None) -> None:
         )
 
 
-def set_cookie(response: Response, token: str, secure: bool) -> None:
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=TTL_MS // 1000,
-        httponly=True,
-        samesite="Lax",
-        secure=secure,
-        path="/",
-    )
+def set_cookies(response: Response, token: str, csrf: str, secure: bool) -> None:
+    for name, value in ((COOKIE, token), (CSRF_COOKIE, csrf)):
+        response.set_cookie(
+            name,
+            value,
+            max_age=TTL_MS // 1000,
+            httponly=True,
+            samesite="Lax",
+            secure=secure,
+            path="/",
+        )
 
 
-def clear_cookie(response: Response, secure: bool) -> None:
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="Lax", secure=secure)
+def clear_cookies(response: Response, secure: bool) -> None:
+    for name in (COOKIE, CSRF_COOKIE):
+        response.delete_cookie(name, path="/", httponly=True, samesite="Lax", secure=secure)

@@ -76,6 +76,7 @@ async def test_log_in_sets_a_session_cookie_and_a_wrong_password_is_a_wrong_emai
     assert right.status_code == 200
     cookie = right.headers["set-cookie"]
     assert cookie.startswith("cm_session=") and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    assert right.cookies.get("cm_csrf") == right.json()["csrfToken"]
     assert "Secure" not in cookie  # the node's address is http here
     assert "Max-Age=1209600" in cookie  # 14 days
 

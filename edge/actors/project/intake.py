@@ -101,6 +101,7 @@ class WebhookIntake:
                 msg.body,
                 "malformed_payload",
                 str(exc),
+                str(exc),
                 msg.reply,
                 InvalidRequest(
                     "malformed_payload",
@@ -118,7 +119,9 @@ class WebhookIntake:
             _SIGNATURE_MESSAGES.get(msg.reason, msg.message),
             extra={"reason": msg.reason},
         )
-        self._reject(msg.provider, msg.body, "signature_invalid", msg.reason, msg.reply, failure)
+        self._reject(
+            msg.provider, msg.body, "signature_invalid", msg.reason, msg.message, msg.reply, failure
+        )
         done(None)
 
     def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
@@ -359,9 +362,12 @@ class WebhookIntake:
         body: bytes,
         code: str,
         reason: str,
+        detail: str,
         reply: Reply,
         failure: ContractError,
     ) -> None:
+        """Keep a refused delivery: ``detail`` is the node's own account of it (an offset, a
+        parse error), never the body."""
         ledger = self.ledger
         ledger.ctx.metrics.webhook(provider, reason if code == "signature_invalid" else code)
         # the merchant's first clue when every payment stays pending: say it where operators look
@@ -380,6 +386,7 @@ class WebhookIntake:
             "provider": provider,
             "code": code,
             "reason": reason,
+            "detail": detail[:300],
             "bodySha256": hashlib.sha256(body).hexdigest(),
             "bodyBytes": len(body),
         }

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from edge.providers.base import SignatureInvalid
+from edge.providers.freshness import check_timestamp
 
 # Stripe's window (it signs every retry afresh); the adapter declares it as its
 # ``signature_window_s``, and ``verify`` uses it unless told otherwise.
@@ -83,16 +84,6 @@ def signature_matches(
             # No early exit: the time taken does not say which pair matched.
             matched |= hmac.compare_digest(expected, candidate.encode("utf-8", "replace"))
     return matched
-
-
-def check_timestamp(timestamp: int, now_s: float, tolerance_s: int) -> None:
-    """Raise ``timestamp_out_of_tolerance`` when ``timestamp`` is more than ``tolerance_s``
-    seconds before or after ``now_s``."""
-    if abs(now_s - timestamp) > tolerance_s:
-        raise SignatureInvalid(
-            "timestamp_out_of_tolerance",
-            f"The signature's timestamp is more than {tolerance_s} seconds from now.",
-        )
 
 
 def verify(

@@ -1,0 +1,9 @@
+"""The merchant dashboard (CONTRACT 4.7), served by the node at ``/dashboard/``: server-rendered
+pages (Jinja2), a little plain JavaScript of its own (copy buttons), no build step, nothing from
+another origin. It is a client of the node's own API (``api``), signed in with an account's
+session. ``site`` holds the blueprint; importing the page modules registers their routes."""
+
+from edge.dashboard import auth_pages, project_pages, settings_pages
+from edge.dashboard.site import blueprint, root
+
+__all__ = ["auth_pages", "blueprint", "project_pages", "root", "settings_pages"]

@@ -1,0 +1,163 @@
+"""The projects, a project's overview, its transactions and one transaction (CONTRACT 4.7)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from quart import Response, request
+
+from edge.dashboard import chart
+from edge.dashboard.api import Api, ApiRefused
+from edge.dashboard.site import api, blueprint, form_of, go, page, require
+from edge.dashboard.words import refused_in_words
+from edge.domain.status import Status
+
+CHART_SCAN = 500  # transactions read for the chart: a month of a small shop, bounded
+
+
+def _origins(text: str) -> list[str]:
+    return [o.strip() for o in text.replace(",", " ").split() if o.strip()]
+
+
+@blueprint.get("/")
+async def projects() -> str:
+    who = require()
+    async with api(who) as client:
+        listed = await client.get("/api/manage/projects", {"limit": "100"})
+    return await page("projects.html", who, projects=listed["items"], errors={}, values={})
+
+
+@blueprint.post("/projects")
+async def create_project() -> str | Response:
+    who = require()
+    form = await form_of(who)
+    body = {
+        "name": form.get("name", ""),
+        "successUrl": form.get("successUrl", ""),
+        "cancelUrl": form.get("cancelUrl", ""),
+        "allowedOrigins": _origins(form.get("allowedOrigins", "")),
+    }
+    async with api(who) as client:
+        try:
+            made = await client.send("POST", "/api/manage/projects", body)
+        except ApiRefused as refused:
+            listed = await client.get("/api/manage/projects", {"limit": "100"})
+            html = await page(
+                "projects.html",
+                who,
+                projects=listed["items"],
+                errors={refused.field or "name": refused.message},
+                values=form,
+            )
+            return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
+    return go(f"/dashboard/p/{made['id']}/")
+
+
+async def _month(client: Api, pid: str, since: str) -> list[dict[str, Any]]:
+    """The project's transactions made since ``since`` (ISO date), newest first."""
+    found: list[dict[str, Any]] = []
+    after: str | None = None
+    while len(found) < CHART_SCAN:
+        params = {"limit": "100", **({"after": after} if after else {})}
+        listed = await client.get(f"/api/projects/{pid}/transactions", params)
+        found += listed["items"]
+        after = listed.get("next")
+        if not after or not listed["items"] or listed["items"][-1]["createdAt"][:10] < since:
+            break
+    return found
+
+
+@blueprint.get("/p/<pid>/")
+async def overview(pid: str) -> str:
+    who = require()
+    today = dt.datetime.now(dt.UTC).date()
+    since = (today - dt.timedelta(days=chart.DAYS - 1)).isoformat()
+    async with api(who) as client:
+        project = await client.get(f"/api/manage/projects/{pid}")
+        usage = await client.get(f"/api/manage/projects/{pid}/usage")
+        month = await _month(client, pid, since)
+        endpoints = (await client.get(f"/api/manage/projects/{pid}/endpoints"))["items"]
+        refused = (await client.get(f"/api/manage/projects/{pid}/deliveries"))["items"]
+    bars, top = chart.bars(chart.daily_payments(month, today))
+    secrets = _modes_with_webhook_secret(project)
+    attention = {
+        "late": [tx for tx in month if tx.get("needsAttention")],
+        "endpoints": [e for e in endpoints if not e["enabled"] or e["failingSince"]],
+        "refused": [
+            {**r, "words": refused_in_words(r, secrets.get(r["provider"], []))} for r in refused[:5]
+        ],
+    }
+    return await page(
+        "overview.html",
+        who,
+        project=project,
+        usage=usage,
+        bars=bars,
+        top=top,
+        width=chart.WIDTH,
+        height=chart.HEIGHT,
+        recent=month[:5],
+        attention=attention,
+    )
+
+
+def _modes_with_webhook_secret(project: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        p["provider"]: [m for m in ("test", "live") if "webhookSecret" in p[m]]
+        for p in project["providers"]
+    }
+
+
+@blueprint.get("/p/<pid>/transactions")
+async def transactions(pid: str) -> str:
+    who = require()
+    wanted = {k: request.args[k] for k in ("status", "reference", "after") if request.args.get(k)}
+    async with api(who) as client:
+        project = await client.get(f"/api/manage/projects/{pid}")
+        try:
+            listed = await client.get(
+                f"/api/projects/{pid}/transactions", {"limit": "50", **wanted}
+            )
+            problem = None
+        except ApiRefused as refused:
+            listed, problem = {"items": [], "next": None}, refused.message
+    return await page(
+        "transactions.html",
+        who,
+        project=project,
+        items=listed["items"],
+        next=listed.get("next"),
+        wanted=wanted,
+        statuses=[s.value for s in Status],
+        problem=problem,
+    )
+
+
+@blueprint.get("/p/<pid>/transactions/<tx_id>")
+async def transaction(pid: str, tx_id: str) -> str:
+    who = require()
+    async with api(who) as client:
+        project = await client.get(f"/api/manage/projects/{pid}")
+        tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
+    return await page("transaction.html", who, project=project, tx=tx, problem=None)
+
+
+@blueprint.post("/p/<pid>/transactions/<tx_id>/<action>")
+async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
+    who = require()
+    form = await form_of(who)
+    if action not in ("mark-paid", "cancel"):
+        return go(f"/dashboard/p/{pid}/transactions/{tx_id}")
+    body = {"note": form["note"]} if action == "mark-paid" and form.get("note") else None
+    async with api(who) as client:
+        try:
+            await client.send("POST", f"/api/projects/{pid}/transactions/{tx_id}/{action}", body)
+        except ApiRefused as refused:
+            project = await client.get(f"/api/manage/projects/{pid}")
+            tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
+            html = await page(
+                "transaction.html", who, project=project, tx=tx, problem=refused.message
+            )
+            return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
+    return go(f"/dashboard/p/{pid}/transactions/{tx_id}")

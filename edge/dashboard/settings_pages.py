@@ -1,0 +1,272 @@
+"""A project's settings pages (CONTRACT 4.7): products, payment methods with their credentials
+(secrets write-only), API keys (shown once), notification endpoints, and the button snippet
+with a live preview. Every change is one call of the management API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Response, request
+
+from edge.dashboard.api import Api, ApiRefused
+from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
+from edge.dashboard.words import refused_in_words
+from edge.http.button import current, snippet
+from edge.http.context import node
+from edge.providers.registry import PROVIDERS
+
+HTML = "text/html; charset=utf-8"
+
+
+# -- products --------------------------------------------------------------------------------
+
+
+async def _products_page(
+    who: SignedIn, client: Api, pid: str, errors: dict[str, str], values: dict[str, str]
+) -> str:
+    project = await client.get(f"/api/manage/projects/{pid}")
+    return await page("products.html", who, project=project, errors=errors, values=values)
+
+
+@blueprint.get("/p/<pid>/products")
+async def products(pid: str) -> str:
+    who = require()
+    async with api(who) as client:
+        return await _products_page(who, client, pid, {}, {})
+
+
+@blueprint.post("/p/<pid>/products")
+async def save_product(pid: str) -> str | Response:
+    who = require()
+    form = await form_of(who)
+    body: dict[str, Any] = {
+        "name": form.get("name", ""),
+        "kind": form.get("kind", "payment"),
+        "amount": _number(form.get("amount", "")),
+        "currency": form.get("currency", "").upper(),
+    }
+    if body["kind"] == "subscription":
+        body["interval"] = form.get("interval") or "month"
+    product_id = form.get("productId", "")
+    async with api(who) as client:
+        try:
+            await client.send("PUT", f"/api/manage/projects/{pid}/products/{product_id}", body)
+        except ApiRefused as refused:
+            errors = {refused.field or "productId": refused.message}
+            html = await _products_page(who, client, pid, errors, form)
+            return Response(html, status=refused.status, content_type=HTML)
+    return go(f"/dashboard/p/{pid}/products")
+
+
+def _number(text: str) -> Any:
+    """A form's amount as the API takes it: a JSON number, or the text itself (which the API
+    refuses with its own words)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+@blueprint.post("/p/<pid>/products/<product_id>/delete")
+async def delete_product(pid: str, product_id: str) -> Response:
+    who = require()
+    await form_of(who)
+    async with api(who) as client:
+        await client.send("DELETE", f"/api/manage/projects/{pid}/products/{product_id}")
+    return go(f"/dashboard/p/{pid}/products")
+
+
+# -- payment methods ------------------------------------------------------------------------
+
+
+def _webhook_address(provider: str, pid: str) -> str:
+    return f"{node().public_url}/webhook/{provider}/{pid}"
+
+
+async def _methods_page(
+    who: SignedIn, client: Api, pid: str, errors: dict[str, dict[str, str]]
+) -> str:
+    project = await client.get(f"/api/manage/projects/{pid}")
+    refused = (await client.get(f"/api/manage/projects/{pid}/deliveries"))["items"]
+    configured = {p["provider"]: p for p in project["providers"]}
+    secrets = {
+        name: [m for m in ("test", "live") if "webhookSecret" in view[m]]
+        for name, view in configured.items()
+    }
+    methods = [
+        {
+            "name": name,
+            "adapter": adapter,
+            "view": configured.get(name),
+            "webhook": _webhook_address(name, pid) if name != "manual" else None,
+            "refused": [
+                refused_in_words(r, secrets.get(name, [])) for r in refused if r["provider"] == name
+            ][:5],
+        }
+        for name, adapter in PROVIDERS.items()
+    ]
+    return await page("methods.html", who, project=project, methods=methods, errors=errors)
+
+
+@blueprint.get("/p/<pid>/methods")
+async def methods(pid: str) -> str:
+    who = require()
+    async with api(who) as client:
+        return await _methods_page(who, client, pid, {})
+
+
+@blueprint.post("/p/<pid>/methods/<provider>")
+async def save_method(pid: str, provider: str) -> str | Response:
+    who = require()
+    form = await form_of(who)
+    adapter = PROVIDERS.get(provider)
+    if adapter is None:
+        return go(f"/dashboard/p/{pid}/methods")
+    mode = "live" if form.get("mode") == "live" else "test"
+    credentials: dict[str, Any] = {}
+    for field in adapter.credential_fields:
+        if field.shape == "address":
+            lines = [ln.strip() for ln in form.get("addressLines", "").splitlines() if ln.strip()]
+            if form.get("addressName") or lines:
+                credentials[field.name] = {
+                    "name": form.get("addressName", ""),
+                    "lines": lines,
+                    "country": form.get("addressCountry", "").upper(),
+                }
+            continue
+        value = form.get(field.name, "").strip()
+        if not value:
+            continue  # a secret left blank stays as it is
+        credentials[field.name] = _origins_list(value) if field.shape == "hosts" else value
+    body: dict[str, Any] = {"enabled": form.get("enabled") == "on"}
+    if credentials:
+        body[mode] = credentials
+    async with api(who) as client:
+        try:
+            await client.send("PUT", f"/api/manage/projects/{pid}/providers/{provider}", body)
+        except ApiRefused as refused:
+            errors = {provider: {"message": refused.message, "field": refused.field or ""}}
+            html = await _methods_page(who, client, pid, errors)
+            return Response(html, status=refused.status, content_type=HTML)
+    return go(f"/dashboard/p/{pid}/methods#{provider}")
+
+
+def _origins_list(text: str) -> list[str]:
+    return [h.strip() for h in text.replace(",", " ").split() if h.strip()]
+
+
+# -- API keys -------------------------------------------------------------------------------
+
+
+async def _keys_page(
+    who: SignedIn, client: Api, pid: str, created: dict[str, Any] | None, problem: str | None
+) -> str:
+    project = await client.get(f"/api/manage/projects/{pid}")
+    return await page("keys.html", who, project=project, created=created, problem=problem)
+
+
+@blueprint.get("/p/<pid>/keys")
+async def keys(pid: str) -> str:
+    who = require()
+    async with api(who) as client:
+        return await _keys_page(who, client, pid, None, None)
+
+
+@blueprint.post("/p/<pid>/keys")
+async def create_key(pid: str) -> str | Response:
+    who = require()
+    form = await form_of(who)
+    body = {"mode": form.get("mode", "test"), "name": form.get("name", "")}
+    async with api(who) as client:
+        try:
+            created = await client.send("POST", f"/api/manage/projects/{pid}/keys", body)
+        except ApiRefused as refused:
+            html = await _keys_page(who, client, pid, None, refused.message)
+            return Response(html, status=refused.status, content_type=HTML)
+        # the only time the key is shown: this answer, never stored for a later page
+        return await _keys_page(who, client, pid, created, None)
+
+
+@blueprint.post("/p/<pid>/keys/<key_id>/revoke")
+async def revoke_key(pid: str, key_id: str) -> Response:
+    who = require()
+    await form_of(who)
+    async with api(who) as client:
+        await client.send("DELETE", f"/api/manage/projects/{pid}/keys/{key_id}")
+    return go(f"/dashboard/p/{pid}/keys")
+
+
+# -- notification endpoints ------------------------------------------------------------------
+
+
+async def _endpoints_page(
+    who: SignedIn, client: Api, pid: str, created: dict[str, Any] | None, problem: str | None
+) -> str:
+    project = await client.get(f"/api/manage/projects/{pid}")
+    listed = await client.get(f"/api/manage/projects/{pid}/endpoints")
+    return await page(
+        "endpoints.html",
+        who,
+        project=project,
+        endpoints=listed["items"],
+        created=created,
+        problem=problem,
+    )
+
+
+@blueprint.get("/p/<pid>/endpoints")
+async def endpoints(pid: str) -> str:
+    who = require()
+    async with api(who) as client:
+        return await _endpoints_page(who, client, pid, None, None)
+
+
+@blueprint.post("/p/<pid>/endpoints")
+async def add_endpoint(pid: str) -> str | Response:
+    who = require()
+    form = await form_of(who)
+    body = {"url": form.get("url", ""), "mode": form.get("mode", "live")}
+    if form.get("description"):
+        body["description"] = form["description"]
+    async with api(who) as client:
+        try:
+            created = await client.send("POST", f"/api/manage/projects/{pid}/endpoints", body)
+        except ApiRefused as refused:
+            html = await _endpoints_page(who, client, pid, None, refused.message)
+            return Response(html, status=refused.status, content_type=HTML)
+        return await _endpoints_page(who, client, pid, created, None)
+
+
+@blueprint.post("/p/<pid>/endpoints/<endpoint_id>/remove")
+async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
+    who = require()
+    await form_of(who)
+    async with api(who) as client:
+        await client.send("DELETE", f"/api/manage/projects/{pid}/endpoints/{endpoint_id}")
+    return go(f"/dashboard/p/{pid}/endpoints")
+
+
+# -- the button ------------------------------------------------------------------------------
+
+
+@blueprint.get("/p/<pid>/button")
+async def button(pid: str) -> str:
+    who = require()
+    async with api(who) as client:
+        project = await client.get(f"/api/manage/projects/{pid}")
+    ctx = node()
+    product_ids = [p["id"] for p in project["products"]]
+    product = request.args.get("product")
+    product = product if product in product_ids else (product_ids[0] if product_ids else None)
+    mode = "live" if request.args.get("mode") == "live" else "test"
+    html = snippet(ctx.signer, ctx.public_url, pid, product, mode=mode) if product else ""
+    return await page(
+        "button.html",
+        who,
+        project=project,
+        product=product,
+        mode=mode,
+        snippet=html,
+        integrity=current(ctx.signer).integrity,
+    )

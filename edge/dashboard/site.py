@@ -1,0 +1,90 @@
+"""What every dashboard page shares: the blueprint, who is signed in, the API client acting as
+them, the form's CSRF check, and the headers of every page (never cached)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from quart import Blueprint, Response, redirect, render_template, request
+
+from edge.dashboard.api import Api, api_for
+from edge.http import sessions
+from edge.http.context import node
+
+blueprint = Blueprint(
+    "dashboard",
+    __name__,
+    url_prefix="/dashboard",
+    template_folder="templates",
+    static_folder="static",
+)
+
+# the node's own root: a person who opens the node's address lands on the dashboard
+root = Blueprint("root", __name__)
+
+
+@root.get("/")
+async def _home() -> Response:
+    return redirect("/dashboard/", 302)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    session: sessions.Session
+    csrf: str
+
+
+def signed_in() -> SignedIn | None:
+    session = sessions.current(node())
+    csrf = request.cookies.get(sessions.CSRF_COOKIE)
+    if session is None or not csrf or not session.csrf_matches(csrf):
+        return None
+    return SignedIn(session, csrf)
+
+
+class NotSignedIn(Exception):
+    """Sends the browser to the login page."""
+
+
+def require() -> SignedIn:
+    who = signed_in()
+    if who is None:
+        raise NotSignedIn()
+    return who
+
+
+async def form_of(who: SignedIn) -> dict[str, str]:
+    """The posted form, once its CSRF field proves the page it came from was ours."""
+    form = await request.form
+    sessions.check_csrf(who.session, form.get("csrf"))
+    return {k: v for k, v in form.items() if k != "csrf"}
+
+
+@asynccontextmanager
+async def api(who: SignedIn) -> AsyncIterator[Api]:
+    async with api_for(node(), who.session.token, who.csrf) as client:
+        yield client
+
+
+async def page(template: str, who: SignedIn | None, **context: Any) -> str:
+    return await render_template(template, csrf=who.csrf if who else "", **context)
+
+
+def go(location: str) -> Response:
+    return redirect(location, 303)  # type: ignore[return-value]
+
+
+@blueprint.after_request
+async def _headers(response: Response) -> Response:
+    # the strict Content-Security-Policy of every HTML answer is the middleware's
+    response.headers["Cache-Control"] = "no-store"  # a change shows at the next read
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+@blueprint.errorhandler(NotSignedIn)
+async def _to_login(_: NotSignedIn) -> Response:
+    return go("/dashboard/login")

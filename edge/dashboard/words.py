@@ -1,0 +1,56 @@
+"""Why a provider's webhook was refused, in words a merchant can act on (CONTRACT 4.7): which
+secret to check and where, or which clock. Pure: the refused delivery and the modes the project
+has a webhook secret for come in, a sentence goes out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+NAMES = {"stripe": "Stripe", "paypal": "PayPal", "paddle": "Paddle", "btcpay": "BTCPay Server"}
+WHERE = {
+    "stripe": "the endpoint's signing secret (whsec_...) in your Stripe dashboard, under "
+    "Developers > Webhooks",
+    "paypal": "the webhook id in your PayPal developer dashboard, under your app's webhooks",
+    "paddle": "the notification destination's secret key in Paddle, under Developer tools > "
+    "Notifications",
+    "btcpay": "the webhook's secret in your BTCPay store, under Settings > Webhooks",
+}
+_SECONDS = re.compile(r"(\d+) seconds (old|in the future)")
+
+
+def refused_in_words(item: Mapping[str, Any], modes_with_secret: Sequence[str]) -> str:
+    provider = str(item.get("provider"))
+    name = NAMES.get(provider, provider)
+    reason, detail = str(item.get("reason")), str(item.get("detail") or "")
+    if item.get("code") == "malformed_payload":
+        return (
+            f"{name} sent a body that is signed correctly but is not an event the node can read"
+            f" ({detail or reason}): check the API version set on the {name} webhook."
+        )
+    if reason == "missing_header":
+        return (
+            f"The delivery had no {name} signature: this address is for {name} webhooks only"
+            " (a health check or a test sent by hand is refused this way)."
+        )
+    if reason == "malformed_header":
+        return f"The {name} signature header could not be read: {detail or 'it is malformed'}."
+    if reason == "timestamp_out_of_tolerance":
+        found = _SECONDS.search(detail)
+        if found:
+            minutes = round(int(found.group(1)) / 60)
+            age = f"{minutes} minutes {found.group(2)}" if minutes else found.group(0)
+            return (
+                f"The signature's timestamp was {age}: check your server's clock (a delivery"
+                " replayed long after it was signed is refused the same way)."
+            )
+        return "The signature's timestamp is too far from now: check your server's clock."
+    if reason == "no_matching_signature":
+        modes = " and ".join(modes_with_secret) or "(none set)"
+        where = WHERE.get(provider, f"the webhook secret in your {name} dashboard")
+        return (
+            f"Signed with a different secret than this project's {modes} webhook secret for"
+            f" {name}: check {where}, and set the same one here."
+        )
+    return f"Refused: {reason}."
