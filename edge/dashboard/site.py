@@ -10,7 +10,7 @@ from typing import Any
 
 from quart import Blueprint, Response, redirect, render_template, request
 
-from edge.dashboard.api import Api, api_for
+from edge.dashboard.api import Api, ApiRefused, api_for
 from edge.http import sessions
 from edge.http.context import node
 
@@ -88,3 +88,10 @@ async def _headers(response: Response) -> Response:
 @blueprint.errorhandler(NotSignedIn)
 async def _to_login(_: NotSignedIn) -> Response:
     return go("/dashboard/login")
+
+
+@blueprint.errorhandler(ApiRefused)
+async def _refused(refused: ApiRefused) -> Response:
+    """A read the API refused (another account's project is not found, as an unknown one)."""
+    html = await page("error.html", signed_in(), refused=refused)
+    return Response(html, status=refused.status, content_type="text/html; charset=utf-8")

@@ -1,0 +1,147 @@
+"""The dashboard as a merchant uses it, in a real Chromium (CONTRACT 4.7): sign up free, create a
+project, add a product, enable pay-by-mail and a card provider with test credentials (the
+secret shown back only as set and its last 4), copy a webhook address, create an API key shown
+once, copy the snippet and buy through the live preview, find the checkout under Transactions
+by its Reference, open it and Mark paid. Screenshots of each page are kept as test artifacts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from browser.harness import ARTIFACTS, in_browser, require_browser
+from playwright.sync_api import expect
+
+PASSWORD = "a long enough password"
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)
+
+
+async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
+    require_browser()
+    secret_key = "sk_test_dash0123456789abcdefghij"
+
+    dialogs: list[str] = []
+
+    def merchant(page: Any) -> dict[str, str]:
+        page.on("dialog", lambda dialog: dialogs.append(dialog.message))  # alert(1) must not run
+        page.goto(f"{node.url}/")  # the node's own address lands on the dashboard
+        expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+        shot(page, "login")
+        page.get_by_label("Password (10 characters or more)").fill("short")
+        page.locator("#signup-email").fill("shop@example.com")
+        page.get_by_role("button", name="Sign up").click()
+        expect(page.get_by_role("alert")).to_contain_text("at least 10 characters")
+        page.locator("#signup-email").fill("shop@example.com")
+        page.get_by_label("Password (10 characters or more)").fill(PASSWORD)
+        page.get_by_role("button", name="Sign up").click()
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+        page.get_by_label("Name").fill("<script>alert(1)</script> Books")
+        page.get_by_label("Success address").fill("https://shop.example/thanks")
+        page.get_by_label("Cancel address").fill("https://shop.example/cart")
+        page.get_by_label("Allowed origins").fill(f"https://shop.example {node.url}")
+        page.get_by_role("button", name="Create project").click()
+        expect(page.get_by_role("heading", name="<script>alert(1)</script> Books")).to_be_visible()
+        project_id = page.url.split("/p/")[1].split("/")[0]
+        shot(page, "overview-empty")
+
+        nav = page.get_by_role("navigation", name="Project")
+        nav.get_by_role("link", name="Products").click()
+        page.get_by_label("Id").fill("book")
+        page.get_by_label("Name").fill("A book")
+        page.get_by_label("Amount").fill("19.99")
+        page.get_by_role("button", name="Save product").click()
+        expect(page.get_by_role("cell", name="19.99 EUR")).to_be_visible()
+        page.get_by_label("Amount").fill("-3")
+        page.get_by_label("Id").fill("bad")
+        page.get_by_label("Name").fill("Bad")
+        page.get_by_role("button", name="Save product").click()
+        expect(page.get_by_role("alert")).to_be_visible()  # the API's own words, by the field
+        shot(page, "products")
+
+        nav.get_by_role("link", name="Payment methods").click()
+        manual = page.locator("section#manual form").first  # test mode
+        manual.get_by_label("Name on the mailing address").fill("Books Ltd")
+        manual.get_by_label("Address lines").fill("1 Main Street\nLondon")
+        manual.get_by_label("Country (2 letters)").fill("GB")
+        manual.get_by_role("button", name="Save test manual").click()
+        stripe = page.locator("section#stripe form").first
+        stripe.get_by_label("secretKey", exact=True).fill(secret_key)
+        stripe.get_by_label("publishableKey", exact=True).fill("pk_test_dash0123456789abcdefghij")
+        stripe.get_by_label("webhookSecret", exact=True).fill("whsec_dashboard_secret_9f3k")
+        stripe.locator("#stripe-test-apiBase").fill(sim.url)
+        stripe.get_by_role("button", name="Save test stripe").click()
+        stripe = page.locator("section#stripe form").first
+        expect(stripe.get_by_label("webhookSecret", exact=True)).to_have_attribute(
+            "placeholder", "set, ...9f3k"
+        )
+        expect(page.locator("#webhook-stripe")).to_have_text(
+            f"{node.url}/webhook/stripe/{project_id}"
+        )
+        shot(page, "methods")
+
+        nav.get_by_role("link", name="API keys").click()
+        page.get_by_label("Name").fill("web server")
+        page.get_by_role("button", name="Create key").click()
+        key = page.locator("#new-key").inner_text()
+        assert key.startswith("cmk_test_")
+        expect(page.get_by_role("button", name="Copy")).to_be_visible()
+        shot(page, "key-once")
+        nav.get_by_role("link", name="API keys").click()  # shown once: never again
+        expect(page.locator("#new-key")).to_have_count(0)
+        expect(page.get_by_role("cell", name=f"cmk_test_...{key[-4:]}")).to_be_visible()
+
+        nav.get_by_role("link", name="Button").click()
+        snippet = page.locator("#snippet").inner_text()
+        assert f'project="{project_id}"' in snippet and 'integrity="sha384-' in snippet
+        page.locator(".preview cm-button").get_by_role("button").click()
+        page.get_by_role("button", name=re.compile("Pay by mail")).click()
+        reference = page.get_by_text(re.compile(r"CM-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]")).first
+        expect(reference).to_be_visible()
+        code = re.search(r"CM-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]", reference.inner_text()).group(0)
+        shot(page, "button-preview")
+        page.keyboard.press("Escape")
+
+        nav.get_by_role("link", name="Transactions").click()
+        page.get_by_label("Reference code (pay by mail)").fill(code)
+        page.get_by_role("button", name="Show").click()
+        row = page.locator("tbody tr")
+        expect(row).to_have_count(1)
+        tx_id = row.get_by_role("link").inner_text()
+        assert tx_id.startswith("tx_")
+        expect(row).to_contain_text("pending")
+        shot(page, "transactions")
+        row.get_by_role("link").click()
+        page.get_by_role("button", name="Mark paid").click()
+        expect(page.locator(".status").first).to_have_text("succeeded")
+        expect(page.get_by_role("cell", name="manual.marked_paid")).to_be_visible()
+        shot(page, "transaction-paid")
+
+        nav.get_by_role("link", name="Overview").click()
+        expect(page.locator("svg.chart rect")).to_have_count(30)
+        shot(page, "overview")
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone
+        shot(page, "overview-phone")
+        # every page is reachable by keyboard: the first Tab lands on a link of the page
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.tagName") in ("A", "BUTTON")
+        page.set_viewport_size({"width": 960, "height": 720})
+        page.get_by_role("button", name="Log out").click()
+        expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+        page.goto(f"{node.url}/dashboard/p/{project_id}/")
+        expect(page.get_by_role("heading", name="Log in")).to_be_visible()  # the session ended
+        return {"project": project_id, "tx": tx_id, "key": key}
+
+    done = await in_browser(merchant)
+    assert dialogs == []
+    status = await http.get(
+        f"/status/{done['project']}/{done['tx']}",
+        headers={"Authorization": f"Bearer {done['key']}"},
+    )
+    assert status.json()["status"] == "succeeded"
+    info = (await http.get(f"/api/projects/{done['project']}/public-info?mode=test")).json()
+    assert {p["provider"] for p in info["providers"]} == {"manual", "stripe"}

@@ -1,0 +1,104 @@
+"""The dashboard's pages over HTTP (CONTRACT 4.7): signed out, a page sends to the login;
+another account's project is not found, as an unknown one; a form without the session's CSRF
+token changes nothing; what is saved shows at the next read and in public-info at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+
+PASSWORD = "a long enough password"
+
+
+@asynccontextmanager
+async def signed_in(url: str, email: str) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A browser-like client signed up through the dashboard, and its pages' CSRF token."""
+    async with httpx.AsyncClient(base_url=url, timeout=30.0) as client:
+        made = await client.post("/dashboard/signup", data={"email": email, "password": PASSWORD})
+        assert made.status_code == 303 and made.headers["location"] == "/dashboard/"
+        page = await client.get("/dashboard/")
+        found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert found
+        yield client, found.group(1)
+
+
+async def new_project(client: httpx.AsyncClient, csrf: str) -> str:
+    made = await client.post(
+        "/dashboard/projects",
+        data={
+            "csrf": csrf,
+            "name": "Shop",
+            "successUrl": "https://shop.example/ok",
+            "cancelUrl": "https://shop.example/no",
+            "allowedOrigins": "https://shop.example",
+        },
+    )
+    assert made.status_code == 303, made.text
+    return str(made.headers["location"]).split("/")[3]
+
+
+async def test_signed_out_pages_send_to_the_login(http):
+    for path in ("/dashboard/", "/dashboard/p/prj_aaaaaaaaaaaaaaaa/"):
+        answer = await http.get(path)
+        assert (answer.status_code, answer.headers["location"]) == (303, "/dashboard/login")
+    login = await http.get("/dashboard/login")
+    assert login.status_code == 200 and "no-store" in login.headers["cache-control"]
+    assert "'unsafe-inline'" not in login.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in login.headers["content-security-policy"]
+
+
+async def test_another_accounts_project_is_not_found(node):
+    async with (
+        signed_in(node.url, "alice@example.com") as (alice, a_csrf),
+        signed_in(node.url, "bob@example.com") as (bob, _),
+    ):
+        pid = await new_project(alice, a_csrf)
+        assert (await alice.get(f"/dashboard/p/{pid}/")).status_code == 200
+        for project in (pid, "prj_aaaaaaaaaaaaaaaa"):
+            for path in ("", "transactions", "products", "methods", "keys", "button"):
+                answer = await bob.get(f"/dashboard/p/{project}/{path}")
+                assert answer.status_code == 404, (project, path)
+                assert "Not found" in answer.text and "project" in answer.text.lower()
+        listed = await bob.get("/dashboard/")
+        assert pid not in listed.text
+
+
+async def test_a_form_without_the_csrf_token_changes_nothing(node):
+    async with signed_in(node.url, "carol@example.com") as (alice, csrf):
+        pid = await new_project(alice, csrf)
+        product = {"productId": "book", "name": "Book", "amount": "5", "currency": "EUR"}
+        forged = await alice.post(f"/dashboard/p/{pid}/products", data=product)
+        assert forged.status_code == 403 and forged.json()["error"]["code"] == "csrf_failed"
+        wrong = await alice.post(f"/dashboard/p/{pid}/products", data={**product, "csrf": "x"})
+        assert wrong.status_code == 403
+        assert "Book" not in (await alice.get(f"/dashboard/p/{pid}/products")).text
+
+
+async def test_a_saved_change_shows_at_the_next_read_and_in_public_info(node, http):
+    async with signed_in(node.url, "dave@example.com") as (alice, csrf):
+        pid = await new_project(alice, csrf)
+        product = {"productId": "book", "name": "The Book", "amount": "5", "currency": "EUR"}
+        saved = await alice.post(f"/dashboard/p/{pid}/products", data={**product, "csrf": csrf})
+        assert saved.status_code == 303
+        assert "The Book" in (await alice.get(f"/dashboard/p/{pid}/products")).text
+        address = {
+            "csrf": csrf,
+            "mode": "live",
+            "enabled": "on",
+            "addressName": "Shop Ltd",
+            "addressLines": "1 Road",
+            "addressCountry": "GB",
+        }
+        assert (
+            await alice.post(f"/dashboard/p/{pid}/methods/manual", data=address)
+        ).status_code == 303
+        info = (await http.get(f"/api/projects/{pid}/public-info?productId=book")).json()
+        assert info["product"]["name"] == "The Book"
+        assert [p["provider"] for p in info["providers"]] == ["manual"]
+        refused = await alice.post(
+            f"/dashboard/p/{pid}/products", data={**product, "amount": "-1", "csrf": csrf}
+        )
+        assert refused.status_code == 400 and 'role="alert"' in refused.text
