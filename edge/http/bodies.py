@@ -103,7 +103,7 @@ def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> 
         out["allowedOrigins"] = [validate_origin(o) for o in origins]
     if not partial or "tier" in body:
         tier = body.get("tier", "free")
-        if tier not in tiers:
+        if not isinstance(tier, str) or tier not in tiers:
             raise InvalidInput(f"tier must be one of {', '.join(sorted(tiers))}", "tier")
         out["tier"] = tier
     if not partial:  # a patch is checked against the project it changes (the actor's settings)

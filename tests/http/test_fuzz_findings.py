@@ -1,0 +1,12 @@
+"""Requests the schemathesis and state-machine runs found answered 500, each kept as a test."""
+
+from __future__ import annotations
+
+
+async def test_a_tier_that_is_not_a_string_is_refused(admin, envelope):
+    body = {"name": "Shop", "successUrl": "https://a.example/", "cancelUrl": "https://a.example/"}
+    answer = await admin.http.post("/api/manage/projects", json={**body, "tier": {"x": 1}})
+    assert envelope(answer, 400, "invalid_request")["field"] == "tier"
+    project_id = await admin.project()
+    answer = await admin.http.patch(f"/api/manage/projects/{project_id}", json={"tier": [1]})
+    assert envelope(answer, 400, "invalid_request")["field"] == "tier"
