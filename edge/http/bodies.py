@@ -203,7 +203,7 @@ def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
     if not isinstance(value, list) or len(value) > len(known):
         raise InvalidInput("types must be a list of event types", "types")
     for item in value:
-        if item not in known:
+        if not isinstance(item, str) or item not in known:
             raise InvalidInput(f"unknown event type {item!r}", "types")
     return tuple(dict.fromkeys(value))
 

@@ -10,3 +10,13 @@ async def test_a_tier_that_is_not_a_string_is_refused(admin, envelope):
     project_id = await admin.project()
     answer = await admin.http.patch(f"/api/manage/projects/{project_id}", json={"tier": [1]})
     assert envelope(answer, 400, "invalid_request")["field"] == "tier"
+
+
+async def test_event_types_that_are_not_strings_are_refused(admin, envelope):
+    project_id = await admin.project()
+    base = f"/api/manage/projects/{project_id}/endpoints"
+    body = {"url": "http://localhost:9/hooks", "types": [{"a": 1}]}
+    assert envelope(await admin.http.post(base, json=body), 400, "invalid_request")
+    created = await admin.ok("POST", base, {"url": "http://localhost:9/hooks"}, 201)
+    answer = await admin.http.patch(f"{base}/{created['endpointId']}", json={"types": [[1]]})
+    assert envelope(answer, 400, "invalid_request")["field"] == "types"
