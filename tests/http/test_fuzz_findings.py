@@ -20,3 +20,11 @@ async def test_event_types_that_are_not_strings_are_refused(admin, envelope):
     created = await admin.ok("POST", base, {"url": "http://localhost:9/hooks"}, 201)
     answer = await admin.http.patch(f"{base}/{created['endpointId']}", json={"types": [[1]]})
     assert envelope(answer, 400, "invalid_request")["field"] == "types"
+
+
+async def test_an_endpoint_address_that_is_no_url_is_refused(admin, envelope):
+    project_id = await admin.project()
+    base = f"/api/manage/projects/{project_id}/endpoints"
+    for url in ("http://[", "https://a.example:port/"):
+        answer = await admin.http.post(base, json={"url": url})
+        assert envelope(answer, 400, "url_not_allowed")["field"] == "url", url
