@@ -16,6 +16,8 @@ from edge.domain.urls import first_disallowed_redirect, redirect_rule, validate_
 
 INTERVALS = ("day", "week", "month", "year")
 MODES = ("live", "test")
+# as many evt_ ids as a 16 KiB JSON body holds, with room to spare
+MAX_REPLAY_IDS = 400
 
 
 def _only(body: dict[str, Any], allowed: set[str]) -> None:
@@ -238,7 +240,7 @@ def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
 
 
 def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-    """``since`` (an evt_ id) or ``eventIds`` (at most 1,000), not both."""
+    """``since`` (an evt_ id) or ``eventIds`` (at most MAX_REPLAY_IDS), not both."""
     _only(body, {"since", "eventIds"})
     since, event_ids = body.get("since"), body.get("eventIds")
     if since is not None and not ids.is_evt_id(since):
@@ -248,9 +250,11 @@ def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
             raise InvalidInput("give since or eventIds, not both", "eventIds")
         if (
             not isinstance(event_ids, list)
-            or not 1 <= len(event_ids) <= 1000
+            or not 1 <= len(event_ids) <= MAX_REPLAY_IDS
             or not all(ids.is_evt_id(e) for e in event_ids)
         ):
-            raise InvalidInput("eventIds must be a list of 1 to 1,000 evt_ ids", "eventIds")
+            raise InvalidInput(
+                f"eventIds must be a list of 1 to {MAX_REPLAY_IDS} evt_ ids", "eventIds"
+            )
         return None, tuple(dict.fromkeys(event_ids))
     return since, ()

@@ -28,3 +28,15 @@ async def test_an_endpoint_address_that_is_no_url_is_refused(admin, envelope):
     for url in ("http://[", "https://a.example:port/"):
         answer = await admin.http.post(base, json={"url": url})
         assert envelope(answer, 400, "url_not_allowed")["field"] == "url", url
+
+
+async def test_replay_takes_as_many_event_ids_as_a_json_body_holds(admin, envelope):
+    """eventIds was documented up to 1,000 while 1,000 ids overflow the 16 KiB body (413)."""
+    project_id = await admin.project()
+    base = f"/api/manage/projects/{project_id}/endpoints"
+    created = await admin.ok("POST", base, {"url": "http://localhost:9/hooks"}, 201)
+    replay = f"{base}/{created['endpointId']}/replay"
+    ids = [f"evt_01JD7K2Q9XMD4ABCDEFGHJ{n:04d}" for n in range(400)]
+    assert (await admin.http.post(replay, json={"eventIds": ids})).status_code == 202
+    answer = await admin.http.post(replay, json={"eventIds": [*ids, ids[0][:-1] + "Z"]})
+    assert envelope(answer, 400, "invalid_request")["field"] == "eventIds"
