@@ -20,7 +20,7 @@ MODES = ("live", "test")
 MAX_REPLAY_IDS = 400
 
 
-def _only(body: dict[str, Any], allowed: set[str]) -> None:
+def only(body: dict[str, Any], allowed: set[str]) -> None:
     for name in body:
         if name not in allowed:
             raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
@@ -66,7 +66,7 @@ def mode(value: object, name: str = "mode") -> str:
 
 
 def checkout(body: dict[str, Any]) -> dict[str, Any]:
-    _only(body, {"productId", "metadata", "quantity", "txId", "successUrl", "cancelUrl", "mode"})
+    only(body, {"productId", "metadata", "quantity", "txId", "successUrl", "cancelUrl", "mode"})
     product_id = body.get("productId")
     if not ids.is_product_id(product_id):
         raise InvalidInput("productId is required: a product slug like pro-monthly", "productId")
@@ -88,7 +88,7 @@ PROJECT_FIELDS = {"name", "successUrl", "cancelUrl", "allowedOrigins", "tier"}
 
 
 def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> dict[str, Any]:
-    _only(body, PROJECT_FIELDS)
+    only(body, PROJECT_FIELDS)
     out: dict[str, Any] = {}
     required = not partial
     if not partial or "name" in body:
@@ -127,7 +127,7 @@ def _amount(value: object, currency: str, name: str) -> int:
 def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
     if not ids.is_product_id(product_id):
         raise InvalidInput("product ids match ^[a-z0-9][a-z0-9_-]{0,63}$", "productId")
-    _only(body, {"name", "kind", "amount", "currency", "interval", "overrides"})
+    only(body, {"name", "kind", "amount", "currency", "interval", "overrides"})
     name = _string(body, "name", max_len=100)
     kind = body.get("kind")
     if kind not in (Kind.PAYMENT, Kind.SUBSCRIPTION):
@@ -149,7 +149,7 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
         path = f"overrides.{provider}"
         if not isinstance(override, dict):
             raise InvalidInput("must be an object {label?, order?, amount?}", path)
-        _only(override, {"label", "order", "amount"})
+        only(override, {"label", "order", "amount"})
         clean: dict[str, Any] = {}
         if override.get("label") is not None:
             clean["label"] = _string(override, "label", max_len=40)
@@ -172,7 +172,7 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
 def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``{enabled, label?, order?, test?, live?}``; each mode's credential fields are checked by
     the provider they belong to, in the actor."""
-    _only(body, {"enabled", "label", "order", "test", "live"})
+    only(body, {"enabled", "label", "order", "test", "live"})
     if not isinstance(body.get("enabled"), bool):
         raise InvalidInput("enabled must be true or false", "enabled")
     settings: dict[str, Any] = {
@@ -187,7 +187,7 @@ def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_key(body: dict[str, Any]) -> dict[str, str]:
-    _only(body, {"mode", "name"})
+    only(body, {"mode", "name"})
     return {
         "mode": mode(body.get("mode")),
         "name": _string(body, "name", max_len=60, required=False) or "default",
@@ -195,7 +195,7 @@ def new_key(body: dict[str, Any]) -> dict[str, str]:
 
 
 def mark_paid(body: dict[str, Any]) -> str | None:
-    _only(body, {"note"})
+    only(body, {"note"})
     return _string(body, "note", max_len=500, required=False)
 
 
@@ -213,9 +213,9 @@ def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
 def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
     """A notification endpoint (CONTRACT 4.8): a new one, or the changes to one."""
     if partial:
-        _only(body, {"url", "description", "types", "enabled", "rotateSecret"})
+        only(body, {"url", "description", "types", "enabled", "rotateSecret"})
     else:
-        _only(body, {"url", "description", "types", "mode"})
+        only(body, {"url", "description", "types", "mode"})
     clean: dict[str, Any] = {}
     if "url" in body or not partial:
         clean["url"] = _absolute_url(body, "url")
@@ -241,7 +241,7 @@ def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
 
 def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     """``since`` (an evt_ id) or ``eventIds`` (at most MAX_REPLAY_IDS), not both."""
-    _only(body, {"since", "eventIds"})
+    only(body, {"since", "eventIds"})
     since, event_ids = body.get("since"), body.get("eventIds")
     if since is not None and not ids.is_evt_id(since):
         raise InvalidInput("since must be an evt_ id", "since")

@@ -40,3 +40,9 @@ async def test_replay_takes_as_many_event_ids_as_a_json_body_holds(admin, envelo
     assert (await admin.http.post(replay, json={"eventIds": ids})).status_code == 202
     answer = await admin.http.post(replay, json={"eventIds": [*ids, ids[0][:-1] + "Z"]})
     assert envelope(answer, 400, "invalid_request")["field"] == "eventIds"
+
+
+async def test_trigger_refuses_unknown_fields_like_every_other_body(admin, envelope):
+    body = {"provider": "stripe", "type": "payment.succeeded", "txId": "tx_x", "extra": 1}
+    answer = await admin.http.post("/api/manage/trigger", json=body)
+    assert envelope(answer, 400, "unknown_field")["field"] == "extra"
