@@ -47,6 +47,9 @@ def _int(
     value = body.get(name, default)
     if value is None:
         return None
+    # JSON has one number type: 21.0 is the integer 21 (JSON Schema agrees), not a fraction
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)
     if type(value) is not int or not low <= value <= high:
         raise InvalidInput(f"{name} must be an integer from {low} to {high}", name)
     return value

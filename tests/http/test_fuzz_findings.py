@@ -46,3 +46,25 @@ async def test_trigger_refuses_unknown_fields_like_every_other_body(admin, envel
     body = {"provider": "stripe", "type": "payment.succeeded", "txId": "tx_x", "extra": 1}
     answer = await admin.http.post("/api/manage/trigger", json=body)
     assert envelope(answer, 400, "unknown_field")["field"] == "extra"
+
+
+async def test_an_integer_written_with_a_point_zero_is_an_integer(admin, http):
+    project_id = await admin.project()
+    await admin.product(project_id)
+    await admin.provider(
+        project_id,
+        "manual",
+        {
+            "enabled": True,
+            "live": {"mailingAddress": {"name": "S", "lines": ["1"], "country": "GB"}},
+        },
+    )
+    answer = await http.post(
+        f"/api/checkout/manual/{project_id}", json={"productId": "book", "quantity": 2.0}
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["amount"] == 39.98
+    refused = await http.post(
+        f"/api/checkout/manual/{project_id}", json={"productId": "book", "quantity": 2.5}
+    )
+    assert refused.status_code == 400
