@@ -89,7 +89,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
             "--phases", "examples,fuzzing,stateful",
             "--generation-database", "none", "--no-color", "--suppress-health-check", "all",
         ]  # fmt: skip
-        run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-5000:]
     finally:
         node.terminate()
