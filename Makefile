@@ -16,7 +16,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-# The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 150).
+# The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 300).
 fuzz: $(STAMP)
 	EDGE_FUZZ_EXAMPLES=1000 EDGE_FUZZ_RUNS=200 $(PY) -m pytest tests/reference tests/e2e/test_fuzz_contract.py
 

@@ -85,7 +85,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
         command = [
             sys.executable, "-m", "schemathesis.cli", "--config-file", str(settings), "run",
             f"{node.url}/openapi.json", "--header", f"Authorization: Bearer {node.admin_token}",
-            "--checks", "all", "--max-examples", str(examples(150)), "--workers", "1",
+            "--checks", "all", "--max-examples", str(examples(300)), "--workers", "1",
             "--phases", "examples,fuzzing,stateful",
             "--generation-database", "none", "--no-color", "--suppress-health-check", "all",
         ]  # fmt: skip
