@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check bench binary clean
+.PHONY: run test check fuzz bench binary clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -15,6 +15,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 300).
+fuzz: $(STAMP)
+	EDGE_FUZZ_EXAMPLES=1000 EDGE_FUZZ_RUNS=200 $(PY) -m pytest tests/reference tests/e2e/test_fuzz_contract.py
 
 # Format, lint and types: zero findings (CI runs this before the tests).
 check: $(STAMP)

@@ -6,4 +6,7 @@ session. ``site`` holds the blueprint; importing the page modules registers thei
 from edge.dashboard import auth_pages, project_pages, settings_pages
 from edge.dashboard.site import blueprint, root
 
-__all__ = ["auth_pages", "blueprint", "project_pages", "root", "settings_pages"]
+# the blueprints of HTML pages, which the API reference does not describe
+PAGES = frozenset({blueprint.name, root.name})
+
+__all__ = ["PAGES", "auth_pages", "blueprint", "project_pages", "root", "settings_pages"]

@@ -8,7 +8,6 @@ a wrong password get the same answer, after the same work (a password is hashed 
 
 from __future__ import annotations
 
-import re
 import secrets
 from functools import cache
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
-from edge.domain import ids, passwords
+from edge.domain import emails, ids, passwords
 from edge.domain.errors import InvalidInput
 from edge.errors import Conflict, Forbidden, Unauthorized
 from edge.http import sessions
@@ -28,8 +27,6 @@ from edge.store import accounts
 
 blueprint = Blueprint("accounts", __name__)
 
-_EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
-
 
 @cache
 def _decoy() -> str:
@@ -39,10 +36,10 @@ def _decoy() -> str:
 
 
 def email_of(body: dict[str, Any]) -> str:
-    email = body.get("email")
-    if not isinstance(email, str) or len(email) > 254 or not _EMAIL.fullmatch(email):
+    email = emails.normalized(body.get("email"))
+    if email is None:
         raise InvalidInput("email must be an e-mail address", "email")
-    return email.lower()
+    return email
 
 
 def password_of(body: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@ ASGI (status polls, webhooks) and the Quart app, one blueprint per concern, for 
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 from hypercorn.typing import ASGIFramework
@@ -19,6 +20,7 @@ from edge.http import (
     manage,
     merchant,
     public,
+    reference,
     returns,
     status,
     subscriptions,
@@ -72,13 +74,46 @@ class Router:
         await self.app(scope, receive, send)
 
 
+def served_routes(app: QuartTrio) -> set[tuple[str, str]]:
+    """Every (method, path template) the node answers, in the API reference's spelling
+    (``{projectId}``): the Quart rules and the fast routes. HEAD and OPTIONS come with GET and
+    with CORS, so they are not routes of their own."""
+    routes = {*status.ROUTES, *webhooks.ROUTES, *health.ROUTES}
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint.split(".")[0] in dashboard.PAGES:
+            continue  # the dashboard's HTML pages: a client of the API, not part of it
+        template = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: "{" + _camel(m.group(1)) + "}", rule.rule)
+        routes.update((method, template) for method in rule.methods or () if method not in _IMPLIED)
+    return routes
+
+
+_IMPLIED = {"HEAD", "OPTIONS"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 def create_app(ctx: NodeContext) -> QuartTrio:
-    app = QuartTrio("edge")
+    # no static folder: Quart's would serve every file under edge/static, the button's raw
+    # source among them; the icons and the button have routes of their own
+    app = QuartTrio("edge", static_folder=None)
     app.edge = ctx  # type: ignore[attr-defined]
     # Quart refuses a declared Content-Length over it at once and stops a streamed body as soon
     # as it passes (webhooks, the one larger body, are a fast route)
     app.config["MAX_CONTENT_LENGTH"] = JSON_BODY_LIMIT
-    modules = (public, button, checkout, merchant, manage, subscriptions, returns, accounts)
+    modules = (
+        public,
+        button,
+        checkout,
+        merchant,
+        manage,
+        subscriptions,
+        returns,
+        reference,
+        accounts,
+    )
     for module in modules:
         app.register_blueprint(module.blueprint)
     app.register_blueprint(dashboard.blueprint)

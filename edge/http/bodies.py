@@ -16,9 +16,11 @@ from edge.domain.urls import first_disallowed_redirect, redirect_rule, validate_
 
 INTERVALS = ("day", "week", "month", "year")
 MODES = ("live", "test")
+# as many evt_ ids as a 16 KiB JSON body holds, with room to spare
+MAX_REPLAY_IDS = 400
 
 
-def _only(body: dict[str, Any], allowed: set[str]) -> None:
+def only(body: dict[str, Any], allowed: set[str]) -> None:
     for name in body:
         if name not in allowed:
             raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
@@ -45,6 +47,9 @@ def _int(
     value = body.get(name, default)
     if value is None:
         return None
+    # JSON has one number type: 21.0 is the integer 21 (JSON Schema agrees), not a fraction
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)
     if type(value) is not int or not low <= value <= high:
         raise InvalidInput(f"{name} must be an integer from {low} to {high}", name)
     return value
@@ -64,7 +69,7 @@ def mode(value: object, name: str = "mode") -> str:
 
 
 def checkout(body: dict[str, Any]) -> dict[str, Any]:
-    _only(body, {"productId", "metadata", "quantity", "txId", "successUrl", "cancelUrl", "mode"})
+    only(body, {"productId", "metadata", "quantity", "txId", "successUrl", "cancelUrl", "mode"})
     product_id = body.get("productId")
     if not ids.is_product_id(product_id):
         raise InvalidInput("productId is required: a product slug like pro-monthly", "productId")
@@ -86,7 +91,7 @@ PROJECT_FIELDS = {"name", "successUrl", "cancelUrl", "allowedOrigins", "tier"}
 
 
 def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> dict[str, Any]:
-    _only(body, PROJECT_FIELDS)
+    only(body, PROJECT_FIELDS)
     out: dict[str, Any] = {}
     required = not partial
     if not partial or "name" in body:
@@ -103,7 +108,7 @@ def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> 
         out["allowedOrigins"] = [validate_origin(o) for o in origins]
     if not partial or "tier" in body:
         tier = body.get("tier", "free")
-        if tier not in tiers:
+        if not isinstance(tier, str) or tier not in tiers:
             raise InvalidInput(f"tier must be one of {', '.join(sorted(tiers))}", "tier")
         out["tier"] = tier
     if not partial:  # a patch is checked against the project it changes (the actor's settings)
@@ -125,7 +130,7 @@ def _amount(value: object, currency: str, name: str) -> int:
 def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
     if not ids.is_product_id(product_id):
         raise InvalidInput("product ids match ^[a-z0-9][a-z0-9_-]{0,63}$", "productId")
-    _only(body, {"name", "kind", "amount", "currency", "interval", "overrides"})
+    only(body, {"name", "kind", "amount", "currency", "interval", "overrides"})
     name = _string(body, "name", max_len=100)
     kind = body.get("kind")
     if kind not in (Kind.PAYMENT, Kind.SUBSCRIPTION):
@@ -147,7 +152,7 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
         path = f"overrides.{provider}"
         if not isinstance(override, dict):
             raise InvalidInput("must be an object {label?, order?, amount?}", path)
-        _only(override, {"label", "order", "amount"})
+        only(override, {"label", "order", "amount"})
         clean: dict[str, Any] = {}
         if override.get("label") is not None:
             clean["label"] = _string(override, "label", max_len=40)
@@ -170,7 +175,7 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
 def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``{enabled, label?, order?, test?, live?}``; each mode's credential fields are checked by
     the provider they belong to, in the actor."""
-    _only(body, {"enabled", "label", "order", "test", "live"})
+    only(body, {"enabled", "label", "order", "test", "live"})
     if not isinstance(body.get("enabled"), bool):
         raise InvalidInput("enabled must be true or false", "enabled")
     settings: dict[str, Any] = {
@@ -185,7 +190,7 @@ def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_key(body: dict[str, Any]) -> dict[str, str]:
-    _only(body, {"mode", "name"})
+    only(body, {"mode", "name"})
     return {
         "mode": mode(body.get("mode")),
         "name": _string(body, "name", max_len=60, required=False) or "default",
@@ -193,7 +198,7 @@ def new_key(body: dict[str, Any]) -> dict[str, str]:
 
 
 def mark_paid(body: dict[str, Any]) -> str | None:
-    _only(body, {"note"})
+    only(body, {"note"})
     return _string(body, "note", max_len=500, required=False)
 
 
@@ -203,7 +208,7 @@ def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
     if not isinstance(value, list) or len(value) > len(known):
         raise InvalidInput("types must be a list of event types", "types")
     for item in value:
-        if item not in known:
+        if not isinstance(item, str) or item not in known:
             raise InvalidInput(f"unknown event type {item!r}", "types")
     return tuple(dict.fromkeys(value))
 
@@ -211,9 +216,9 @@ def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
 def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
     """A notification endpoint (CONTRACT 4.8): a new one, or the changes to one."""
     if partial:
-        _only(body, {"url", "description", "types", "enabled", "rotateSecret"})
+        only(body, {"url", "description", "types", "enabled", "rotateSecret"})
     else:
-        _only(body, {"url", "description", "types", "mode"})
+        only(body, {"url", "description", "types", "mode"})
     clean: dict[str, Any] = {}
     if "url" in body or not partial:
         clean["url"] = _absolute_url(body, "url")
@@ -238,8 +243,8 @@ def endpoint(body: dict[str, Any], *, partial: bool = False) -> dict[str, Any]:
 
 
 def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-    """``since`` (an evt_ id) or ``eventIds`` (at most 1,000), not both."""
-    _only(body, {"since", "eventIds"})
+    """``since`` (an evt_ id) or ``eventIds`` (at most MAX_REPLAY_IDS), not both."""
+    only(body, {"since", "eventIds"})
     since, event_ids = body.get("since"), body.get("eventIds")
     if since is not None and not ids.is_evt_id(since):
         raise InvalidInput("since must be an evt_ id", "since")
@@ -248,9 +253,11 @@ def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
             raise InvalidInput("give since or eventIds, not both", "eventIds")
         if (
             not isinstance(event_ids, list)
-            or not 1 <= len(event_ids) <= 1000
+            or not 1 <= len(event_ids) <= MAX_REPLAY_IDS
             or not all(ids.is_evt_id(e) for e in event_ids)
         ):
-            raise InvalidInput("eventIds must be a list of 1 to 1,000 evt_ ids", "eventIds")
+            raise InvalidInput(
+                f"eventIds must be a list of 1 to {MAX_REPLAY_IDS} evt_ ids", "eventIds"
+            )
         return None, tuple(dict.fromkeys(event_ids))
     return since, ()

@@ -26,6 +26,7 @@ from edge.metrics import CONTENT_TYPE
 HEALTH = "/healthz"
 READY = "/readyz"
 METRICS = "/metrics"
+ROUTES = (("GET", HEALTH), ("GET", READY), ("GET", METRICS))
 PROBE_KEY = b"ready-probe"
 PROBE_TIMEOUT_S = 5.0
 PROBE_FRESH_S = 1.0

@@ -244,6 +244,7 @@ async def trigger() -> Response:
     """Send a signed simulated provider event for a test transaction (``edge trigger``)."""
     _operator_only()
     body = await read_json_object()
+    bodies.only(body, {"provider", "type", "txId"})
     provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
     if not isinstance(provider, str) or not isinstance(event_type, str):
         raise InvalidRequest(

@@ -27,6 +27,8 @@ from edge.http.clients import charge_of, client_ip_of
 from edge.http.errors import method_not_allowed
 
 PREFIX = "/status/"
+# what the router sends here, as the API reference names it (edge.http.app.served_routes)
+ROUTES = (("GET", "/status/{projectId}/{id}"),)
 MAX_WAIT_S = 30
 ALLOW = "GET, HEAD, OPTIONS"
 _ALLOW = ((b"allow", ALLOW.encode()),)

@@ -20,6 +20,7 @@ from edge.http.errors import method_not_allowed, no_such_endpoint
 from edge.http.jsonio import dumps
 
 PREFIX = "/webhook/"
+ROUTES = (("POST", "/webhook/{provider}/{projectId}"),)
 BODY_LIMIT = 1024 * 1024
 ALLOW = "OPTIONS, POST"
 _ALLOW = ((b"allow", ALLOW.encode()),)

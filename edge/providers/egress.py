@@ -81,8 +81,11 @@ async def resolves_private(
     client makes at each connection (``VettedBackend.vetted_address``), made when an account
     holder saves the address too; a name that does not resolve now is not refused here
     (sending will say so)."""
-    parts = urlsplit(url)
-    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # not a URL at all ("http://[", a port of letters): the rules refuse it
+        return False
     if operator_allows(allowed, host, port) or host_problem(host) is not None:
         return False  # allowed, or refused already by the address rules
     try:

@@ -25,7 +25,7 @@ from edge.domain.events import EventType
 from edge.domain.money import to_wire
 from edge.domain.status import ENDED, Kind, Status, can_transition
 from edge.domain.urls import handout_allowed
-from edge.errors import Conflict, ContractError, NotFound, ProviderError, invalid, unavailable
+from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
@@ -53,7 +53,10 @@ class Checkouts:
         provider, credentials = ledger.configured(msg.provider, msg.mode)
         product = ledger.product(msg.product_id)
         if product["kind"] == Kind.SUBSCRIPTION and msg.quantity != 1:
-            raise invalid("A subscription is bought one at a time.", "quantity")
+            # the product's kind decides it, not the request's shape: a conflict, not a 400
+            raise Conflict(
+                "quantity_not_allowed", "A subscription is bought one at a time.", field="quantity"
+            )
         tx_id = msg.tx_id or ids.new_tx_id()
         if ledger.tx(tx_id) is not None:
             raise Conflict("tx_exists", "This transaction id is already used.", field="txId")

@@ -1,0 +1,68 @@
+"""Accounts and sessions (CONTRACT 4.7): sign-up, log in, log out."""
+
+from __future__ import annotations
+
+from edge.http.openapi.common import (
+    ANONYMOUS,
+    OPERATOR_TOKEN,
+    SESSION,
+    Operation,
+    json_answer,
+    json_body,
+    operation,
+)
+from edge.http.openapi.schemas import Schema, ref
+
+_COOKIE: dict[str, Schema] = {
+    "Set-Cookie": {
+        "description": "cm_session (HttpOnly, SameSite=Lax, Secure on an https node, 14 days "
+        "after its last use) and cm_csrf, the CSRF token for the dashboard's own forms.",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def paths() -> dict[str, dict[str, Operation]]:
+    return {
+        "/api/accounts": {
+            "post": operation(
+                "createAccount",
+                "Accounts",
+                "Sign up",
+                "On the free tier, no card asked. With EDGE_SIGNUP=closed only the operator's "
+                "token may create accounts.",
+                security=[{}, {OPERATOR_TOKEN: []}],
+                ok={201: json_answer("The account.", ref("Account"))},
+                body=json_body(ref("AccountRequest")),
+                errors={
+                    401: ["unauthorized"],
+                    403: ["signup_closed"],
+                    409: ["account_exists"],
+                },
+            )
+        },
+        "/api/session": {
+            "post": operation(
+                "createSession",
+                "Accounts",
+                "Log in",
+                "A session for the dashboard and the APIs of the account's projects. A wrong "
+                "e-mail and a wrong password get the same answer. 10 attempts a minute per "
+                "client address and per e-mail.",
+                security=ANONYMOUS,
+                ok={200: json_answer("The session.", ref("Session"), limited=True, **_COOKIE)},
+                body=json_body(ref("AccountRequest")),
+                errors={401: ["invalid_credentials"], 429: ["rate_limited"]},
+            ),
+            "delete": operation(
+                "deleteSession",
+                "Accounts",
+                "Log out",
+                "The session is deleted on the node, not only its cookie.",
+                security=[{SESSION: []}],
+                parameters=[{"$ref": "#/components/parameters/CmCsrf"}],
+                ok={200: json_answer("Logged out.", ref("LoggedOut"))},
+                errors={403: ["csrf_failed"]},
+            ),
+        },
+    }

@@ -1,0 +1,324 @@
+"""What a buyer's browser and the providers call: status (with long poll), public-info, the
+signing keys, the button script, the icons, checkout, the buyer's return and webhooks."""
+
+from __future__ import annotations
+
+from edge.http.openapi.common import (
+    ANONYMOUS,
+    ANONYMOUS_OR_KEY,
+    Operation,
+    headers,
+    json_answer,
+    json_body,
+    operation,
+    path_param,
+    query_param,
+)
+from edge.http.openapi.schemas import Schema, ref
+
+PROJECT = path_param("projectId", ref("ProjectId"), "The project (public: it is in web pages).")
+_TEXT = {"type": "string"}
+
+
+def _header(name: str, description: str, required: bool = True) -> Schema:
+    return {"description": description, "required": required, "schema": _TEXT}
+
+
+def _redirect(description: str, **more: Schema) -> Schema:
+    return {
+        "description": description,
+        "headers": headers({"Location": _header("Location", "Where to go."), **more}),
+    }
+
+
+def paths() -> dict[str, dict[str, Operation]]:
+    return {
+        "/status/{projectId}/{id}": {"get": _status()},
+        "/api/projects/{projectId}/public-info": {"get": _public_info()},
+        "/.well-known/cm-signing-keys": {"get": _signing_keys()},
+        "/button.js": {"get": _button()},
+        "/button/{name}": {"get": _button_file()},
+        "/static/icons/{name}": {"get": _icon()},
+        "/api/checkout/{provider}/{projectId}": {"post": _checkout()},
+        "/return/{provider}/{projectId}/{txId}": {"get": _return()},
+        "/webhook/{provider}/{projectId}": {"post": _webhook()},
+    }
+
+
+def _status() -> Operation:
+    return operation(
+        "getStatus",
+        "Status",
+        "The status of a transaction or subscription",
+        "The source of truth for fulfilment. Anonymous; with a key (or the operator's token) "
+        "the call counts against the key's limit instead of the client address. HEAD answers "
+        "the same headers; OPTIONS answers a CORS preflight.\n\n**Long poll**: "
+        "`?wait=N&version=V` answers at once when the record's version is above V, else as "
+        "soon as it changes, or after N seconds with the unchanged record; it counts once "
+        "against the rate limit. Unknown, malformed and other projects' ids all answer the "
+        "same 404 not_found, so ids cannot be probed.",
+        parameters=[
+            path_param("projectId", {"type": "string"}, "The project."),
+            path_param(
+                "id",
+                {"type": "string", "examples": ["tx_01JD7K2Q9XMD4ABCDEFGHJKMNP"]},
+                "A tx_ or sub_ id.",
+            ),
+            query_param(
+                "wait", {"type": "integer", "minimum": 0, "maximum": 30}, "Seconds to wait."
+            ),
+            query_param(
+                "version",
+                {"type": "integer", "minimum": 0, "maximum": 2**31},
+                "Answer at once when the record's version is above this one.",
+            ),
+        ],
+        security=ANONYMOUS_OR_KEY,
+        limited=True,
+        ok={200: json_answer("The status record.", ref("StatusRecord"), limited=True)},
+        errors={
+            400: ["invalid_request"],
+            403: ["forbidden"],
+            404: ["not_found"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _public_info() -> Operation:
+    signature = _header(
+        "Cm-Signature",
+        "keyid=<id>, sig=<base64url ECDSA P-256 SHA-256 over the exact body bytes>; the key "
+        "is at /.well-known/cm-signing-keys.",
+    )
+    etag = _header("ETag", "A strong ETag of the body.")
+    return operation(
+        "getPublicInfo",
+        "Public",
+        "The providers a buyer may pick, for a product",
+        "Only fields safe to publish. `Cache-Control: public, max-age=60`, a strong ETag "
+        "(304 on If-None-Match) and `Access-Control-Allow-Origin: *` on every answer. The body "
+        "is signed (Cm-Signature, also on a 304).",
+        parameters=[
+            PROJECT,
+            query_param("productId", ref("ProductId"), "With it, the product and its prices."),
+            query_param("mode", {"type": "string", "enum": ["live", "test"]}, "Default live."),
+            {
+                "name": "If-None-Match",
+                "in": "header",
+                "required": False,
+                "description": "ETags held; the current one answers 304.",
+                "schema": _TEXT,
+            },
+        ],
+        security=ANONYMOUS,
+        limited=True,
+        ok={
+            200: json_answer(
+                "The project's providers.",
+                ref("PublicInfo"),
+                limited=True,
+                ETag=etag,
+                **{"Cm-Signature": signature},
+            ),
+            304: {
+                "description": "Unchanged since the ETag given.",
+                "headers": headers({"ETag": etag, "Cm-Signature": signature}),
+            },
+        },
+        errors={
+            400: ["invalid_request"],
+            404: ["project_not_found", "product_not_found"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _signing_keys() -> Operation:
+    return operation(
+        "getSigningKeys",
+        "Public",
+        "The node's public signing keys",
+        "A JWKS; the key that signs public-info. Cached an hour.",
+        security=ANONYMOUS,
+        ok={200: json_answer("The keys.", ref("Jwks"))},
+        errors={},
+    )
+
+
+def _button() -> Operation:
+    return operation(
+        "getButtonScript",
+        "Public",
+        "The <cm-button> script, current version",
+        "A 302 to /button/v1-<hash>.js, cached five minutes; CORS for any origin.",
+        security=ANONYMOUS,
+        ok={302: _redirect("The versioned script.")},
+        errors={},
+    )
+
+
+def _button_file() -> Operation:
+    return operation(
+        "getButtonFile",
+        "Public",
+        "The <cm-button> script, one version",
+        "The script with this node's public key built in, cached a year. Only the current "
+        "version is served: any other name is 404 not_found.",
+        parameters=[path_param("name", _TEXT, "v1-<hash>.js, as /button.js names it.")],
+        security=ANONYMOUS,
+        ok={
+            200: {
+                "description": "The script.",
+                "headers": headers(),
+                "content": {"text/javascript": {"schema": _TEXT}},
+            }
+        },
+        errors={404: ["not_found"]},
+    )
+
+
+def _icon() -> Operation:
+    return operation(
+        "getIcon",
+        "Public",
+        "A payment method icon",
+        "card.svg, mail.svg, wallet.svg, bitcoin.svg: the icons public-info names.",
+        parameters=[
+            path_param("name", {"type": "string", "examples": ["card.svg"]}, "The icon's file.")
+        ],
+        security=ANONYMOUS,
+        ok={
+            200: {
+                "description": "The icon.",
+                "headers": headers(),
+                "content": {"image/svg+xml": {"schema": _TEXT}},
+            }
+        },
+        errors={404: ["not_found"]},
+    )
+
+
+def _checkout() -> Operation:
+    tx = "$response.body#/txId"
+    project = "$request.path.projectId"
+    return operation(
+        "startCheckout",
+        "Checkout",
+        "Start a checkout",
+        "No key needed (the button calls this from the buyer's browser); a key gets its own "
+        "rate limit and a cmk_test_ key forces test mode. The transaction is stored pending "
+        "before the provider is called; if the provider fails, the answer is 502 provider_error "
+        "and the transaction becomes canceled. The answer's `type` says the hand-off: "
+        "`redirect` (stripe, btcpay: go to url), `approval` (paypal: open url), `token` "
+        "(paddle: Paddle.js with token and publishableKey), `reference` (manual: show reference "
+        "and mailingAddress).",
+        parameters=[
+            path_param("provider", ref("Provider"), "The provider the buyer picked."),
+            PROJECT,
+            {"$ref": "#/components/parameters/IdempotencyKey"},
+        ],
+        body=json_body(ref("CheckoutRequest")),
+        security=ANONYMOUS_OR_KEY,
+        limited=True,
+        ok={201: json_answer("The checkout and its hand-off.", ref("Checkout"), limited=True)},
+        links={
+            "GetStatus": {
+                "operationId": "getStatus",
+                "parameters": {"projectId": project, "id": tx, "wait": "0"},
+                "description": "The checkout's status (the answer's txId).",
+            },
+            "GetTransaction": {
+                "operationId": "getTransaction",
+                "parameters": {"projectId": project, "txId": tx},
+                "description": "The transaction with its history, for the merchant's server.",
+            },
+            "MarkPaid": {
+                "operationId": "markPaid",
+                "parameters": {"projectId": project, "txId": tx},
+                "description": "Pay by mail: the money arrived.",
+            },
+            "CancelTransaction": {
+                "operationId": "cancelTransaction",
+                "parameters": {"projectId": project, "txId": tx},
+                "description": "Abandon the checkout.",
+            },
+        },
+        errors={
+            400: ["invalid_request", "url_not_allowed"],
+            402: ["quota_exceeded"],
+            403: ["forbidden"],
+            404: [
+                "project_not_found",
+                "product_not_found",
+                "provider_not_enabled",
+                "unknown_provider",
+            ],
+            409: [
+                "tx_exists",
+                "idempotency_conflict",
+                "amount_not_supported",
+                "subscription_not_supported",
+                "quantity_not_allowed",
+            ],
+            429: ["rate_limited"],
+            502: ["provider_error"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _return() -> Operation:
+    return operation(
+        "buyerReturned",
+        "Checkout",
+        "The buyer's way back from the provider",
+        "PayPal sends the buyer here after approval. The capture the node owes PayPal is "
+        "durable first; then 303 to the checkout's success address (its cancel address when it "
+        "has ended). The provider's own query parameters (token, PayerID) are accepted.",
+        parameters=[
+            path_param("provider", ref("Provider"), "The checkout's provider."),
+            PROJECT,
+            path_param("txId", ref("TxId"), "The checkout's transaction."),
+        ],
+        security=ANONYMOUS,
+        ok={303: _redirect("The success (or cancel) address.")},
+        errors={
+            404: ["not_found", "project_not_found"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _webhook() -> Operation:
+    return operation(
+        "receiveWebhook",
+        "Webhooks",
+        "A provider's event, byte for byte",
+        "Set this address as the webhook endpoint in the provider's dashboard. The node checks "
+        "the provider's signature over the raw bytes (Stripe-Signature; PayPal's "
+        "PAYPAL-TRANSMISSION-* headers; Paddle-Signature; BTCPay-Sig), normalizes the event, "
+        "deduplicates it by the provider's event id, applies it and commits it durably before "
+        "it answers. A duplicate answers 200 with duplicate: true and the first eventId; an "
+        "event that matches no transaction is stored as unmatched and answered 200. Bodies up "
+        "to 1 MiB.",
+        parameters=[path_param("provider", ref("Provider"), "The provider sending."), PROJECT],
+        body={
+            "required": True,
+            "description": "The provider's own body, signed.",
+            "content": {"application/json": {"schema": {}}},
+        },
+        security=ANONYMOUS,
+        limited=True,
+        ok={200: json_answer("Stored (or a duplicate).", ref("WebhookReceived"))},
+        errors={
+            400: ["malformed_payload"],
+            401: ["signature_invalid"],
+            404: ["project_not_found", "provider_not_enabled", "unknown_provider"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )

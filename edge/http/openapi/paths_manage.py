@@ -1,0 +1,306 @@
+"""The management API (CONTRACT 4.6) and the notification endpoints (4.8): the operator's
+token (every project) or an account's session (its own), each with a rate bucket of its own."""
+
+from __future__ import annotations
+
+from edge.http.openapi.common import (
+    OPERATOR_OR_SESSION,
+    Operation,
+    json_answer,
+    json_body,
+    operation,
+    path_param,
+    query_param,
+)
+from edge.http.openapi.paths_buyer import PROJECT
+from edge.http.openapi.schemas import Schema, ref
+
+BASE = "/api/manage/projects/{projectId}"
+ENDPOINT = path_param("endpointId", ref("EndpointId"), "The notification endpoint.")
+_MISSING = ["project_not_found", "not_found"]
+
+
+def _manage(
+    operation_id: str,
+    summary: str,
+    description: str,
+    ok: dict[int, Schema],
+    *,
+    parameters: list[Schema] | None = None,
+    body: Schema | None = None,
+    errors: dict[int, list[str]] | None = None,
+    tag: str = "Management",
+    links: dict[str, Schema] | None = None,
+) -> Operation:
+    refusals = {
+        403: ["forbidden", "csrf_failed"],
+        404: _MISSING,
+        429: ["rate_limited"],
+        503: ["unavailable"],
+        **(errors or {}),
+    }
+    return operation(
+        operation_id,
+        tag,
+        summary,
+        description,
+        ok=ok,
+        errors=refusals,
+        parameters=[*(parameters or []), {"$ref": "#/components/parameters/CmCsrf"}],
+        body=body,
+        security=OPERATOR_OR_SESSION,
+        limited=True,
+        links=links,
+    )
+
+
+def _answer(description: str, schema: str) -> Schema:
+    return json_answer(description, ref(schema), limited=True)
+
+
+def paths() -> dict[str, dict[str, Operation]]:
+    project_link = {
+        "GetProject": {
+            "operationId": "getProject",
+            "parameters": {"projectId": "$response.body#/id"},
+        }
+    }
+    endpoint = "$response.body#/endpointId"
+    endpoint_links = {
+        name: {
+            "operationId": op,
+            "parameters": {"projectId": "$request.path.projectId", "endpointId": endpoint},
+        }
+        for name, op in (
+            ("PatchEndpoint", "patchEndpoint"),
+            ("DeleteEndpoint", "deleteEndpoint"),
+            ("EndpointAttempts", "listEndpointAttempts"),
+            ("ReplayEndpoint", "replayEndpoint"),
+        )
+    }
+    key_links = {
+        "RevokeKey": {
+            "operationId": "revokeKey",
+            "parameters": {
+                "projectId": "$request.path.projectId",
+                "keyId": "$response.body#/keyId",
+            },
+        }
+    }
+    product = path_param("productId", ref("ProductId"), "The product.")
+    provider = path_param("provider", ref("Provider"), "The provider.")
+    key = path_param("keyId", ref("KeyId"), "The key.")
+    return {
+        "/api/manage/projects": {
+            "get": _manage(
+                "listProjects",
+                "The projects the caller may see",
+                "The operator's token: every project; a session: its account's own. In id "
+                "order; next is the after of the following page, null at the end.",
+                {200: _answer("A page of projects.", "ProjectList")},
+                parameters=[
+                    query_param("after", ref("ProjectId"), "The last id of the page before."),
+                    query_param(
+                        "limit", {"type": "integer", "minimum": 1, "maximum": 100}, "At most."
+                    ),
+                ],
+                errors={400: ["invalid_request"]},
+            ),
+            "post": _manage(
+                "createProject",
+                "Create a project",
+                "successUrl and cancelUrl absolute http(s) addresses; allowedOrigins at most 20 "
+                "origins (https, or http on localhost); tier one of the configured tiers.",
+                {201: _answer("The project.", "Project")},
+                body=json_body(ref("ProjectRequest")),
+                errors={400: ["url_not_allowed", "invalid_request"]},
+                links=project_link,
+            ),
+        },
+        BASE: {
+            "get": _manage(
+                "getProject",
+                "A project with its products, providers and keys",
+                "Secrets read as {set, last4}.",
+                {200: _answer("The project.", "Project")},
+                parameters=[PROJECT],
+            ),
+            "patch": _manage(
+                "patchProject",
+                "Change a project",
+                "Any field of the project; changing tier applies its quota and limits at once.",
+                {200: _answer("The project.", "Project")},
+                parameters=[PROJECT],
+                body=json_body(ref("ProjectPatch")),
+                errors={400: ["url_not_allowed", "invalid_request"]},
+            ),
+        },
+        f"{BASE}/products/{{productId}}": {
+            "put": _manage(
+                "putProduct",
+                "Create or replace a product",
+                "amount above zero with no more decimals than the currency has.",
+                {200: _answer("The product.", "Product")},
+                parameters=[PROJECT, product],
+                body=json_body(ref("ProductRequest")),
+                errors={400: ["invalid_amount", "invalid_currency", "invalid_request"]},
+            ),
+            "delete": _manage(
+                "deleteProduct",
+                "Delete a product",
+                "",
+                {200: _answer("Deleted.", "ProductDeleted")},
+                parameters=[PROJECT, product],
+                errors={404: [*_MISSING, "product_not_found"]},
+            ),
+        },
+        f"{BASE}/providers/{{provider}}": {
+            "put": _manage(
+                "putProvider",
+                "Enable and configure a provider",
+                "Each mode's credentials are merged into what is stored. Secrets are encrypted "
+                "at rest and write-only. Addresses the node calls must be https on a public "
+                "name (400 url_not_allowed), unless the operator allows the host.",
+                {200: _answer("The provider settings.", "ProviderSettings")},
+                parameters=[PROJECT, provider],
+                body=json_body(ref("ProviderRequest")),
+                errors={
+                    400: ["url_not_allowed", "invalid_request"],
+                    404: [*_MISSING, "unknown_provider"],
+                },
+            )
+        },
+        f"{BASE}/keys": {
+            "post": _manage(
+                "createKey",
+                "Create an API key",
+                "The answer is the only time the key is shown. At most 50 keys a project.",
+                {201: _answer("The new key.", "NewKey")},
+                parameters=[PROJECT],
+                body=json_body(ref("KeyRequest")),
+                errors={409: ["too_many_keys"]},
+                links=key_links,
+            ),
+            "get": _manage(
+                "listKeys",
+                "The project's keys",
+                "By id, mode, name and last 4 characters.",
+                {200: _answer("The keys.", "KeyList")},
+                parameters=[PROJECT],
+            ),
+        },
+        f"{BASE}/keys/{{keyId}}": {
+            "delete": _manage(
+                "revokeKey",
+                "Revoke a key",
+                "It stops working at once.",
+                {200: _answer("Revoked.", "KeyRevoked")},
+                parameters=[PROJECT, key],
+            )
+        },
+        f"{BASE}/usage": {
+            "get": _manage(
+                "getUsage",
+                "Quota used and left this month",
+                "Stored webhook events per calendar month (UTC), per mode.",
+                {200: _answer("The usage.", "Usage")},
+                parameters=[PROJECT],
+            )
+        },
+        f"{BASE}/deliveries": {
+            "get": _manage(
+                "listDeliveries",
+                "Refused webhook deliveries",
+                "The latest 100, newest first, with the reason.",
+                {200: _answer("The deliveries.", "Deliveries")},
+                parameters=[PROJECT],
+            )
+        },
+        f"{BASE}/endpoints": {
+            "post": _manage(
+                "createEndpoint",
+                "Register a notification endpoint",
+                "The node pushes every new event of the endpoint's mode, signed as Standard "
+                "Webhooks 1.0. https on a public address, or http://localhost. At most 20.",
+                {201: _answer("The endpoint with its secret (shown once).", "Endpoint")},
+                parameters=[PROJECT],
+                body=json_body(ref("EndpointRequest")),
+                errors={400: ["url_not_allowed", "invalid_request"], 409: ["too_many_endpoints"]},
+                tag="Notifications",
+                links=endpoint_links,
+            ),
+            "get": _manage(
+                "listEndpoints",
+                "The project's notification endpoints",
+                "",
+                {200: _answer("The endpoints.", "EndpointList")},
+                parameters=[PROJECT],
+                tag="Notifications",
+            ),
+        },
+        f"{BASE}/endpoints/{{endpointId}}": {
+            "patch": _manage(
+                "patchEndpoint",
+                "Change an endpoint",
+                "rotateSecret: a new secret; the old one signs beside it for 24 hours.",
+                {200: _answer("The endpoint.", "Endpoint")},
+                parameters=[PROJECT, ENDPOINT],
+                body=json_body(ref("EndpointPatch")),
+                errors={400: ["url_not_allowed", "invalid_request"]},
+                tag="Notifications",
+            ),
+            "delete": _manage(
+                "deleteEndpoint",
+                "Delete an endpoint",
+                "",
+                {200: _answer("Deleted.", "EndpointDeleted")},
+                parameters=[PROJECT, ENDPOINT],
+                tag="Notifications",
+            ),
+        },
+        f"{BASE}/endpoints/{{endpointId}}/attempts": {
+            "get": _manage(
+                "listEndpointAttempts",
+                "An endpoint's delivery attempts",
+                "The latest 100, newest first.",
+                {200: _answer("The attempts.", "Attempts")},
+                parameters=[PROJECT, ENDPOINT],
+                tag="Notifications",
+            )
+        },
+        f"{BASE}/endpoints/{{endpointId}}/replay": {
+            "post": _manage(
+                "replayEndpoint",
+                "Send events again",
+                "since: every event after it that the endpoint takes (at most 1,000 a call); "
+                "eventIds: these, whatever their type.",
+                {202: _answer("Queued.", "Replay")},
+                parameters=[PROJECT, ENDPOINT],
+                body=json_body(ref("ReplayRequest")),
+                errors={400: ["invalid_request"]},
+                tag="Notifications",
+            )
+        },
+        "/api/manage/trigger": {
+            "post": _manage(
+                "trigger",
+                "Send a signed simulated provider event",
+                "For a test transaction, through the node's own webhook endpoint (edge "
+                "trigger). Stripe only (409 not_simulated otherwise).",
+                {200: _answer("The webhook's own status and answer.", "Triggered")},
+                body=json_body(ref("TriggerRequest")),
+                errors={
+                    404: ["not_found", "project_not_found"],
+                    409: ["not_simulated", "live_transaction", "provider_mismatch"],
+                },
+            )
+        },
+        "/api/manage/stats": {
+            "get": _manage(
+                "getStats",
+                "The store writer's and the actors' counters",
+                "",
+                {200: _answer("The counters.", "Stats")},
+            )
+        },
+    }

@@ -1,0 +1,174 @@
+"""The merchant's server API (CONTRACT 4.5) and the subscription portal (4.4): a project key
+(or the operator's token) on every call."""
+
+from __future__ import annotations
+
+from edge.http.openapi.common import (
+    KEY_OR_OPERATOR,
+    Operation,
+    json_answer,
+    json_body,
+    operation,
+    path_param,
+    query_param,
+)
+from edge.http.openapi.paths_buyer import PROJECT
+from edge.http.openapi.schemas import ref
+
+TX = path_param("txId", ref("TxId"), "The transaction.")
+_NOT_FOUND = ["project_not_found", "not_found"]
+
+
+def paths() -> dict[str, dict[str, Operation]]:
+    base = "/api/projects/{projectId}"
+    return {
+        f"{base}/transactions": {"get": _list()},
+        f"{base}/transactions/{{txId}}": {"get": _get()},
+        f"{base}/events": {"get": _events()},
+        f"{base}/transactions/{{txId}}/mark-paid": {"post": _mark_paid()},
+        f"{base}/transactions/{{txId}}/cancel": {"post": _cancel()},
+        "/api/subscriptions/{projectId}/{subscriptionId}/portal-url": {"post": _portal()},
+    }
+
+
+def _list() -> Operation:
+    return operation(
+        "listTransactions",
+        "Merchant API",
+        "Transactions, newest first",
+        "A key sees only its own mode's transactions. A page reads at most 5,000 stored rows: "
+        "with a sparse filter it may hold fewer than `limit` items while `next` is set; page "
+        "on until `next` is null.",
+        parameters=[
+            PROJECT,
+            query_param("status", ref("Status"), "Only transactions in this status."),
+            query_param(
+                "reference",
+                {"type": "string", "examples": ["CM-7KQ2-9XMD-4"]},
+                "A pay-by-mail code as the buyer wrote it (case, hyphens and prefix do not "
+                "matter; the check character must be right).",
+            ),
+            query_param("after", ref("TxId"), "The page after this transaction."),
+            query_param(
+                "limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}, ""
+            ),
+        ],
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("A page of transactions.", ref("TransactionPage"))},
+        errors={
+            400: ["invalid_request"],
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            503: ["unavailable"],
+        },
+    )
+
+
+def _get() -> Operation:
+    return operation(
+        "getTransaction",
+        "Merchant API",
+        "One transaction with its event history",
+        "Its `events`, oldest first.",
+        parameters=[PROJECT, TX],
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The transaction.", ref("TransactionWithEvents"))},
+        errors={403: ["forbidden"], 404: _NOT_FOUND, 503: ["unavailable"]},
+    )
+
+
+def _events() -> Operation:
+    return operation(
+        "listEvents",
+        "Merchant API",
+        "The event feed, oldest first",
+        "Page on with `after=next` while `hasMore`. With `wait`, when nothing comes after "
+        "`after` the answer waits until something does, or is empty when the time is up (a "
+        "long poll, as `edge listen` uses). Events are kept 90 days.",
+        parameters=[
+            PROJECT,
+            query_param("after", ref("EventId"), "The page after this event."),
+            query_param(
+                "limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}, ""
+            ),
+            query_param(
+                "wait", {"type": "integer", "minimum": 0, "maximum": 25}, "Seconds to wait."
+            ),
+        ],
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("A page of events.", ref("EventPage"))},
+        errors={
+            400: ["invalid_request"],
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            503: ["unavailable"],
+        },
+    )
+
+
+def _mark_paid() -> Operation:
+    return operation(
+        "markPaid",
+        "Merchant API",
+        "Pay by mail: the money arrived",
+        "pending → succeeded, stored as manual.marked_paid. The note (optional) is kept in the "
+        "event's metadata.",
+        parameters=[PROJECT, TX],
+        body=json_body(ref("MarkPaidRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The transaction.", ref("Transaction"))},
+        errors={
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            409: ["not_manual"],
+            422: ["invalid_transition"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _cancel() -> Operation:
+    return operation(
+        "cancelTransaction",
+        "Merchant API",
+        "Abandon a pending or processing transaction",
+        "→ canceled with reason `canceled by the merchant`, stored as checkout.canceled. The "
+        "body is optional and empty.",
+        parameters=[PROJECT, TX],
+        body=json_body(ref("CancelRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The transaction.", ref("Transaction"))},
+        errors={
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            422: ["invalid_transition"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _portal() -> Operation:
+    return operation(
+        "createPortalUrl",
+        "Portal",
+        "A provider-hosted page where the buyer manages the subscription",
+        "Never anonymous. Stripe's billing portal and Paddle's customer portal; PayPal, BTCPay, "
+        "pay by mail and a subscription without a customer on record answer 409 "
+        "portal_unsupported. `returnUrl` defaults to the project's successUrl and must be on "
+        "one of its allowed origins.",
+        parameters=[
+            PROJECT,
+            path_param("subscriptionId", ref("SubscriptionId"), "The subscription."),
+        ],
+        body=json_body(ref("PortalRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The portal's address.", ref("Portal"))},
+        errors={
+            400: ["url_not_allowed"],
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            409: ["portal_unsupported"],
+            502: ["provider_error"],
+            503: ["unavailable"],
+        },
+    )

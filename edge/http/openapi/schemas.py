@@ -1,0 +1,794 @@
+"""The component schemas: identifiers, records and bodies as the node reads and writes them.
+
+Request bodies list exactly what the node accepts (``additionalProperties: false``: the node
+refuses unknown fields); answers allow more properties, because a version may add fields
+(CONTRACT 9) but never removes one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edge.domain import emails
+from edge.domain.events import EventType
+from edge.domain.money import EXPONENTS
+from edge.domain.quota import DEFAULT_TIERS
+from edge.domain.status import Status
+
+Schema = dict[str, Any]
+
+ULID = "[0-7][0-9A-HJKMNP-TV-Z]{25}"
+TIME_EXAMPLE = "2026-11-21T09:48:00.000Z"
+PROJECT_EXAMPLE = "prj_7kq29xmd4abcdefg"
+TX_EXAMPLE = "tx_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+SUB_EXAMPLE = "sub_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+EVT_EXAMPLE = "evt_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: Schema) -> Schema:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _id(prefix: str, example: str, description: str) -> Schema:
+    return {
+        "type": "string",
+        "pattern": f"^{prefix}{ULID}$",
+        "description": description,
+        "examples": [example],
+    }
+
+
+def _obj(properties: dict[str, Schema], required: list[str] | None = None, **more: Any) -> Schema:
+    schema: Schema = {"type": "object", "properties": properties}
+    schema["required"] = list(properties) if required is None else required
+    schema.update(more)
+    return schema
+
+
+def _body(properties: dict[str, Schema], required: list[str], **more: Any) -> Schema:
+    return _obj(properties, required, additionalProperties=False, **more)
+
+
+TIME: Schema = {
+    "type": "string",
+    "format": "date-time",
+    "description": "ISO 8601 UTC with milliseconds.",
+    "examples": [TIME_EXAMPLE],
+}
+AMOUNT: Schema = {
+    "type": "number",
+    "description": "Major units of the currency (19.99 EUR); whole for zero-decimal currencies.",
+    "examples": [19.99],
+}
+AMOUNT_IN: Schema = {
+    "type": "number",
+    "exclusiveMinimum": 0,
+    "maximum": 1e12,
+    "multipleOf": 0.001,
+    "description": "Major units, with no more decimals than the currency has (400 "
+    "invalid_amount); at most 10^15 minor units.",
+    "examples": [19.99],
+}
+URL_IN: Schema = {
+    "type": "string",
+    "pattern": "^https?://[^\\s]+$",
+    "maxLength": 2000,
+    "examples": ["https://shop.example/thanks"],
+}
+# a character the node does not strip: Python's whitespace also counts \x1c-\x1f and \x85,
+# which ECMA's \s does not
+NOT_BLANK = "[^\\s\\u001c-\\u001f\\u0085]"
+MODE: Schema = {"type": "string", "enum": ["live", "test"]}
+PROVIDER: Schema = {"type": "string", "enum": ["stripe", "paypal", "paddle", "btcpay", "manual"]}
+
+
+def schemas() -> dict[str, Schema]:
+    statuses = [s.value for s in Status]
+    return {
+        "ProjectId": {
+            "type": "string",
+            "pattern": "^prj_[0-9a-hjkmnp-tv-z]{16}$",
+            "description": "prj_ + 16 lowercase Crockford base32 characters; public.",
+            "examples": [PROJECT_EXAMPLE],
+        },
+        "ProductId": {
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$",
+            "description": "Chosen by the merchant, unique in its project.",
+            "examples": ["book"],
+        },
+        "TxId": _id("tx_", TX_EXAMPLE, "A transaction: tx_ + a ULID."),
+        "SubscriptionId": _id("sub_", SUB_EXAMPLE, "A subscription: sub_ + a ULID."),
+        "EventId": _id("evt_", EVT_EXAMPLE, "A stored event: evt_ + a ULID; the feed's cursor."),
+        "KeyId": _id("key_", "key_01JD7K2Q9XMD4ABCDEFGHJKMNP", "An API key's id."),
+        "EndpointId": _id("we_", "we_01JD7K2Q9XMD4ABCDEFGHJKMNP", "A notification endpoint."),
+        "Status": {
+            "type": "string",
+            "enum": statuses,
+            "description": "One set for status, feed and merchant API (CONTRACT 2).",
+        },
+        "EventType": {"type": "string", "enum": [t.value for t in EventType]},
+        "Currency": {"type": "string", "enum": sorted(EXPONENTS), "examples": ["EUR"]},
+        "Provider": PROVIDER,
+        "Mode": MODE,
+        "Error": _obj(
+            {
+                "error": _obj(
+                    {
+                        "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+                        "message": {"type": "string"},
+                        "field": {"type": "string"},
+                        "retryable": {"type": "boolean"},
+                        "reason": {"type": "string"},
+                        "status": ref("Status"),
+                        "resetsAt": TIME,
+                        "requestId": {"type": "string"},
+                    },
+                    ["code", "message", "retryable"],
+                )
+            },
+            examples=[
+                {
+                    "error": {
+                        "code": "product_not_found",
+                        "message": "No product with this id in this project.",
+                        "field": "productId",
+                        "retryable": False,
+                    }
+                }
+            ],
+        ),
+        "StatusRecord": _obj(
+            {
+                "id": {"type": "string", "pattern": f"^(tx|sub)_{ULID}$"},
+                "kind": {"type": "string", "enum": ["payment", "subscription"]},
+                "status": ref("Status"),
+                "amount": AMOUNT,
+                "currency": ref("Currency"),
+                "isTest": {"type": "boolean"},
+                "provider": PROVIDER,
+                "version": {"type": "integer", "minimum": 1},
+                "subscriptionId": nullable(ref("SubscriptionId")),
+                "createdAt": TIME,
+                "updatedAt": TIME,
+                "interval": nullable({"type": "string", "enum": ["day", "week", "month", "year"]}),
+                "currentPeriodEnd": nullable(TIME),
+            },
+            [
+                "id",
+                "kind",
+                "status",
+                "amount",
+                "currency",
+                "isTest",
+                "provider",
+                "version",
+                "subscriptionId",
+                "createdAt",
+                "updatedAt",
+            ],  # fmt: skip
+            description="A sub_ record adds interval and currentPeriodEnd; nothing about the "
+            "buyer, ever.",
+            examples=[
+                {
+                    "id": TX_EXAMPLE,
+                    "kind": "payment",
+                    "status": "succeeded",
+                    "amount": 19.99,
+                    "currency": "EUR",
+                    "isTest": False,
+                    "provider": "stripe",
+                    "version": 3,
+                    "subscriptionId": None,
+                    "createdAt": TIME_EXAMPLE,
+                    "updatedAt": "2026-11-21T09:49:12.345Z",
+                }
+            ],  # fmt: skip
+        ),
+        "Transaction": {
+            "allOf": [
+                ref("StatusRecord"),
+                _obj(
+                    {
+                        "productId": nullable(ref("ProductId")),
+                        "quantity": {"type": "integer", "minimum": 1},
+                        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "customerRef": nullable({"type": "string"}),
+                        "reference": nullable({"type": "string", "examples": ["CM-7KQ2-9XMD-4"]}),
+                        "providerRef": nullable({"type": "string"}),
+                        "reason": nullable({"type": "string"}),
+                        "needsAttention": {"type": "boolean"},
+                    }
+                ),
+            ],
+            "description": "The status record plus what only the merchant's server sees.",
+        },
+        "TransactionWithEvents": {
+            "allOf": [
+                ref("Transaction"),
+                _obj({"events": {"type": "array", "items": ref("Event")}}),
+            ]
+        },
+        "TransactionPage": _obj(
+            {
+                "items": {"type": "array", "items": ref("Transaction")},
+                "next": nullable(ref("TxId")),
+            }
+        ),
+        "Event": _obj(
+            {
+                "id": ref("EventId"),
+                "projectId": ref("ProjectId"),
+                "provider": PROVIDER,
+                "providerEventId": nullable({"type": "string"}),
+                "type": ref("EventType"),
+                "txId": nullable(ref("TxId")),
+                "subscriptionId": nullable(ref("SubscriptionId")),
+                "status": nullable(ref("Status")),
+                "version": nullable({"type": "integer", "minimum": 1}),
+                "amount": nullable(AMOUNT),
+                "currency": nullable(ref("Currency")),
+                "isTest": {"type": "boolean"},
+                "customerRef": nullable({"type": "string"}),
+                "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                "occurredAt": nullable(TIME),
+                "receivedAt": TIME,
+                "appliedAt": nullable(TIME),
+                "duplicateOf": ref("EventId"),
+            },
+            [
+                "id",
+                "projectId",
+                "provider",
+                "providerEventId",
+                "type",
+                "txId",
+                "subscriptionId",
+                "status",
+                "version",
+                "amount",
+                "currency",
+                "isTest",
+                "customerRef",
+                "metadata",
+                "occurredAt",
+                "receivedAt",
+                "appliedAt",
+            ],  # fmt: skip
+            description="A normalized event (CONTRACT 6); the provider's body is never kept.",
+        ),
+        "EventPage": _obj(
+            {
+                "items": {"type": "array", "items": ref("Event")},
+                "next": nullable(ref("EventId")),
+                "hasMore": {"type": "boolean"},
+            }
+        ),
+        "MailingAddress": _obj(
+            {
+                "name": {"type": "string"},
+                "lines": {"type": "array", "items": {"type": "string"}},
+                "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
+            }
+        ),
+        "PublicInfo": _obj(
+            {
+                "projectId": ref("ProjectId"),
+                "mode": MODE,
+                "product": nullable(
+                    _obj(
+                        {
+                            "id": ref("ProductId"),
+                            "name": {"type": "string"},
+                            "kind": {"type": "string", "enum": ["payment", "subscription"]},
+                            "interval": nullable(
+                                {"type": "string", "enum": ["day", "week", "month", "year"]}
+                            ),
+                            "amount": AMOUNT,
+                            "currency": ref("Currency"),
+                        }
+                    )
+                ),
+                "providers": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "provider": PROVIDER,
+                            "kind": {
+                                "type": "string",
+                                "enum": ["card", "wallet", "form", "crypto", "manual"],
+                            },
+                            "label": {"type": "string"},
+                            "icon": {"type": "string"},
+                            "publishableKey": nullable({"type": "string"}),
+                            "mailingAddress": nullable(ref("MailingAddress")),
+                            "amount": AMOUNT,
+                            "currency": ref("Currency"),
+                            "order": {"type": "integer"},
+                        },
+                        [
+                            "provider",
+                            "kind",
+                            "label",
+                            "icon",
+                            "publishableKey",
+                            "mailingAddress",
+                            "order",
+                        ],
+                    ),  # fmt: skip
+                },
+            }
+        ),
+        "Jwks": _obj(
+            {
+                "keys": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "kty": {"const": "EC"},
+                            "crv": {"const": "P-256"},
+                            "x": {"type": "string"},
+                            "y": {"type": "string"},
+                            "kid": {"type": "string"},
+                            "alg": {"const": "ES256"},
+                            "use": {"const": "sig"},
+                        }
+                    ),
+                }
+            }
+        ),
+        "CheckoutRequest": _body(
+            {
+                "productId": ref("ProductId"),
+                "metadata": {
+                    "type": "object",
+                    "maxProperties": 20,
+                    "propertyNames": {"pattern": "^[A-Za-z0-9_.-]{1,40}$"},
+                    "additionalProperties": {"type": "string", "maxLength": 500},
+                    "description": "customerRef is the merchant's buyer reference; it comes back "
+                    "on every event of this checkout.",
+                    "examples": [{"customerRef": "user-42"}],
+                },
+                "quantity": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1},
+                "txId": ref("TxId"),
+                "successUrl": URL_IN,
+                "cancelUrl": URL_IN,
+                "mode": {**MODE, "default": "live"},
+            },
+            ["productId"],
+            examples=[{"productId": "book", "metadata": {"customerRef": "user-42"}}],
+        ),
+        "Checkout": _obj(
+            {
+                "txId": ref("TxId"),
+                "provider": PROVIDER,
+                "kind": {"type": "string", "enum": ["card", "wallet", "form", "crypto", "manual"]},
+                "type": {"type": "string", "enum": ["redirect", "approval", "token", "reference"]},
+                "url": {"type": "string", "format": "uri"},
+                "token": {"type": "string"},
+                "publishableKey": {"type": "string"},
+                "reference": {"type": "string", "examples": ["CM-7KQ2-9XMD-4"]},
+                "mailingAddress": ref("MailingAddress"),
+                "amount": AMOUNT,
+                "currency": ref("Currency"),
+                "isTest": {"type": "boolean"},
+                "expiresAt": nullable(TIME),
+            },
+            ["txId", "provider", "kind", "type", "amount", "currency", "isTest", "expiresAt"],
+            description="redirect and approval carry url; token carries token and "
+            "publishableKey; reference carries reference and mailingAddress.",
+            examples=[
+                {
+                    "txId": TX_EXAMPLE,
+                    "provider": "stripe",
+                    "kind": "card",
+                    "type": "redirect",
+                    "url": "https://checkout.stripe.com/c/pay/cs_test_a1",
+                    "amount": 19.99,
+                    "currency": "EUR",
+                    "isTest": True,
+                    "expiresAt": "2026-11-22T09:48:00.000Z",
+                }
+            ],  # fmt: skip
+        ),
+        "WebhookReceived": _obj(
+            {
+                "received": {"const": True},
+                "eventId": ref("EventId"),
+                "duplicate": {"type": "boolean"},
+            }
+        ),
+        "PortalRequest": _body({"returnUrl": URL_IN}, []),
+        "Portal": _obj(
+            {
+                "url": {"type": "string", "format": "uri"},
+                "provider": PROVIDER,
+                "expiresAt": nullable(TIME),
+            }
+        ),
+        "MarkPaidRequest": _body(
+            {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
+        ),
+        "CancelRequest": _body({}, []),
+        **_manage_schemas(),
+    }
+
+
+TIER: Schema = {
+    "type": "string",
+    "enum": sorted(DEFAULT_TIERS),
+    "description": "free by default; a node's configuration file may add tiers.",
+}
+
+
+def _manage_schemas() -> dict[str, Schema]:
+    name = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NOT_BLANK}
+    origin = {
+        "type": "string",
+        "pattern": "^https://[a-z0-9.-]+(:[0-9]{1,5})?$",
+        "examples": ["https://shop.example"],
+    }
+    override = _body(
+        {
+            "label": nullable(
+                {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
+            ),
+            "order": nullable({"type": "integer", "minimum": 1, "maximum": 1000}),
+            "amount": nullable(AMOUNT_IN),
+        },
+        [],
+    )
+    credential = {
+        "type": ["string", "array", "object"],
+        "description": "A credential as stored; a secret reads as {set: true, last4}.",
+    }
+    return {
+        "ProjectRequest": _body(
+            {
+                "name": name,
+                "successUrl": URL_IN,
+                "cancelUrl": URL_IN,
+                "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
+                "tier": TIER,
+            },
+            ["name", "successUrl", "cancelUrl"],
+            examples=[
+                {
+                    "name": "Shop",
+                    "successUrl": "https://shop.example/thanks",
+                    "cancelUrl": "https://shop.example/cart",
+                    "allowedOrigins": ["https://shop.example"],
+                }
+            ],
+        ),
+        "ProjectPatch": _body(
+            {
+                "name": name,
+                "successUrl": URL_IN,
+                "cancelUrl": URL_IN,
+                "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
+                "tier": TIER,
+            },
+            [],
+            examples=[{"name": "Shop"}],
+        ),
+        "Project": _obj(
+            {
+                "id": ref("ProjectId"),
+                "name": {"type": "string"},
+                "successUrl": {"type": "string"},
+                "cancelUrl": {"type": "string"},
+                "allowedOrigins": {"type": "array", "items": {"type": "string"}},
+                "tier": {"type": "string"},
+                "createdAt": nullable(TIME),
+                "updatedAt": nullable(TIME),
+                "products": {"type": "array", "items": ref("Product")},
+                "providers": {"type": "array", "items": ref("ProviderSettings")},
+                "keys": {"type": "array", "items": ref("Key")},
+            }
+        ),
+        "ProductRequest": _body(
+            {
+                "name": name,
+                "kind": {"type": "string", "enum": ["payment", "subscription"]},
+                "amount": AMOUNT_IN,
+                "currency": ref("Currency"),
+                "interval": nullable({"type": "string", "enum": ["day", "week", "month", "year"]}),
+                "overrides": nullable(
+                    {"type": "object", "propertyNames": PROVIDER, "additionalProperties": override}
+                ),
+            },
+            ["name", "kind", "amount", "currency"],
+            **{
+                "if": {"properties": {"kind": {"const": "subscription"}}},
+                "then": {
+                    "required": ["interval"],
+                    "properties": {"interval": {"enum": ["day", "week", "month", "year"]}},
+                },
+                "else": {"properties": {"interval": {"type": "null"}}},
+            },
+            description="A subscription needs interval; a one-off payment has none.",
+            examples=[{"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}],
+        ),
+        "Product": _obj(
+            {
+                "id": ref("ProductId"),
+                "name": {"type": "string"},
+                "kind": {"type": "string", "enum": ["payment", "subscription"]},
+                "interval": nullable({"type": "string", "enum": ["day", "week", "month", "year"]}),
+                "amount": AMOUNT,
+                "currency": ref("Currency"),
+                "overrides": {"type": "object"},
+            }
+        ),
+        "ProjectList": _obj(
+            {
+                "items": {"type": "array", "items": ref("Project")},
+                "next": nullable(ref("ProjectId")),
+            },
+            ["items", "next"],
+        ),
+        "AccountRequest": _body(
+            {
+                "email": {
+                    "type": "string",
+                    "maxLength": emails.MAX_LENGTH,
+                    "pattern": emails.PATTERN,
+                },
+                "password": {"type": "string", "minLength": 10, "maxLength": 1024},
+            },
+            ["email", "password"],
+        ),
+        "Account": _obj(
+            {
+                "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
+                "email": {"type": "string"},
+                "tier": {"type": "string"},
+            },
+            ["accountId", "email", "tier"],
+        ),
+        "Session": _obj(
+            {
+                "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
+                "csrfToken": {"type": "string"},
+            },
+            ["accountId", "csrfToken"],
+        ),
+        "LoggedOut": _obj({"loggedOut": {"const": True}}, ["loggedOut"]),
+        "ProductDeleted": _obj({"deleted": {"const": True}, "id": ref("ProductId")}),
+        "ProviderRequest": _body(
+            {
+                "enabled": {"type": "boolean"},
+                "label": nullable(
+                    {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
+                ),
+                "order": nullable({"type": "integer", "minimum": 1, "maximum": 1000}),
+                "test": {"type": "object", "description": "This mode's credentials."},
+                "live": {"type": "object", "description": "This mode's credentials."},
+            },
+            ["enabled"],
+            description="Credential fields per provider: stripe secretKey, publishableKey, "
+            "webhookSecret, previousWebhookSecret?, apiBase?; paypal clientId, clientSecret, "
+            "webhookId, apiBase?, certHosts?; paddle apiKey, clientToken, webhookSecret, "
+            "apiBase?; btcpay serverUrl, apiKey, storeId, webhookSecret; manual "
+            "mailingAddress. A given field replaces, null removes, an omitted field is kept.",
+            examples=[
+                {
+                    "enabled": True,
+                    "test": {
+                        "mailingAddress": {
+                            "name": "Shop Ltd",
+                            "lines": ["1 Main St"],
+                            "country": "GB",
+                        }
+                    },
+                }
+            ],  # fmt: skip
+        ),
+        "ProviderSettings": _obj(
+            {
+                "provider": PROVIDER,
+                "enabled": {"type": "boolean"},
+                "label": nullable({"type": "string"}),
+                "order": nullable({"type": "integer"}),
+                "test": {"type": "object", "additionalProperties": credential},
+                "live": {"type": "object", "additionalProperties": credential},
+            }
+        ),
+        "KeyRequest": _body(
+            {
+                "mode": MODE,
+                "name": nullable(
+                    {"type": "string", "minLength": 1, "maxLength": 60, "pattern": NOT_BLANK}
+                ),
+            },
+            ["mode"],
+            examples=[{"mode": "test", "name": "backend"}],
+        ),
+        "Key": _obj(
+            {
+                "keyId": ref("KeyId"),
+                "mode": MODE,
+                "name": {"type": "string"},
+                "last4": {"type": "string"},
+                "createdAt": nullable(TIME),
+            }
+        ),
+        "NewKey": _obj(
+            {
+                "keyId": ref("KeyId"),
+                "key": {"type": "string", "pattern": "^cmk_(live|test)_[0-9A-Za-z]{32}$"},
+                "last4": {"type": "string"},
+                "mode": MODE,
+                "name": {"type": "string"},
+            },
+            description="The only time the key itself is shown.",
+        ),
+        "KeyList": _obj({"items": {"type": "array", "items": ref("Key")}}),
+        "KeyRevoked": _obj({"revoked": {"const": True}, "keyId": ref("KeyId")}),
+        "Usage": _obj(
+            {
+                "period": {"type": "string", "examples": ["2026-11"]},
+                "tier": {"type": "string"},
+                "resetsAt": TIME,
+                "live": ref("ModeUsage"),
+                "test": ref("ModeUsage"),
+            }
+        ),
+        "ModeUsage": _obj(
+            {
+                "used": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "left": {"type": "integer"},
+                "overQuota": {"type": "boolean"},
+            }
+        ),
+        "Deliveries": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "at": TIME,
+                            "provider": {"type": "string"},
+                            "code": {"type": "string"},
+                            "reason": nullable({"type": "string"}),
+                            "bodySha256": {"type": "string"},
+                            "bodyBytes": {"type": "integer"},
+                        }
+                    ),
+                }
+            }
+        ),
+        "EndpointRequest": _body(
+            {
+                "url": URL_IN,
+                "description": nullable({"type": "string", "maxLength": 200}),
+                "types": {"type": "array", "items": ref("EventType"), "maxItems": 20},
+                "mode": MODE,
+            },
+            ["url"],
+            examples=[{"url": "http://localhost:9000/hooks", "mode": "test"}],
+        ),
+        "EndpointPatch": _body(
+            {
+                "url": URL_IN,
+                "description": nullable({"type": "string", "maxLength": 200}),
+                "types": {"type": "array", "items": ref("EventType"), "maxItems": 20},
+                "enabled": {"type": "boolean"},
+                "rotateSecret": {"type": "boolean"},
+            },
+            [],
+            examples=[{"enabled": True}],
+        ),
+        "Endpoint": _obj(
+            {
+                "endpointId": ref("EndpointId"),
+                "url": {"type": "string"},
+                "description": {"type": "string"},
+                "mode": MODE,
+                "types": {"type": "array", "items": ref("EventType")},
+                "enabled": {"type": "boolean"},
+                "disabledReason": nullable({"type": "string"}),
+                "failingSince": nullable(TIME),
+                "secretRotatedUntil": nullable(TIME),
+                "createdAt": TIME,
+                "updatedAt": TIME,
+                "secret": {"type": "string", "pattern": "^whsec_"},
+            },
+            [
+                "endpointId",
+                "url",
+                "description",
+                "mode",
+                "types",
+                "enabled",
+                "disabledReason",
+                "failingSince",
+                "secretRotatedUntil",
+                "createdAt",
+                "updatedAt",
+            ],  # fmt: skip
+            description="secret only when it is created or rotated.",
+        ),
+        "EndpointList": _obj({"items": {"type": "array", "items": ref("Endpoint")}}),
+        "EndpointDeleted": _obj({"deleted": {"const": True}, "endpointId": ref("EndpointId")}),
+        "Attempts": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "at": nullable(TIME),
+                            "eventId": ref("EventId"),
+                            "attempt": {"type": "integer"},
+                            "status": nullable({"type": "integer"}),
+                            "outcome": {
+                                "type": "string",
+                                "enum": ["done", "retry", "failed", "dropped"],
+                            },
+                            "error": nullable({"type": "string"}),
+                            "durationMs": nullable({"type": "number"}),
+                            "nextAttemptAt": nullable(TIME),
+                        }
+                    ),
+                }
+            }
+        ),
+        "ReplayRequest": _body(
+            {
+                "since": ref("EventId"),
+                "eventIds": {
+                    "type": "array",
+                    "items": ref("EventId"),
+                    "minItems": 1,
+                    "maxItems": 400,
+                },
+            },
+            [],
+            # eventIds: what fits in the JSON API's 16 KiB body
+            **{"not": {"required": ["since", "eventIds"]}},
+            description="since or eventIds, not both.",
+            examples=[{"since": EVT_EXAMPLE}],
+        ),
+        "Replay": _obj(
+            {
+                "queued": {"type": "integer"},
+                "last": nullable(ref("EventId")),
+                "hasMore": {"type": "boolean"},
+            }
+        ),
+        "TriggerRequest": _body(
+            {
+                "provider": PROVIDER,
+                "type": ref("EventType"),
+                "txId": ref("TxId"),
+            },
+            ["provider", "type", "txId"],
+            examples=[{"provider": "stripe", "type": "payment.succeeded", "txId": TX_EXAMPLE}],
+        ),
+        "Triggered": _obj(
+            {
+                "projectId": ref("ProjectId"),
+                "txId": ref("TxId"),
+                "providerEventId": {"type": "string"},
+                "providerType": {"type": "string"},
+                "status": {"type": "integer"},
+                "answer": {},
+            }
+        ),
+        "Stats": _obj(
+            {
+                "commits": {"type": "integer"},
+                "ticketsCommitted": {"type": "integer"},
+                "ticketsPerCommit": {"type": "number"},
+                "commitFailures": {"type": "integer"},
+                "actors": {"type": "integer"},
+                "actorRestarts": {"type": "integer"},
+            }
+        ),
+        "Health": _obj({"status": {"type": "string", "enum": ["ok", "ready"]}}),
+    }
