@@ -5,7 +5,6 @@ subscription's Paddle customer, and Paddle's refusals reported without the API k
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -16,19 +15,9 @@ from support.asgi import serve_asgi
 from edge.errors import Conflict, ProviderError
 from edge.providers.base import CheckoutRequest, PortalRequest
 from edge.providers.paddle import PADDLE
-from edge.sim.paddle import PaddleSimulator
 
 TX = "tx_01JD0000000000000000000002"
 KEY = "pdl_sdbx_apikey_01jd0000000000000000000000_secretpart"
-
-
-@pytest.fixture
-async def paddle() -> AsyncIterator[PaddleSimulator]:
-    simulator = PaddleSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 def tx(**changes: Any) -> dict[str, Any]:

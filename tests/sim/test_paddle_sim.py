@@ -48,15 +48,6 @@ class Receiver:
 
 
 @pytest.fixture
-async def paddle() -> AsyncIterator[PaddleSimulator]:
-    simulator = PaddleSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
-
-
-@pytest.fixture
 async def receiver() -> AsyncIterator[tuple[Receiver, str]]:
     app = Receiver()
     async with trio.open_nursery() as nursery:

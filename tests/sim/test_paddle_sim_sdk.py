@@ -7,7 +7,6 @@ SDK's ``Verifier`` with its 5 second drift check on, and its strict parse (PROVI
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from dataclasses import fields, is_dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -39,8 +38,6 @@ from paddle_billing.Resources.Transactions.Operations.Price import (
     TransactionNonCatalogProduct,
 )
 from support.asgi import serve_asgi
-
-from edge.sim.paddle import PaddleSimulator
 
 TX = "tx_01JD0000000000000000000001"
 KEY = "pdl_sdbx_apikey_sdk"
@@ -81,15 +78,6 @@ class Verified:
         ok = Verifier().verify(request, Secret(self.secret), verify_time_drift=True)
         self.got.append((bool(ok), body))
         return 200, b""
-
-
-@pytest.fixture
-async def paddle() -> AsyncIterator[PaddleSimulator]:
-    simulator = PaddleSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
-        yield simulator
-        simulator.stop()
 
 
 def _client(base: str) -> Client:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge.sim.btcpay import BTCPaySimulator
-from support.client import Admin, manual_shop
+from support.client import Admin, shop_or_new
 
 API_KEY = "sim-btcpay-key-shop"
 
@@ -30,12 +30,8 @@ async def btcpay_shop(
     """BTCPay enabled (test mode, against ``sim``) on a new shop, or on ``project_id``, with a
     "ten" product (10 EUR); the store's webhook goes to the node's, or to ``webhook_url``
     (``{project}`` filled in)."""
-    if project_id is None:
-        shop = await manual_shop(admin)
-        pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
-    else:
-        pid = project_id
-        live_key, test_key = await admin.key(pid, "live"), await admin.key(pid, "test")
+    shop = await shop_or_new(admin, project_id)
+    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
     store_id = sim.register_store(API_KEY)
     url = (webhook_url or f"{admin.url}/webhook/btcpay/{{project}}").format(project=pid)

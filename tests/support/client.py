@@ -78,5 +78,14 @@ async def manual_shop(admin: Admin, product: dict[str, Any] | None = None) -> Sh
     )
 
 
+async def shop_or_new(admin: Admin, project_id: str | None) -> Shop:
+    """``project_id`` with a live and a test key, or, given none, a new ``manual_shop``."""
+    if project_id is None:
+        return await manual_shop(admin)
+    return Shop(
+        project_id, await admin.key(project_id, "live"), await admin.key(project_id, "test")
+    )
+
+
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}

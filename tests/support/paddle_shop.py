@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge.sim.paddle import PaddleSimulator
-from support.client import Admin, manual_shop
+from support.client import Admin, shop_or_new
 
 API_KEY = "pdl_sdbx_apikey_shop0123456789"
 CLIENT_TOKEN = "test_shop0123456789abcdefghij"
@@ -25,12 +25,8 @@ async def paddle_shop(
 ) -> PaddleShop:
     """Paddle enabled (test mode, against ``sim``) on a new shop, or on ``project_id``, with a
     "ten" product (10 EUR) and a "pro-monthly" subscription (9 EUR a month)."""
-    if project_id is None:
-        shop = await manual_shop(admin)
-        pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
-    else:
-        pid = project_id
-        live_key, test_key = await admin.key(pid, "live"), await admin.key(pid, "test")
+    shop = await shop_or_new(admin, project_id)
+    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge.sim.paypal import PayPalSimulator
-from support.client import Admin, manual_shop
+from support.client import Admin, shop_or_new
 
 CLIENT_ID = "sim-client-shop"
 CLIENT_SECRET = "sim-secret-shop"
@@ -24,12 +24,8 @@ async def paypal_shop(
     admin: Admin, sim: PayPalSimulator, project_id: str | None = None, **credentials: object
 ) -> PayPalShop:
     """PayPal enabled (test mode, against ``sim``) on a new shop, or on ``project_id``."""
-    if project_id is None:
-        shop = await manual_shop(admin)
-        pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
-    else:
-        pid = project_id
-        live_key, test_key = await admin.key(pid, "live"), await admin.key(pid, "test")
+    shop = await shop_or_new(admin, project_id)
+    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
     )
