@@ -4,6 +4,7 @@ calls it from the buyer's browser), a key gets its own limits and a test key for
 from __future__ import annotations
 
 import hashlib
+import re
 
 from quart import Blueprint, Response, request
 
@@ -20,6 +21,9 @@ from edge.http.jsonio import dumps, json_response, read_json_object
 blueprint = Blueprint("checkout", __name__)
 
 MAX_IDEMPOTENCY_KEY = 255
+# visible ASCII only: a key is compared byte for byte, and a space or a character a proxy may
+# re-encode would make two retries of one request look like two requests
+_IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{MAX_IDEMPOTENCY_KEY}}}")
 
 
 @blueprint.post("/api/checkout/<provider>/<project_id>")
@@ -33,10 +37,10 @@ async def start_checkout(provider: str, project_id: str) -> Response:
         raise project_not_found()
     caller = project_caller(project_id, required=False)
     idempotency_key = request.headers.get("Idempotency-Key")
-    if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
+    if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
         raise InvalidRequest(
             "invalid_request",
-            "Idempotency-Key must be 1 to 255 characters.",
+            "Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).",
             field="Idempotency-Key",
         )
     fields = bodies.checkout(await read_json_object())

@@ -88,3 +88,26 @@ async def test_a_subscription_bought_many_times_is_a_conflict_not_a_bad_request(
         f"/api/checkout/manual/{project_id}", json={"productId": "monthly", "quantity": 2}
     )
     assert envelope(answer, 409, "quantity_not_allowed")["field"] == "quantity"
+
+
+async def test_an_idempotency_key_is_visible_ascii_as_the_reference_says(admin, http, envelope):
+    # found by schemathesis (make fuzz): a key with a space was taken although the document
+    # says visible ASCII
+    project_id = await admin.project()
+    await admin.product(project_id)
+    await admin.provider(
+        project_id,
+        "manual",
+        {
+            "enabled": True,
+            "live": {"mailingAddress": {"name": "S", "lines": ["1"], "country": "GB"}},
+        },
+    )
+    path = f"/api/checkout/manual/{project_id}"
+    for key in ("two words", "tab\there", "x" * 256):
+        refused = await http.post(
+            path, json={"productId": "book"}, headers={"Idempotency-Key": key}
+        )
+        assert envelope(refused, 400, "invalid_request")["field"] == "Idempotency-Key", key
+    taken = await http.post(path, json={"productId": "book"}, headers={"Idempotency-Key": "a-1_~!"})
+    assert taken.status_code == 201
