@@ -14,7 +14,9 @@ _LITERALS = frozenset(
         "providers", "keys", "usage", "deliveries", "endpoints", "attempts", "replay",
         "trigger", "stats", "public-info", "healthz", "readyz", "metrics", "button.js",
         "button", "static", "icons", ".well-known", "cm-signing-keys", "stripe", "paypal",
-        "paddle", "btcpay", "manual",
+        "paddle", "btcpay", "manual", "openapi.json", "docs", "accounts", "session",
+        "dashboard", "login", "signup", "logout", "p", "methods", "revoke", "remove", "delete",
+        "dashboard.css", "dashboard.js",
     }
 )  # fmt: skip
 
