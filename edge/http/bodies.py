@@ -93,12 +93,12 @@ PROJECT_FIELDS = {"name", "successUrl", "cancelUrl", "allowedOrigins", "tier"}
 def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> dict[str, Any]:
     only(body, PROJECT_FIELDS)
     out: dict[str, Any] = {}
-    required = not partial
+    # a field a patch names must hold a value: null is not "leave it as it is"
     if not partial or "name" in body:
-        out["name"] = _string(body, "name", max_len=100, required=required)
+        out["name"] = _string(body, "name", max_len=100, required=True)
     for name in ("successUrl", "cancelUrl"):
         if not partial or name in body:
-            out[name] = _absolute_url(body, name, required=required)
+            out[name] = _absolute_url(body, name, required=True)
     if not partial or "allowedOrigins" in body:
         origins = body.get("allowedOrigins", [])
         if not isinstance(origins, list) or len(origins) > 20:

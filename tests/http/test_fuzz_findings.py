@@ -111,3 +111,13 @@ async def test_an_idempotency_key_is_visible_ascii_as_the_reference_says(admin, 
         assert envelope(refused, 400, "invalid_request")["field"] == "Idempotency-Key", key
     taken = await http.post(path, json={"productId": "book"}, headers={"Idempotency-Key": "a-1_~!"})
     assert taken.status_code == 201
+
+
+async def test_a_patch_that_names_a_field_gives_it_a_value(admin, envelope):
+    # found by schemathesis (make fuzz): {"name": null} was taken as "no change"
+    project_id = await admin.project()
+    for field in ("name", "successUrl", "cancelUrl"):
+        refused = await admin.http.patch(f"/api/manage/projects/{project_id}", json={field: None})
+        assert envelope(refused, 400, "invalid_request")["field"] == field
+    project = await admin.ok("GET", f"/api/manage/projects/{project_id}")
+    assert project["name"] == "Shop"
