@@ -20,6 +20,7 @@ from edge.domain.errors import InvalidInput
 from edge.errors import Conflict, Forbidden, Unauthorized
 from edge.http import sessions
 from edge.http.auth import bearer_token, is_admin_token
+from edge.http.bodies import only
 from edge.http.clients import client_ip
 from edge.http.context import node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
@@ -50,15 +51,15 @@ def password_of(body: dict[str, Any]) -> str:
     return password
 
 
-def _only(body: dict[str, Any]) -> None:
-    for name in body:
-        if name not in ("email", "password"):
-            raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")
+ACCOUNT_FIELDS = frozenset({"email", "password"})
 
 
-async def create_account(email: str, password: str) -> dict[str, Any]:
-    """A new account on the free tier (``409 account_exists`` for an e-mail in use)."""
+async def create_account(email: str, password: str, *, by_operator: bool = False) -> dict[str, Any]:
+    """A new account on the free tier (``409 account_exists`` for an e-mail in use; ``403
+    signup_closed`` with EDGE_SIGNUP=closed, unless the operator asks)."""
     ctx = node()
+    if not by_operator and not ctx.settings.signup_open:
+        raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     salt = secrets.token_bytes(passwords.SALT_BYTES)
     hashed = await trio.to_thread.run_sync(passwords.hash_password, password, salt)
     async with ctx.accounts_lock:
@@ -81,11 +82,11 @@ async def sign_up() -> Response:
     operator = token is not None and is_admin_token(token)
     if token is not None and not operator:
         raise Unauthorized("unauthorized", "This token is not the operator's token.")
-    if not operator and not node().settings.signup_open:
+    if not operator and not node().settings.signup_open:  # before reading the body
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     body = await read_json_object()
-    _only(body)
-    created = await create_account(email_of(body), password_of(body))
+    only(body, ACCOUNT_FIELDS)
+    created = await create_account(email_of(body), password_of(body), by_operator=operator)
     return json_response(created, 201, NO_STORE)
 
 
@@ -112,7 +113,7 @@ def secure_cookies() -> bool:
 @blueprint.post("/api/session")
 async def create_session() -> Response:
     body = await read_json_object()
-    _only(body)
+    only(body, ACCOUNT_FIELDS)
     email, password = body.get("email"), body.get("password")
     if not isinstance(email, str) or not isinstance(password, str):
         raise InvalidInput("email and password are required strings", "email")

@@ -3,6 +3,7 @@ merchant's integration fails loudly instead of being ignored."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 from typing import Any
 
@@ -20,7 +21,7 @@ MODES = ("live", "test")
 MAX_REPLAY_IDS = 400
 
 
-def only(body: dict[str, Any], allowed: set[str]) -> None:
+def only(body: dict[str, Any], allowed: Collection[str]) -> None:
     for name in body:
         if name not in allowed:
             raise InvalidInput(f"unknown field {name!r}", name, "unknown_field")

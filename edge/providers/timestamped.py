@@ -32,6 +32,7 @@ class Scheme:
     timestamp_key: str  # "t" or "ts"
     signature_key: str  # "v1" or "h1"
     joiner: str  # between the timestamp and the body in what is signed: "." or ":"
+    window_s: int = 300  # the provider signs every attempt afresh (CONTRACT 4.3)
 
     def compute(self, secret: str, body: bytes, timestamp: int) -> str:
         """The hex signature of ``body`` signed at ``timestamp`` with ``secret`` (UTF-8)."""
@@ -88,14 +89,14 @@ class Scheme:
         body: bytes,
         secrets: Sequence[str],
         now_s: float,
-        tolerance_s: int,
+        tolerance_s: int | None = None,
     ) -> None:
         """Return if ``header`` is a fresh signature of ``body`` by one of ``secrets``; else
         raise ``SignatureInvalid`` with its reason."""
         timestamp, signatures = self.parse(header)
         if not self.matches(timestamp, signatures, body, secrets):
             raise no_matching_signature()
-        check_timestamp(timestamp, now_s, tolerance_s)
+        check_timestamp(timestamp, now_s, self.window_s if tolerance_s is None else tolerance_s)
 
     def _malformed(self, why: str) -> SignatureInvalid:
         return SignatureInvalid(

@@ -7,8 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import httpx
+import trio
+from support.nodes import node_settings
+
+from edge.node import RunningNode, run_node
 
 PASSWORD = "a long enough password"
 
@@ -102,3 +107,15 @@ async def test_a_saved_change_shows_at_the_next_read_and_in_public_info(node, ht
             f"/dashboard/p/{pid}/products", data={**product, "amount": "-1", "csrf": csrf}
         )
         assert refused.status_code == 400 and 'role="alert"' in refused.text
+
+
+async def test_sign_up_closed_is_said_on_the_page(tmp_path):
+    settings = node_settings(tmp_path / "data", signup_open=False)
+    async with trio.open_nursery() as nursery:
+        running: RunningNode = await nursery.start(partial(run_node, settings))
+        async with httpx.AsyncClient(base_url=running.url) as client:
+            body = {"email": "closed@example.com", "password": PASSWORD}
+            refused = await client.post("/dashboard/signup", data=body)
+            assert refused.status_code == 403 and "Sign-up is closed" in refused.text
+            assert "cm_session" not in refused.headers.get("set-cookie", "")
+        running.stop.set()

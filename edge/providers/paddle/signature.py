@@ -11,18 +11,17 @@ keys are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from edge.providers.timestamped import Scheme, check_timestamp, no_matching_signature
 
 WINDOW_S = 300
 SCHEME = "h1"
-PADDLE = Scheme("Paddle-Signature", ";", "ts", SCHEME, ":")
+PADDLE = Scheme("Paddle-Signature", ";", "ts", SCHEME, ":", WINDOW_S)
 
 compute_signature = PADDLE.compute
 sign_header = PADDLE.sign_header
 parse_header = PADDLE.parse
 signature_matches = PADDLE.matches
+verify = PADDLE.verify
 
 __all__ = [
     "SCHEME",
@@ -35,13 +34,3 @@ __all__ = [
     "signature_matches",
     "verify",
 ]
-
-
-def verify(
-    header: str | None,
-    body: bytes,
-    secrets: Sequence[str],
-    now_s: float,
-    tolerance_s: int = WINDOW_S,
-) -> None:
-    PADDLE.verify(header, body, secrets, now_s, tolerance_s)

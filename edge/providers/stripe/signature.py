@@ -8,20 +8,19 @@ more than the window in the future are refused too (CONTRACT 4.3).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from edge.providers.timestamped import Scheme, check_timestamp, no_matching_signature
 
 # Stripe's window (it signs every retry afresh); the adapter declares it as its
 # ``signature_window_s``, and ``verify`` uses it unless told otherwise.
 WINDOW_S = 300
 SCHEME = "v1"
-STRIPE = Scheme("Stripe-Signature", ",", "t", SCHEME, ".")
+STRIPE = Scheme("Stripe-Signature", ",", "t", SCHEME, ".", WINDOW_S)
 
 compute_signature = STRIPE.compute
 sign_header = STRIPE.sign_header
 parse_header = STRIPE.parse
 signature_matches = STRIPE.matches
+verify = STRIPE.verify
 
 __all__ = [
     "SCHEME",
@@ -34,13 +33,3 @@ __all__ = [
     "signature_matches",
     "verify",
 ]
-
-
-def verify(
-    header: str | None,
-    body: bytes,
-    secrets: Sequence[str],
-    now_s: float,
-    tolerance_s: int = WINDOW_S,
-) -> None:
-    STRIPE.verify(header, body, secrets, now_s, tolerance_s)
