@@ -199,7 +199,7 @@ def _scraped(
             "perCommit": stats.tickets_per_commit(),
             "actors": len(registry),
             "followUps": _depth(store, outbox.DB),
-            "notifications": _depth(store, notifyq.DB),
+            "notifications": notifyq.depth(store, DEPTH_COUNTED),
         }
 
     return read

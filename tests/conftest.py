@@ -1,9 +1,11 @@
-"""Shared fixtures: a real node on port 0 in this trio run, and a management client for it."""
+"""Shared fixtures: a real node on port 0 in this trio run, a management client for it, and a
+real store with its writer (for the store and queue workers' tests)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import partial
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +18,8 @@ from edge.sim.btcpay import BTCPaySimulator
 from edge.sim.paddle import PaddleSimulator
 from edge.sim.paypal import PayPalSimulator
 from edge.sim.stripe import StripeSimulator
+from edge.store.env import Store, open_store
+from edge.store.writer import StoreWriter, open_writer
 
 
 @pytest.fixture
@@ -79,3 +83,15 @@ async def paddle() -> AsyncIterator[PaddleSimulator]:
         await nursery.start(simulator.run)
         yield simulator
         simulator.stop()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    with open_store(tmp_path / "store", 2**26) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def writer(store: Store) -> AsyncIterator[StoreWriter]:
+    async with open_writer(store) as opened:
+        yield opened

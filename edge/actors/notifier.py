@@ -32,7 +32,7 @@ from edge.domain import notifications, standard_webhooks
 from edge.errors import ContractError
 from edge.store import keys, notifyq, outbox
 from edge.store.env import Store
-from edge.store.writer import StoreWriter
+from edge.store.writer import Op, StoreWriter
 
 log = logging.getLogger("edge.notifier")
 
@@ -48,9 +48,10 @@ Call = Callable[[str, Any], Awaitable[Any]]
 # notify_targets), or None when nothing is owed any more
 Targets = Callable[[str, str, str, int], Mapping[str, Any] | None]
 
-# While the node is busy answering requests the notifier starts one attempt a pass and looks
-# again a moment later (a trickle of 20 a second), so a burst of webhooks is ingested at full
-# speed and its notifications follow as the burst eases: they are durable meanwhile.
+# While the node is busy answering requests the notifier starts one piece of work (an attempt,
+# or one event's fan-out) and then none for this long, whatever wakes it meanwhile (an attempt
+# ending): a trickle of 20 a second, so a burst of webhooks is ingested at full speed and its
+# notifications follow as the burst eases. They are durable meanwhile.
 BUSY_BACKOFF_S = 0.05
 
 
@@ -79,6 +80,7 @@ class Notifier:
         self._wakeup = trio.Event()
         self._sending: set[str] = set()  # entry ids with an attempt under way
         self._per_endpoint: dict[str, int] = {}
+        self._paced_until = -math.inf  # trio time: while busy, nothing new starts before it
 
     def notify(self) -> None:
         """New entries were committed, or a place freed up: look at the queue now."""
@@ -98,36 +100,42 @@ class Notifier:
                     await self._wakeup.wait()
 
     async def _start_due(self, nursery: trio.Nursery) -> float:
-        """Start an attempt for every due entry there is a place for; how long until the next
-        one is due. While due entries are being sent or wait for a place, the next look comes
-        when an attempt ends (each one wakes the loop)."""
+        """Fan out the events owed (their entries are due at once), else start an attempt for
+        every due entry there is a place for; how long until the next look. While due entries
+        are being sent or wait for a place, the next look comes when an attempt ends (each one
+        wakes the loop). While the node is busy: one piece of work a ``BUSY_BACKOFF_S``, however
+        often the loop is woken."""
+        busy = self._busy()
+        if busy:
+            paced = self._paced_until - trio.current_time()
+            if paced > 0:
+                return paced
         now = self._clock_ms()
-        # busy: read only as far as the one attempt that may start (a long scan in a thread
-        # would take the interpreter from the requests it is giving way to)
-        limit = len(self._sending) + 1 if self._busy() else BATCH
-        entries = await trio.to_thread.run_sync(
-            lambda: outbox.due(self._store, now, limit, db=notifyq.DB)
-        )
-        started = 0
-        fan_outs: list[Mapping[str, Any]] = []
+        # busy: read only as far as the one piece of work that may start (a long scan in a
+        # thread would take the interpreter from the requests it is giving way to)
+        owed, entries = await trio.to_thread.run_sync(self._look, now, busy)
+        if owed:
+            await self._fan_out(owed, now)
+            if busy:
+                self._paced_until = trio.current_time() + BUSY_BACKOFF_S
+                return BUSY_BACKOFF_S
+            return 0
+        refiled = [e for e in entries if e["action"] == notifyq.FAN_OUT_ENTRY]
+        if refiled:
+            await self._writer.write([op for e in refiled for op in notifyq.refiled_ops(e)])
+            return 0
         for entry in entries:
-            if entry["action"] == notifyq.FAN_OUT:
-                fan_outs.append(entry)
-                continue
             endpoint = entry["params"]["endpointId"]
             if entry["id"] in self._sending or len(self._sending) >= TOTAL:
                 continue
             if self._per_endpoint.get(endpoint, 0) >= PER_ENDPOINT:
                 continue
-            if started and self._busy():
-                return BUSY_BACKOFF_S
-            started += 1
             self._sending.add(entry["id"])
             self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
             nursery.start_soon(self._attempt, entry)
-        if fan_outs:
-            await self._fan_out(fan_outs, now)
-            return 0 if not self._busy() else BUSY_BACKOFF_S  # their entries are due now
+            if busy:
+                self._paced_until = trio.current_time() + BUSY_BACKOFF_S
+                return BUSY_BACKOFF_S
         if entries:
             return math.inf
         next_due = await trio.to_thread.run_sync(
@@ -135,19 +143,30 @@ class Notifier:
         )
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
 
-    async def _fan_out(self, entries: list[Mapping[str, Any]], now: int) -> None:
-        """Each event's fan-out entry becomes one entry for each endpoint that takes it."""
-        ops = []
-        projects: dict[str, Any] = {}  # a burst's events are mostly one project's: read it once
-        for entry in entries:
-            pid = entry["projectId"]
-            if pid not in projects:
-                projects[pid] = self._store.get(keys.project(pid))
-            project = projects[pid]
-            event_id = entry["params"]["eventId"]
-            event = self._store.get(keys.record(entry["projectId"], keys.EVENT, event_id))
-            ops += notifyq.fan_out_ops(entry, project, event, now)
-        await self._writer.write(ops)
+    def _look(self, now: int, busy: bool) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+        """(events to fan out, due entries); the second only when there are none of the first.
+        In a worker thread."""
+        owed = notifyq.fan_outs(self._store, 1 if busy else BATCH)
+        if owed:
+            return owed, []
+        limit = len(self._sending) + 1 if busy else BATCH
+        return [], outbox.due(self._store, now, limit, db=notifyq.DB)
+
+    async def _fan_out(self, owed: list[tuple[str, str]], now: int) -> None:
+        """Each owed event becomes one queue entry for each endpoint that takes it (read and
+        made in a worker thread: a batch of them would hold up the requests)."""
+
+        def made() -> list[Op]:
+            ops: list[Op] = []
+            projects: dict[str, Any] = {}  # a burst's events are mostly one project's
+            for project_id, event_id in owed:
+                if project_id not in projects:
+                    projects[project_id] = self._store.get(keys.project(project_id))
+                event = self._store.get(keys.record(project_id, keys.EVENT, event_id))
+                ops += notifyq.fan_out_ops(event_id, projects[project_id], event, now)
+            return ops
+
+        await self._writer.write(await trio.to_thread.run_sync(made))
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]

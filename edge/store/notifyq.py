@@ -1,10 +1,15 @@
 """The notification queue (CONTRACT 4.8): events owed to merchants' endpoints.
 
-The ``notify`` database holds a queue of the outbox's shape (``edge.store.outbox``: entries,
-due times, attempts per entry), one entry per event and endpoint, written in the same commit as
-the event; and, per endpoint, every attempt in time order, for the attempt log:
+The ``notify`` database holds:
 
-- ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
+- ``f | event id`` -> project id: an event owed to the project's endpoints, written in the same
+  commit as the event: one short key however many endpoints take it, so the commit that ingests
+  it stays small. Event ids are ULIDs, so these come oldest first. The notifier replaces each
+  with one queue entry an endpoint (``fan_out_ops``).
+- a queue of the outbox's shape (``edge.store.outbox``: entries, due times, attempts per
+  entry), one entry per event and endpoint;
+- per endpoint, every attempt in time order, for the attempt log:
+  ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
   durationMs, outcome}.
 """
 
@@ -22,7 +27,10 @@ from edge.store.writer import Op
 
 DB = "notify"
 ACTION = "notify"
-FAN_OUT = "fan-out"  # one entry an event, made into one entry an endpoint by the notifier
+FAN_OUT = b"f"
+# Nodes before the ``f`` keys queued an event's fan-out as a queue entry of this action; such an
+# entry left in a store is moved to its ``f`` key (``refiled_ops``).
+FAN_OUT_ENTRY = "fan-out"
 LOG = b"x"
 
 
@@ -53,41 +61,50 @@ def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping
     ]
 
 
-def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any], now_ms: int) -> list[Op]:
-    """What an event owes the project's endpoints, written with it: one fan-out entry however
-    many endpoints take it (the commit that ingests it stays small); the notifier makes it one
-    entry an endpoint (``fan_out_ops``)."""
+def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Op]:
+    """What an event owes the project's endpoints, written with it: one fan-out key, or nothing
+    when no endpoint takes it."""
     if not takers(project, event):
         return []
-    return outbox.enqueue_ops(
-        project["id"],
-        event.get("txId") or "",
-        "",
-        "test" if event["isTest"] else "live",
-        FAN_OUT,
-        {"eventId": event["id"]},
-        now_ms,
-        db=DB,
-    )
+    return [(DB, FAN_OUT + event["id"].encode("ascii"), project["id"].encode("ascii"))]
+
+
+def fan_outs(store: Store, limit: int) -> list[tuple[str, str]]:
+    """(project id, event id) of the events still to fan out, oldest first."""
+    rows = store.scan(FAN_OUT, limit=limit, db=DB)
+    return [(project.decode("ascii"), key[1:].decode("ascii")) for key, project in rows]
 
 
 def fan_out_ops(
-    entry: Mapping[str, Any],
+    event_id: str,
     project: Mapping[str, Any] | None,
     event: Mapping[str, Any] | None,
     now_ms: int,
 ) -> list[Op]:
-    """The fan-out entry replaced by one entry for each endpoint that takes the event now (none
-    when the project or the event is gone), in one commit."""
-    ops: list[Op] = [
-        (DB, outbox.queue_key(entry["dueAt"], entry["id"]), None),
-        (DB, outbox.entry_key(entry["id"]), None),
-    ]
+    """The fan-out key replaced by one queue entry for each endpoint that takes the event now
+    (none when the project or the event is gone), in one commit."""
+    ops: list[Op] = [(DB, FAN_OUT + event_id.encode("ascii"), None)]
     if project is None or event is None:
         return ops
     for endpoint in takers(project, event):
         ops += enqueue_ops(project["id"], endpoint["id"], event, endpoint["mode"], now_ms)
     return ops
+
+
+def refiled_ops(entry: Mapping[str, Any]) -> list[Op]:
+    """A ``FAN_OUT_ENTRY`` queue entry replaced by its event's fan-out key."""
+    return [
+        (DB, outbox.queue_key(entry["dueAt"], entry["id"]), None),
+        (DB, outbox.entry_key(entry["id"]), None),
+        (DB, FAN_OUT + entry["params"]["eventId"].encode("ascii"), entry["projectId"].encode()),
+    ]
+
+
+def depth(store: Store, limit: int) -> int:
+    """Events still to fan out and queued notifications, counted up to ``limit`` each."""
+    return len(store.scan(FAN_OUT, limit=limit, db=DB)) + len(
+        store.scan(outbox.QUEUE, limit=limit, db=DB)
+    )
 
 
 def log_op(endpoint_id: str, attempt: Mapping[str, Any]) -> Op:

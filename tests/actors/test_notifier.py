@@ -10,10 +10,11 @@ import httpx
 import trio
 
 from edge.actors import messages as m
-from edge.actors.notifier import PER_ENDPOINT, Notifier
+from edge.actors.notifier import BUSY_BACKOFF_S, PER_ENDPOINT, Notifier
 from edge.domain import notifications, standard_webhooks
 from edge.providers.egress import provider_client
-from edge.store import notifyq, outbox
+from edge.store import keys, notifyq, outbox
+from edge.store.codec import pack
 from edge.store.env import Store
 from edge.store.writer import StoreWriter
 
@@ -134,6 +135,78 @@ async def test_one_endpoint_gets_a_bounded_number_at_once(store, writer, autojum
     async with httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http:
         entries = await run(store, writer, Project(), http, entry_ids, told=False)
     assert {e["state"] for e in entries} == {"done"} and peak == PER_ENDPOINT
+
+
+async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(store, writer):
+    """Real time: an instant receiver wakes the notifier at every answer, and still no more
+    than one attempt starts a ``BUSY_BACKOFF_S`` while the node is busy; once it is not, the
+    rest goes at once."""
+    busy = True
+    starts: list[float] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        starts.append(trio.current_time())
+        return httpx.Response(204)
+
+    entry_ids = await enqueue(writer, 60)
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(
+            store, writer, Project().targets, Project().call, http, now_ms, busy=lambda: busy
+        )
+        await nursery.start(notifier.run)
+        began = trio.current_time()
+        await trio.sleep(0.5)
+        paced = len(starts)
+        assert 3 <= paced <= 1 + 0.5 / BUSY_BACKOFF_S
+        gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+        assert min(gaps) >= BUSY_BACKOFF_S * 0.9 and starts[0] - began < 0.5
+        busy = False
+        notifier.notify()
+        with trio.fail_after(10):
+            entries = [await settled(store, e) for e in entry_ids]
+        nursery.cancel_scope.cancel()
+    assert {e["state"] for e in entries} == {"done"} and len(starts) == 60
+
+
+async def test_owed_events_and_an_earlier_nodes_fan_out_entry_reach_the_endpoint(store, writer):
+    record = {
+        "id": PROJECT,
+        "endpoints": {ENDPOINT: {"id": ENDPOINT, "mode": "live", "types": [], "enabled": True}},
+    }
+    owed = [
+        {"id": f"evt_01JD00000000000000000000{n:02d}", "txId": None, "isTest": False}
+        | {"type": "payment.succeeded"}
+        for n in range(3)
+    ]
+    ops = [("records", keys.project(PROJECT), pack(record))]
+    for event in owed:
+        ops.append(("records", keys.record(PROJECT, keys.EVENT, event["id"]), pack(event)))
+    ops += notifyq.owed_ops(record, owed[0]) + notifyq.owed_ops(record, owed[1])
+    # a node before the fan-out keys queued the third as an entry
+    ops += outbox.enqueue_ops(
+        PROJECT, "", "", "live", notifyq.FAN_OUT_ENTRY, {"eventId": owed[2]["id"]}, 0, db="notify"
+    )
+    await writer.write(ops)
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["webhook-id"])
+        return httpx.Response(204)
+
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
+        await nursery.start(notifier.run)
+        with trio.fail_after(10):
+            while len(seen) < 3 or notifyq.depth(store, 10):  # noqa: ASYNC110
+                await trio.sleep(0.02)
+        nursery.cancel_scope.cancel()
+    assert sorted(seen) == [event["id"] for event in owed]
 
 
 async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, writer):

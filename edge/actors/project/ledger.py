@@ -156,7 +156,7 @@ class Ledger:
     def new_event_ops(self, event: dict[str, Any]) -> list[Op]:
         """The writes of a new event: stored (``event_ops``) and owed to the project's
         notification endpoints that take it, in the same commit (CONTRACT 4.8)."""
-        return self.event_ops(event) + notifyq.owed_ops(self.project, event, self.now_ms())
+        return self.event_ops(event) + notifyq.owed_ops(self.project, event)
 
     def event_ops(self, event: dict[str, Any]) -> list[Op]:
         """The writes of a stored event: the feed, and the history of its transaction."""

@@ -1,0 +1,80 @@
+"""The notification queue's fan-out (edge.store.notifyq) on a real store: an event owes one
+short key however many endpoints take it, those keys come oldest first, and each becomes one
+queue entry an endpoint that takes the event when it is fanned out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edge.domain import ids
+from edge.store import notifyq, outbox
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
+
+PROJECT = "prj_0000000000000000"
+
+
+def project(*endpoints: dict[str, Any]) -> dict[str, Any]:
+    return {"id": PROJECT, "endpoints": {e["id"]: e for e in endpoints}}
+
+
+def endpoint(n: int, mode: str = "test", types: list[str] | None = None, enabled: bool = True):  # type: ignore[no-untyped-def]
+    return {"id": f"we_{n:026d}", "mode": mode, "types": types or [], "enabled": enabled}
+
+
+def event(type_: str = "payment.succeeded", is_test: bool = True) -> dict[str, Any]:
+    return {"id": ids.new_evt_id(), "txId": "tx_1", "isTest": is_test, "type": type_}
+
+
+def test_an_event_owes_one_key_however_many_endpoints_take_it():
+    many = project(endpoint(1), endpoint(2), endpoint(3))
+    one = event()
+    assert notifyq.owed_ops(many, one) == [("notify", b"f" + one["id"].encode(), PROJECT.encode())]
+
+
+def test_an_event_no_endpoint_takes_owes_nothing():
+    live_only = project(endpoint(1, mode="live"), endpoint(2, enabled=False))
+    assert notifyq.owed_ops(live_only, event()) == []
+    refunds = project(endpoint(1, types=["payment.refunded"]))
+    assert notifyq.owed_ops(refunds, event("payment.succeeded")) == []
+    assert notifyq.owed_ops(refunds, event("payment.refunded")) != []
+
+
+async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking_them(
+    store: Store, writer: StoreWriter
+) -> None:
+    record = project(endpoint(1), endpoint(2), endpoint(3, types=["payment.refunded"]))
+    made = [event() for _ in range(5)]
+    for one in reversed(made):  # written in any order, read in the ids' (time) order
+        await writer.write(notifyq.owed_ops(record, one))
+    owed = notifyq.fan_outs(store, 10)
+    assert owed == [(PROJECT, one["id"]) for one in made]
+    assert notifyq.depth(store, 100) == 5
+
+    await writer.write(notifyq.fan_out_ops(made[0]["id"], record, made[0], 1_000))
+    queued = outbox.due(store, 1_000, 10, db=notifyq.DB)
+    assert sorted(e["params"]["endpointId"] for e in queued) == [
+        endpoint(1)["id"],
+        endpoint(2)["id"],
+    ]
+    assert {e["params"]["eventId"] for e in queued} == {made[0]["id"]}
+    assert notifyq.fan_outs(store, 10)[0] == (PROJECT, made[1]["id"])
+    assert notifyq.depth(store, 100) == 4 + 2
+
+    # a pruned event (or a deleted project) owes nothing any more
+    await writer.write(notifyq.fan_out_ops(made[1]["id"], record, None, 1_000))
+    assert notifyq.depth(store, 100) == 3 + 2
+
+
+async def test_a_fan_out_entry_of_an_earlier_node_is_refiled_as_its_key(
+    store: Store, writer: StoreWriter
+) -> None:
+    one = event()
+    legacy = outbox.enqueue_ops(
+        PROJECT, "tx_1", "", "test", notifyq.FAN_OUT_ENTRY, {"eventId": one["id"]}, 5, db="notify"
+    )
+    await writer.write(legacy)
+    (entry,) = outbox.due(store, 5, 10, db=notifyq.DB)
+    await writer.write(notifyq.refiled_ops(entry))
+    assert outbox.due(store, 5, 10, db=notifyq.DB) == []
+    assert notifyq.fan_outs(store, 10) == [(PROJECT, one["id"])]
