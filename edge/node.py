@@ -32,6 +32,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
 from edge.actors.project import ProjectActor
+from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
@@ -142,6 +143,7 @@ async def open_node(
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
+                        await owed.start(prune_queues, store, writer, wall_ms)
                         async with trio.open_nursery() as serving:
                             if handle_signals:
                                 serving.start_soon(_stop_on_signal, stop)

@@ -102,6 +102,14 @@ def ulid_time_ms(ulid: str) -> int:
     return _decode(ulid) >> _RANDOM_BITS
 
 
+def ulid_floor(ms: int) -> str:
+    """The smallest ULID of millisecond ``ms``: every ULID made at ``ms`` or later sorts at or
+    after it, every one made before sorts before it (a cutoff for keys ending in a ULID)."""
+    if not 0 <= ms < (1 << _TIME_BITS):
+        raise ValueError(f"time out of ULID range: {ms}")
+    return _encode(ms << _RANDOM_BITS, 26)
+
+
 new_ulid = UlidFactory()
 
 

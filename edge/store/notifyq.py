@@ -11,6 +11,8 @@ The ``notify`` database holds:
 - per endpoint, every attempt in time order, for the attempt log:
   ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
   durationMs, outcome}.
+
+Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS`` (``expired_ops``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ FAN_OUT = b"f"
 # entry left in a store is moved to its ``f`` key (``refiled_ops``).
 FAN_OUT_ENTRY = "fan-out"
 LOG = b"x"
+ENDPOINT_ID_LEN = len("we_") + 26
 
 
 def enqueue_ops(
@@ -110,6 +113,26 @@ def depth(store: Store, limit: int) -> int:
 def log_op(endpoint_id: str, attempt: Mapping[str, Any]) -> Op:
     key = LOG + endpoint_id.encode("ascii") + ids.new_ulid().encode("ascii")
     return (DB, key, pack(dict(attempt)))
+
+
+def expired_ops(store: Store, now_ms: int, batch: int = outbox.PRUNE_BATCH) -> list[Op]:
+    """Deletes for up to ``batch`` of what is kept past ``outbox.RETENTION_MS``: finished queue
+    entries with their attempts, and attempt log lines (of every endpoint, deleted ones too:
+    each endpoint's lines come oldest first, so a scan skips from one endpoint to the next)."""
+    ops = outbox.expired_ops(store, now_ms, db=DB, batch=batch)
+    cutoff = ids.ulid_floor(max(0, now_ms - outbox.RETENTION_MS)).encode("ascii")
+    after: bytes | None = None
+    while len(ops) < batch:
+        first = store.scan(LOG, after=after, limit=1, db=DB)
+        if not first:
+            break
+        lines = first[0][0][: len(LOG) + ENDPOINT_ID_LEN]
+        for key, _ in store.scan(lines, limit=batch - len(ops), db=DB):
+            if key[len(lines) :] >= cutoff:
+                break
+            ops.append((DB, key, None))
+        after = lines + b"~"  # past every ULID (Crockford letters and digits sort before ~)
+    return ops
 
 
 def log(store: Store, endpoint_id: str, limit: int = 100) -> list[dict[str, Any]]:

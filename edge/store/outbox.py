@@ -14,6 +14,8 @@ Keys of the ``outbox`` database:
   outcome (``done``, ``retry``, ``failed``, ``dropped``) and what the provider said.
 
 Entry ids are ULIDs; attempts follow their entry in key order, so one prefix scan lists them.
+A finished entry (done, failed or dropped) is kept with its attempts for ``RETENTION_MS`` after
+it was made, then pruned (``expired_ops``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.domain import ids
+from edge.domain.ids import ulid_time_ms
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
 from edge.store.writer import Op
@@ -33,6 +36,9 @@ ATTEMPT = b"a"
 
 # The node's own actions, carried out by the worker without a provider call.
 EXPIRE = "node.expire"  # a checkout its provider never expires: expire it at its expiresAt
+
+RETENTION_MS = 30 * 24 * 3600 * 1000
+PRUNE_BATCH = 500
 
 PENDING = "pending"
 DONE = "done"
@@ -139,4 +145,21 @@ def settle_ops(
         updated["dueAt"] = due_ms
         ops.append((db, queue_key(due_ms, entry_id), b""))
     ops.append((db, entry_key(entry_id), pack(updated)))
+    return ops
+
+
+def expired_ops(store: Store, now_ms: int, db: str = DB, batch: int = PRUNE_BATCH) -> list[Op]:
+    """Deletes for the finished entries made more than ``RETENTION_MS`` ago, with their
+    attempts: of the ``batch`` oldest entries. A pending one (still owed) is kept, whatever
+    its age."""
+    cutoff = now_ms - RETENTION_MS
+    ops: list[Op] = []
+    for key, raw in store.scan(ENTRY, limit=batch, db=db):
+        entry_id = key[len(ENTRY) :]
+        if ulid_time_ms(entry_id.decode("ascii")) >= cutoff:
+            break
+        if unpack(raw)["state"] == PENDING:
+            continue
+        ops.append((db, key, None))
+        ops += [(db, attempt, None) for attempt, _ in store.scan(ATTEMPT + entry_id, db=db)]
     return ops

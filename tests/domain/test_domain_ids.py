@@ -4,6 +4,8 @@ import random
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
@@ -27,6 +29,7 @@ from edge.domain.ids import (
     new_tx_id,
     new_ulid,
     normalize_reference_code,
+    ulid_floor,
     ulid_time_ms,
 )
 
@@ -39,6 +42,19 @@ def seq_bits(*values):
 
 
 # --- ULID -------------------------------------------------------------------
+
+
+@given(st.integers(1, 2**48 - 2), st.integers(0, 2**80 - 1))
+def test_ulid_floor_parts_the_ids_made_before_a_moment_from_the_rest(ms, bits):
+    at = UlidFactory(clock_ms=lambda: ms, randbits=lambda n: bits)()
+    before = UlidFactory(clock_ms=lambda: ms - 1, randbits=lambda n: bits)()
+    assert before < ulid_floor(ms) <= at and ulid_time_ms(ulid_floor(ms)) == ms
+
+
+def test_ulid_floor_refuses_times_no_ulid_has():
+    for ms in (-1, 2**48):
+        with pytest.raises(ValueError):
+            ulid_floor(ms)
 
 
 def test_ulid_layout():

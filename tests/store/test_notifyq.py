@@ -1,10 +1,13 @@
 """The notification queue's fan-out (edge.store.notifyq) on a real store: an event owes one
 short key however many endpoints take it, those keys come oldest first, and each becomes one
-queue entry an endpoint that takes the event when it is fanned out."""
+queue entry an endpoint that takes the event when it is fanned out; finished entries and the
+attempt logs of every endpoint are pruned past the retention."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import trio
 
 from edge.domain import ids
 from edge.store import notifyq, outbox
@@ -78,3 +81,25 @@ async def test_a_fan_out_entry_of_an_earlier_node_is_refiled_as_its_key(
     await writer.write(notifyq.refiled_ops(entry))
     assert outbox.due(store, 5, 10, db=notifyq.DB) == []
     assert notifyq.fan_outs(store, 10) == [(PROJECT, one["id"])]
+
+
+async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
+    store: Store, writer: StoreWriter
+) -> None:
+    endpoints = [endpoint(n)["id"] for n in (1, 2, 3)]
+    line = {"at": 1, "eventId": "evt_1", "status": 500}
+    for n, endpoint_id in enumerate(endpoints):  # 3, 4 and 5 lines
+        await writer.write([notifyq.log_op(endpoint_id, line) for _ in range(3 + n)])
+    cut = ids.ulid_time_ms(ids.new_ulid()) + 1
+    await trio.sleep(0.01)  # the fresh line's millisecond is past the cut
+    fresh = notifyq.log_op(endpoints[1], line)
+    await writer.write([fresh])
+    later = cut + outbox.RETENTION_MS
+
+    first = notifyq.expired_ops(store, later, batch=5)
+    assert len(first) == 5  # a batch at a time, over the endpoints in turn
+    await writer.write(first)
+    await writer.write(notifyq.expired_ops(store, later))
+    assert [len(notifyq.log(store, e)) for e in endpoints] == [0, 1, 0]
+    assert notifyq.log(store, endpoints[1])[0] == line
+    assert notifyq.expired_ops(store, later) == []

@@ -1,10 +1,13 @@
 """The outbox's keys and writes: due entries soonest first, a retry moves its queue key, a
-settled entry leaves the queue and keeps its attempts in order."""
+settled entry leaves the queue and keeps its attempts in order; finished entries are pruned
+with their attempts once past the retention, pending ones never."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+from edge.domain import ids
 from edge.store import outbox
 from edge.store.env import open_store
 from edge.store.writer import open_writer
@@ -43,3 +46,41 @@ async def test_due_is_soonest_first_and_settling_moves_the_queue(tmp_path: Path)
             attempts = outbox.attempts(store, entry_id_of(early))
             assert [(a["number"], a["outcome"]) for a in attempts] == [(1, "retry"), (2, "done")]
             assert [e["txId"] for e in outbox.due(store, 10**12, 10)] == ["tx_B"]
+
+
+async def test_finished_entries_are_pruned_with_their_attempts_after_the_retention(store, writer):
+    made = {}
+    for state in ("done", "failed", "dropped", "pending"):
+        ops = outbox.enqueue_ops(PROJECT, f"tx_{state}", "p", "live", "capture", {}, 1_000)
+        await writer.write(ops)
+        entry = outbox.entry(store, entry_id_of(ops))
+        attempt = {"at": 1_000, "durationMs": 5, "outcome": "retry", "detail": ""}
+        due = 9_000 if state == "pending" else None
+        await writer.write(outbox.settle_ops(entry, attempt, state=state, due_ms=due))
+        made[state] = entry_id_of(ops)
+    created = outbox.entry(store, made["done"])["createdAt"]  # type: ignore[index]
+    oldest = ids.ulid_time_ms(made["done"])
+    assert outbox.expired_ops(store, oldest + outbox.RETENTION_MS) == []  # not yet
+
+    later = ids.ulid_time_ms(made["pending"]) + outbox.RETENTION_MS + 1
+    pruned = outbox.expired_ops(store, later)
+    await writer.write(pruned)
+    assert len(pruned) == 3 * 2  # each finished entry and its one attempt
+    assert [outbox.entry(store, made[s]) is None for s in made] == [True, True, True, False]
+    assert all(outbox.attempts(store, made[s]) == [] for s in ("done", "failed", "dropped"))
+    assert len(outbox.attempts(store, made["pending"])) == 1
+    assert outbox.expired_ops(store, later) == [] and created == 1_000
+
+
+async def test_a_prune_looks_at_a_batch_of_the_oldest_entries(store, writer):
+    for _ in range(5):
+        ops = outbox.enqueue_ops(PROJECT, "tx_A", "p", "live", "capture", {}, 1_000)
+        await writer.write(ops)
+        entry = outbox.entry(store, entry_id_of(ops))
+        done = {"at": 1_000, "durationMs": 5, "outcome": "done", "detail": ""}
+        await writer.write(outbox.settle_ops(entry, done, state="done"))
+    later = int(time.time() * 1000) + outbox.RETENTION_MS + 60_000
+    first = outbox.expired_ops(store, later, batch=2)
+    assert len(first) == 2 * 2
+    await writer.write(first)
+    assert len(outbox.expired_ops(store, later)) == 3 * 2

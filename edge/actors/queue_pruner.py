@@ -1,0 +1,44 @@
+"""Keeps the two durable queues (the follow-up outbox and the notification queue) from growing
+without end: at start and then hourly, what they keep past ``outbox.RETENTION_MS`` (finished
+entries with their attempts, the endpoints' attempt logs) is deleted, a batch a commit. Reads
+run in a worker thread, so a long backlog holds up no request."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+
+import trio
+
+from edge.store import notifyq, outbox
+from edge.store.env import Store
+from edge.store.writer import StoreWriter
+
+log = logging.getLogger("edge.retention")
+
+PRUNE_EVERY_S = 3600.0
+
+
+async def prune_queues(
+    store: Store,
+    writer: StoreWriter,
+    clock_ms: Callable[[], int],
+    every_s: float = PRUNE_EVERY_S,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    task_status.started()
+    expired = (partial(outbox.expired_ops, store), partial(notifyq.expired_ops, store))
+    while True:
+        deleted = 0
+        try:
+            for batch in expired:
+                while ops := await trio.to_thread.run_sync(batch, clock_ms()):
+                    await writer.write(ops)
+                    deleted += len(ops)
+        except Exception:  # the store failed: what is expired stays until the next pass
+            log.exception("pruning the queues failed; trying again in %.0f s", every_s)
+        if deleted:
+            log.info("pruned %d expired queue records", deleted)
+        await trio.sleep(every_s)
