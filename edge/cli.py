@@ -586,15 +586,7 @@ def _listen(args: argparse.Namespace) -> int:
 
     secret = args.secret or standard_webhooks.new_secret()
     path = f"/api/projects/{args.project}/events"
-    cursor = args.since
-    if cursor is None:  # from now on: skip to the end of the feed
-        while True:
-            page = _call(
-                args, "GET", path, params={"limit": 500, **({"after": cursor} if cursor else {})}
-            )
-            cursor = page["next"]
-            if not page["hasMore"]:
-                break
+    cursor = args.since if args.since is not None else _feed_end(args, path)
     print(
         f"Ready. Signing with {secret}; forwarding to {args.forward_to} (Ctrl-C stops)", flush=True
     )
@@ -609,6 +601,33 @@ def _listen(args: argparse.Namespace) -> int:
                 return 0
     except KeyboardInterrupt:
         return 0
+
+
+# ``edge listen`` finds the feed's end by paging from this long before the node's clock (event
+# ids are ULIDs: one made at a moment is a cursor past everything before it), not from the start.
+FEED_END_LOOKBACK_S = 60
+
+
+def _feed_end(args: argparse.Namespace, path: str) -> str | None:
+    """The last event of the feed at ``path`` (None when the feed is empty): paged from a
+    minute before the node's own clock (its ``Date`` header), or from the start without one."""
+    from email.utils import parsedate_to_datetime
+
+    from edge.domain import ids
+
+    cursor = None
+    try:
+        answer = httpx.get(_node_url(args) + "/healthz", timeout=30.0)
+        node_ms = int(parsedate_to_datetime(answer.headers["date"]).timestamp() * 1000)
+        cursor = "evt_" + ids.ulid_floor(max(0, node_ms - FEED_END_LOOKBACK_S * 1000))
+    except (httpx.HTTPError, KeyError, ValueError, TypeError):
+        pass
+    while True:
+        params = {"limit": 500, **({"after": cursor} if cursor else {})}
+        page = _call(args, "GET", path, params=params)
+        cursor = page["next"] or cursor
+        if not page["hasMore"]:
+            return cursor
 
 
 def _forward(url: str, secret: str, event: dict[str, Any]) -> str:

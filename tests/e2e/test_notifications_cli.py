@@ -123,3 +123,36 @@ async def test_the_feed_waits_for_what_comes_next(admin, http):
         f"/api/projects/{pid}/events", params={"wait": 26}, headers=bearer(shop.live_key)
     )
     assert (bad.status_code, bad.json()["error"]["field"]) == (400, "wait")
+
+
+async def test_edge_listen_finds_the_feeds_end_from_a_minute_back_not_from_its_start(
+    admin, http, node, monkeypatch
+):
+    import argparse
+
+    import httpx
+
+    from edge import cli
+    from edge.domain import ids
+
+    shop = await manual_shop(admin)
+    pid = shop.project_id
+    for _ in range(3):
+        await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
+    path = f"/api/projects/{pid}/events"
+    feed = (await http.get(path, headers=bearer(shop.live_key))).json()["items"]
+    asked: list[dict[str, Any]] = []
+    request = httpx.request
+
+    def noted(method: str, url: str, **kw: Any) -> httpx.Response:
+        asked.append(dict(kw.get("params") or {}))
+        return request(method, url, **kw)
+
+    monkeypatch.setattr(httpx, "request", noted)
+    args = argparse.Namespace(data=str(node.ctx.settings.data_dir), url=None, json=False)
+    end = await trio.to_thread.run_sync(cli._feed_end, args, path)
+    assert end == feed[-1]["id"]
+    now = node.ctx.clock_ms()
+    assert asked and all(
+        now - 62_000 <= ids.ulid_time_ms(p["after"].removeprefix("evt_")) <= now for p in asked
+    )
