@@ -43,11 +43,21 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
+        # under a lock with each call; the routes and statuses are few
+        self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     def request(self, path: str, status: int, seconds: float) -> None:
         route = route_of(path)
-        self._requests.labels(route, str(status)).inc()
-        self._latency.labels(route).observe(seconds)
+        children = self._children.get((route, status))
+        if children is None:
+            children = self._children[route, status] = (
+                self._requests.labels(route, str(status)),
+                self._latency.labels(route),
+            )
+        count, latency = children
+        count.inc()
+        latency.observe(seconds)
 
     def webhook(self, provider: str, outcome: str) -> None:
         self._webhooks.labels(provider, outcome).inc()

@@ -119,6 +119,9 @@ class RevokeKey:
 
 @dataclass(frozen=True)
 class Webhook:
+    """A provider's delivery (``edge.actors.deliveries``): the actor charges the webhook bucket
+    and answers ``WebhookKeys`` for the caller to verify the signature with."""
+
     provider: str
     headers: dict[str, str]
     body: bytes = field(repr=False)
@@ -126,26 +129,33 @@ class Webhook:
 
 
 @dataclass(frozen=True)
+class WebhookKeys:
+    """What a delivery's signature is checked with: the project's enabled provider and its
+    opened credentials, by mode (only the modes configured)."""
+
+    provider: Any  # edge.providers.base.Provider
+    credentials: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
 class WebhookVerified:
-    """Sent by the actor's own background task once a delivery's signature verified: the actor
-    normalizes, deduplicates and applies it, and answers ``reply`` after the commit."""
+    """A delivery whose signature verified in ``mode``: the actor normalizes, deduplicates and
+    applies it, and answers once it is durable."""
 
     provider: str
     mode: str
     body: bytes = field(repr=False)
-    reply: Callable[[Any], None]
 
 
 @dataclass(frozen=True)
 class WebhookRefused:
-    """Sent by the actor's own background task when a delivery's signature does not verify:
-    the refusal is kept, and ``reply`` gets ``401 signature_invalid`` after the commit."""
+    """A delivery whose signature did not verify: the refusal is kept, and the answer is
+    ``401 signature_invalid`` once that is durable."""
 
     provider: str
     reason: str  # a SignatureInvalid reason
     message: str
     body: bytes = field(repr=False)
-    reply: Callable[[Any], None]
 
 
 @dataclass(frozen=True)

@@ -84,15 +84,9 @@ class Middleware:
         self.load.begun()
         request_id = new_request_id()
         began = trio.current_time()
-        status: list[int] = []
-
-        async def noting_status(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            await send(message)
-
+        status: list[int] = []  # the answer's, noted as it starts (by ``_http``)
         try:
-            await self._http(scope, receive, noting_status, request_id)
+            await self._http(scope, receive, send, request_id, status)
         finally:
             seconds = trio.current_time() - began
             code = status[0] if status else 0
@@ -100,7 +94,9 @@ class Middleware:
             if access.isEnabledFor(logging.INFO):
                 _access_line(scope, code, seconds, request_id)
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: bytes) -> None:
+    async def _http(
+        self, scope: Scope, receive: Receive, send: Send, request_id: bytes, status: list[int]
+    ) -> None:
         origin = preflight = body_unread = False
         version: bytes | None = None
         for name, value in scope["headers"]:
@@ -116,12 +112,10 @@ class Middleware:
             elif name == b"transfer-encoding":
                 body_unread = True
         with_cors = cors.applies(scope["path"], origin=origin)
-        started = False
 
         async def send_with_headers(message: Message) -> None:
-            nonlocal started
             if message["type"] == "http.response.start":
-                started = True
+                status.append(message["status"])
                 headers = _with_headers(message["headers"], request_id, scope, with_cors, preflight)
                 if body_unread:
                     headers.append(_CLOSE)
@@ -160,7 +154,7 @@ class Middleware:
                 return  # nobody to answer
             if not isinstance(failure, Exception):
                 raise  # cancellation, KeyboardInterrupt: not a request's fault
-            if started:  # the answer is under way: nothing left to tell the client
+            if status:  # the answer is under way: nothing left to tell the client
                 _log_fault(scope, request_id, failure)
                 return
             await _fail(failure, scope, request_id, send_with_headers)

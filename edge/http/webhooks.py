@@ -1,9 +1,10 @@
 """``POST /webhook/{provider}/{projectId}``: the provider's own request, byte for byte, served
 directly on ASGI beside the Quart app (edge.http.middleware in front).
 
-The route only carries the raw body and headers to the project's actor. The actor hands the
-provider's signature check (which may call the provider) to a task of its own, then normalizes,
-deduplicates, applies and stores the verified event; the answer goes out after the commit.
+The route carries the raw body and headers to the project's actor and checks the provider's
+signature in its own task with what the actor hands it (``edge.actors.deliveries``); the actor
+normalizes, deduplicates, applies and stores the verified event; the answer goes out after the
+commit.
 Why not a Quart route: ingest speed is the webhook's whole job, and Quart's request object,
 routing and body wrapper cost more per delivery than reading one body off ASGI.
 """
@@ -11,7 +12,8 @@ routing and body wrapper cost more per delivery than reading one body off ASGI.
 from __future__ import annotations
 
 from edge.actors.context import NodeContext
-from edge.actors.messages import Answer, Charge, Webhook
+from edge.actors.deliveries import deliver
+from edge.actors.messages import Charge, Webhook
 from edge.domain import ids
 from edge.domain.providers import CONTRACT_PROVIDERS
 from edge.errors import NotFound, project_not_found
@@ -51,11 +53,6 @@ class WebhookRoute:
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
         body = await read_body(receive, headers.get("content-length"), BODY_LIMIT)
-        registry = self.ctx.registry
-        reply = await registry.call(
-            project_id, Webhook(provider, headers, body, charge=Charge("webhook", provider))
-        )
-        if isinstance(reply, Answer):
-            await answer(send, 200, dumps(reply.value), encode(reply.headers))
-        else:
-            await answer(send, 200, dumps(reply))
+        delivery = Webhook(provider, headers, body, charge=Charge("webhook", provider))
+        reply = await deliver(self.ctx.registry, self.ctx.http, project_id, delivery)
+        await answer(send, 200, dumps(reply.value), encode(reply.headers))

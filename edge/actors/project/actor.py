@@ -47,7 +47,7 @@ class ProjectActor:
         self._pruned_at = 0
         quota = Quota(ledger)
         self._polls = Polls(ledger, lambda: ref.stopping)
-        self._intake = WebhookIntake(ledger, quota, ref)
+        self._intake = WebhookIntake(ledger, quota)
         self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, ref)
         merchant = MerchantActions(ledger)
         settings = ProjectSettings(ledger)
@@ -112,10 +112,7 @@ class ProjectActor:
 
     def idle(self) -> bool:
         return (
-            self._checkouts.in_flight == 0
-            and self._intake.verifying == 0
-            and not self._polls.waiting
-            and not self.ledger.writing()
+            self._checkouts.in_flight == 0 and not self._polls.waiting and not self.ledger.writing()
         )
 
     def release_waiters(self) -> None:

@@ -6,10 +6,10 @@ a transaction (echoed tx id, else a provider id linked earlier) -> apply the tra
 backwards -> store the event with its customerRef and its durable follow-ups -> count it ->
 reply after the commit.
 
-Verification runs off the actor, like a checkout's provider call (a provider may fetch its
-signing certificate): the actor hands out the opened credentials at once and goes on with its
-other messages; the verdict comes back as a message (``WebhookVerified`` or ``WebhookRefused``)
-that the actor applies without waiting.
+Verification runs off the actor, in the caller's task (``edge.actors.deliveries``; a provider
+may fetch its signing certificate): the actor hands out the opened credentials at once and goes
+on with its other messages; the verdict comes back as a message (``WebhookVerified`` or
+``WebhookRefused``) that the actor applies without waiting.
 
 Refused deliveries are kept (the last ``REJECTED_KEPT``) with time, provider, reason and a hash
 of the body, so a merchant can be told exactly why a provider's webhooks fail.
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +26,6 @@ from edge.actors import messages as m
 from edge.actors.project import story
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
-from edge.actors.registry import ActorRef
 from edge.domain import ids
 from edge.domain.convergence import Fate, Step
 from edge.domain.events import QUOTA_EXEMPT, EventType
@@ -35,8 +33,8 @@ from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.quota import period_of
 from edge.domain.status import Kind, Status, partially_refunded
-from edge.errors import ContractError, Internal, InvalidRequest, Unauthorized
-from edge.providers.base import MalformedPayload, NormalizedEvent, Provider, SignatureInvalid
+from edge.errors import ContractError, InvalidRequest, Unauthorized
+from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
 from edge.providers.credentials import MODES
 from edge.store import keys
 from edge.store.codec import pack
@@ -48,50 +46,25 @@ REJECTED_KEPT = 1000
 
 
 class WebhookIntake:
-    def __init__(self, ledger: Ledger, quota: Quota, ref: ActorRef) -> None:
+    def __init__(self, ledger: Ledger, quota: Quota) -> None:
         self.ledger = ledger
         self.quota = quota
-        self.ref = ref
-        self.verifying = 0  # deliveries whose signature is being checked
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
         ledger.on_reload(self._forget_rejected)
 
     # -- entry ------------------------------------------------------------------------
 
     def receive(self, msg: m.Webhook, reply: Reply) -> None:
-        """Hand the delivery, with this project's opened credentials, to a verifying task."""
+        """The enabled provider and this project's opened credentials, for the caller to check
+        the delivery's signature with (``edge.actors.deliveries``)."""
         provider = self.ledger.provider(msg.provider)
         opened = {mode: self.ledger.credentials(provider, mode) for mode in MODES}
         credentials = {
             mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
         }
-        self.verifying += 1
-        self.ledger.ctx.nursery.start_soon(self._verify, provider, credentials, msg, reply)
+        reply(m.WebhookKeys(provider, credentials))
 
-    async def _verify(
-        self, provider: Provider, credentials: dict[str, Any], msg: m.Webhook, reply: Reply
-    ) -> None:
-        try:
-            verdict: m.WebhookVerified | m.WebhookRefused
-            try:
-                mode = await provider.verify_webhook(
-                    msg.headers, msg.body, credentials, time.time(), self.ledger.ctx.http
-                )
-            except SignatureInvalid as exc:
-                verdict = m.WebhookRefused(msg.provider, exc.reason, exc.message, msg.body, reply)
-            else:
-                verdict = m.WebhookVerified(msg.provider, mode, msg.body, reply)
-            await self.ref.send(verdict)
-        except ContractError as failure:
-            reply(failure)
-        except Exception:
-            log.exception("%s webhook verification failed", provider.name)
-            reply(Internal("internal", "An unexpected fault; it has been logged."))
-        finally:
-            self.verifying -= 1
-            self.ledger.settled()
-
-    def verified(self, msg: m.WebhookVerified, done: Reply) -> None:
+    def verified(self, msg: m.WebhookVerified, reply: Reply) -> None:
         provider = self.ledger.provider(msg.provider)
         try:
             event = _bounded(_normalized(provider, msg.body, msg.mode))
@@ -102,27 +75,25 @@ class WebhookIntake:
                 "malformed_payload",
                 str(exc),
                 str(exc),
-                msg.reply,
+                reply,
                 InvalidRequest(
                     "malformed_payload",
                     f"The body verified but is not a readable event: {exc}",
                 ),
             )
         else:
-            duplicate = self._accept(provider, msg.mode, event, msg.body, msg.reply)
+            duplicate = self._accept(provider, msg.mode, event, msg.body, reply)
             self.ledger.ctx.metrics.webhook(provider.name, "duplicate" if duplicate else "accepted")
-        done(None)
 
-    def refused(self, msg: m.WebhookRefused, done: Reply) -> None:
+    def refused(self, msg: m.WebhookRefused, reply: Reply) -> None:
         failure = Unauthorized(
             "signature_invalid",
             _SIGNATURE_MESSAGES.get(msg.reason, msg.message),
             extra={"reason": msg.reason},
         )
         self._reject(
-            msg.provider, msg.body, "signature_invalid", msg.reason, msg.message, msg.reply, failure
+            msg.provider, msg.body, "signature_invalid", msg.reason, msg.message, reply, failure
         )
-        done(None)
 
     def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
         """A provider's answer to a follow-up, applied as its events (each deduplicated like a

@@ -15,6 +15,7 @@ from support.client import MAILING_ADDRESS, ORIGIN
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.actors.context import NodeContext
+from edge.actors.deliveries import deliver
 from edge.actors.project import ProjectActor
 from edge.actors.project.ledger import Ledger
 from edge.actors.registry import ActorRegistry
@@ -48,8 +49,12 @@ class Harness:
     registry: ActorRegistry
 
     async def call(self, project_id: str, message: Any) -> Any:
-        """The actor's reply, without the RateLimit-* it may carry."""
-        answer = await self.registry.call(project_id, message)
+        """The actor's reply, without the RateLimit-* it may carry; a delivery goes through its
+        three steps, as the HTTP route sends it."""
+        if isinstance(message, m.Webhook):
+            answer = await deliver(self.registry, self.ctx.http, project_id, message)
+        else:
+            answer = await self.registry.call(project_id, message)
         return answer.value if isinstance(answer, m.Answer) else answer
 
     async def project(self, *providers: str) -> str:

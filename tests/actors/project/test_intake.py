@@ -107,14 +107,11 @@ async def test_verification_runs_off_the_actor(harness, echo):
     async with trio.open_nursery() as nursery:
         nursery.start_soon(deliver)
         await wait_all_tasks_blocked()
-        actor = harness.registry._entries[project_id].actor
-        assert not actor.idle()  # a verification is under way: drain would wait for it
         # the actor is not held up by the verification: other messages are answered meanwhile
         project = await harness.call(project_id, m.GetProject())
         assert project["id"] == project_id and answers == []
         gate.set()
     assert answers[0]["duplicate"] is False
-    assert actor.idle()
 
 
 async def test_a_provider_turned_off_during_the_check_is_answered_at_once(harness, echo):
