@@ -102,6 +102,12 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     events that took effect now. A step the story already has (the same effect at the same
     time, under another event id) is not added again: it shares that step's fate."""
     sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+    if tx.get("story") and new:
+        repeated = _repeats(tx["story"], new)
+        if repeated is not None:  # nothing new to fold: each shares its kept step's fate
+            fates = {i: _FATES[stored["f"]] for i, stored in repeated.items()}
+            ignored = {i for i, fate in fates.items() if fate is Fate.IGNORED}
+            return Settled(fates, _late(new, tx) & ignored, sub)
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
@@ -158,6 +164,20 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     fates.update({i: outcome.fates[first] for i, first in repeats.items()})
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     return Settled(fates, frozenset(late), sub)
+
+
+def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:
+    """Each new entry's kept step of the same effect, when every one has one (read off the
+    stored steps, none of them parsed); else None."""
+    kept = {(e["at"], e["t"], e.get("p", ""), e.get("s", ""), bool(e.get("st"))): e for e in story}
+    out = {}
+    for entry in new:
+        s = entry.step
+        stored = kept.get((s.at, s.type, str(s.payment or ""), str(s.subscription or ""), s.starts))
+        if stored is None or stored["e"] == s.event_id:
+            return None
+        out[s.event_id] = stored
+    return out
 
 
 def _late(entries: Sequence[Entry], tx: dict[str, Any]) -> frozenset[str]:

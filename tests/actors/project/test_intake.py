@@ -3,6 +3,8 @@ refusals kept, the transition applied once and durably."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 from actors.project.harness import EchoProvider, delivery
@@ -231,3 +233,29 @@ async def test_an_unmatched_event_is_matched_by_its_own_mode_only(harness, echo)
     assert waiting == live["eventId"].encode()  # still waiting for a live transaction
     record = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (record["status"], record["version"]) == ("refunded", 3)
+
+
+async def test_the_same_effect_under_another_id_shares_its_steps_fate_and_moves_nothing(
+    harness, echo
+):
+    project_id, ledger, tx = await _echo_owned_tx(harness)
+    store = harness.ctx.store
+
+    async def send(event_id: str, status: str, at: int) -> dict[str, Any]:
+        answer = await harness.call(
+            project_id, delivery(id=event_id, txId=tx["id"], status=status, at=at)
+        )
+        assert answer["duplicate"] is False
+        stored = store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+        record = store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+        return {"applied": stored["appliedAt"] is not None, **record}
+
+    refund = await send("evt_r1", "refunded", 2_000)  # before its payment: held
+    assert (refund["applied"], refund["status"], len(refund["story"])) == (False, "pending", 1)
+    again = await send("evt_r2", "refunded", 2_000)
+    assert (again["applied"], again["status"], len(again["story"])) == (False, "pending", 1)
+    paid = await send("evt_p1", "succeeded", 1_000)  # the refund follows it
+    assert (paid["applied"], paid["status"], len(paid["story"])) == (True, "refunded", 2)
+    repeat = await send("evt_p2", "succeeded", 1_000)
+    assert (repeat["applied"], repeat["status"]) == (True, "refunded")
+    assert (repeat["version"], repeat["story"]) == (paid["version"], paid["story"])
