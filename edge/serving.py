@@ -16,8 +16,13 @@ sockets here, the same way, with three changes:
 
 The clock learns of bytes from ``_Watched`` (the socket stream, one check per read) and of
 requests from Hypercorn's own ``Updated`` events (``_Connection.protocol_send``). A request costs
-two deadline changes (idle, then busy; a third only for headers that come in parts), as
-Hypercorn's own idle timer did, and no task is added per request or connection.
+two deadline changes (idle, then busy; a third only for headers that come in parts) and no task:
+Hypercorn's own idle timer, a task started each time a connection falls idle and cancelled when
+a request comes, is not run. Its one other duty, closing idle connections when the server
+stops, is ``IdleConnections``'.
+
+An answer's head (status line and headers) is written with what follows it, its body or its end,
+in one write rather than two or three: the bytes of one answer go out in one segment.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config, Sockets
-from hypercorn.events import Event, Updated
+from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -131,19 +136,90 @@ class _Watched(trio.abc.HalfCloseableStream):
         await self._stream.aclose()
 
 
-class _Connection(TCPServer):
-    """Hypercorn's connection, its idle and busy turns moving the clock's deadline."""
+class IdleConnections:
+    """The connections waiting for their next request: closed at once when the server stops
+    (what Hypercorn's idle timer did), and any that falls idle after that."""
 
-    def __init__(self, clock: RequestClock, scope: trio.CancelScope, *args: Any) -> None:
+    def __init__(self) -> None:
+        self._scopes: set[trio.CancelScope] = set()
+        self.stopping = False
+
+    def idle(self, scope: trio.CancelScope) -> None:
+        if self.stopping:
+            scope.cancel()
+        else:
+            self._scopes.add(scope)
+
+    def busy(self, scope: trio.CancelScope) -> None:
+        self._scopes.discard(scope)
+
+    def stop(self) -> None:
+        self.stopping = True
+        for scope in self._scopes:
+            scope.cancel()
+        self._scopes.clear()
+
+
+class _NoIdleTimer:
+    """Stands for Hypercorn's idle timer task (``TrioSingleTask``), which is not run."""
+
+    async def restart(self, *_: object) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+
+_HEAD = b"HTTP/1.1 "
+_INTERIM = b"HTTP/1.1 1"  # 100 Continue: the client waits for it before sending the body
+
+
+class _Connection(TCPServer):
+    """Hypercorn's connection: its idle and busy turns move the clock's deadline, and an
+    answer's head waits for the bytes that follow it."""
+
+    def __init__(
+        self,
+        clock: RequestClock,
+        scope: trio.CancelScope,
+        idle: IdleConnections,
+        *args: Any,
+    ) -> None:
         super().__init__(*args)
         self._clock = clock
         self._scope = scope
+        self._idle = idle
+        self.idle_task = _NoIdleTimer()  # type: ignore[assignment]
+        self._head_due = False  # a request began: the next bytes out are its answer's head
+        self._held = b""
 
     async def protocol_send(self, event: Event) -> None:
-        if isinstance(event, Updated):
-            clock = self._clock
-            self._scope.deadline = clock.idle(trio.current_time()) if event.idle else clock.busy()
-        await super().protocol_send(event)
+        if isinstance(event, RawData):
+            data = event.data
+            if self._head_due and not data.startswith(_INTERIM):  # an interim one goes now
+                self._head_due = False
+                if data.startswith(_HEAD):
+                    self._held = data  # Hypercorn sends the body, or the end, right after
+                    return
+            if self._held:
+                data, self._held = self._held + data, b""
+            elif not data:
+                return  # the end of a body of known length: nothing to write
+            await super().protocol_send(RawData(data))
+        elif isinstance(event, Updated):
+            clock, scope = self._clock, self._scope
+            if event.idle:
+                scope.deadline = clock.idle(trio.current_time())
+                self._idle.idle(scope)
+            else:
+                scope.deadline = clock.busy()
+                self._idle.busy(scope)
+                self._head_due = True
+        else:
+            if isinstance(event, Closed) and self._held:
+                held, self._held = self._held, b""
+                await super().protocol_send(RawData(held))
+            await super().protocol_send(event)
 
 
 def late_headers_answer() -> bytes:
@@ -170,20 +246,25 @@ def connection_handler(
     state: LifespanState,
     gate: ConnectionGate,
     limits: ConnectionLimits,
+    idle: IdleConnections,
 ) -> Callable[[trio.SocketStream], Awaitable[None]]:
     """What serves one admitted connection; its place in ``gate`` is given back when it ends
     (``trio.serve_listeners`` closes the socket)."""
 
     async def handle(stream: trio.SocketStream) -> None:
+        clock = RequestClock(limits.keep_alive_s, limits.header_timeout_s, trio.current_time())
+        scope = trio.CancelScope(deadline=clock.deadline)
         try:
-            clock = RequestClock(limits.keep_alive_s, limits.header_timeout_s, trio.current_time())
-            with trio.CancelScope(deadline=clock.deadline) as scope:
+            with scope:
+                idle.idle(scope)  # until its first request
                 watched = _Watched(stream, clock, scope)
-                await _Connection(clock, scope, app, config, context, state, watched).run()
+                connection = _Connection(clock, scope, idle, app, config, context, state, watched)
+                await connection.run()
             if scope.cancelled_caught and clock.phase is HEADERS:
                 with trio.move_on_after(_LATE_ANSWER_S), _CLIENT_GONE:
                     await stream.send_all(late_headers_answer())
         finally:
+            idle.busy(scope)
             gate.release()
 
     return handle
@@ -216,7 +297,8 @@ async def serve(
                 await config.log.info(f"Running on http://{bind} (CTRL + C to quit)")
             task_status.started(gate)
             state = ConnectionState(lifespan_state.copy())
-            handler = connection_handler(app, config, context, state, gate, limits)
+            idle = IdleConnections()
+            handler = connection_handler(app, config, context, state, gate, limits, idle)
             try:
                 async with trio.open_nursery(strict_exception_groups=True) as nursery:
                     nursery.start_soon(raise_shutdown, shutdown_trigger)
@@ -236,6 +318,7 @@ async def serve(
                     raise other_errors from None
             finally:
                 await context.terminated.set()
+                idle.stop()
                 server_nursery.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()

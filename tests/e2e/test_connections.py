@@ -71,6 +71,25 @@ async def test_an_idle_keep_alive_connection_is_closed(node):
         assert trio.current_time() - started >= KEEP_ALIVE_S - 1
 
 
+async def test_idle_connections_are_closed_at_once_when_the_node_stops(tmp_path):
+    settings = node_settings(tmp_path / "stopping")
+    async with trio.open_nursery() as nursery:
+        running = await nursery.start(partial(run_node, settings))
+        url = urlsplit(running.url)
+        fresh = await trio.open_tcp_stream(url.hostname, url.port)  # no request yet
+        used = await trio.open_tcp_stream(url.hostname, url.port)
+        async with fresh, used:
+            await used.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await read_answer(used)).startswith(b"HTTP/1.1 404")
+            stopped = trio.current_time()
+            running.stop.set()
+            for stream in (fresh, used):
+                with trio.fail_after(KEEP_ALIVE_S - 2):  # not left to their idle time
+                    while await stream.receive_some(65536):
+                        pass
+            assert trio.current_time() - stopped < 2
+
+
 async def _closed_within(stream: trio.SocketStream, seconds: float) -> bytes:
     """Everything the node sends until it closes the connection, which it must within
     ``seconds``."""

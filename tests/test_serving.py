@@ -1,0 +1,65 @@
+"""The node's hold on a Hypercorn connection (edge.serving), on trio's own testing streams: an
+answer's head goes out with what follows it in one write, an interim 100 Continue at once, and
+idle connections are closed as the server stops."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+from hypercorn.config import Config
+from hypercorn.events import RawData, Updated
+from hypercorn.trio.worker_context import WorkerContext
+
+from edge.domain.deadlines import RequestClock
+from edge.serving import IdleConnections, _Connection
+
+HEAD = b"HTTP/1.1 200 \r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n"
+
+
+def connection(writes: list[bytes]) -> tuple[_Connection, trio.CancelScope, IdleConnections]:
+    stream = trio.testing.MemorySendStream()
+
+    async def noted() -> None:
+        writes.append(bytes(await stream.get_data()))
+
+    stream.send_all_hook = noted
+    clock = RequestClock(5.0, 10.0, trio.current_time())
+    scope, idle = trio.CancelScope(deadline=clock.deadline), IdleConnections()
+    made = _Connection(clock, scope, idle, None, Config(), WorkerContext(None), {}, stream)
+    return made, scope, idle
+
+
+async def test_an_answers_head_is_written_with_its_body_in_one_write():
+    writes: list[bytes] = []
+    made, _, _ = connection(writes)
+    for _ in range(2):  # two requests on one connection
+        await made.protocol_send(Updated(idle=False))
+        await made.protocol_send(RawData(HEAD))
+        assert writes == [] or len(writes) == 1  # held for its body
+        await made.protocol_send(RawData(b'{"a":12}'))
+        await made.protocol_send(RawData(b""))  # the end of a sized body: nothing to write
+        await made.protocol_send(Updated(idle=True))
+    assert writes == [HEAD + b'{"a":12}'] * 2
+
+
+async def test_a_head_with_no_body_goes_with_the_end_and_an_interim_one_at_once():
+    writes: list[bytes] = []
+    made, _, _ = connection(writes)
+    await made.protocol_send(Updated(idle=False))
+    await made.protocol_send(RawData(b"HTTP/1.1 100 \r\n\r\n"))
+    assert writes == [b"HTTP/1.1 100 \r\n\r\n"]  # the client sends its body only after it
+    await made.protocol_send(RawData(b"HTTP/1.1 204 \r\n\r\n"))
+    await made.protocol_send(RawData(b"0\r\n\r\n"))  # a chunked body's end
+    assert writes[1:] == [b"HTTP/1.1 204 \r\n\r\n0\r\n\r\n"]
+
+
+async def test_idle_connections_are_closed_when_the_server_stops_and_busy_ones_are_not():
+    made, scope, idle = connection([])
+    other, other_scope, _ = connection([])
+    await made.protocol_send(Updated(idle=True))
+    idle.idle(other_scope)
+    idle.busy(other_scope)  # a request came
+    idle.stop()
+    assert scope.cancel_called and not other_scope.cancel_called
+    idle.idle(other_scope)  # its answer went out: nothing more to wait for
+    assert other_scope.cancel_called
