@@ -12,7 +12,6 @@ runs off the actor, and comes back to it as a message.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from edge.actors import messages as m
@@ -38,51 +37,71 @@ from edge.store import keys
 log = logging.getLogger("edge.actors")
 
 
+# message type -> (the concern that answers it, its method); looked up per message rather than
+# bound per actor: an idle project's actor should cost little (10,000 of them in memory)
+_HANDLERS: dict[type, tuple[str, str]] = {
+    m.GetStatus: ("_polls", "get_status"),
+    m.GetPublicInfo: ("_public_info", "get"),
+    m.Webhook: ("_intake", "receive"),
+    m.WebhookVerified: ("_intake", "verified"),
+    m.WebhookRefused: ("_intake", "refused"),
+    m.StartCheckout: ("_checkouts", "start"),
+    m.CheckoutFinished: ("_checkouts", "finish"),
+    m.ExpireCheckout: ("_checkouts", "expire"),
+    m.BuyerReturned: ("_checkouts", "returned"),
+    m.FollowUpReported: ("_intake", "reported"),
+    m.MarkPaid: ("_merchant", "mark_paid"),
+    m.CancelTx: ("_merchant", "cancel"),
+    m.PortalUrl: ("_merchant", "portal_url"),
+    m.TriggerMaterial: ("_merchant", "trigger_material"),
+    m.FollowUpTarget: ("_merchant", "follow_up_target"),
+    m.GetUsage: ("_quota", "get_usage"),
+    m.GetProject: ("_settings", "get_project"),
+    m.PatchProject: ("_settings", "patch_project"),
+    m.PutProduct: ("_settings", "put_product"),
+    m.DeleteProduct: ("_settings", "delete_product"),
+    m.PutProvider: ("_settings", "put_provider"),
+    m.CreateKey: ("_settings", "create_key"),
+    m.RevokeKey: ("_settings", "revoke_key"),
+    m.CreateEndpoint: ("_endpoints", "create"),
+    m.ListEndpoints: ("_endpoints", "list"),
+    m.PatchEndpoint: ("_endpoints", "patch"),
+    m.DeleteEndpoint: ("_endpoints", "delete"),
+    m.ReplayEvents: ("_endpoints", "replay"),
+    m.EndpointOutcome: ("_endpoints", "outcome"),
+}
+
+
 class ProjectActor:
+    __slots__ = (
+        "id",
+        "ledger",
+        "_rates",
+        "_pruned_at",
+        "_quota",
+        "_polls",
+        "_intake",
+        "_checkouts",
+        "_merchant",
+        "_settings",
+        "_endpoints",
+        "_public_info",
+    )
+
     def __init__(self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef) -> None:
         self.id: str = project["id"]
         self.ledger = ledger = Ledger(ctx, project)
         ledger.on_settled(ref.settled)
         self._rates = ProjectRates(ctx.settings, project["tier"])
         self._pruned_at = 0
-        quota = Quota(ledger)
-        self._polls = Polls(ledger, lambda: ref.stopping)
+        self._quota = quota = Quota(ledger)
+        self._polls = Polls(ledger, ref)
         self._intake = WebhookIntake(ledger, quota)
         self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, ref)
-        merchant = MerchantActions(ledger)
-        settings = ProjectSettings(ledger)
-        endpoints = Endpoints(ledger)
-        self._handlers: dict[type, Callable[[Any, Reply], None]] = {
-            m.GetStatus: self._polls.get_status,
-            m.GetPublicInfo: PublicInfoPages(ledger).get,
-            m.Webhook: self._intake.receive,
-            m.WebhookVerified: self._intake.verified,
-            m.WebhookRefused: self._intake.refused,
-            m.StartCheckout: self._checkouts.start,
-            m.CheckoutFinished: self._checkouts.finish,
-            m.ExpireCheckout: self._checkouts.expire,
-            m.BuyerReturned: self._checkouts.returned,
-            m.FollowUpReported: self._intake.reported,
-            m.MarkPaid: merchant.mark_paid,
-            m.CancelTx: merchant.cancel,
-            m.PortalUrl: merchant.portal_url,
-            m.TriggerMaterial: merchant.trigger_material,
-            m.FollowUpTarget: merchant.follow_up_target,
-            m.GetUsage: quota.get_usage,
-            m.GetProject: settings.get_project,
-            m.PatchProject: settings.patch_project,
-            m.PutProduct: settings.put_product,
-            m.DeleteProduct: settings.delete_product,
-            m.PutProvider: settings.put_provider,
-            m.CreateKey: settings.create_key,
-            m.RevokeKey: settings.revoke_key,
-            m.CreateEndpoint: endpoints.create,
-            m.ListEndpoints: endpoints.list,
-            m.PatchEndpoint: endpoints.patch,
-            m.DeleteEndpoint: endpoints.delete,
-            m.ReplayEvents: endpoints.replay,
-            m.EndpointOutcome: endpoints.outcome,
-        }
+        self._merchant = MerchantActions(ledger)
+        self._settings = ProjectSettings(ledger)
+        self._endpoints = Endpoints(ledger)
+        self._public_info = PublicInfoPages(ledger)
 
     @classmethod
     def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
@@ -121,9 +140,10 @@ class ProjectActor:
     # -- dispatch -----------------------------------------------------------------------
 
     def _dispatch(self, message: Any, reply: Reply) -> None:
-        handler = self._handlers.get(type(message))
-        if handler is None:
+        route = _HANDLERS.get(type(message))
+        if route is None:
             raise TypeError(f"project actor got an unknown message {message!r}")
+        handler = getattr(getattr(self, route[0]), route[1])
         admitted = self._admit(message, reply)
         if admitted is None:
             return

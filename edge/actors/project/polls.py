@@ -8,7 +8,6 @@ stops, long polls are answered at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -16,14 +15,15 @@ import trio
 from edge.actors import messages as m
 from edge.actors.project.ledger import CACHE_SIZE, Ledger, Reply
 from edge.actors.records import status_body
+from edge.actors.registry import ActorRef
 from edge.errors import NotFound
 from edge.store.writer import Ticket
 
 
 class Polls:
-    def __init__(self, ledger: Ledger, stopping: Callable[[], bool]) -> None:
+    def __init__(self, ledger: Ledger, ref: ActorRef) -> None:
         self.ledger = ledger
-        self._stopping = stopping
+        self._ref = ref  # its ``stopping``: the node is stopping, long polls answer at once
         self._pollers: dict[str, list[tuple[int, Reply]]] = {}
         self._bodies: dict[str, tuple[int, int, bytes]] = {}
         ledger.on_submit(self._submitted)
@@ -41,7 +41,7 @@ class Polls:
             msg.wait_s <= 0
             or msg.version is None
             or record["version"] > msg.version
-            or self._stopping()
+            or self._ref.stopping
         ):
             self.ledger.reply_read(reply, self.body(record), msg.item_id)
             return
