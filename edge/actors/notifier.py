@@ -113,9 +113,19 @@ class Notifier:
         now = self._clock_ms()
         # busy: read only as far as the one piece of work that may start (a long scan in a
         # thread would take the interpreter from the requests it is giving way to)
-        owed, entries = await trio.to_thread.run_sync(self._look, now, busy)
-        if owed:
-            await self._fan_out(owed, now)
+        owed, entries, gone = await trio.to_thread.run_sync(self._look, now, busy)
+        if owed or gone:
+            if owed:
+                await self._fan_out(owed, now)
+            else:  # nothing to send them to: settled together, with no attempt to make
+                ops = [
+                    op
+                    for e in gone
+                    for op in self._settled_ops(e, now, None, _GONE, outbox.DROPPED)
+                ]
+                await self._writer.write(ops)
+                for _ in gone:
+                    self._counted(outbox.DROPPED)
             if busy:
                 self._paced_until = trio.current_time() + BUSY_BACKOFF_S
                 return BUSY_BACKOFF_S
@@ -143,14 +153,27 @@ class Notifier:
         )
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
 
-    def _look(self, now: int, busy: bool) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
-        """(events to fan out, due entries); the second only when there are none of the first.
-        In a worker thread."""
+    def _look(
+        self, now: int, busy: bool
+    ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """(events to fan out, due entries, due entries whose endpoint is gone or disabled);
+        the others only when there are none of the first. In a worker thread."""
         owed = notifyq.fan_outs(self._store, 1 if busy else BATCH)
         if owed:
-            return owed, []
+            return owed, [], []
         limit = len(self._sending) + 1 if busy else BATCH
-        return [], outbox.due(self._store, now, limit, db=notifyq.DB)
+        due, gone = [], []
+        projects: dict[str, Any] = {}
+        for entry in outbox.due(self._store, now, limit, db=notifyq.DB):
+            pid = entry["projectId"]
+            if pid not in projects:
+                projects[pid] = self._store.get(keys.project(pid)) or {}
+            endpoint = (projects[pid].get("endpoints") or {}).get(entry["params"].get("endpointId"))
+            if entry["action"] == notifyq.ACTION and not (endpoint and endpoint.get("enabled")):
+                gone.append(entry)
+            else:
+                due.append(entry)
+        return [], due, gone
 
     async def _fan_out(self, owed: list[tuple[str, str]], now: int) -> None:
         """Each owed event becomes one queue entry for each endpoint that takes it (read and
@@ -186,8 +209,7 @@ class Notifier:
         started = self._clock_ms()
         target = self._targets(project_id, params["endpointId"], params["eventId"], started)
         if target is None:
-            detail = "the endpoint is gone or disabled, or the event was pruned"
-            await self._settle(entry, started, None, detail, outbox.DROPPED)
+            await self._settle(entry, started, None, _GONE, outbox.DROPPED)
             return
         status, error = await self._post(target, params["eventId"])
         ok = notifications.succeeded(status)
@@ -233,12 +255,24 @@ class Notifier:
         state: str,
         due_ms: int | None = None,
     ) -> None:
-        finished = self._clock_ms()
-        outcome = {outbox.DONE: "done", outbox.PENDING: "retry"}.get(state, state)
+        await self._writer.write(self._settled_ops(entry, started, status, detail, state, due_ms))
+        self._counted(_OUTCOMES.get(state, state))
+
+    def _settled_ops(
+        self,
+        entry: Mapping[str, Any],
+        started: int,
+        status: int | None,
+        detail: str,
+        state: str,
+        due_ms: int | None = None,
+    ) -> list[Op]:
+        """The attempt recorded, with its line in the endpoint's attempt log, and the entry
+        moved to ``state``."""
         attempt = {
             "at": started,
-            "durationMs": finished - started,
-            "outcome": outcome,
+            "durationMs": self._clock_ms() - started,
+            "outcome": _OUTCOMES.get(state, state),
             "status": status,
             "detail": detail[:500],
         }
@@ -257,5 +291,8 @@ class Notifier:
                 },
             )
         )
-        await self._writer.write(ops)
-        self._counted(outcome)
+        return ops
+
+
+_OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}
+_GONE = "the endpoint is gone or disabled, or the event was pruned"

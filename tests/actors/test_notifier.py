@@ -50,7 +50,14 @@ class Project:
         return None
 
 
+RECORD = {  # the project as the store holds it: the endpoint the entries are owed to
+    "id": PROJECT,
+    "endpoints": {ENDPOINT: {"id": ENDPOINT, "mode": "live", "types": [], "enabled": True}},
+}
+
+
 async def enqueue(writer: StoreWriter, count: int = 1) -> list[str]:
+    await writer.write([("records", keys.project(PROJECT), pack(RECORD))])
     entries = []
     for n in range(count):
         event = {"id": f"evt_01JD00000000000000000000{n:02d}", "txId": None}
@@ -207,6 +214,28 @@ async def test_owed_events_and_an_earlier_nodes_fan_out_entry_reach_the_endpoint
                 await trio.sleep(0.02)
         nursery.cancel_scope.cancel()
     assert sorted(seen) == [event["id"] for event in owed]
+
+
+async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_request(store, writer):
+    entry_ids = await enqueue(writer, 40)
+    gone = {**RECORD, "endpoints": {}}  # the endpoint was deleted meanwhile
+    await writer.write([("records", keys.project(PROJECT), pack(gone))])
+    asked: list[httpx.Request] = []
+    commits = writer.stats.commits
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(asked.append)) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
+        await nursery.start(notifier.run)
+        with trio.fail_after(10):
+            entries = [await settled(store, e) for e in entry_ids]
+        nursery.cancel_scope.cancel()
+    assert {e["state"] for e in entries} == {"dropped"} and asked == []
+    assert writer.stats.commits - commits == 1
+    (attempt,) = outbox.attempts(store, entry_ids[0], db=notifyq.DB)
+    assert attempt["outcome"] == "dropped" and "gone" in attempt["detail"]
+    assert len(notifyq.log(store, ENDPOINT)) == 40
 
 
 async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, writer):
