@@ -114,6 +114,9 @@ class Notifier:
         # busy: read only as far as the one piece of work that may start (a long scan in a
         # thread would take the interpreter from the requests it is giving way to)
         owed, entries, gone = await trio.to_thread.run_sync(self._look, now, busy)
+        # one being sent is its attempt's to settle: it stays among those under way
+        entries += [e for e in gone if e["id"] in self._sending]
+        gone = [e for e in gone if e["id"] not in self._sending]
         if owed or gone:
             if owed:
                 await self._fan_out(owed, now)

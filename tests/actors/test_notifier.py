@@ -238,6 +238,35 @@ async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_req
     assert len(notifyq.log(store, ENDPOINT)) == 40
 
 
+async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attempt_alone(
+    store, writer
+):
+    (entry_id,) = await enqueue(writer)
+    asked, answer_now = trio.Event(), trio.Event()
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        asked.set()
+        await answer_now.wait()
+        return httpx.Response(204)
+
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
+        await nursery.start(notifier.run)
+        await asked.wait()
+        await writer.write([("records", keys.project(PROJECT), pack({**RECORD, "endpoints": {}}))])
+        notifier.notify()  # a pass while the attempt is under way
+        await trio.sleep(0.2)
+        answer_now.set()
+        with trio.fail_after(10):
+            entry = await settled(store, entry_id)
+        nursery.cancel_scope.cancel()
+    assert (entry["state"], entry["attempts"]) == ("done", 1)
+    assert [line["outcome"] for line in notifyq.log(store, ENDPOINT)] == ["done"]
+
+
 async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, writer):
     async def loopback(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
         return [(2, 1, 6, "", ("127.0.0.1", port))]
