@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
@@ -40,7 +39,7 @@ async def deliver(
     if isinstance(reply, m.Answer):
         reply, headers = reply.value, reply.headers
     keys: m.WebhookKeys = reply
-    verdict: Any
+    verdict: m.WebhookVerified | m.WebhookRefused
     try:
         mode = await keys.provider.verify_webhook(
             delivery.headers, delivery.body, keys.credentials, wall_s(), http

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -121,18 +121,8 @@ class Notifier:
             if owed:
                 await self._fan_out(owed, now)
             else:  # nothing to send them to: settled together, with no attempt to make
-                ops = [
-                    op
-                    for e in gone
-                    for op in self._settled_ops(e, now, None, _GONE, outbox.DROPPED)
-                ]
-                await self._writer.write(ops)
-                for _ in gone:
-                    self._counted(outbox.DROPPED)
-            if busy:
-                self._paced_until = trio.current_time() + BUSY_BACKOFF_S
-                return BUSY_BACKOFF_S
-            return 0
+                await self._settle(gone, now, None, _GONE, outbox.DROPPED)
+            return self._pause() if busy else 0
         refiled = [e for e in entries if e["action"] == notifyq.FAN_OUT_ENTRY]
         if refiled:
             await self._writer.write([op for e in refiled for op in notifyq.refiled_ops(e)])
@@ -147,14 +137,18 @@ class Notifier:
             self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
             nursery.start_soon(self._attempt, entry)
             if busy:
-                self._paced_until = trio.current_time() + BUSY_BACKOFF_S
-                return BUSY_BACKOFF_S
+                return self._pause()
         if entries:
             return math.inf
         next_due = await trio.to_thread.run_sync(
             lambda: outbox.next_due_ms(self._store, db=notifyq.DB)
         )
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+
+    def _pause(self) -> float:
+        """A piece of work started while busy: the next starts ``BUSY_BACKOFF_S`` from now."""
+        self._paced_until = trio.current_time() + BUSY_BACKOFF_S
+        return BUSY_BACKOFF_S
 
     def _look(
         self, now: int, busy: bool
@@ -170,9 +164,10 @@ class Notifier:
         for entry in outbox.due(self._store, now, limit, db=notifyq.DB):
             pid = entry["projectId"]
             if pid not in projects:
-                projects[pid] = self._store.get(keys.project(pid)) or {}
-            endpoint = (projects[pid].get("endpoints") or {}).get(entry["params"].get("endpointId"))
-            if entry["action"] == notifyq.ACTION and not (endpoint and endpoint.get("enabled")):
+                projects[pid] = self._store.get(keys.project(pid))
+            endpoint_id = entry["params"].get("endpointId")
+            taken = notifyq.enabled_endpoint(projects[pid], endpoint_id) is not None
+            if entry["action"] == notifyq.ACTION and not taken:
                 gone.append(entry)
             else:
                 due.append(entry)
@@ -212,7 +207,7 @@ class Notifier:
         started = self._clock_ms()
         target = self._targets(project_id, params["endpointId"], params["eventId"], started)
         if target is None:
-            await self._settle(entry, started, None, _GONE, outbox.DROPPED)
+            await self._settle([entry], started, None, _GONE, outbox.DROPPED)
             return
         status, error = await self._post(target, params["eventId"])
         ok = notifications.succeeded(status)
@@ -224,7 +219,7 @@ class Notifier:
                 state, due_ms = outbox.FAILED, None
             else:
                 state, due_ms = outbox.PENDING, self._clock_ms() + wait_s * 1000
-        await self._settle(entry, started, status, error, state, due_ms)
+        await self._settle([entry], started, status, error, state, due_ms)
         health = notifications.health_after(ok, status, target["failingSince"], self._clock_ms())
         if health is not None:
             with contextlib.suppress(ContractError):  # told again by the next attempt
@@ -251,50 +246,40 @@ class Notifier:
 
     async def _settle(
         self,
-        entry: Mapping[str, Any],
+        entries: Sequence[Mapping[str, Any]],
         started: int,
         status: int | None,
         detail: str,
         state: str,
         due_ms: int | None = None,
     ) -> None:
-        await self._writer.write(self._settled_ops(entry, started, status, detail, state, due_ms))
-        self._counted(_OUTCOMES.get(state, state))
-
-    def _settled_ops(
-        self,
-        entry: Mapping[str, Any],
-        started: int,
-        status: int | None,
-        detail: str,
-        state: str,
-        due_ms: int | None = None,
-    ) -> list[Op]:
-        """The attempt recorded, with its line in the endpoint's attempt log, and the entry
-        moved to ``state``."""
+        """Each entry's attempt recorded, with its line in the endpoint's attempt log, and the
+        entry moved to ``state``, in one commit."""
+        outcome = _OUTCOMES.get(state, state)
         attempt = {
             "at": started,
             "durationMs": self._clock_ms() - started,
-            "outcome": _OUTCOMES.get(state, state),
+            "outcome": outcome,
             "status": status,
             "detail": detail[:500],
         }
-        ops = outbox.settle_ops(
-            entry, attempt, state=state, due_ms=due_ms, detail=detail, db=notifyq.DB
-        )
-        ops.append(
-            notifyq.log_op(
-                entry["params"]["endpointId"],
-                {
-                    **attempt,
-                    "eventId": entry["params"]["eventId"],
-                    "entryId": entry["id"],
-                    "number": entry["attempts"] + 1,
-                    "nextAt": due_ms,
-                },
+        ops: list[Op] = []
+        for entry in entries:
+            params = entry["params"]
+            ops += outbox.settle_ops(
+                entry, attempt, state=state, due_ms=due_ms, detail=detail, db=notifyq.DB
             )
-        )
-        return ops
+            line = {
+                **attempt,
+                "eventId": params["eventId"],
+                "entryId": entry["id"],
+                "number": entry["attempts"] + 1,
+                "nextAt": due_ms,
+            }
+            ops.append(notifyq.log_op(params["endpointId"], line))
+        await self._writer.write(ops)
+        for _ in entries:
+            self._counted(outcome)
 
 
 _OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}

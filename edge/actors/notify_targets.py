@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from edge.actors.project.endpoints import place
 from edge.actors.records import event_view
 from edge.sealing import Sealer
-from edge.store import keys
+from edge.store import keys, notifyq
 from edge.store.env import Store
 
 KEPT = 1024
@@ -30,9 +31,8 @@ class StoredTargets:
     def __call__(
         self, project_id: str, endpoint_id: str, event_id: str, now_ms: int
     ) -> dict[str, Any] | None:
-        project = self._store.get(keys.project(project_id))
-        endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
-        if endpoint is None or not endpoint.get("enabled"):
+        endpoint = notifyq.enabled_endpoint(self._store.get(keys.project(project_id)), endpoint_id)
+        if endpoint is None:
             return None
         event = self._store.get(keys.record(project_id, keys.EVENT, event_id))
         if event is None:
@@ -48,7 +48,7 @@ class StoredTargets:
             "failingSince": endpoint.get("failingSince"),
         }
 
-    def _secrets(self, project_id: str, endpoint: dict[str, Any]) -> tuple[str, str | None]:
+    def _secrets(self, project_id: str, endpoint: Mapping[str, Any]) -> tuple[str, str | None]:
         key = (project_id, endpoint["id"], endpoint["updatedAt"])
         opened = self._opened.get(key)
         if opened is None:

@@ -52,6 +52,14 @@ def enqueue_ops(
     )
 
 
+def enabled_endpoint(
+    project: Mapping[str, Any] | None, endpoint_id: str | None
+) -> Mapping[str, Any] | None:
+    """The project's endpoint if it is there and enabled: one that takes notifications."""
+    endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
+    return endpoint if endpoint and endpoint.get("enabled") else None
+
+
 def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The project's enabled endpoints that take this event."""
     return [

@@ -4,6 +4,8 @@ address whose name resolves to loopback refused when sending."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -54,6 +56,23 @@ RECORD = {  # the project as the store holds it: the endpoint the entries are ow
     "id": PROJECT,
     "endpoints": {ENDPOINT: {"id": ENDPOINT, "mode": "live", "types": [], "enabled": True}},
 }
+
+
+@asynccontextmanager
+async def notifying(
+    store: Store, writer: StoreWriter, answer: Callable[[httpx.Request], Any], **options: Any
+) -> AsyncIterator[Notifier]:
+    """A running notifier whose receiver's answers are ``answer(request)``; stopped on leaving."""
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
+        trio.open_nursery() as nursery,
+    ):
+        notifier = Notifier(
+            store, writer, Project().targets, Project().call, http, now_ms, **options
+        )
+        await nursery.start(notifier.run)
+        yield notifier
+        nursery.cancel_scope.cancel()
 
 
 async def enqueue(writer: StoreWriter, count: int = 1) -> list[str]:
@@ -156,14 +175,7 @@ async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(sto
         return httpx.Response(204)
 
     entry_ids = await enqueue(writer, 60)
-    async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
-        trio.open_nursery() as nursery,
-    ):
-        notifier = Notifier(
-            store, writer, Project().targets, Project().call, http, now_ms, busy=lambda: busy
-        )
-        await nursery.start(notifier.run)
+    async with notifying(store, writer, answer, busy=lambda: busy) as notifier:
         began = trio.current_time()
         await trio.sleep(0.5)
         paced = len(starts)
@@ -174,7 +186,6 @@ async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(sto
         notifier.notify()
         with trio.fail_after(10):
             entries = [await settled(store, e) for e in entry_ids]
-        nursery.cancel_scope.cancel()
     assert {e["state"] for e in entries} == {"done"} and len(starts) == 60
 
 
@@ -203,16 +214,10 @@ async def test_owed_events_and_an_earlier_nodes_fan_out_entry_reach_the_endpoint
         seen.append(request.headers["webhook-id"])
         return httpx.Response(204)
 
-    async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
-        trio.open_nursery() as nursery,
-    ):
-        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
-        await nursery.start(notifier.run)
+    async with notifying(store, writer, answer):
         with trio.fail_after(10):
             while len(seen) < 3 or notifyq.depth(store, 10):  # noqa: ASYNC110
                 await trio.sleep(0.02)
-        nursery.cancel_scope.cancel()
     assert sorted(seen) == [event["id"] for event in owed]
 
 
@@ -222,15 +227,9 @@ async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_req
     await writer.write([("records", keys.project(PROJECT), pack(gone))])
     asked: list[httpx.Request] = []
     commits = writer.stats.commits
-    async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(asked.append)) as http,
-        trio.open_nursery() as nursery,
-    ):
-        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
-        await nursery.start(notifier.run)
+    async with notifying(store, writer, asked.append):
         with trio.fail_after(10):
             entries = [await settled(store, e) for e in entry_ids]
-        nursery.cancel_scope.cancel()
     assert {e["state"] for e in entries} == {"dropped"} and asked == []
     assert writer.stats.commits - commits == 1
     (attempt,) = outbox.attempts(store, entry_ids[0], db=notifyq.DB)
@@ -249,12 +248,7 @@ async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attem
         await answer_now.wait()
         return httpx.Response(204)
 
-    async with (
-        httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http,
-        trio.open_nursery() as nursery,
-    ):
-        notifier = Notifier(store, writer, Project().targets, Project().call, http, now_ms)
-        await nursery.start(notifier.run)
+    async with notifying(store, writer, slow) as notifier:
         await asked.wait()
         await writer.write([("records", keys.project(PROJECT), pack({**RECORD, "endpoints": {}}))])
         notifier.notify()  # a pass while the attempt is under way
@@ -262,7 +256,6 @@ async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attem
         answer_now.set()
         with trio.fail_after(10):
             entry = await settled(store, entry_id)
-        nursery.cancel_scope.cancel()
     assert (entry["state"], entry["attempts"]) == ("done", 1)
     assert [line["outcome"] for line in notifyq.log(store, ENDPOINT)] == ["done"]
 

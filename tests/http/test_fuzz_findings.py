@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support.client import manual_shop
+
 
 async def test_a_tier_that_is_not_a_string_is_refused(admin, envelope):
     body = {"name": "Shop", "successUrl": "https://a.example/", "cancelUrl": "https://a.example/"}
@@ -49,16 +51,7 @@ async def test_trigger_refuses_unknown_fields_like_every_other_body(admin, envel
 
 
 async def test_an_integer_written_with_a_point_zero_is_an_integer(admin, http):
-    project_id = await admin.project()
-    await admin.product(project_id)
-    await admin.provider(
-        project_id,
-        "manual",
-        {
-            "enabled": True,
-            "live": {"mailingAddress": {"name": "S", "lines": ["1"], "country": "GB"}},
-        },
-    )
+    project_id = (await manual_shop(admin)).project_id
     answer = await http.post(
         f"/api/checkout/manual/{project_id}", json={"productId": "book", "quantity": 2.0}
     )
@@ -74,16 +67,8 @@ async def test_a_subscription_bought_many_times_is_a_conflict_not_a_bad_request(
     admin, http, envelope
 ):
     # found by schemathesis: the body is valid; the product's kind is what refuses it
-    project_id = await admin.project()
-    await admin.product(project_id, "monthly", kind="subscription", interval="month")
-    await admin.provider(
-        project_id,
-        "manual",
-        {
-            "enabled": True,
-            "live": {"mailingAddress": {"name": "S", "lines": ["1"], "country": "GB"}},
-        },
-    )
+    monthly = {"product_id": "monthly", "kind": "subscription", "interval": "month"}
+    project_id = (await manual_shop(admin, monthly)).project_id
     answer = await http.post(
         f"/api/checkout/manual/{project_id}", json={"productId": "monthly", "quantity": 2}
     )
@@ -93,16 +78,7 @@ async def test_a_subscription_bought_many_times_is_a_conflict_not_a_bad_request(
 async def test_an_idempotency_key_is_visible_ascii_as_the_reference_says(admin, http, envelope):
     # found by schemathesis (make fuzz): a key with a space was taken although the document
     # says visible ASCII
-    project_id = await admin.project()
-    await admin.product(project_id)
-    await admin.provider(
-        project_id,
-        "manual",
-        {
-            "enabled": True,
-            "live": {"mailingAddress": {"name": "S", "lines": ["1"], "country": "GB"}},
-        },
-    )
+    project_id = (await manual_shop(admin)).project_id
     path = f"/api/checkout/manual/{project_id}"
     for key in ("two words", "tab\there", "x" * 256):
         refused = await http.post(

@@ -169,15 +169,25 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
 def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:
     """Each new entry's kept step of the same effect, when every one has one (read off the
     stored steps, none of them parsed); else None."""
-    kept = {(e["at"], e["t"], e.get("p", ""), e.get("s", ""), bool(e.get("st"))): e for e in story}
+    kept = {_stored_effect(e): e for e in story}
     out = {}
     for entry in new:
-        s = entry.step
-        stored = kept.get((s.at, s.type, str(s.payment or ""), str(s.subscription or ""), s.starts))
-        if stored is None or stored["e"] == s.event_id:
+        stored = kept.get(_stored_effect(entry.stored(Fate.HELD)))
+        if stored is None or stored["e"] == entry.step.event_id:
             return None
-        out[s.event_id] = stored
+        out[entry.step.event_id] = stored
     return out
+
+
+def _stored_effect(stored: dict[str, Any]) -> tuple[int, str, str, str, bool]:
+    """``Step.effect`` of a step as the record keeps it (``Entry.stored``)."""
+    return (
+        stored["at"],
+        stored["t"],
+        stored.get("p", ""),
+        stored.get("s", ""),
+        bool(stored.get("st")),
+    )
 
 
 def _late(entries: Sequence[Entry], tx: dict[str, Any]) -> frozenset[str]:
