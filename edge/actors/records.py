@@ -63,11 +63,36 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
             "reference": tx.get("reference"),
             "providerRef": tx.get("providerRef"),
             "reason": tx.get("reason"),
-            # money arrived for a checkout that had ended (payment.paid_late): fulfil or refund
+            # the merchant must look (CONTRACT 2, 4.3): why, in ``attention``
             "needsAttention": bool(tx.get("needsAttention")),
+            "attention": [attention_view(flag) for flag in tx.get("attention") or ()],
         }
     )
     return view
+
+
+def attention_view(flag: Mapping[str, Any]) -> dict[str, Any]:
+    """Why a transaction needs the merchant: ``paid_late`` (money for an ended checkout),
+    ``amount_mismatch`` (money that is not what it asked for, with both amounts) or
+    ``contradicted`` (the provider reported it both paid and ended)."""
+    view: dict[str, Any] = {"code": flag["code"], "eventId": flag.get("eventId")}
+    if flag["code"] == "amount_mismatch":
+        view.update(_money_fields(flag))
+    return view
+
+
+def _money_fields(source: Mapping[str, Any]) -> dict[str, Any]:
+    """What an amount mismatch reported and what was expected, on the wire."""
+    amount, currency = source.get("amount"), source.get("currency")
+    fields: dict[str, Any] = {
+        "amount": to_wire(amount, currency) if amount is not None and currency else None,
+        "currency": currency,
+        "expectedAmount": to_wire(source["expectedAmount"], source["expectedCurrency"]),
+        "expectedCurrency": source["expectedCurrency"],
+    }
+    if source.get("providerAmount"):
+        fields["providerAmount"] = source["providerAmount"]  # not readable as money
+    return fields
 
 
 def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,4 +120,9 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
     }
     if event.get("duplicateOf"):
         view["duplicateOf"] = event["duplicateOf"]
+    if event.get("expectedAmount") is not None:
+        view.update(_money_fields(event))
+    if event.get("claimedTxId"):
+        # an event on a provider object the node did not create, naming one of its checkouts
+        view["claimedTxId"] = event["claimedTxId"]
     return view

@@ -10,7 +10,7 @@ from quart import Response, request
 from edge.dashboard import chart
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import api, blueprint, form_of, go, page, require
-from edge.dashboard.words import refused_in_words
+from edge.dashboard.words import attention_in_words, refused_in_words
 from edge.domain.status import Status
 
 CHART_SCAN = 500  # transactions read for the chart: a month of a small shop, bounded
@@ -140,7 +140,14 @@ async def transaction(pid: str, tx_id: str) -> str:
     async with api(who) as client:
         project = await client.get(f"/api/manage/projects/{pid}")
         tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
-    return await page("transaction.html", who, project=project, tx=tx, problem=None)
+    return await page(
+        "transaction.html",
+        who,
+        project=project,
+        tx=tx,
+        attention=attention_in_words(tx),
+        problem=None,
+    )
 
 
 @blueprint.post("/p/<pid>/transactions/<tx_id>/<action>")
@@ -157,7 +164,12 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
             project = await client.get(f"/api/manage/projects/{pid}")
             tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
             html = await page(
-                "transaction.html", who, project=project, tx=tx, problem=refused.message
+                "transaction.html",
+                who,
+                project=project,
+                tx=tx,
+                attention=attention_in_words(tx),
+                problem=refused.message,
             )
             return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
     return go(f"/dashboard/p/{pid}/transactions/{tx_id}")

@@ -1,6 +1,6 @@
-"""Why a provider's webhook was refused, in words a merchant can act on (CONTRACT 4.7): which
-secret to check and where, or which clock. Pure: the refused delivery and the modes the project
-has a webhook secret for come in, a sentence goes out."""
+"""Words a merchant can act on (CONTRACT 4.7): why a provider's webhook was refused (which
+secret to check and where, or which clock), and why a transaction needs them. Pure: what the
+API answered comes in, sentences go out."""
 
 from __future__ import annotations
 
@@ -54,3 +54,33 @@ def refused_in_words(item: Mapping[str, Any], modes_with_secret: Sequence[str]) 
             f" {name}: check {where}, and set the same one here."
         )
     return f"Refused: {reason}."
+
+
+def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
+    """Why a transaction needs the merchant, one sentence per reason (``attention`` of the
+    merchant API's transaction)."""
+    name = NAMES.get(str(tx.get("provider")), str(tx.get("provider")))
+    said = []
+    for flag in tx.get("attention") or ():
+        code = flag.get("code")
+        if code == "amount_mismatch":
+            paid = (
+                f"{flag['amount']} {flag['currency']}"
+                if flag.get("amount") is not None
+                else f"an amount the node cannot read ({flag.get('providerAmount')})"
+            )
+            said.append(
+                f"{name} reported {paid} paid for this checkout of {flag['expectedAmount']}"
+                f" {flag['expectedCurrency']}. It did not complete the checkout: refund that"
+                f" payment in {name}, or ask the buyer to pay the rest."
+            )
+        elif code == "paid_late":
+            said.append("Money arrived after this checkout ended: fulfil or refund it.")
+        elif code == "contradicted":
+            said.append(
+                f"{name} reported this checkout both paid and ended. Look the payment up in"
+                f" {name}'s dashboard, then fulfil or refund it."
+            )
+    if tx.get("needsAttention") and not said:
+        said.append("Money arrived after this checkout ended: fulfil or refund it.")
+    return list(dict.fromkeys(said))

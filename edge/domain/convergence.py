@@ -18,6 +18,17 @@ Only a dispute's closing leaves ``disputed``: the tables allow disputed -> succe
 late duplicate "payment succeeded" must not end a dispute. The first successful payment of a
 subscription checkout starts the subscription, which then folds on its own table.
 
+Refunds are summed by amount, whatever the provider calls them (CONTRACT 4.3): a refund step
+carries what it gives back (one refund of the provider's, or the total refunded so far), and
+when it applies, the refunds taken so far and its own decide ``refunded`` (they reach what the
+buyer was charged: the transaction's amount, or more where the provider added tax on top and
+said so in the payment's step) or ``partially_refunded``. The provider's word (full, partial, a null
+type) only counts for a refund that states no amount.
+
+A story that holds both a success and an ending of the checkout (failed, canceled, expired) is
+*contradicted*: whichever the record took first stays (terminal stays terminal; a success is
+never taken back), and the merchant is told (``needsAttention``) in every delivery order.
+
 The fold is a pure function of the set of steps, so delivering the same events in any order and
 any number of times (identical steps count once) ends in the same place. The actor re-folds on
 every event and adopts the result only when it lies ahead of the record's current status, so a
@@ -32,6 +43,11 @@ from enum import Enum
 
 from .events import EventType
 from .status import ENDED, Kind, Status, can_transition, reachable
+
+REFUND_TARGETS = frozenset({Status.REFUNDED, Status.PARTIALLY_REFUNDED})
+
+
+Effect = tuple[int, str, str, str, bool, str]
 
 
 class Fate(Enum):
@@ -63,6 +79,20 @@ _CLOSING_RANK = 5  # a dispute's closing: after its opening, before a refund
 
 
 @dataclass(frozen=True)
+class Refund:
+    """Money a refund step gives back, in the transaction's minor units: one refund of the
+    provider's (``of`` its id: a Paddle adjustment, a PayPal refund), or, with ``of`` None, the
+    total refunded so far (Stripe's ``amount_refunded``, PayPal's ``total_refunded_amount``)."""
+
+    amount: int
+    of: str | None = None
+
+    @property
+    def mark(self) -> str:
+        return f"{self.of or ''}:{self.amount}"
+
+
+@dataclass(frozen=True)
 class Step:
     """What one event asks of a transaction: a payment status, a subscription status, and
     whether it is the first payment of a subscription checkout (which starts it)."""
@@ -73,15 +103,24 @@ class Step:
     payment: Status | None = None
     subscription: Status | None = None
     starts: bool = False
+    refund: Refund | None = None  # what a refund step gives back, when the provider says
+    charged: int | None = None  # what a payment took from the buyer, when more than the price
 
     @property
-    def effect(self) -> tuple[int, str, str, str, bool]:
+    def effect(self) -> Effect:
         """Two events with the same effect are one step (a provider's duplicate under a new
-        id must not move a record twice)."""
-        return (self.at, self.type, self.payment or "", self.subscription or "", self.starts)
+        id must not move a record twice); two refunds of other amounts are two steps."""
+        return (
+            self.at,
+            self.type,
+            self.payment or "",
+            self.subscription or "",
+            self.starts,
+            self.refund.mark if self.refund else "",
+        )
 
     @property
-    def order(self) -> tuple[int, int, str, str, str, bool, str]:
+    def order(self) -> tuple[int, int, str, str, str, bool, str, str]:
         if self.type == EventType.PAYMENT_DISPUTE_CLOSED:
             rank = _CLOSING_RANK
         elif self.payment is not None:
@@ -102,6 +141,10 @@ class Start:
     version: int = 1
     sub_status: Status | None = None
     sub_version: int = 0
+    # the refunds of the steps folded into it (a long story's older half)
+    refunded_total: int = 0
+    refunds: tuple[tuple[str, int], ...] = ()
+    charged: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,23 +154,62 @@ class Outcome:
     sub_status: Status | None  # None: no subscription (yet)
     sub_version: int
     started_by: str | None  # the event id of the step that started the subscription
+    refunded_total: int = 0  # as the fold ended: the highest total reported
+    refunds: tuple[tuple[str, int], ...] = ()  # and each refund counted
+    charged: int | None = None  # and what the payment took, when it said
     fates: dict[str, Fate] = field(default_factory=dict)  # event id -> fate
     late: frozenset[str] = frozenset()  # event ids: money for a checkout that had ended
+    # event id -> the status a refund step asked for once its amount was counted
+    targets: dict[str, Status] = field(default_factory=dict)
+    contradicted: bool = False  # the story holds both a success and an ending
 
 
 class _Fold:
-    def __init__(self, start: Start, subscription_checkout: bool) -> None:
+    def __init__(self, start: Start, subscription_checkout: bool, amount: int | None) -> None:
         self.status = start.status
         self.version = start.version
         self.sub_status = start.sub_status
         self.sub_version = start.sub_version
         self.subscription_checkout = subscription_checkout
         self.started_by: str | None = None
+        self.amount = amount  # the transaction's, in minor units
+        self.charged = start.charged  # what the payment took, when it said (tax on top)
+        self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
+        self.refunds: dict[str, int] = dict(start.refunds)  # one refund's id -> its amount
+
+    # -- refunds, summed by amount ------------------------------------------------------------
+
+    def target(self, step: Step) -> Status | None:
+        """Where the step asks the payment to go: a refund's by the money refunded once it is
+        counted; any other step's (and a refund's that states no amount) by its own word."""
+        refund = step.refund
+        if refund is None or self.amount is None or step.payment not in REFUND_TARGETS:
+            return step.payment
+        return (
+            Status.REFUNDED
+            if self._refunded(refund) >= self.amount
+            else (Status.PARTIALLY_REFUNDED)
+        )
+
+    def _refunded(self, refund: Refund | None = None) -> int:
+        total, each = self.refunded_total, self.refunds
+        if refund is not None:
+            if refund.of is None:
+                total = max(total, refund.amount)
+            else:
+                each = {**each, refund.of: refund.amount}
+        return max(total, sum(each.values()))
+
+    def _count(self, refund: Refund) -> None:
+        if refund.of is None:
+            self.refunded_total = max(self.refunded_total, refund.amount)
+        else:
+            self.refunds[refund.of] = refund.amount
 
     # -- verdicts: may the step apply now, later, or never ----------------------------------
 
     def _payment_fits(self, step: Step, status: Status) -> bool:
-        target = step.payment
+        target = self.target(step)
         if step.type == EventType.PAYMENT_DISPUTE_CLOSED:
             return status == Status.DISPUTED
         if status == Status.DISPUTED:  # only a dispute's closing leaves it
@@ -163,7 +245,8 @@ class _Fold:
     def verdict(self, step: Step) -> tuple[Fate, bool, bool]:
         """The step's fate now, and which of its parts (payment, subscription) apply."""
         pay = self._payment(step) if step.payment is not None else None
-        status_after = step.payment if pay is Fate.APPLIED and step.payment else self.status
+        target = self.target(step)
+        status_after = target if pay is Fate.APPLIED and target else self.status
         wants_sub = step.subscription is not None or step.starts
         sub = self._subscription(step, status_after) if wants_sub else None
         parts = [f for f in (pay, sub) if f is not None]
@@ -177,9 +260,14 @@ class _Fold:
 
     def apply(self, step: Step, pay: bool, sub: bool) -> None:
         """Take the step's applicable parts (a part whose status the record has changes
-        nothing)."""
-        if pay and step.payment is not None and step.payment != self.status:
-            self.status = step.payment
+        nothing, but a refund's money counts even then)."""
+        target = self.target(step)
+        if pay and step.refund is not None and target in REFUND_TARGETS:
+            self._count(step.refund)
+        if pay and target == Status.SUCCEEDED and step.charged is not None:
+            self.charged = step.charged
+        if pay and target is not None and target != self.status:
+            self.status = target
             self.version += 1
         if not sub:
             return
@@ -196,22 +284,29 @@ class _Fold:
 
 
 def fold(
-    given: Iterable[Step], start: Start | None = None, subscription_checkout: bool = False
+    given: Iterable[Step],
+    start: Start | None = None,
+    subscription_checkout: bool = False,
+    amount: int | None = None,
 ) -> Outcome:
-    """The outcome of ``given`` from ``start``, whatever order the steps are given in."""
+    """The outcome of ``given`` from ``start``, whatever order the steps are given in;
+    ``amount`` is the transaction's (minor units), which refunds are summed against."""
     steps = list(given)
-    unique: dict[tuple[int, str, str, str, bool], Step] = {}
+    unique: dict[Effect, Step] = {}
     for step in sorted(steps, key=lambda s: s.order):
         unique.setdefault(step.effect, step)
-    state = _Fold(start or Start(), subscription_checkout)
+    state = _Fold(start or Start(), subscription_checkout, amount)
     fates: dict[str, Fate] = {}
     late: set[str] = set()
+    targets: dict[str, Status] = {}
     held: list[Step] = []
 
     def settle(step: Step) -> bool:
         """Apply or drop ``step`` if its fate is decided now; False while it waits."""
         fate, pay, sub = state.verdict(step)
         fates[step.event_id] = fate
+        if step.refund is not None and step.payment in REFUND_TARGETS:
+            targets[step.event_id] = state.target(step) or step.payment
         if fate is Fate.APPLIED:
             state.apply(step, pay, sub)
         elif fate is Fate.IGNORED and _is_late(step, state.status):
@@ -238,14 +333,21 @@ def fold(
             fates[step.event_id] = fates[first.event_id]
             if first.event_id in late:
                 late.add(step.event_id)
+            if first.event_id in targets:
+                targets[step.event_id] = targets[first.event_id]
     return Outcome(
         status=state.status,
         version=state.version,
         sub_status=state.sub_status,
         sub_version=state.sub_version,
         started_by=state.started_by,
+        refunded_total=state.refunded_total,
+        refunds=tuple(sorted(state.refunds.items())),
+        charged=state.charged,
         fates=fates,
         late=frozenset(late),
+        targets=targets,
+        contradicted=contradicted(unique.values()),
     )
 
 
@@ -254,9 +356,33 @@ def _is_late(step: Step, status: Status) -> bool:
     return step.payment in (Status.SUCCEEDED, Status.PROCESSING) and status in ENDED
 
 
+def contradicted(steps: Iterable[Step]) -> bool:
+    """Does the story say both that the checkout was paid and that it ended unpaid? No order
+    of delivery can honour both (terminal stays terminal, a success is never taken back), so
+    the merchant must look, whichever the record took."""
+    paid = ended = False
+    for step in steps:
+        if step.payment == Status.SUCCEEDED and step.type != EventType.PAYMENT_DISPUTE_CLOSED:
+            paid = True
+        elif step.payment in ENDED:
+            ended = True
+    return paid and ended
+
+
 def ahead_or_same(kind: Kind, current: Status, candidate: Status) -> bool:
     """May a record at ``current`` be moved to ``candidate`` (never backwards)?"""
     return candidate == current or candidate in reachable(kind, current)
+
+
+def behind(standing: Start, outcome: Outcome) -> bool:
+    """Would taking ``outcome`` move a record at ``standing`` (or its subscription)
+    backwards?"""
+    if not ahead_or_same(Kind.PAYMENT, standing.status, outcome.status):
+        return True
+    return standing.sub_status is not None and (
+        outcome.sub_status is None
+        or not ahead_or_same(Kind.SUBSCRIPTION, standing.sub_status, outcome.sub_status)
+    )
 
 
 def advance(
@@ -265,16 +391,10 @@ def advance(
     story: Iterable[Step],
     new: Iterable[Step],
     subscription_checkout: bool = False,
+    amount: int | None = None,
 ) -> Outcome | None:
     """The outcome of the story with the ``new`` steps, for a record now at ``standing``; None
     when taking it would move the record or its subscription backwards (then the new steps
     change nothing and are left out of the story)."""
-    outcome = fold([*story, *new], start, subscription_checkout)
-    if not ahead_or_same(Kind.PAYMENT, standing.status, outcome.status):
-        return None
-    if standing.sub_status is not None and (
-        outcome.sub_status is None
-        or not ahead_or_same(Kind.SUBSCRIPTION, standing.sub_status, outcome.sub_status)
-    ):
-        return None
-    return outcome
+    outcome = fold([*story, *new], start, subscription_checkout, amount)
+    return None if behind(standing, outcome) else outcome

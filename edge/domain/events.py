@@ -29,6 +29,8 @@ class EventType(StrEnum):
     SUBSCRIPTION_PAYMENT_FAILED = "subscription.payment_failed"
     MANUAL_MARKED_PAID = "manual.marked_paid"
     PAYMENT_PAID_LATE = "payment.paid_late"
+    # money reported for a checkout that is not what it asked for: nothing moves (CONTRACT 4.3)
+    PAYMENT_AMOUNT_MISMATCH = "payment.amount_mismatch"
     UNMATCHED = "unmatched"
 
 

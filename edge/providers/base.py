@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.errors import Conflict
@@ -50,10 +51,20 @@ class NormalizedEvent:
     (Stripe ``id``, Paddle ``event_id``, BTCPay ``originalDeliveryId``); the first is the one
     stored as ``providerEventId``. Left empty, it is ``(provider_event_id,)``.
 
-    Matching: ``tx_id`` when the provider echoed it back (metadata, client_reference_id ...),
-    else the first of ``refs`` (provider object ids) that the node has linked to a transaction.
-    ``link_refs`` are provider ids to remember for this transaction, so that later events that
-    carry only them (a refund naming the payment intent) still match.
+    Matching (CONTRACT 4.3): the first of ``refs`` (provider object ids) that the node has
+    linked to a transaction: the object it created at checkout, or one the provider linked to it
+    since. ``link_refs`` are provider ids to remember for this transaction, so that later events
+    that carry only them (a refund naming the payment intent) still match. ``tx_id`` is the
+    transaction id the body echoes (metadata, client_reference_id ...): anyone who pays can
+    set those fields on another payment, so it never matches on its own; it is kept as the
+    event's claim, for the merchant's eyes.
+
+    Money: ``amount_minor``/``currency`` are what the event says was paid (or refunded), in
+    the node's minor units; ``unreadable_amount`` is the provider's own figure when it stated an
+    amount the node cannot read exactly (a fraction the currency does not have, an unknown
+    currency), which never matches a transaction's amount. ``charged_minor`` is what a payment
+    took from the buyer when the provider added to the price (Paddle's tax on top), and
+    ``refund`` what a refund gives back: the node sums refunds against what was charged.
     """
 
     provider_event_id: str
@@ -71,17 +82,30 @@ class NormalizedEvent:
     provider_customer: str | None = None  # needed later for portal sessions
     amount_minor: int | None = None
     currency: str | None = None
+    unreadable_amount: str | None = None
+    charged_minor: int | None = None  # what a payment took, when more than the price (tax)
     customer_ref: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
     dedup_ids: tuple[str, ...] = ()
     follow_ups: tuple[FollowUp, ...] = ()
-    # A refund's total so far, for providers whose refund does not say whether it is full:
-    # decided against the matched transaction's amount.
-    refunded_total_minor: int | None = None
+    refund: Refund | None = None
 
     def __post_init__(self) -> None:
         if not self.dedup_ids:
             object.__setattr__(self, "dedup_ids", (self.provider_event_id,))
+
+    @property
+    def states_amount(self) -> bool:
+        """Does the event say how much was paid (readable or not)?"""
+        return self.amount_minor is not None or self.unreadable_amount is not None
+
+
+@dataclass(frozen=True)
+class PriceProblem:
+    """A provider's rule that a price breaks: the product field at fault and the rule in words."""
+
+    field: str  # "amount", "currency" or "name"
+    rule: str
 
 
 @dataclass(frozen=True)
@@ -182,6 +206,12 @@ class Provider:
     # True where the buyer comes back through ``/return/{provider}/{project}/{tx}`` (PayPal),
     # which asks ``returned`` what the node owes the provider, then sends the buyer on.
     returns_through_node: bool = False
+
+    def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
+        """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product
+        called ``name`` (its own money and length rules, CONTRACT 4.3); None when it can.
+        Checked when a product or an override is saved, and for a quantity at checkout."""
+        return None
 
     def is_configured(self, credentials: Mapping[str, Any]) -> bool:
         return all(f.name in credentials for f in self.credential_fields if f.required)

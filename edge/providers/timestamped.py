@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,10 +108,11 @@ class Scheme:
 def check_timestamp(timestamp: int, now_s: float, tolerance_s: int) -> None:
     """Raise ``timestamp_out_of_tolerance`` when ``timestamp`` is more than ``tolerance_s``
     seconds before or after ``now_s``."""
-    offset = int(now_s - timestamp)
-    if abs(offset) <= tolerance_s:
+    offset = now_s - timestamp  # exact: 300.5 s is more than 300 s (CONTRACT 4.3)
+    if -tolerance_s <= offset <= tolerance_s:
         return
-    when = f"{offset} seconds old" if offset > 0 else f"{-offset} seconds in the future"
+    missed = math.ceil(abs(offset))
+    when = f"{missed} seconds old" if offset > 0 else f"{missed} seconds in the future"
     raise SignatureInvalid(
         "timestamp_out_of_tolerance",
         f"The signature's timestamp is {when} (at most {tolerance_s} allowed).",

@@ -45,9 +45,11 @@ def read(event: dict[str, Any]) -> Any:
         ("InvoiceProcessing", {"overPaid": False}, E.PAYMENT_PROCESSING, S.PROCESSING),
         ("InvoicePaymentSettled", {"afterExpiration": False}, E.PAYMENT_PROCESSING, None),
         ("InvoiceSettled", {"manuallyMarked": False}, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
-        # marked by hand: only from expired or invalid, so always late; a failure, no move
-        ("InvoiceSettled", {"manuallyMarked": True}, E.PAYMENT_PAID_LATE, None),
-        ("InvoiceInvalid", {"manuallyMarked": True}, E.PAYMENT_FAILED, None),
+        # marked by hand: BTCPay allows it from New, Processing, Expired or Invalid
+        # (InvoiceEntity.CanMarkComplete, btcpayserver@03345c28 InvoiceEntity.cs:804-822): a
+        # success and a failure like any other, which the story decides (late, or ignored)
+        ("InvoiceSettled", {"manuallyMarked": True}, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+        ("InvoiceInvalid", {"manuallyMarked": True}, E.PAYMENT_FAILED, S.FAILED),
         ("InvoiceExpired", {"partiallyPaid": False}, E.CHECKOUT_EXPIRED, S.EXPIRED),
         ("InvoiceInvalid", {"manuallyMarked": False}, E.PAYMENT_FAILED, S.FAILED),
         ("InvoicePaidAfterExpiration", {}, E.PAYMENT_PAID_LATE, S.EXPIRED),

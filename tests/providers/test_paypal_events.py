@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
 from edge.providers.base import MalformedPayload
@@ -183,9 +184,9 @@ def test_an_answer_without_a_capture_is_none():
 
 def test_a_refund_names_its_capture_and_its_total_so_far():
     event = events.normalize(envelope("PAYMENT.CAPTURE.REFUNDED", refund("5.00")))
-    assert event.refunded_total_minor == 500 and event.refs[0] == CAPTURE
+    assert event.refund == Refund(500) and event.refs[0] == CAPTURE  # the total so far
     reversed_ = events.normalize(envelope("PAYMENT.CAPTURE.REVERSED", refund("19.99")))
-    assert reversed_.refunded_total_minor is None  # a reversal takes it all back
+    assert reversed_.refund is None  # a reversal takes it all back
 
 
 def test_a_subscription_payment_names_its_subscription_and_may_start_it():

@@ -13,7 +13,6 @@ import pytest
 import trio
 from support.asgi import serve_asgi
 
-from edge.actors.project.intake import against_transaction
 from edge.providers.paypal import PAYPAL
 from edge.providers.paypal.signature import load_public_key, signature_matches
 from edge.sim.paypal import SUPPORTED_TRIGGERS, PayPalSimulator, event_for_trigger
@@ -234,8 +233,10 @@ def test_each_trigger_normalizes_to_what_it_was_asked_for(normalized):
     if normalized.startswith("subscription."):
         tx.update(kind="subscription", providerRef="I-SUBSCRIPTION1")
     event = PAYPAL.normalize(json.dumps(event_for_trigger(normalized, tx)).encode(), "test")
-    event = against_transaction(event, tx)  # a refund is partial against the amount paid
-    assert str(event.type) == normalized
+    kind = str(event.type)
+    if event.refund is not None and event.refund.amount < tx["amount"]:
+        kind = "payment.partially_refunded"  # the node sums refunds against the amount paid
+    assert kind == normalized
     assert event.tx_id == TX or event.subscription_ref == "I-SUBSCRIPTION1"
 
 

@@ -97,7 +97,7 @@ class ProjectActor:
         self._quota = quota = Quota(ledger)
         self._polls = Polls(ledger, ref)
         self._intake = WebhookIntake(ledger, quota)
-        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, ref)
+        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, self._intake, ref)
         self._merchant = MerchantActions(ledger)
         self._settings = ProjectSettings(ledger)
         self._endpoints = Endpoints(ledger)

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project import prices
 from edge.actors.project.idempotency import IdempotencyKeys
+from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
 from edge.actors.project.story import node_event
@@ -36,10 +38,16 @@ log = logging.getLogger("edge.actors")
 
 class Checkouts:
     def __init__(
-        self, ledger: Ledger, idempotency: IdempotencyKeys, quota: Quota, ref: ActorRef
+        self,
+        ledger: Ledger,
+        idempotency: IdempotencyKeys,
+        quota: Quota,
+        intake: WebhookIntake,
+        ref: ActorRef,
     ) -> None:
         self.ledger = ledger
         self.idempotency = idempotency
+        self.intake = intake
         self.quota = quota
         self.ref = ref
         self.in_flight = 0  # checkouts at their provider
@@ -57,13 +65,16 @@ class Checkouts:
             raise Conflict(
                 "quantity_not_allowed", "A subscription is bought one at a time.", field="quantity"
             )
+        refused = prices.problem(provider, product, msg.quantity)
+        if refused is not None:  # said before anything is stored: nothing stays pending
+            field = "quantity" if msg.quantity > 1 and refused.field == "amount" else "productId"
+            raise Conflict("amount_not_supported", f"{refused.rule}.", field=field)
         tx_id = msg.tx_id or ids.new_tx_id()
         if ledger.tx(tx_id) is not None:
             raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
         project = ledger.project
         success_url = ledger.redirect(msg.success_url, project["successUrl"], "successUrl")
         cancel_url = ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl")
-        override = product.get("overrides", {}).get(provider.name, {})
         now = ledger.now_ms()
         tx: dict[str, Any] = {
             "id": tx_id,
@@ -74,7 +85,7 @@ class Checkouts:
             "quantity": msg.quantity,
             "status": str(Status.PENDING),
             "version": 1,
-            "amount": override.get("amount", product["amount"]) * msg.quantity,
+            "amount": prices.price_of(product, provider.name) * msg.quantity,
             "currency": product["currency"],
             "interval": product.get("interval"),
             "isTest": msg.mode == "test",
@@ -190,9 +201,8 @@ class Checkouts:
         tx["expiresAt"] = result.expires_at_ms
         ops = ledger.tx_ops(tx)
         if result.provider_ref:
-            ops.append(
-                ledger.index_op(keys.PROVIDER_REF, tx["provider"], result.provider_ref, tx["id"])
-            )
+            # the object the node created: from now on the only way events reach this checkout
+            self.intake.linked(tx, result.provider_ref, ops)
         provider = PROVIDERS[tx["provider"]]
         mode = "test" if tx["isTest"] else "live"
         if result.remember:

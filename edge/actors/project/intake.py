@@ -1,10 +1,12 @@
 """The webhook pipeline of one project.
 
 verify (the provider's signature over the raw bytes, each mode's secrets; the one that matches
-decides ``isTest``) -> normalize -> deduplicate by each of the event's ``dedup_ids`` -> match to
-a transaction (echoed tx id, else a provider id linked earlier) -> apply the transition, never
-backwards -> store the event with its customerRef and its durable follow-ups -> count it ->
-reply after the commit.
+decides ``isTest``) -> normalize -> deduplicate by each of the event's ``dedup_ids``, in its
+mode -> match to a transaction by the provider objects the node linked to it (``matching``) ->
+check the money it reports against the transaction's amount and currency (a mismatch moves
+nothing and flags the transaction) -> apply the transition, never backwards, refunds summed by
+amount -> store the event with its customerRef and its durable follow-ups -> count it -> reply
+after the commit.
 
 Verification runs off the actor, in the caller's task (``edge.actors.deliveries``; a provider
 may fetch its signing certificate): the actor hands out the opened credentials at once and goes
@@ -19,20 +21,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import replace
 from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.project import story
 from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.matching import Matching
 from edge.actors.project.quota import Quota
 from edge.domain import ids
-from edge.domain.convergence import Fate, Step
+from edge.domain.convergence import Fate, Refund, Step
 from edge.domain.events import QUOTA_EXEMPT, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
+from edge.domain.paid import paid_as_asked
 from edge.domain.quota import period_of
-from edge.domain.status import Kind, Status, partially_refunded
+from edge.domain.status import Kind, Status
 from edge.errors import ContractError, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
 from edge.providers.credentials import MODES
@@ -49,6 +52,7 @@ class WebhookIntake:
     def __init__(self, ledger: Ledger, quota: Quota) -> None:
         self.ledger = ledger
         self.quota = quota
+        self.matching = Matching(ledger)
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
         ledger.on_reload(self._forget_rejected)
 
@@ -82,8 +86,8 @@ class WebhookIntake:
                 ),
             )
         else:
-            duplicate = self._accept(provider, msg.mode, event, msg.body, reply)
-            self.ledger.ctx.metrics.webhook(provider.name, "duplicate" if duplicate else "accepted")
+            outcome = self._accept(provider, msg.mode, event, msg.body, reply)
+            self.ledger.ctx.metrics.webhook(provider.name, outcome)
 
     def refused(self, msg: m.WebhookRefused, reply: Reply) -> None:
         failure = Unauthorized(
@@ -124,20 +128,32 @@ class WebhookIntake:
 
     def _accept(
         self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
-    ) -> bool:
-        """Store and apply ``event``, replying after the commit; True when it was a duplicate."""
+    ) -> str:
+        """Store and apply ``event``, replying after the commit; what became of it: accepted,
+        duplicate, unmatched or amount_mismatch."""
         ledger = self.ledger
-        first = self._seen(provider.name, event.dedup_ids)
+        first = self._seen(provider.name, mode, event.dedup_ids)
         if first is not None:
             ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
-            return True
+            return "duplicate"
         now = ledger.now_ms()
         evt_id = ids.new_evt_id()
         ops: list[Op] = []
-        tx = self._match(provider, mode, event)
+        tx = self.matching.match(provider.name, mode, event)
+        mismatched = tx is not None and _mismatched(event, tx)
+        settled: story.Settled | None = None
+        flags: list[dict[str, Any]] = []
         if tx is not None:
-            event = against_transaction(event, tx)
-        settled = self._apply(provider, event, evt_id, tx, ops) if tx is not None else None
+            entry = None if mismatched else _entry(evt_id, event, now)
+            refs = event.link_refs
+            if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
+                # the provider's subscription is this checkout's: later events name only it
+                refs = (*refs, event.subscription_ref)
+            settled, flags = self._apply(provider.name, tx, [entry] if entry else [], refs, ops)
+            sub = settled.sub
+            if sub is not None and event.provider_customer and not sub.get("providerCustomer"):
+                sub["providerCustomer"] = event.provider_customer
+                ops += ledger.sub_ops(sub)
         sub = settled.sub if settled else None
         # money for an ended checkout: found late by the fold, or said so by the provider
         # (BTCPay's InvoicePaidAfterExpiration)
@@ -152,178 +168,130 @@ class WebhookIntake:
             "providerEventId": event.provider_event_id,
             "dedupIds": list(event.dedup_ids),
             "providerType": event.provider_type,
-            "type": str(
-                EventType.UNMATCHED
-                if tx is None
-                else EventType.PAYMENT_PAID_LATE
-                if late
-                else event.type
-            ),
+            "type": str(_stored_type(event, evt_id, tx, settled, mismatched, late)),
             "txId": tx["id"] if tx else None,
             "subscriptionId": sub["id"] if sub else (tx or {}).get("subscriptionId"),
             "status": _status_after(event, tx, sub),
-            "amount": event.amount_minor
-            if event.amount_minor is not None
-            else (tx or {}).get("amount"),
-            "currency": event.currency or (tx or {}).get("currency"),
+            "amount": event.amount_minor if event.states_amount else (tx or {}).get("amount"),
+            "currency": event.currency if event.states_amount else (tx or {}).get("currency"),
             "isTest": mode == "test",
             "customerRef": event.customer_ref or (tx or {}).get("customerRef"),
             "metadata": dict(event.metadata or (tx or {}).get("metadata") or {}),
             "occurredAt": event.occurred_at_ms,
             "receivedAt": now,
-            "appliedAt": now if fate is Fate.APPLIED else None,
+            "appliedAt": now if fate is Fate.APPLIED and not mismatched else None,
             "version": tx["version"] if tx else None,
             # the provider's body names the buyer (CONTRACT 6): only its hash is kept, for audit
             "bodySha256": hashlib.sha256(body).hexdigest(),
         }
+        if event.unreadable_amount is not None:
+            stored["providerAmount"] = event.unreadable_amount
         if tx is None:
-            ops += self._wait(provider.name, event, stored)
-        ops += ledger.new_event_ops(stored)
-        for dedup_id in event.dedup_ids:
-            ops.append(ledger.index_op(keys.DEDUP, provider.name, dedup_id, stored["id"]))
-        if tx is not None:
-            # this event, or one that waited for it, is money for an ended checkout: the
-            # merchant decides whether to fulfil or refund
-            attention = late or bool(settled and settled.late)
-            if attention and not tx.get("needsAttention"):
-                tx["needsAttention"] = True
+            claimed = self.matching.claimed(event)
+            if claimed is not None:
+                stored["claimedTxId"] = claimed
+                log.info(
+                    "project %s: a %s event names %s on an object the node did not create",
+                    ledger.project_id,
+                    provider.name,
+                    claimed,
+                )
+            if _entry(evt_id, event, now) is not None:
+                # it waits under each provider id it names, to be matched when a later event
+                # links one of them (CONTRACT 2)
+                stored["match"] = _match_record(event)
+                ops += self.matching.wait(provider.name, event, evt_id)
+        else:
+            if mismatched:
+                stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
+                flags.append(_mismatch_flag(stored))
+            if late:
+                flags.append({"code": "paid_late", "eventId": evt_id})
+            if _flagged(tx, flags):
                 ops += ledger.tx_ops(tx)
-            # owed to the provider: durable with the event, or not at all
-            ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
+            if not mismatched:  # owed to the provider: durable with the event, or not at all
+                ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
+        ops += ledger.new_event_ops(stored)
+        space = _dedup_space(provider.name, mode)
+        for dedup_id in event.dedup_ids:
+            ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
         if event.type not in QUOTA_EXEMPT:
             ops.append(self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
         ledger.commit(ops, reply, answer)
-        return False
+        if tx is None:
+            return "unmatched"
+        return "amount_mismatch" if mismatched else "accepted"
 
-    def _seen(self, provider: str, dedup_ids: tuple[str, ...]) -> str | None:
-        """The event stored first under any of ``dedup_ids``, if one was."""
+    def _seen(self, provider: str, mode: str, dedup_ids: tuple[str, ...]) -> str | None:
+        """The event stored first under any of ``dedup_ids`` in this mode, if one was: a
+        test-signed event never shadows a live one with the same id (CONTRACT 4.3)."""
+        ledger = self.ledger
         for dedup_id in dedup_ids:
-            first = self.ledger.lookup(keys.DEDUP, provider, dedup_id)
-            if first is not None:
+            first = ledger.lookup(keys.DEDUP, _dedup_space(provider, mode), dedup_id)
+            if first is not None and (mode == "live" or _mode_of(ledger, first) == "test"):
                 return first
+            if mode == "test":
+                # kept by a node from before the modes had spaces of their own
+                legacy = ledger.lookup(keys.DEDUP, provider, dedup_id)
+                if legacy is not None and _mode_of(ledger, legacy) == "test":
+                    return legacy
         return None
 
-    def _match(
-        self, provider: Provider, mode: str, event: NormalizedEvent
-    ) -> dict[str, Any] | None:
-        ledger = self.ledger
-        tx = ledger.tx(event.tx_id) if event.tx_id else None
-        if tx is None:
-            for ref in _refs(event):
-                linked = ledger.lookup(keys.PROVIDER_REF, provider.name, ref)
-                if linked is None:
-                    continue
-                if linked.startswith("sub_"):
-                    sub = ledger.subscription(linked)
-                    linked = sub["txId"] if sub else None
-                tx = ledger.tx(linked) if linked else None
-                if tx is not None:
-                    break
-        # An event of another provider or of the other mode never touches a transaction.
-        if tx is None or tx["provider"] != provider.name or tx["isTest"] != (mode == "test"):
-            return None
-        return tx
+    def linked(self, tx: dict[str, Any], ref: str, ops: list[Op]) -> None:
+        """The provider answered the checkout call with its object ``ref``: the events that
+        came before it and waited under it are matched and folded in now."""
+        _, flags = self._apply(tx["provider"], tx, [], (ref,), ops)
+        if _flagged(tx, flags):
+            ops += self.ledger.tx_ops(tx)
 
     def _apply(
         self,
-        provider: Provider,
-        event: NormalizedEvent,
-        evt_id: str,
+        provider: str,
         tx: dict[str, Any],
+        entries: list[story.Entry],
+        refs: tuple[str, ...],
         ops: list[Op],
-    ) -> story.Settled:
-        """Fold the event into the transaction's story, with the events that waited for a
-        provider id it links (CONTRACT 2: the outcome does not depend on delivery order)."""
+    ) -> tuple[story.Settled, list[dict[str, Any]]]:
+        """Fold ``entries`` into the transaction's story, with the events that waited for a
+        provider id in ``refs`` (CONTRACT 2: the outcome does not depend on delivery order);
+        what the merchant must be told of it."""
         ledger = self.ledger
-        entries: list[story.Entry] = []
-        entry = _entry(evt_id, event, ledger.now_ms())
-        if entry is not None:
-            entries.append(entry)
-        refs = event.link_refs
-        if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
-            # the provider's subscription is this checkout's: later events name only it
-            refs = (*refs, event.subscription_ref)
-        rematched = self._link(provider.name, tx, refs, ops)
-        entries += [entry for entry, _ in rematched]
-        settled = story.settle(ledger, tx, entries, ops)
-        sub = settled.sub
-        if sub is not None and event.provider_customer and not sub.get("providerCustomer"):
-            sub["providerCustomer"] = event.provider_customer
-            ops.extend(ledger.sub_ops(sub))
+        waited = self.matching.link(provider, tx, refs, ops)
+        rematched = [(None if _waited_mismatched(w, tx) else _waiting_entry(w), w) for w in waited]
+        folded = [entry for entry, _ in rematched if entry is not None]
+        settled = story.settle(ledger, tx, [*entries, *folded], ops)
+        flags: list[dict[str, Any]] = [
+            {"code": "paid_late", "eventId": i} for i in sorted(settled.late)
+        ]
+        if settled.contradicted:
+            flags.append({"code": "contradicted"})
         now = ledger.now_ms()
-        for entry, waited in rematched:
-            event_id = entry.step.event_id
-            matched_type = waited["match"]["type"]
-            waited = {k: v for k, v in waited.items() if k != "match"}
-            waited.update(
-                type=EventType.PAYMENT_PAID_LATE if event_id in settled.late else matched_type,
+        for entry, event in rematched:
+            event_id, match = event["id"], event["match"]
+            event = {k: v for k, v in event.items() if k != "match"}
+            if entry is None and match.get("pays"):
+                event.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
+                kind = EventType.PAYMENT_AMOUNT_MISMATCH
+                flags.append(_mismatch_flag(event))
+            elif event_id in settled.late:
+                kind = EventType.PAYMENT_PAID_LATE
+            elif event_id in settled.targets:
+                kind = _refund_type(settled.targets[event_id])
+            else:
+                kind = EventType(match["type"])
+            event.update(
+                type=str(kind),
                 txId=tx["id"],
                 subscriptionId=tx.get("subscriptionId"),
                 status=tx["status"],
                 matchedAt=now,
-                appliedAt=now if settled.fates.get(event_id) is Fate.APPLIED else None,
+                appliedAt=now
+                if entry is not None and settled.fates.get(event_id) is Fate.APPLIED
+                else None,
             )
-            ops += ledger.event_ops(waited)
-        return settled
-
-    def _link(
-        self, provider: str, tx: dict[str, Any], refs: tuple[str, ...], ops: list[Op]
-    ) -> list[tuple[story.Entry, dict[str, Any]]]:
-        """Remember ``refs`` for ``tx``; the unmatched events that named one of them are
-        matched now (with their stored events), and what they link is linked in turn."""
-        ledger = self.ledger
-        rematched: list[tuple[story.Entry, dict[str, Any]]] = []
-        todo = list(refs)
-        while todo:
-            ref = todo.pop(0)
-            if ledger.lookup(keys.PROVIDER_REF, provider, ref) == tx["id"]:
-                continue
-            ops.append(ledger.index_op(keys.PROVIDER_REF, provider, ref, tx["id"]))
-            waiting = ledger.lookup(keys.WAITING, provider, ref)
-            if waiting is None:
-                continue
-            left = []  # the other mode's events keep waiting
-            for evt_id in waiting.split():
-                waited = ledger.stored_event(evt_id)
-                if waited is None or waited.get("txId") or "match" not in waited:
-                    continue  # pruned, or matched already under another of its ids
-                if waited["isTest"] != tx["isTest"]:
-                    left.append(evt_id)
-                elif all(evt_id != e.step.event_id for e, _ in rematched):
-                    rematched.append((_waiting_entry(waited, tx), waited))
-                    todo += waited["match"].get("linkRefs", [])
-            ops.append(
-                ledger.index_op(keys.WAITING, provider, ref, " ".join(left))
-                if left
-                else ledger.unindex_op(keys.WAITING, provider, ref)
-            )
-        return rematched
-
-    def _wait(self, provider: str, event: NormalizedEvent, stored: dict[str, Any]) -> list[Op]:
-        """An unmatched event that asks for a move waits under each provider id it names, to be
-        matched when a later event links one of them (CONTRACT 2)."""
-        entry = _entry(stored["id"], event, stored["receivedAt"])
-        refs = _refs(event)
-        if entry is None or not refs:
-            return []
-        step = entry.step
-        stored["match"] = {
-            "type": step.type,
-            "payment": step.payment,
-            "subscription": step.subscription,
-            "starts": step.starts,
-            "start": entry.start,
-            "periodEnd": entry.period_end,
-            "linkRefs": list(event.link_refs),
-            "refundedTotal": event.refunded_total_minor,
-        }
-        ops: list[Op] = []
-        for ref in refs:
-            earlier = (self.ledger.lookup(keys.WAITING, provider, ref) or "").split()
-            waiting = [*earlier[-(WAITING_KEPT - 1) :], stored["id"]]
-            ops.append(self.ledger.index_op(keys.WAITING, provider, ref, " ".join(waiting)))
-        return ops
+            ops += ledger.event_ops(event)
+        return settled, flags
 
     # -- refused deliveries ------------------------------------------------------------
 
@@ -380,25 +348,110 @@ _SIGNATURE_MESSAGES = {
 }
 
 
-WAITING_KEPT = 50  # unmatched events waiting under one provider id
+# Flags on one transaction: enough for its story, bounded so a flood of odd events cannot grow it.
+ATTENTION_KEPT = 20
 
 
-def _refs(event: NormalizedEvent) -> tuple[str, ...]:
-    """The provider ids an event may be matched by."""
-    refs = (*event.refs, event.subscription_ref) if event.subscription_ref else event.refs
-    return tuple(dict.fromkeys(refs))
+def _dedup_space(provider: str, mode: str) -> str:
+    """Where a mode's dedup ids are kept: a test-signed event never shadows a live one. Live
+    events keep the provider's own name, as every node before the split did."""
+    return provider if mode == "live" else f"{provider}/test"
 
 
-def against_transaction(event: NormalizedEvent, tx: dict[str, Any]) -> NormalizedEvent:
-    """What ``event`` asks of ``tx`` where the provider left it to the node (PayPal): a refund
-    is full once its total reaches the amount paid, else partial."""
-    if partially_refunded(event.payment_status, event.refunded_total_minor, tx["amount"]):
-        event = replace(
-            event,
-            type=EventType.PAYMENT_PARTIALLY_REFUNDED,
-            payment_status=Status.PARTIALLY_REFUNDED,
+def _mode_of(ledger: Ledger, evt_id: str) -> str | None:
+    event = ledger.stored_event(evt_id)
+    if event is None:
+        return None
+    return "test" if event.get("isTest") else "live"
+
+
+def _pays(event: NormalizedEvent) -> bool:
+    """Does the event report money paid for the checkout, or ask the node to take it (PayPal's
+    approved order, to capture)? A dispute's closing reports no payment."""
+    if event.type is EventType.PAYMENT_DISPUTE_CLOSED:
+        return False
+    return (
+        event.payment_status in (Status.SUCCEEDED, Status.PROCESSING)
+        or event.starts_subscription
+        or bool(event.follow_ups)
+    )
+
+
+def _mismatched(event: NormalizedEvent, tx: dict[str, Any]) -> bool:
+    """Money reported for ``tx`` that is not what it asked: it must not complete it."""
+    return (
+        _pays(event)
+        and event.states_amount
+        and not paid_as_asked(tx["amount"], tx["currency"], event.amount_minor, event.currency)
+    )
+
+
+def _waited_mismatched(waited: dict[str, Any], tx: dict[str, Any]) -> bool:
+    """``_mismatched`` for an event that waited unmatched, from what was stored of it."""
+    stated = waited.get("amount") is not None or waited.get("providerAmount") is not None
+    return (
+        bool(waited["match"].get("pays"))
+        and stated
+        and not paid_as_asked(
+            tx["amount"], tx["currency"], waited.get("amount"), waited.get("currency")
         )
-    return event
+    )
+
+
+def _mismatch_flag(event: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "code": "amount_mismatch",
+        "eventId": event["id"],
+        "amount": event.get("amount"),
+        "currency": event.get("currency"),
+        "providerAmount": event.get("providerAmount"),
+        "expectedAmount": event["expectedAmount"],
+        "expectedCurrency": event["expectedCurrency"],
+    }
+
+
+def _flagged(tx: dict[str, Any], flags: list[dict[str, Any]]) -> bool:
+    """Flag ``tx`` for the merchant with ``flags`` (each kept once); True when it changed."""
+    if not flags:
+        return False
+    kept = list(tx.get("attention") or [])
+    known = {(f["code"], f.get("eventId")) for f in kept}
+    changed = not tx.get("needsAttention")
+    for flag in flags:
+        if (flag["code"], flag.get("eventId")) not in known and len(kept) < ATTENTION_KEPT:
+            kept.append({k: v for k, v in flag.items() if v is not None})
+            known.add((flag["code"], flag.get("eventId")))
+            changed = True
+    tx["needsAttention"] = True
+    tx["attention"] = kept
+    return changed
+
+
+def _refund_type(target: Status | None) -> EventType:
+    return (
+        EventType.PAYMENT_REFUNDED
+        if target == Status.REFUNDED
+        else EventType.PAYMENT_PARTIALLY_REFUNDED
+    )
+
+
+def _stored_type(
+    event: NormalizedEvent,
+    evt_id: str,
+    tx: dict[str, Any] | None,
+    settled: story.Settled | None,
+    mismatched: bool,
+    late: bool,
+) -> EventType:
+    if tx is None:
+        return EventType.UNMATCHED
+    if mismatched:
+        return EventType.PAYMENT_AMOUNT_MISMATCH
+    if late:
+        return EventType.PAYMENT_PAID_LATE
+    if settled is not None and evt_id in settled.targets:
+        return _refund_type(settled.targets[evt_id])
+    return event.type
 
 
 def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry | None:
@@ -416,6 +469,8 @@ def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry
         payment=event.payment_status,
         subscription=event.subscription_status,
         starts=event.starts_subscription,
+        refund=event.refund,
+        charged=event.charged_minor,
     )
     start = (
         {"ref": event.subscription_ref, "customer": event.provider_customer}
@@ -425,14 +480,31 @@ def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry
     return story.Entry(step, start, event.current_period_end_ms)
 
 
-def _waiting_entry(waited: dict[str, Any], tx: dict[str, Any]) -> story.Entry:
-    """The step of an event that waited for ``tx``, decided against it now as it would have
-    been had it matched at once (``against_transaction``)."""
+def _match_record(event: NormalizedEvent) -> dict[str, Any]:
+    """What an unmatched event keeps for the day a later event links one of its ids: the step
+    it asks for, and whether it reports money paid (checked against the transaction then)."""
+    refund = event.refund
+    return {
+        "type": str(event.type),
+        "payment": event.payment_status,
+        "subscription": event.subscription_status,
+        "starts": event.starts_subscription,
+        "start": {"ref": event.subscription_ref, "customer": event.provider_customer}
+        if event.starts_subscription
+        else None,
+        "periodEnd": event.current_period_end_ms,
+        "linkRefs": list(event.link_refs),
+        "refund": [refund.amount, refund.of] if refund else None,
+        "charged": event.charged_minor,
+        "pays": _pays(event),
+    }
+
+
+def _waiting_entry(waited: dict[str, Any]) -> story.Entry:
+    """The step of an event that waited unmatched, as it would have been had it matched at
+    once."""
     match = waited["match"]
-    if partially_refunded(match.get("payment"), match.get("refundedTotal"), tx["amount"]):
-        match.update(
-            type=str(EventType.PAYMENT_PARTIALLY_REFUNDED), payment=Status.PARTIALLY_REFUNDED
-        )
+    refund = match.get("refund")
     step = Step(
         event_id=waited["id"],
         at=waited["occurredAt"] if waited.get("occurredAt") is not None else waited["receivedAt"],
@@ -440,6 +512,8 @@ def _waiting_entry(waited: dict[str, Any], tx: dict[str, Any]) -> story.Entry:
         payment=Status(match["payment"]) if match.get("payment") else None,
         subscription=Status(match["subscription"]) if match.get("subscription") else None,
         starts=bool(match.get("starts")),
+        refund=Refund(refund[0], refund[1]) if refund else None,
+        charged=match.get("charged"),
     )
     return story.Entry(step, match.get("start"), match.get("periodEnd"))
 

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view
 from edge.domain.money import to_wire
@@ -56,6 +57,8 @@ class PublicInfoPages:
             credentials = ledger.credentials(provider, mode)
             if not provider.is_configured(credentials):
                 continue
+            if product is not None and prices.problem(provider, product) is not None:
+                continue  # a price this provider cannot charge (saved before it was enabled)
             override = (product or {}).get("overrides", {}).get(name, {})
             entry: dict[str, Any] = {
                 "provider": name,

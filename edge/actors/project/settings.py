@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
@@ -40,9 +41,19 @@ class ProjectSettings:
     def put_product(self, msg: m.PutProduct, reply: Reply) -> None:
         ledger = self.ledger
         product = msg.product
-        for name in product.get("overrides", {}):
+        overrides = product.get("overrides", {})
+        for name in overrides:
             if name not in PROVIDERS:
                 raise invalid(f"unknown provider {name!r}", f"overrides.{name}")
+        enabled = [n for n, c in ledger.project["providers"].items() if c.get("enabled")]
+        for name in dict.fromkeys([*enabled, *overrides]):
+            provider = PROVIDERS.get(name)
+            found = prices.problem(provider, product) if provider is not None else None
+            if found is not None:
+                at = found.field
+                if found.field == "amount" and "amount" in overrides.get(name, {}):
+                    at = f"overrides.{name}.amount"
+                raise InvalidRequest("provider_limit", f"{found.rule}.", field=at)
         ledger.project["products"][product["id"]] = product
         ledger.commit(ledger.config_changed(), reply, product_view(product))
 

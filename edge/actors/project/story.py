@@ -11,12 +11,12 @@ is left out of the story and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from edge.actors.project.ledger import Ledger
 from edge.domain import ids
-from edge.domain.convergence import Fate, Outcome, Start, Step, advance, fold
+from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
 from edge.domain.events import EventType
 from edge.domain.status import ENDED, Kind, Status
 from edge.store.writer import Op
@@ -50,6 +50,10 @@ class Entry:
             out["x"] = self.start
         if self.period_end is not None:
             out["pe"] = self.period_end
+        if s.refund is not None:
+            out["r"] = [s.refund.amount, s.refund.of]
+        if s.charged is not None:
+            out["c"] = s.charged
         return out
 
 
@@ -61,6 +65,8 @@ def entry_of(stored: dict[str, Any]) -> Entry:
         payment=Status(stored["p"]) if stored.get("p") else None,
         subscription=Status(stored["s"]) if stored.get("s") else None,
         starts=bool(stored.get("st")),
+        refund=Refund(stored["r"][0], stored["r"][1]) if stored.get("r") else None,
+        charged=stored.get("c"),
     )
     return Entry(step, stored.get("x"), stored.get("pe"))
 
@@ -68,11 +74,15 @@ def entry_of(stored: dict[str, Any]) -> Entry:
 @dataclass
 class Settled:
     """What a fold did: the new steps' fates, whether they were money for an ended checkout,
-    and the record (and subscription) as they now are."""
+    the status each new refund asked for once its amount was counted, whether the story is
+    contradicted (a success and an ending), and the record (and subscription) as they now
+    are."""
 
     fates: dict[str, Fate]
     late: frozenset[str]
     sub: dict[str, Any] | None
+    targets: dict[str, Status] = field(default_factory=dict)
+    contradicted: bool = False
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -92,6 +102,9 @@ def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
         base["version"],
         Status(base["sub"]) if base.get("sub") else None,
         base.get("subVersion", 0),
+        base.get("refunded", 0),
+        tuple((of, amount) for of, amount in base.get("refunds", ())),
+        base.get("charged"),
     )
 
 
@@ -128,18 +141,25 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     )
     subscription_checkout = tx["kind"] == Kind.SUBSCRIPTION
     outcome = (
-        advance(
-            standing, start, (e.step for e in kept), (e.step for e in fresh), subscription_checkout
+        fold(
+            [*(e.step for e in kept), *(e.step for e in fresh)],
+            start,
+            subscription_checkout,
+            tx["amount"],
         )
         if fresh
         else None
     )
-    if outcome is None:
-        # nothing new, or taking it would move a status backwards: the new steps change nothing
+    if outcome is None or behind(standing, outcome):
+        # nothing new, or taking it would move a status backwards: the new steps change
+        # nothing (the story they contradict is still the merchant's to look at)
         fates = {e.step.event_id: Fate.IGNORED for e in fresh}
         fates.update({i: before.get(first, Fate.IGNORED) for i, first in repeats.items()})
         return Settled(
-            fates, _late(new, tx) & {i for i, f in fates.items() if f is Fate.IGNORED}, sub
+            fates,
+            _late(new, tx) & {i for i, f in fates.items() if f is Fate.IGNORED},
+            sub,
+            contradicted=outcome is not None and outcome.contradicted,
         )
 
     now = ledger.now_ms()
@@ -158,12 +178,14 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     tx["story"] = _trimmed(tx, [e.stored(outcome.fates[e.step.event_id]) for e in entries], start)
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
-            ops.extend(_applied_now(ledger, evt_id, now))
+            ops.extend(_applied_now(ledger, evt_id, now, outcome.targets.get(evt_id)))
     ops.extend(ledger.tx_ops(tx))
     fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
     fates.update({i: outcome.fates[first] for i, first in repeats.items()})
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
-    return Settled(fates, frozenset(late), sub)
+    targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
+    targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
+    return Settled(fates, frozenset(late), sub, targets, outcome.contradicted)
 
 
 def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:
@@ -179,14 +201,16 @@ def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any
     return out
 
 
-def _stored_effect(stored: dict[str, Any]) -> tuple[int, str, str, str, bool]:
+def _stored_effect(stored: dict[str, Any]) -> Effect:
     """``Step.effect`` of a step as the record keeps it (``Entry.stored``)."""
+    refund = stored.get("r")
     return (
         stored["at"],
         stored["t"],
         stored.get("p", ""),
         stored.get("s", ""),
         bool(stored.get("st")),
+        Refund(refund[0], refund[1]).mark if refund else "",
     )
 
 
@@ -257,12 +281,17 @@ def _start_subscription(
     return sub
 
 
-def _applied_now(ledger: Ledger, evt_id: str, now: int) -> list[Op]:
-    """A held event took effect: its feed entry says when."""
+def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | None) -> list[Op]:
+    """A held event took effect: its feed entry says when (and, for a refund, whether it
+    refunded all or part, now that the refunds before it are counted)."""
     event = ledger.stored_event(evt_id)
     if event is None or event.get("appliedAt") is not None:
         return []  # pruned by retention, or already marked
     event = dict(event, appliedAt=now)
+    if target == Status.REFUNDED:
+        event["type"] = str(EventType.PAYMENT_REFUNDED)
+    elif target == Status.PARTIALLY_REFUNDED:
+        event["type"] = str(EventType.PAYMENT_PARTIALLY_REFUNDED)
     return ledger.event_ops(event)
 
 
@@ -278,12 +307,15 @@ def _trimmed(
     if any(e["f"] == "h" for e in stored[:half]):
         return stored
     steps = [entry_of(e).step for e in stored[:half]]
-    prefix = fold(steps, start, tx["kind"] == Kind.SUBSCRIPTION)
+    prefix = fold(steps, start, tx["kind"] == Kind.SUBSCRIPTION, tx["amount"])
     tx["storyStart"] = {
         "status": str(prefix.status),
         "version": prefix.version,
         "sub": str(prefix.sub_status) if prefix.sub_status else None,
         "subVersion": prefix.sub_version,
+        "refunded": prefix.refunded_total,
+        "refunds": [list(r) for r in prefix.refunds],
+        "charged": prefix.charged,
     }
     return stored[half:]
 

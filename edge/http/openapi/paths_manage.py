@@ -143,7 +143,9 @@ def paths() -> dict[str, dict[str, Operation]]:
                 {200: _answer("The product.", "Product")},
                 parameters=[PROJECT, product],
                 body=json_body(ref("ProductRequest")),
-                errors={400: ["invalid_amount", "invalid_currency", "invalid_request"]},
+                errors={
+                    400: ["invalid_amount", "invalid_currency", "invalid_request", "provider_limit"]
+                },
             ),
             "delete": _manage(
                 "deleteProduct",

@@ -201,11 +201,32 @@ def schemas() -> dict[str, Schema]:
                         "providerRef": nullable({"type": "string"}),
                         "reason": nullable({"type": "string"}),
                         "needsAttention": {"type": "boolean"},
+                        "attention": {"type": "array", "items": ref("Attention")},
                     }
                 ),
             ],
             "description": "The status record plus what only the merchant's server sees.",
         },
+        "Attention": _obj(
+            {
+                "code": {
+                    "type": "string",
+                    "enum": ["amount_mismatch", "paid_late", "contradicted"],
+                },
+                "eventId": nullable(ref("EventId")),
+                "amount": nullable(AMOUNT),
+                "currency": nullable(ref("Currency")),
+                "expectedAmount": AMOUNT,
+                "expectedCurrency": ref("Currency"),
+                "providerAmount": {"type": "string"},
+            },
+            ["code", "eventId"],
+            description=(
+                "Why a transaction needs the merchant: money that is not what the checkout asked"
+                " for (amount_mismatch, with both amounts), money for a checkout that had ended"
+                " (paid_late), or a provider reporting it both paid and ended (contradicted)."
+            ),
+        ),
         "TransactionWithEvents": {
             "allOf": [
                 ref("Transaction"),
@@ -238,6 +259,10 @@ def schemas() -> dict[str, Schema]:
                 "receivedAt": TIME,
                 "appliedAt": nullable(TIME),
                 "duplicateOf": ref("EventId"),
+                "expectedAmount": AMOUNT,
+                "expectedCurrency": ref("Currency"),
+                "providerAmount": {"type": "string"},
+                "claimedTxId": ref("TxId"),
             },
             [
                 "id",

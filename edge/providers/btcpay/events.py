@@ -5,18 +5,21 @@ node put ``orderId`` = txId and ``customerRef``. The rest of that snapshot is no
 checkout may add the buyer's e-mail or name to it, and the node keeps no buyer data (the stored
 event takes the transaction's own metadata).
 
-Three BTCPay facts shape the table:
+What shapes the table:
 - Deduplication is on ``originalDeliveryId``: every automatic retry and every manual
   redelivery is a new ``deliveryId`` (old servers spell the key ``orignalDeliveryId``).
 - Expired is terminal. Money that comes after (``InvoicePaidAfterExpiration``,
   ``InvoiceExpiredPaidPartial``) is ``payment.paid_late`` and moves the transaction to where
   the invoice is, expired, whatever order the two arrive in.
-- Marking by hand is the merchant's word, not the blockchain's. BTCPay lets an invoice be
-  marked settled only once it has expired or turned invalid, so ``InvoiceSettled`` with
-  ``manuallyMarked`` is always money for a checkout that has ended: ``payment.paid_late``, no
-  move (whichever of it and the expiry comes first). An invoice marked invalid by hand (a
-  settled one, say) is stored and moves nothing either: a failure after a success must not
-  depend on which of the two arrived first.
+- Marking by hand is the merchant's word, and BTCPay allows it in almost every state
+  (``InvoiceEntity.CanMarkComplete``/``CanMarkInvalid`` at btcpayserver@03345c28: settled from
+  New, Processing, Expired or Invalid; invalid from New, Processing, Expired, or from a settled
+  invoice that was itself marked). Marking sends one event, ``InvoiceSettled`` or
+  ``InvoiceInvalid`` with ``manuallyMarked``, and nothing else. So a marked settlement is a
+  success like any other and a marked invalidation a failure: the fold decides by the story
+  (an invoice marked settled after it expired is money for an ended checkout,
+  ``payment.paid_late``; marked invalid after it settled is a failure after success, stored),
+  and a story holding both a success and an ending flags the transaction for the merchant.
 - ``InvoiceRefund`` is a refund *offered* (a pull payment the buyer may never claim), not money
   moved: it is stored as history and changes nothing.
 Types not in the table (payment requests, payouts, subscribers) are stored as history
@@ -44,10 +47,10 @@ EVENT_TABLE: Mapping[tuple[str, bool], tuple[EventType, Status | None]] = {
     ("InvoiceProcessing", False): (E.PAYMENT_PROCESSING, S.PROCESSING),  # paid, unconfirmed
     ("InvoicePaymentSettled", False): (E.PAYMENT_PROCESSING, None),  # one payment confirmed
     ("InvoiceSettled", False): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
-    ("InvoiceSettled", True): (E.PAYMENT_PAID_LATE, None),
+    ("InvoiceSettled", True): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
     ("InvoiceExpired", False): (E.CHECKOUT_EXPIRED, S.EXPIRED),
     ("InvoiceInvalid", False): (E.PAYMENT_FAILED, S.FAILED),
-    ("InvoiceInvalid", True): (E.PAYMENT_FAILED, None),
+    ("InvoiceInvalid", True): (E.PAYMENT_FAILED, S.FAILED),
     ("InvoicePaidAfterExpiration", False): (E.PAYMENT_PAID_LATE, S.EXPIRED),
     ("InvoiceExpiredPaidPartial", False): (E.PAYMENT_PAID_LATE, S.EXPIRED),
     ("InvoiceRefund", False): (E.UNMATCHED, None),

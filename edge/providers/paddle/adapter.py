@@ -30,6 +30,7 @@ from edge.providers.base import (
     NormalizedEvent,
     PortalRequest,
     PortalResult,
+    PriceProblem,
     Provider,
 )
 from edge.providers.paddle import events, money, signature
@@ -39,11 +40,23 @@ SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
 API_VERSION = "1"
 SIGNATURE_HEADER = "paddle-signature"
 MAX_NAME = 200  # what the node sends as a price or product name
+# a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
+# transaction-price-create-base): the node sends the product's name there
+MIN_NAME = 2
 MAX_ANSWER = 1 << 20
 
 
 @dataclass(frozen=True)
 class PaddleProvider(Provider):
+    def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
+        if money.to_paddle(amount_minor, currency) is None:
+            return PriceProblem("currency", f"Paddle does not take {currency}")
+        if len(name.strip()) < MIN_NAME:
+            return PriceProblem(
+                "name", f"Paddle needs a name of {MIN_NAME} characters or more for a price"
+            )
+        return None
+
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         answer = await _call(
             request.http,

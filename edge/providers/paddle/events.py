@@ -16,8 +16,14 @@ Paddle facts that shape it:
   "might not yet" be set); ``transaction.completed`` and ``subscription.created`` carry it.
   Whichever of them names the ``sub_`` first starts the subscription.
 - Adjustments (refunds, chargebacks) carry no ``custom_data``: they match by
-  ``transaction_id`` alone, which the checkout's own events linked. A refund counts once Paddle
-  has approved it (``adjustment.updated``, status approved); its ``type`` says full or partial.
+  ``transaction_id`` alone, which the node linked when it created the transaction. A refund
+  counts once Paddle has approved it (``adjustment.updated``, status approved), for what it
+  gives back (``totals.total``, "Total after tax"): the node sums refunds, because ``type`` is
+  no guide (null in Paddle's own SDK fixtures, ``partial`` by default, and a whole refund may be
+  made by items).
+- What a checkout asked for is its items (the node's own non-catalog price times the quantity,
+  less any discount a buyer entered); what it took is ``grand_total``, which includes tax on
+  top where the merchant's account prices exclude it (``tax_mode: account_setting``).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.domain import ids
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent
@@ -71,12 +78,13 @@ EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | s
     # A refund waiting for Paddle's approval, a chargeback warning, a credit: history only.
     ("adjustment.created", ""): (E.UNMATCHED, None, None),
     ("adjustment.updated", ""): (E.UNMATCHED, None, None),
+    # the node sums approved refunds by amount; the word is kept for one that states none
     ("adjustment.created", "refund:approved:full"): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
     ("adjustment.updated", "refund:approved:full"): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
-    ("adjustment.created", "refund:approved:partial"): (
+    ("adjustment.created", "refund:approved"): (
         E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED, None,
     ),
-    ("adjustment.updated", "refund:approved:partial"): (
+    ("adjustment.updated", "refund:approved"): (
         E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED, None,
     ),
     ("adjustment.created", "chargeback"): (E.PAYMENT_DISPUTED, S.DISPUTED, None),
@@ -93,8 +101,9 @@ def _origin(d: Mapping[str, Any]) -> str:
 
 def _adjustment(d: Mapping[str, Any]) -> str:
     action = d.get("action")
-    if action == "refund":
-        return f"refund:{d.get('status')}:{d.get('type')}"
+    if action == "refund" and d.get("status") == "approved":
+        # ``type`` full, partial (the default) or null: only full is a word the node keeps
+        return "refund:approved:full" if d.get("type") == "full" else "refund:approved"
     return action if action in ("chargeback", "chargeback_reverse") else ""
 
 
@@ -134,6 +143,9 @@ class _Facts:
     customer: str | None = None
     amount: int | None = None
     currency: str | None = None
+    unreadable: str | None = None  # Paddle's figure, when it has no exact node value
+    charged: int | None = None
+    refund: Refund | None = None
     custom_data: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -175,6 +187,9 @@ def normalize(body: bytes) -> NormalizedEvent:
         provider_customer=facts.customer,
         amount_minor=facts.amount,
         currency=facts.currency,
+        unreadable_amount=facts.unreadable,
+        charged_minor=facts.charged,
+        refund=facts.refund if payment_target in (S.REFUNDED, S.PARTIALLY_REFUNDED) else None,
         customer_ref=custom.get("customerRef"),
         metadata=custom,
         dedup_ids=(event_id,),
@@ -187,37 +202,33 @@ def normalize(body: bytes) -> NormalizedEvent:
 def _read_transaction(variant: str, d: Mapping[str, Any]) -> _Facts:
     txn, sub, customer = _id(d, "id", "txn_"), _id(d, "subscription_id", "sub_"), _customer(d)
     totals = _dict(_dict(d, "details"), "totals")
-    amount = totals.get("grand_total") or totals.get("total")
     checkout = variant == CHECKOUT
+    currency = d.get("currency_code")
+    charged = from_paddle(totals.get("grand_total") or totals.get("total"), currency)
     return _Facts(
         # a renewal is found by its subscription; its own txn_ is not the checkout's
         refs=_ids(txn, sub) if checkout else _ids(sub, txn),
-        link_refs=_ids(txn, sub, customer) if checkout else (),
+        # a customer buys other things too: the node never links one to a checkout
+        link_refs=_ids(txn, sub) if checkout else (),
         subscription_ref=sub,
         period_end_ms=time_ms(_dict(d, "billing_period").get("ends_at")) if sub else None,
         customer=customer,
-        **_money(amount, d.get("currency_code")),
+        **_items_money(d.get("items"), totals.get("discount"), currency),
+        charged=charged,
         custom_data=_custom(d),
     )
 
 
 def _read_subscription(variant: str, d: Mapping[str, Any]) -> _Facts:
     sub, txn, customer = _id(d, "id", "sub_"), _id(d, "transaction_id", "txn_"), _customer(d)
-    item = _first(d.get("items"))
-    unit = _dict(_dict(item, "price"), "unit_price")
-    quantity = item.get("quantity")
-    minor = from_paddle(unit.get("amount"), d.get("currency_code"))
-    amount = None
-    if minor is not None and isinstance(quantity, int) and not isinstance(quantity, bool):
-        amount = str(minor * quantity)
     return _Facts(
         refs=_ids(sub, txn),
-        link_refs=_ids(sub, txn, customer),
+        link_refs=_ids(sub, txn),
         subscription_ref=sub,
         subscription_status=_str(d, "status"),
         period_end_ms=time_ms(_dict(d, "current_billing_period").get("ends_at")),
         customer=customer,
-        **_money(amount, d.get("currency_code")),
+        **_items_money(d.get("items"), None, d.get("currency_code")),
         custom_data=_custom(d),
     )
 
@@ -225,10 +236,14 @@ def _read_subscription(variant: str, d: Mapping[str, Any]) -> _Facts:
 def _read_adjustment(variant: str, d: Mapping[str, Any]) -> _Facts:
     # only the transaction: a customer has many, and a renewal's refund is not the checkout's
     totals = _dict(d, "totals")
+    money = _money(totals.get("total"), d.get("currency_code") or totals.get("currency_code"))
+    adjustment = _str(d, "id") or "adjustment"
+    given_back = money["amount"]
     return _Facts(
         refs=_ids(_id(d, "transaction_id", "txn_")),
         customer=_customer(d),
-        **_money(totals.get("total"), d.get("currency_code") or totals.get("currency_code")),
+        **money,
+        refund=Refund(given_back, adjustment) if given_back is not None else None,
     )
 
 
@@ -265,10 +280,6 @@ def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _first(value: Any) -> Mapping[str, Any]:
-    return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
-
-
 def _id(o: Mapping[str, Any], key: str, prefix: str) -> str | None:
     """A Paddle id of the expected kind (``txn_``, ``sub_`` ...), else None."""
     value = o.get(key)
@@ -298,10 +309,42 @@ def _custom(d: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _money(amount: Any, currency: Any) -> dict[str, Any]:
+    """The node's minor units of a Paddle amount; ``unreadable`` Paddle's own figure when it
+    stated one the node cannot read (never a match for a checkout's amount)."""
+    if amount is None:
+        return {"amount": None, "currency": None, "unreadable": None}
     minor = from_paddle(amount, currency)
     if minor is None:
-        return {"amount": None, "currency": None}
-    return {"amount": minor, "currency": currency}
+        return {"amount": None, "currency": None, "unreadable": f"{amount} {currency}"[:40]}
+    return {"amount": minor, "currency": currency, "unreadable": None}
+
+
+def _items_money(items: Any, discount: Any, currency: Any) -> dict[str, Any]:
+    """What a transaction's items ask: each price's unit amount times its quantity, in the
+    transaction's currency, less the discount (none for a checkout the node made: a buyer's
+    code pays less than the product's price)."""
+    if not isinstance(items, list) or not items:
+        return {"amount": None, "currency": None, "unreadable": None}
+    total = 0
+    for item in items:
+        unit = _dict(_dict(item if isinstance(item, dict) else {}, "price"), "unit_price")
+        quantity = item.get("quantity") if isinstance(item, dict) else None
+        minor = from_paddle(unit.get("amount"), unit.get("currency_code"))
+        if (
+            minor is None
+            or unit.get("currency_code") != currency
+            or not isinstance(quantity, int)
+            or isinstance(quantity, bool)
+            or quantity < 1
+        ):
+            return {"amount": None, "currency": None, "unreadable": "items not readable"}
+        total += minor * quantity
+    off = from_paddle(discount, currency) if discount is not None else 0
+    if off is None:
+        return {"amount": None, "currency": None, "unreadable": f"discount {discount}"[:40]}
+    if total < off:
+        return {"amount": None, "currency": None, "unreadable": f"discount {discount}"[:40]}
+    return _money(str(total - off), currency)
 
 
 def time_ms(value: Any) -> int | None:

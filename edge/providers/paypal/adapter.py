@@ -7,7 +7,8 @@ Subscriptions v1, webhooks signed with PayPal's certificate (CONTRACT 4.2, 4.3).
   address; the answer is ``type: approval`` and the checkout lapses after 3 hours (PayPal sends
   nothing for an order never approved, so the node expires it itself).
 - Capture: a durable follow-up owed on the buyer's return or ``CHECKOUT.ORDER.APPROVED``,
-  whichever comes first (``PayPal-Request-Id`` = the transaction id, so both are one capture).
+  whichever comes first (``PayPal-Request-Id`` = ``{txId}-capture``, so both are one capture;
+  never the order's own request id, which PayPal would answer with the stored create).
   ``ORDER_ALREADY_CAPTURED`` reads the order and counts as done; ``INSTRUMENT_DECLINED`` is an
   attempt that failed (the buyer may pick another funding source: the status stays pending);
   ``ORDER_NOT_APPROVED`` is tried again with backoff, until the checkout expires.
@@ -34,6 +35,7 @@ from edge.providers.base import (
     FollowUpRequest,
     FollowUpResult,
     NormalizedEvent,
+    PriceProblem,
     Provider,
     SignatureInvalid,
 )
@@ -46,6 +48,15 @@ MAX_TEXT = 127  # PayPal's limit on description, custom_id, invoice_id and names
 
 @dataclass(frozen=True)
 class PayPalProvider(Provider):
+    def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
+        if currency not in money.CURRENCIES:
+            return PriceProblem("currency", f"PayPal does not take {currency}")
+        if money.to_paypal(amount_minor, currency) is None:
+            return PriceProblem(
+                "amount", f"PayPal charges {currency} in whole units: the amount has a fraction"
+            )
+        return None
+
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         tx = request.tx
         value = money.to_paypal(int(tx["amount"]), str(tx["currency"]))
@@ -137,8 +148,10 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
     if not order_id or order_id != tx.get("providerRef"):
         return FollowUpResult(detail="not this transaction's order: nothing captured")
     path = f"/v2/checkout/orders/{order_id}"
+    # a key of its own: PayPal keeps a request id across calls, and the create's id would
+    # answer the capture with the stored create (CONTRACT 4.3)
     answer = await api.call(
-        request.http, credentials, tx["isTest"], "POST", path + "/capture", {}, tx["id"]
+        request.http, credentials, tx["isTest"], "POST", path + "/capture", {}, capture_key(tx)
     )
     issues = answer.issues()
     if not answer.ok and "ORDER_ALREADY_CAPTURED" in issues:
@@ -170,6 +183,11 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
         events=(outcome,),
         body=answer.raw,
     )
+
+
+def capture_key(tx: Mapping[str, Any]) -> str:
+    """The ``PayPal-Request-Id`` of an order's capture (at most 108 characters: a tx id is 29)."""
+    return f"{tx['id']}-capture"
 
 
 def order_body(request: CheckoutRequest, value: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ Three PayPal facts shape the table:
   for a durable capture follow-up and moves no status.
 - A capture's outcome reaches the node twice, in the capture's answer and in its webhook: both
   carry the dedup id ``capture:{id}:{status}``, so it is applied and counted once.
-- A refund says the total refunded so far, not the captured amount: the node compares it with
-  the transaction's amount (``refunded_total_minor``) to tell a full refund from a partial one.
+- A refund says the total refunded so far (``seller_payable_breakdown.total_refunded_amount``),
+  not whether it is full: the node sums refunds against the transaction's amount.
 - A subscription's sale does not say whether it is the first: each one asks to start the
   subscription, and the fold (edge.domain.convergence) lets the earliest start it; the others
   are renewals, whatever order they arrive in.
@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.domain import ids
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import FollowUp, MalformedPayload, NormalizedEvent
@@ -112,7 +113,8 @@ class _Facts:
     period_end_ms: int | None = None
     amount: int | None = None
     currency: str | None = None
-    refunded_total: int | None = None
+    unreadable: str | None = None  # PayPal's figure, when it has no exact node value
+    refund: Refund | None = None
     capture_dedup: str | None = None
     follow_ups: tuple[FollowUp, ...] = ()
 
@@ -152,9 +154,8 @@ def normalize(body: bytes) -> NormalizedEvent:
         current_period_end_ms=facts.period_end_ms,
         amount_minor=facts.amount,
         currency=facts.currency,
-        refunded_total_minor=facts.refunded_total
-        if paypal_type == "PAYMENT.CAPTURE.REFUNDED"
-        else None,
+        unreadable_amount=facts.unreadable,
+        refund=facts.refund if paypal_type == "PAYMENT.CAPTURE.REFUNDED" else None,
         dedup_ids=(event_id, facts.capture_dedup) if facts.capture_dedup else (event_id,),
         follow_ups=facts.follow_ups if paypal_type == "CHECKOUT.ORDER.APPROVED" else (),
     )
@@ -185,6 +186,7 @@ def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
         payment_status=target,
         amount_minor=facts.amount,
         currency=facts.currency,
+        unreadable_amount=facts.unreadable,
         dedup_ids=(dedup,),
     )
 
@@ -219,14 +221,20 @@ def _read_capture(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
 
 
 def _read_refund(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
+    """A refund of a capture: the total refunded from the capture so far when PayPal gives it,
+    else this refund's own amount (counted once under its id)."""
     breakdown = _dict(r, "seller_payable_breakdown")
     total = _dict(breakdown, "total_refunded_amount")
     money = _money(total) if total else _money(_dict(r, "amount"))
+    amount = money["amount"]
+    refund = None
+    if amount is not None:
+        refund = Refund(amount) if total else Refund(amount, _str(r, "id") or "refund")
     return _Facts(
         tx_id=_tx_id(r.get("custom_id")) or _tx_id(r.get("invoice_id")),
         refs=_ids(_capture_of(r), r.get("id")),
         **money,
-        refunded_total=money["amount"],
+        refund=refund,
     )
 
 
@@ -260,7 +268,7 @@ def _read_subscription(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
         subscription_ref=subscription_id,
         subscription_status=_str(r, "status"),
         period_end_ms=_time_ms(billing.get("next_billing_time")),
-        **(_money(last) if last else {"amount": None, "currency": None}),
+        **(_money(last) if last else {"amount": None, "currency": None, "unreadable": None}),
     )
 
 
@@ -324,12 +332,15 @@ def _capture_of(refund: Mapping[str, Any]) -> str | None:
 
 def _money(amount: Mapping[str, Any]) -> dict[str, Any]:
     """``amount`` in the node's minor units and ``currency`` of a PayPal ``{currency_code,
-    value}``; both None when it is not a valid amount."""
-    currency = amount.get("currency_code")
-    minor = from_paypal(amount.get("value"), currency)
+    value}``; both None when it is absent, and ``unreadable`` PayPal's own figure when it
+    stated one the node cannot read exactly (never a match for a checkout's amount)."""
+    value, currency = amount.get("value"), amount.get("currency_code")
+    if value is None:
+        return {"amount": None, "currency": None, "unreadable": None}
+    minor = from_paypal(value, currency)
     if minor is None:
-        return {"amount": None, "currency": None}
-    return {"amount": minor, "currency": currency}
+        return {"amount": None, "currency": None, "unreadable": f"{value} {currency}"[:40]}
+    return {"amount": minor, "currency": currency, "unreadable": None}
 
 
 def _time_ms(value: Any) -> int | None:

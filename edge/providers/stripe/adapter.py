@@ -25,6 +25,7 @@ from edge.providers.base import (
     NormalizedEvent,
     PortalRequest,
     PortalResult,
+    PriceProblem,
     Provider,
 )
 from edge.providers.stripe import events, form, money, signature
@@ -35,6 +36,10 @@ SIGNATURE_HEADER = "stripe-signature"
 
 @dataclass(frozen=True)
 class StripeProvider(Provider):
+    def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
+        rule = money.charge_problem(amount_minor, currency)
+        return PriceProblem("amount", rule) if rule else None
+
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         tx, credentials = request.tx, request.credentials
         session = await _call(
@@ -106,12 +111,9 @@ def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
     subscription = tx["kind"] == "subscription"
     currency = str(tx["currency"]).upper()
     total = money.to_stripe(int(tx["amount"]), currency)
-    if total is None:
-        raise Conflict(
-            "amount_not_supported",
-            f"Stripe charges {currency} in whole units only; this amount has a fraction.",
-            field="amount",
-        )
+    rule = money.charge_problem(int(tx["amount"]), currency)
+    if total is None or rule is not None:
+        raise Conflict("amount_not_supported", f"{rule}.", field="amount")
     quantity = int(tx.get("quantity") or 1)
     unit_amount, rest = divmod(total, quantity)
     if rest:  # an amount that does not split evenly is charged as one line of the total

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.domain import ids
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.status import Status
@@ -112,6 +113,8 @@ class _Facts:
     provider_customer: str | None = None
     amount: int | None = None
     currency: str | None = None
+    unreadable: str | None = None  # Stripe's figure, when it has no exact node value
+    refund: Refund | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -157,6 +160,8 @@ def normalize(body: bytes) -> NormalizedEvent:
         provider_customer=facts.provider_customer,
         amount_minor=facts.amount,
         currency=facts.currency,
+        unreadable_amount=facts.unreadable,
+        refund=facts.refund if payment_target in (S.REFUNDED, S.PARTIALLY_REFUNDED) else None,
         customer_ref=metadata.get("customerRef"),
         metadata=metadata,
         dedup_ids=(event_id,),
@@ -167,10 +172,11 @@ def normalize(body: bytes) -> NormalizedEvent:
 
 
 def _read_session(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    # a customer pays for many things: the node never links one to a checkout
     return _Facts(
         tx_id=_tx_id(o.get("client_reference_id")),
         refs=_ids(o.get("id")),
-        link_refs=_ids(o.get("payment_intent"), o.get("subscription"), o.get("customer")),
+        link_refs=_ids(o.get("payment_intent"), o.get("subscription")),
         subscription_ref=_id(o.get("subscription")),
         provider_customer=_id(o.get("customer")),
         **_money(o, "amount_total"),
@@ -190,11 +196,15 @@ def _read_payment_intent(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
 
 def _read_charge(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     refunded = stripe_type == "charge.refunded"
+    money = _money(o, "amount_refunded" if refunded else "amount")
+    total = money["amount"]
     return _Facts(
         refs=_ids(o.get("payment_intent"), o.get("id")),
         link_refs=_ids(o.get("id")),
         provider_customer=_id(o.get("customer")),
-        **_money(o, "amount_refunded" if refunded else "amount"),
+        **money,
+        # ``amount_refunded`` is everything refunded from the charge so far
+        refund=Refund(total) if refunded and total is not None else None,
         metadata=_metadata(o.get("metadata")),
     )
 
@@ -324,11 +334,17 @@ def _money(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
 
 def _node_money(stripe_amount: int | None, stripe_currency: Any) -> dict[str, Any]:
     """``amount`` in the node's minor units (converted from Stripe's, ``money``) and
-    ``currency``; both None when either is missing or the amount has no exact node value."""
+    ``currency``; both None when either is missing, and ``unreadable`` Stripe's own figure when
+    it stated one that has no exact node value (never a match for a checkout's amount)."""
+    if stripe_amount is None:
+        return {"amount": None, "currency": None, "unreadable": None}
     currency = _currency(stripe_currency)
-    if stripe_amount is None or currency is None or stripe_amount < 0:
-        return {"amount": None, "currency": None}
-    amount = from_stripe(stripe_amount, currency)
+    amount = (
+        from_stripe(stripe_amount, currency)
+        if currency is not None and stripe_amount >= 0
+        else None
+    )
     if amount is None:
-        return {"amount": None, "currency": None}
-    return {"amount": amount, "currency": currency}
+        shown = stripe_currency if isinstance(stripe_currency, str) else "?"
+        return {"amount": None, "currency": None, "unreadable": f"{stripe_amount} {shown}"[:40]}
+    return {"amount": amount, "currency": currency, "unreadable": None}

@@ -51,3 +51,25 @@ def _rescale(amount: int, from_exponent: int, to_exponent: int) -> int | None:
         return amount * 10 ** (to_exponent - from_exponent)
     whole, rest = divmod(amount, 10 ** (from_exponent - to_exponent))
     return None if rest else whole
+
+
+# "The amount value supports up to eight digits" (stripe-python 16.1.0,
+# params/_payment_intent_create_params.py:123)
+MAX_AMOUNT = 99_999_999
+
+
+def charge_problem(minor: int, currency: str) -> str | None:
+    """Why Stripe refuses to charge ``minor`` node units of ``currency``; None when it does not.
+
+    - an amount with a fraction Stripe's units cannot carry (a zero-decimal currency);
+    - three-decimal currencies: "these API calls require the least-significant (last) digit to
+      be 0" (docs.stripe.com/currencies, three-decimal currencies);
+    - at most eight digits in Stripe's units."""
+    amount = to_stripe(minor, currency)
+    if amount is None:
+        return f"Stripe charges {currency} in whole units: the amount has a fraction"
+    if currency in THREE_DECIMAL and amount % 10:
+        return f"Stripe charges {currency} in steps of 0.010: the last of three decimals must be 0"
+    if amount > MAX_AMOUNT:
+        return f"Stripe charges at most {MAX_AMOUNT:,} {currency} minor units (eight digits)"
+    return None

@@ -19,6 +19,7 @@ from edge.actors.deliveries import deliver
 from edge.actors.project import ProjectActor
 from edge.actors.project.ledger import Ledger
 from edge.actors.registry import ActorRegistry
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import (
@@ -121,6 +122,9 @@ class EchoProvider(Provider):
             refs=tuple(data.get("refs", ())),
             link_refs=tuple(data.get("linkRefs", ())),
             payment_status=Status(data["status"]) if data.get("status") else None,
+            amount_minor=data.get("amount"),
+            currency=data.get("currency"),
+            refund=Refund(data["refund"], data.get("refundOf")) if "refund" in data else None,
             dedup_ids=tuple(data.get("dedupIds", ())),
             follow_ups=tuple(FollowUp(action) for action in data.get("followUps", ())),
         )

@@ -24,14 +24,18 @@ async def _echo_tx(harness):
 
 
 async def _echo_owned_tx(harness):
-    """A pending transaction that echo deliveries match (an event only ever matches a
-    transaction of its own provider)."""
+    """A pending transaction that echo deliveries match: its provider object ``c_<tx id>`` is
+    linked as a checkout links it (an event only ever matches a transaction of its own provider,
+    by an object the node linked)."""
     project_id = await harness.project("echo", "manual")
     answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
     ledger = harness.ledger(project_id)
     tx = ledger.tx(answer["txId"])
     tx["provider"] = "echo"
-    await ledger.submit(ledger.tx_ops(tx)).wait()
+    tx["providerRef"] = f"c_{tx['id']}"
+    ops = ledger.tx_ops(tx)
+    ops.append(ledger.index_op(keys.PROVIDER_REF, "echo", tx["providerRef"], tx["id"]))
+    await ledger.submit(ops).wait()
     return project_id, ledger, tx
 
 
@@ -48,10 +52,10 @@ async def test_every_dedup_id_is_kept_and_any_of_them_finds_the_first(harness, e
     first = await harness.call(project_id, delivery(id="a", dedupIds=["a", "b"]))
     again = await harness.call(project_id, delivery(id="c", dedupIds=["c", "b"]))
     assert again == {"received": True, "eventId": first["eventId"], "duplicate": True}
-    for dedup_id in ("a", "b"):
-        raw = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", dedup_id))
+    for dedup_id in ("a", "b"):  # a test-mode delivery's ids are kept in the test space
+        raw = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo/test", dedup_id))
         assert raw == first["eventId"].encode()
-    assert harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", "c")) is None
+    assert harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo/test", "c")) is None
 
 
 async def test_a_bad_signature_is_refused_and_kept_with_its_reason(harness, echo):
@@ -145,7 +149,9 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
 
     async def deliver() -> None:
         answers.append(
-            await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], status="succeeded"))
+            await harness.call(
+                project_id, delivery(id="evt_1", refs=[tx["providerRef"]], status="succeeded")
+            )
         )
 
     async with trio.open_nursery() as nursery:
@@ -163,7 +169,9 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
 
 async def test_follow_ups_are_written_with_their_event(harness, echo):
     project_id, ledger, tx = await _echo_owned_tx(harness)
-    await harness.call(project_id, delivery(id="evt_1", txId=tx["id"], followUps=["capture"]))
+    await harness.call(
+        project_id, delivery(id="evt_1", refs=[tx["providerRef"]], followUps=["capture"])
+    )
     # durable before the delivery was answered
     (entry,) = outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)
     assert (entry["projectId"], entry["txId"], entry["provider"], entry["mode"]) == (
@@ -182,9 +190,12 @@ async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, 
     project_id, ledger, tx = await _echo_owned_tx(harness)
     for n in range(30):  # a provider's redeliveries of one fact, each under a new event id
         await harness.call(
-            project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000)
+            project_id,
+            delivery(id=f"evt_{n}", refs=[tx["providerRef"]], status="succeeded", at=1000),
         )
-    refund = delivery(id="evt_r", txId=tx["id"], status="refunded", type="payment.refunded", at=9)
+    refund = delivery(
+        id="evt_r", refs=[tx["providerRef"]], status="refunded", type="payment.refunded", at=9
+    )
     await harness.call(project_id, refund)  # stamped before the payment: held, then applied
     stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert [(e["t"], e["f"]) for e in stored["story"]] == [
@@ -198,7 +209,8 @@ async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
     project_id, ledger, tx = await _echo_owned_tx(harness)
     for n in range(STORY_KEPT + 1):  # each a step of its own: another time
         await harness.call(
-            project_id, delivery(id=f"evt_{n}", txId=tx["id"], status="succeeded", at=1000 + n)
+            project_id,
+            delivery(id=f"evt_{n}", refs=[tx["providerRef"]], status="succeeded", at=1000 + n),
         )
     stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert len(stored["story"]) == STORY_KEPT // 2 + 1
@@ -207,9 +219,16 @@ async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
         "version": 2,
         "sub": None,
         "subVersion": 0,
+        "refunded": 0,
+        "refunds": [],
+        "charged": None,
     }
     refund = delivery(
-        id="evt_r", txId=tx["id"], status="refunded", type="payment.refunded", at=9_000_000
+        id="evt_r",
+        refs=[tx["providerRef"]],
+        status="refunded",
+        type="payment.refunded",
+        at=9_000_000,
     )
     await harness.call(project_id, refund)
     stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
@@ -221,7 +240,9 @@ async def test_an_unmatched_event_is_matched_by_its_own_mode_only(harness, echo)
     refund = {"status": "refunded", "type": "payment.refunded", "at": 50, "refs": ["pi_1"]}
     live = await harness.call(project_id, delivery(id="evt_live", mode="live", **refund))
     test = await harness.call(project_id, delivery(id="evt_test", **refund))
-    paid = delivery(id="evt_paid", txId=tx["id"], status="succeeded", at=10, linkRefs=["pi_1"])
+    paid = delivery(
+        id="evt_paid", refs=[tx["providerRef"]], status="succeeded", at=10, linkRefs=["pi_1"]
+    )
     await harness.call(project_id, paid)
 
     def stored(answer):
@@ -243,7 +264,7 @@ async def test_the_same_effect_under_another_id_shares_its_steps_fate_and_moves_
 
     async def send(event_id: str, status: str, at: int) -> dict[str, Any]:
         answer = await harness.call(
-            project_id, delivery(id=event_id, txId=tx["id"], status=status, at=at)
+            project_id, delivery(id=event_id, refs=[tx["providerRef"]], status=status, at=at)
         )
         assert answer["duplicate"] is False
         stored = store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
