@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from edge.domain.money import EXPONENTS
+
 NAMES = {"stripe": "Stripe", "paypal": "PayPal", "paddle": "Paddle", "btcpay": "BTCPay Server"}
 WHERE = {
     "stripe": "the endpoint's signing secret (whsec_...) in your Stripe dashboard, under "
@@ -65,14 +67,15 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
         code = flag.get("code")
         if code == "amount_mismatch":
             paid = (
-                f"{flag['amount']} {flag['currency']}"
+                _money(flag["amount"], flag["currency"])
                 if flag.get("amount") is not None
                 else f"an amount the node cannot read ({flag.get('providerAmount')})"
             )
+            asked = _money(flag["expectedAmount"], flag["expectedCurrency"])
             said.append(
-                f"{name} reported {paid} paid for this checkout of {flag['expectedAmount']}"
-                f" {flag['expectedCurrency']}. It did not complete the checkout: refund that"
-                f" payment in {name}, or ask the buyer to pay the rest."
+                f"{name} reported {paid} paid for this checkout of {asked}. It did not"
+                f" complete the checkout: refund that payment in {name}, or ask the buyer to"
+                " pay the rest."
             )
         elif code == "paid_late":
             said.append("Money arrived after this checkout ended: fulfil or refund it.")
@@ -84,3 +87,9 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
     if tx.get("needsAttention") and not said:
         said.append("Money arrived after this checkout ended: fulfil or refund it.")
     return list(dict.fromkeys(said))
+
+
+def _money(amount: float, currency: str) -> str:
+    """``1.00 EUR``, ``99,999,999.99 EUR``, ``1,500 JPY``: the currency's own decimals."""
+    places = EXPONENTS.get(currency, 2)
+    return f"{amount:,.{places}f} {currency}"

@@ -183,13 +183,10 @@ class _Fold:
         """Where the step asks the payment to go: a refund's by the money refunded once it is
         counted; any other step's (and a refund's that states no amount) by its own word."""
         refund = step.refund
-        if refund is None or self.amount is None or step.payment not in REFUND_TARGETS:
+        basis = self.charged if self.charged is not None else self.amount
+        if refund is None or basis is None or step.payment not in REFUND_TARGETS:
             return step.payment
-        return (
-            Status.REFUNDED
-            if self._refunded(refund) >= self.amount
-            else (Status.PARTIALLY_REFUNDED)
-        )
+        return Status.REFUNDED if self._refunded(refund) >= basis else Status.PARTIALLY_REFUNDED
 
     def _refunded(self, refund: Refund | None = None) -> int:
         total, each = self.refunded_total, self.refunds

@@ -1,8 +1,9 @@
-"""Refused deliveries in words a merchant can act on (edge.dashboard.words)."""
+"""Words a merchant can act on (edge.dashboard.words): refused deliveries, and why a transaction
+needs them."""
 
 from __future__ import annotations
 
-from edge.dashboard.words import refused_in_words
+from edge.dashboard.words import attention_in_words, refused_in_words
 
 
 def item(reason: str, detail: str = "", code: str = "signature_invalid", provider: str = "stripe"):
@@ -34,3 +35,52 @@ def test_other_refusals():
     assert "could not be read" in refused_in_words(item("malformed_header", "bad t="), [])
     body = item("malformed_payload", "The body is not JSON.", code="malformed_payload")
     assert "not an event the node can read (The body is not JSON.)" in refused_in_words(body, [])
+
+
+def test_why_a_transaction_needs_the_merchant_in_words():
+    tx = {
+        "provider": "paddle",
+        "needsAttention": True,
+        "attention": [
+            {
+                "code": "amount_mismatch",
+                "eventId": "evt_1",
+                "amount": 1.0,
+                "currency": "EUR",
+                "expectedAmount": 99999999.99,
+                "expectedCurrency": "EUR",
+            },
+            {"code": "contradicted", "eventId": None},
+            {"code": "paid_late", "eventId": "evt_2"},
+        ],
+    }
+    said = attention_in_words(tx)
+    assert said[0] == (
+        "Paddle reported 1.00 EUR paid for this checkout of 99,999,999.99 EUR. It did not"
+        " complete the checkout: refund that payment in Paddle, or ask the buyer to pay the rest."
+    )
+    assert "reported this checkout both paid and ended" in said[1]
+    assert said[2] == "Money arrived after this checkout ended: fulfil or refund it."
+
+
+def test_an_amount_the_node_cannot_read_is_shown_as_the_provider_wrote_it():
+    flag = {
+        "code": "amount_mismatch",
+        "eventId": "evt_1",
+        "amount": None,
+        "currency": None,
+        "providerAmount": "12345 kwd",
+        "expectedAmount": 1500,
+        "expectedCurrency": "JPY",
+    }
+    said = attention_in_words({"provider": "stripe", "attention": [flag]})
+    assert said == [
+        "Stripe reported an amount the node cannot read (12345 kwd) paid for this checkout of"
+        " 1,500 JPY. It did not complete the checkout: refund that payment in Stripe, or ask"
+        " the buyer to pay the rest."
+    ]
+
+
+def test_a_flag_from_before_the_reasons_were_kept_still_says_something():
+    said = attention_in_words({"provider": "btcpay", "needsAttention": True})
+    assert said == ["Money arrived after this checkout ended: fulfil or refund it."]

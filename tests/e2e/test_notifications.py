@@ -7,36 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import trio
 from standardwebhooks import Webhook
 from support.asgi import serve_asgi
 from support.client import bearer, manual_shop
-
-
-class Merchant:
-    """The merchant's server: keeps every notification; answers ``status``."""
-
-    def __init__(self) -> None:
-        self.got: list[tuple[dict[str, str], bytes]] = []
-        self.status = 200
-        self.arrived = trio.Event()
-
-    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
-        self.got.append(({k.decode(): v.decode() for k, v in scope["headers"]}, body))
-        self.arrived.set()
-        return self.status, b""
-
-    async def wait_for(self, count: int) -> None:
-        with trio.fail_after(20):
-            while len(self.got) < count:
-                self.arrived = trio.Event()
-                await self.arrived.wait()
-
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(body) for _, body in self.got]
+from support.merchant import Merchant, add_endpoint
 
 
 @pytest.fixture
@@ -46,13 +23,6 @@ async def merchant() -> AsyncIterator[tuple[Merchant, str]]:
         base = await nursery.start(serve_asgi, server)
         yield server, base.replace("127.0.0.1", "localhost") + "/hooks"
         nursery.cancel_scope.cancel()
-
-
-async def add_endpoint(admin: Any, project_id: str, **body: Any) -> dict[str, Any]:
-    answer: dict[str, Any] = await admin.ok(
-        "POST", f"/api/manage/projects/{project_id}/endpoints", body, 201
-    )
-    return answer
 
 
 async def test_every_event_of_its_mode_arrives_signed_with_its_version(admin, http, merchant):

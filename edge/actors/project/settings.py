@@ -53,7 +53,9 @@ class ProjectSettings:
                 at = found.field
                 if found.field == "amount" and "amount" in overrides.get(name, {}):
                     at = f"overrides.{name}.amount"
-                raise InvalidRequest("provider_limit", f"{found.rule}.", field=at)
+                # a rule of a provider the project has enabled: the product conflicts with the
+                # project as it is (a price saved alone would be fine), so 409, not 400
+                raise Conflict("provider_limit", f"{found.rule}.", field=at)
         ledger.project["products"][product["id"]] = product
         ledger.commit(ledger.config_changed(), reply, product_view(product))
 

@@ -4,21 +4,26 @@ drives, deliveries."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import trio
 from support.client import MAILING_ADDRESS, ORIGIN
+from support.nodes import node_settings
 
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.actors.context import NodeContext
 from edge.actors.deliveries import deliver
+from edge.actors.keyindex import KeyIndex
 from edge.actors.project import ProjectActor
 from edge.actors.project.ledger import Ledger
-from edge.actors.registry import ActorRegistry
+from edge.actors.rates import ProjectRates
+from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
@@ -32,6 +37,10 @@ from edge.providers.base import (
     Provider,
     SignatureInvalid,
 )
+from edge.sealing import Sealer
+from edge.signing import Signer
+from edge.store.env import open_store
+from edge.store.writer import open_writer
 
 BOOK = {
     "id": "book",
@@ -42,6 +51,35 @@ BOOK = {
     "currency": "EUR",
     "overrides": {},
 }
+
+
+@asynccontextmanager
+async def open_harness(path: Path) -> AsyncIterator[Harness]:
+    """A project actor registry on a real store under ``path``, with no HTTP and no node."""
+    settings = node_settings(path / "data")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with open_store(path / "store", map_size=2**26) as store:
+        async with open_writer(store) as writer, httpx.AsyncClient() as http:
+            ctx: NodeContext
+
+            def spawn(project_id: str, ref: ActorRef) -> Actor:
+                return ProjectActor.load(ctx, project_id, ref)
+
+            async with open_registry(spawn, idle_s=3600) as registry:
+                ctx = NodeContext(
+                    settings=settings,
+                    store=store,
+                    writer=writer,
+                    registry=registry,
+                    sealer=Sealer(settings.secret_key),
+                    signer=Signer.load(settings.data_dir),
+                    http=http,
+                    keys=KeyIndex(store),
+                    manage_rates=ProjectRates(settings, tier=""),
+                    bound_url="http://127.0.0.1:9",
+                    public_url="http://127.0.0.1:9",
+                )
+                yield Harness(ctx, registry)
 
 
 @dataclass
