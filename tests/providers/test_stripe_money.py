@@ -14,7 +14,7 @@ from edge.errors import Conflict
 from edge.providers.base import CheckoutRequest
 from edge.providers.stripe.adapter import checkout_params
 from edge.providers.stripe.events import normalize
-from edge.providers.stripe.money import from_stripe, stripe_exponent, to_stripe
+from edge.providers.stripe.money import charge_problem, from_stripe, stripe_exponent, to_stripe
 
 
 @pytest.mark.parametrize(
@@ -94,3 +94,21 @@ def test_events_read_stripe_units(currency: str, stripe_amount: int, node_minor:
     event = normalize(body)
     assert (event.amount_minor, event.currency) == (node_minor, currency)
     assert event.dedup_ids == ("evt_1",)
+
+
+@pytest.mark.parametrize(
+    ("minor", "currency", "problem"),
+    [
+        (12340, "KWD", None),
+        (12345, "KWD", "the last of three decimals must be 0"),  # docs.stripe.com/currencies
+        (99_999_999, "EUR", None),  # "up to eight digits" (stripe-python 16.1.0)
+        (100_000_000, "EUR", "at most 99,999,999"),
+        (99_999_999, "JPY", None),
+        (100_000_000, "JPY", "at most 99,999,999"),
+        (1_000_000, "ISK", "at most 99,999,999"),  # Stripe keeps ISK two-decimal: x100
+        (150, "MGA", "whole units"),  # ISO's two decimals; Stripe's zero
+    ],
+)
+def test_what_stripe_refuses_to_charge_is_said_before_a_checkout(minor, currency, problem):
+    found = charge_problem(minor, currency)
+    assert (found is None) if problem is None else (found is not None and problem in found)

@@ -45,7 +45,8 @@ def host_allowed(url: str, hosts: Iterable[str]) -> bool:
         return False
     host = (parts.hostname or "").lower()
     allowed = {h.lower() for h in hosts}
-    if not host or host not in allowed:
+    names = {h.rsplit(":", 1)[0] if h.count(":") == 1 else h for h in allowed}
+    if not host or host not in names:
         return False
     if parts.scheme == "http":
         return host in LOOPBACK  # a simulator, reached only where the operator allows it
@@ -57,8 +58,10 @@ def host_allowed(url: str, hosts: Iterable[str]) -> bool:
 
 async def public_key(http: httpx.AsyncClient, url: str) -> rsa.RSAPublicKey | None:
     """The RSA key of the certificate at ``url`` (an allowed one: ``host_allowed``); None when
-    what is there is not a certificate. ``503 unavailable`` when it cannot be fetched now:
-    PayPal retries the delivery, and a passing outage must not count as a forgery."""
+    what is there is not a certificate, or nothing can be there (a port where nothing listens,
+    an address the node does not call): a forged delivery is ``401``, never ``503``.
+    ``503 unavailable`` when it cannot be fetched now (a timeout, a 5xx): PayPal retries the
+    delivery, and a passing outage must not count as a forgery."""
     key = _keys.get(url)
     if key is not None:
         _keys.move_to_end(url)
@@ -66,8 +69,8 @@ async def public_key(http: httpx.AsyncClient, url: str) -> rsa.RSAPublicKey | No
     try:
         response = await http.get(url, headers={"Accept": "*/*"})
     except httpx.HTTPError as exc:
-        if isinstance(exc.__cause__, Refused):
-            return None  # an address the node never calls: no certificate of PayPal's there
+        if _nothing_there(exc):
+            return None  # not PayPal's: a forged address is no outage for PayPal to retry
         raise Unavailable(
             "unavailable", f"PayPal's certificate could not be fetched ({type(exc).__name__})."
         ) from None
@@ -81,3 +84,19 @@ async def public_key(http: httpx.AsyncClient, url: str) -> rsa.RSAPublicKey | No
         while len(_keys) > KEPT:
             _keys.popitem(last=False)
     return key
+
+
+def _nothing_there(exc: BaseException) -> bool:
+    """Did the fetch fail because no certificate can be there: an address the node never calls
+    (``Refused``), or a port where nothing listens (every address refused the connection)?
+    A timeout or a name that does not resolve may pass: those are answered 503."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, Refused):
+            return True
+        if isinstance(seen, BaseExceptionGroup):
+            return all(isinstance(e, ConnectionRefusedError) for e in seen.exceptions)
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -280,3 +280,80 @@ async def test_the_same_effect_under_another_id_shares_its_steps_fate_and_moves_
     repeat = await send("evt_p2", "succeeded", 1_000)
     assert (repeat["applied"], repeat["status"]) == (True, "refunded")
     assert (repeat["version"], repeat["story"]) == (paid["version"], paid["story"])
+
+
+async def test_a_test_event_never_shadows_a_live_one_with_the_same_id(harness, echo):
+    """CONTRACT 4.3: deduplication is scoped by mode. A test-signed event carrying a live
+    event's id (anyone with the test secret can send one) must not make the real live
+    delivery a duplicate."""
+    project_id = await harness.project("echo")
+    body = {"id": "evt_same", "type": "unmatched"}
+    test = await harness.call(project_id, delivery(mode="test", **body))
+    live = await harness.call(project_id, delivery(mode="live", **body))
+    assert live["duplicate"] is False and live["eventId"] != test["eventId"]
+    again = await harness.call(project_id, delivery(mode="live", **body))
+    assert (again["duplicate"], again["eventId"]) == (True, live["eventId"])
+    test_again = await harness.call(project_id, delivery(mode="test", **body))
+    assert (test_again["duplicate"], test_again["eventId"]) == (True, test["eventId"])
+
+
+async def test_a_test_event_kept_before_the_modes_had_spaces_is_still_a_duplicate(harness, echo):
+    project_id = await harness.project("echo")
+    ledger = harness.ledger(project_id)
+    first = await harness.call(project_id, delivery(mode="test", id="evt_old", type="unmatched"))
+    # as a node before the split kept it: under the provider's own name
+    moved = [
+        ledger.unindex_op(keys.DEDUP, "echo/test", "evt_old"),
+        ledger.index_op(keys.DEDUP, "echo", "evt_old", first["eventId"]),
+    ]
+    await ledger.submit(moved).wait()
+    again = await harness.call(project_id, delivery(mode="test", id="evt_old", type="unmatched"))
+    assert (again["duplicate"], again["eventId"]) == (True, first["eventId"])
+    live = await harness.call(project_id, delivery(mode="live", id="evt_old", type="unmatched"))
+    assert live["duplicate"] is False  # a test event never shadows a live one
+
+
+async def test_an_event_before_the_providers_answer_waits_for_it(harness, echo):
+    """The provider's event may come before its answer to the checkout call is applied (a fast
+    webhook, a slow answer): it waits unmatched under the object it names, and the answer that
+    links the object folds it in."""
+    project_id = await harness.project("echo")
+    early = await harness.call(
+        project_id, delivery(id="evt_early", refs=["c_1"], status="succeeded", at=5)
+    )
+    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
+    assert (stored["type"], stored["txId"]) == ("unmatched", None)
+    answer = await harness.call(project_id, m.StartCheckout("echo", "book", {}, 1, "test"))
+    record = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, answer["txId"]))
+    assert (record["providerRef"], record["status"], record["version"]) == ("c_1", "succeeded", 2)
+    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
+    assert (stored["type"], stored["txId"]) == ("payment.succeeded", answer["txId"])
+
+
+async def test_an_echoed_id_alone_is_stored_unmatched_with_its_claim(harness, echo):
+    project_id, ledger, tx = await _echo_owned_tx(harness)
+    answer = await harness.call(
+        project_id,
+        delivery(id="evt_elsewhere", txId=tx["id"], refs=["c_other"], status="succeeded"),
+    )
+    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+    assert (stored["type"], stored["txId"], stored["claimedTxId"]) == ("unmatched", None, tx["id"])
+    assert ledger.tx(tx["id"])["status"] == "pending"
+
+
+async def test_a_mismatched_payment_owes_the_provider_nothing(harness, echo):
+    project_id, ledger, tx = await _echo_owned_tx(harness)
+    await harness.call(
+        project_id,
+        delivery(
+            id="evt_approved",
+            refs=[tx["providerRef"]],
+            type="payment.processing",
+            followUps=["capture"],
+            amount=100,
+            currency="EUR",
+        ),
+    )
+    assert list(harness.ctx.store.scan(b"", db=outbox.DB)) == []  # no capture for 1.00
+    record = ledger.tx(tx["id"])
+    assert record["status"] == "pending" and record["needsAttention"] is True
