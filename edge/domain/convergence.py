@@ -123,6 +123,10 @@ class Step:
     def order(self) -> tuple[int, int, str, str, str, bool, str, str]:
         if self.type == EventType.PAYMENT_DISPUTE_CLOSED:
             rank = _CLOSING_RANK
+        elif self.refund is not None:
+            # a refund of an amount ranks as one, whatever the provider called it: full or
+            # partial is decided by the sum, once the fold has put it in its place
+            rank = _PAYMENT_RANK[Status.PARTIALLY_REFUNDED]
         elif self.payment is not None:
             rank = _PAYMENT_RANK.get(self.payment, 9)
         elif self.subscription is not None:

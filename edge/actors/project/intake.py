@@ -175,8 +175,10 @@ class WebhookIntake:
             "amount": event.amount_minor if event.states_amount else (tx or {}).get("amount"),
             "currency": event.currency if event.states_amount else (tx or {}).get("currency"),
             "isTest": mode == "test",
-            "customerRef": event.customer_ref or (tx or {}).get("customerRef"),
-            "metadata": dict(event.metadata or (tx or {}).get("metadata") or {}),
+            # a matched event carries the checkout's own: what a body echoes may be anyone's
+            # (Paddle.js replaces custom_data from the buyer's page)
+            "customerRef": tx.get("customerRef") if tx else event.customer_ref,
+            "metadata": dict((tx.get("metadata") if tx else event.metadata) or {}),
             "occurredAt": event.occurred_at_ms,
             "receivedAt": now,
             "appliedAt": now if fate is Fate.APPLIED and not mismatched else None,
@@ -196,11 +198,10 @@ class WebhookIntake:
                     provider.name,
                     claimed,
                 )
-            if _entry(evt_id, event, now) is not None:
-                # it waits under each provider id it names, to be matched when a later event
-                # links one of them (CONTRACT 2)
-                stored["match"] = _match_record(event)
-                ops += self.matching.wait(provider.name, event, evt_id)
+            # it waits under each provider id it names, to be matched (and applied, if it asks
+            # for a move) when a later event links one of them (CONTRACT 2)
+            stored["match"] = _match_record(event)
+            ops += self.matching.wait(provider.name, event, evt_id)
         else:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
@@ -259,8 +260,11 @@ class WebhookIntake:
         what the merchant must be told of it."""
         ledger = self.ledger
         waited = self.matching.link(provider, tx, refs, ops)
-        rematched = [(None if _waited_mismatched(w, tx) else _waiting_entry(w), w) for w in waited]
-        folded = [entry for entry, _ in rematched if entry is not None]
+        rematched = [
+            (w, True, None) if _waited_mismatched(w, tx) else (w, False, _waiting_entry(w))
+            for w in waited
+        ]
+        folded = [entry for _, _, entry in rematched if entry is not None]
         settled = story.settle(ledger, tx, [*entries, *folded], ops)
         flags: list[dict[str, Any]] = [
             {"code": "paid_late", "eventId": i} for i in sorted(settled.late)
@@ -268,10 +272,11 @@ class WebhookIntake:
         if settled.contradicted:
             flags.append({"code": "contradicted"})
         now = ledger.now_ms()
-        for entry, event in rematched:
+        for event, mismatched, entry in rematched:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}
-            if entry is None and match.get("pays"):
+            fate = settled.fates.get(event_id) if entry is not None else Fate.APPLIED
+            if mismatched:
                 event.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
                 kind = EventType.PAYMENT_AMOUNT_MISMATCH
                 flags.append(_mismatch_flag(event))
@@ -286,10 +291,10 @@ class WebhookIntake:
                 txId=tx["id"],
                 subscriptionId=tx.get("subscriptionId"),
                 status=tx["status"],
+                customerRef=tx.get("customerRef"),
+                metadata=dict(tx.get("metadata") or {}),
                 matchedAt=now,
-                appliedAt=now
-                if entry is not None and settled.fates.get(event_id) is Fate.APPLIED
-                else None,
+                appliedAt=now if fate is Fate.APPLIED and not mismatched else None,
             )
             ops += ledger.event_ops(event)
         return settled, flags
@@ -498,13 +503,16 @@ def _match_record(event: NormalizedEvent) -> dict[str, Any]:
         "refund": [refund.amount, refund.of] if refund else None,
         "charged": event.charged_minor,
         "pays": _pays(event),
+        "moves": _entry("", event, 0) is not None,
     }
 
 
-def _waiting_entry(waited: dict[str, Any]) -> story.Entry:
+def _waiting_entry(waited: dict[str, Any]) -> story.Entry | None:
     """The step of an event that waited unmatched, as it would have been had it matched at
-    once."""
+    once; None when it asks for no move (a declined attempt: it only joins the history)."""
     match = waited["match"]
+    if not match.get("moves", True):
+        return None
     refund = match.get("refund")
     step = Step(
         event_id=waited["id"],

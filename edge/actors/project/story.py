@@ -165,8 +165,11 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     now = ledger.now_ms()
     entries = kept + fresh
     if outcome.status != tx["status"] or outcome.version > tx["version"]:
+        # every status change moves the version on (CONTRACT 2), also where a late event
+        # re-orders the story and the fold reaches another status in as many steps
+        moved = outcome.status != tx["status"]
+        tx["version"] = max(tx["version"] + moved, outcome.version)
         tx["status"] = str(outcome.status)
-        tx["version"] = max(tx["version"], outcome.version)
         tx["updatedAt"] = now
     if outcome.started_by is not None and sub is None:
         starter = next(e for e in entries if e.step.event_id == outcome.started_by)
