@@ -124,10 +124,31 @@ async def _everything(sim: BTCPaySimulator, url: str) -> dict[str, Any]:
         await sim.confirm(paid)
         await sim.refund(paid)
         answers["read"] = (await http.get(f"{base}/invoices/{paid}", headers=auth)).json()
-        marked = await http.post(
+        # a naturally settled invoice cannot be marked (InvoiceEntity.cs:804-822): Greenfield's
+        # validation error; one marked settled while New can then be marked invalid
+        refused = await http.post(
             f"{base}/invoices/{paid}/status", json={"status": "Invalid"}, headers=auth
         )
+        assert refused.status_code == 422, refused.text
+        answers["refused"] = refused.json()
+        by_hand = await create()
+        await http.post(
+            f"{base}/invoices/{by_hand}/status", json={"status": "Settled"}, headers=auth
+        )
+        marked = await http.post(
+            f"{base}/invoices/{by_hand}/status", json={"status": "Invalid"}, headers=auth
+        )
         answers["marked"] = marked.json()
+        app = sim.register_pos_app(store, "EUR")
+        made = await http.post(
+            f"{sim.url}/apps/{app}/pos",
+            data={"amount": "1.00", "orderId": TX},
+            headers={"Accept": "application/json"},
+        )
+        answers["pos"] = (
+            await http.get(f"{base}/invoices/{made.json()['invoiceId']}", headers=auth)
+        ).json()
+        await sim.pay(made.json()["invoiceId"])
         late = await create()
         await sim.pay(late, part=True)
         await sim.expire(late)
@@ -178,9 +199,14 @@ async def test_every_delivery_validates(provider_data, walked):
 async def test_every_answer_validates(provider_data, walked):
     schemas = fixed(published(provider_data)[0])
     answers, _ = walked
-    for name in ("created", "read", "marked", "expired"):
+    for name in ("created", "read", "marked", "expired", "pos"):
         assert errors(schemas, "InvoiceData", answers[name]) == [], (name, answers[name])
     assert answers["expired"]["additionalStatus"] == "PaidLate"
+    assert (answers["marked"]["status"], answers["marked"]["additionalStatus"]) == (
+        "Invalid",
+        "Marked",
+    )
+    assert errors(schemas, "ValidationProblemDetails", answers["refused"]) == []
     assert errors(schemas, "WebhookDeliveryList", answers["deliveries"]) == []
 
 

@@ -97,7 +97,32 @@ async def _walk(sim: PaddleSimulator) -> tuple[list[dict[str, Any]], dict[str, A
         await sim.decline(one_time)
         await sim.pay(one_time)
         await sim.refund(one_time, 100)
-        await sim.refund(one_time)
+        await sim.refund(one_time, 100, null_type=True)  # as Paddle's SDK fixtures show them
+        rejected = await sim.refund(one_time, 100, approve=False)
+        await sim.reject_refund(rejected)
+        line = sim.transaction(one_time)["details"]["line_items"][0]["id"]
+        adjusted = await http.post(
+            f"{sim.url}/adjustments",
+            json={
+                "action": "refund",
+                "transaction_id": one_time,
+                "reason": "error",
+                "items": [{"item_id": line, "type": "partial", "amount": "50"}],
+            },
+            headers=headers,
+        )
+        answers["adjustment"] = adjusted.json()
+        await sim.approve_refund(adjusted.json()["data"]["id"])
+        await sim.refund(one_time, items=[{"item_id": line, "type": "full"}])
+        # Paddle.js: a catalog price, customData given and then replaced
+        token = sim.register_client_token(KEY)
+        price = sim.create_price(KEY, "Tip", 100, "EUR")
+        web = await sim.checkout_open(
+            token, items=[{"priceId": price, "quantity": 1}], custom_data={"txId": TX}
+        )
+        await sim.update_checkout(token, web, {"txId": TX, "note": "replaced"})
+        await sim.pay(web)
+        await sim.refund(web)
         await sim.chargeback(one_time)
         await sim.chargeback_reverse(one_time)
         recurring = await create("EUR", cycle=True)
@@ -112,6 +137,12 @@ async def _walk(sim: PaddleSimulator) -> tuple[list[dict[str, Any]], dict[str, A
         await sim.resume_subscription(sub_id)
         await sim.cancel_subscription(sub_id)
         await sim.cancel_transaction(await create("USD", cycle=False))
+        patched = await http.patch(
+            f"{sim.url}/transactions/{await create('USD', cycle=False)}",
+            json={"status": "canceled"},
+            headers=headers,
+        )
+        answers["patched"] = patched.json()
         customer = sim.subscription(sub_id)["customer_id"]
         portal = await http.post(
             f"{sim.url}/customers/{customer}/portal-sessions",
@@ -121,6 +152,10 @@ async def _walk(sim: PaddleSimulator) -> tuple[list[dict[str, Any]], dict[str, A
         answers["portal"] = portal.json()
         refused = await http.post(f"{sim.url}/transactions", json={"items": []}, headers=headers)
         answers["error"] = refused.json()
+        short = body("EUR", cycle=False)
+        short["items"][0]["price"]["description"] = "A"  # minLength 2
+        refused = await http.post(f"{sim.url}/transactions", json=short, headers=headers)
+        answers["short"] = refused.json()
     return [event for _, event in sim.held], answers
 
 
@@ -142,7 +177,11 @@ def test_every_simulated_notification_validates(spec, walked):
     notifications, _ = walked
     types = {event["event_type"] for event in notifications}
     assert {"transaction.completed", "adjustment.updated", "subscription.created"} <= types
-    assert len(types) == 15
+    assert "transaction.updated" in types  # Paddle.js's updateCheckout
+    assert len(types) == 16
+    refunds = [e["data"] for e in notifications if e["event_type"] == "adjustment.updated"]
+    assert {r["type"] for r in refunds} == {"full", "partial", None}
+    assert {r["status"] for r in refunds} == {"approved", "rejected"}
     for event in notifications:
         assert errors(spec, component(event["event_type"]), event) == [], event["event_type"]
 
@@ -179,6 +218,12 @@ def test_the_api_answers_validate(spec, walked):
     portal = answer_schema(spec, "/customers/{customer_id}/portal-sessions", "post", "201")
     assert errors(spec, portal, answers["portal"]) == []
     assert errors(spec, component("error"), answers["error"]) == []
+    assert errors(spec, component("error"), answers["short"]) == []
+    assert answers["short"]["error"]["errors"][0]["field"] == "items[0].price.description"
+    patched = answer_schema(spec, "/transactions/{transaction_id}", "patch", "200")
+    assert errors(spec, patched, answers["patched"]) == []
+    adjusted = answer_schema(spec, "/adjustments", "post", "201")
+    assert errors(spec, adjusted, answers["adjustment"]) == []
     wrong = copy.deepcopy(answers["portal"])
     wrong["data"]["urls"]["general"]["extra"] = "x"  # additionalProperties: false
     assert errors(spec, portal, wrong)

@@ -9,9 +9,10 @@ import sys
 from typing import Any
 
 import httpx
+import pytest
 import trio
 from support.asgi import serve_asgi
-from support.btcpay_shop import BTCPayShop, btcpay_shop
+from support.btcpay_shop import API_KEY, BTCPayShop, btcpay_shop
 from support.client import ORIGIN, Admin, bearer
 from support.pages import press
 
@@ -295,3 +296,97 @@ async def test_edge_trigger_without_a_transaction_starts_a_test_checkout_first(
         check=False,
     )
     assert lost.returncode == 1 and b"give --tx, or --project" in lost.stderr
+
+
+async def _feed(http: httpx.AsyncClient, shop: BTCPayShop) -> list[dict[str, Any]]:
+    answer = await http.get(
+        f"/api/projects/{shop.project_id}/events", headers=bearer(shop.test_key)
+    )
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["items"])
+
+
+async def test_a_point_of_sale_invoice_echoing_a_checkout_does_not_pay_it(admin, http, btcpay):
+    """Anyone may make an invoice at a store's Point of Sale with an orderId of their choosing
+    (btcpayserver@03345c28 BTCPayServer/Plugins/PointOfSale/Controllers/
+    UIPointOfSaleController.cs:186-205, ``string orderId`` of an anonymous POST; :404-409
+    ``OrderId = orderId ?? ...``); the store's webhook then reports it like the node's own
+    invoices. A 1.00 invoice naming the node's 99,999,999.99 checkout must not complete it."""
+    shop = await btcpay_shop(admin, btcpay)
+    await admin.product(shop.project_id, "big", name="Big", amount=99999999.99, currency="EUR")
+    big = await _checkout(http, shop, productId="big")
+    app = btcpay.register_pos_app(shop.store_id, "EUR")
+    async with httpx.AsyncClient() as buyer:  # no key, no session: a stranger on the web
+        made = await buyer.post(
+            f"{btcpay.url}/apps/{app}/pos",
+            data={"amount": "1.00", "orderId": big["txId"]},
+            headers={"Accept": "application/json"},
+        )
+    small = made.json()["invoiceId"]
+    assert btcpay.invoice(small)["metadata"]["orderId"] == big["txId"]
+    await btcpay.pay(small)
+    await btcpay.confirm(small)
+    await btcpay.drained()
+    tx = await _tx(http, shop, big["txId"])
+    assert (tx["status"], tx["version"], tx["needsAttention"]) == ("pending", 1, False)
+    forged = {e["originalDeliveryId"] for e, _, _ in btcpay.delivered if e["invoiceId"] == small}
+    stored = [e for e in await _feed(http, shop) if e["providerEventId"] in forged]
+    assert len(stored) == len(forged) == 5  # created, payment, processing, settled x2
+    assert {(e["type"], e["txId"], e["claimedTxId"]) for e in stored} == {
+        ("unmatched", None, big["txId"])
+    }
+    # the node's own invoice still pays it
+    await btcpay.pay(btcpay.invoice_of(big["txId"]))
+    await btcpay.confirm(btcpay.invoice_of(big["txId"]))
+    await btcpay.drained()
+    assert (await _tx(http, shop, big["txId"]))["status"] == "succeeded"
+
+
+# How the merchant marks the node's invoice by hand (Greenfield's POST .../status) in each state
+# BTCPay allows (btcpayserver@03345c28 InvoiceEntity.cs:804-822), and where the transaction
+# must end: a marked settlement is a success, after the invoice ended it is money for an ended
+# checkout (paid_late); a marked invalidation is a failure, after a success it changes nothing
+# but the merchant must look (contradicted).
+MARKED: dict[str, tuple[list[str], str, bool, set[str]]] = {
+    "settled while new": (["Settled"], "succeeded", False, set()),
+    "settled while processing": (["pay", "Settled"], "succeeded", False, set()),
+    "settled after expiry": (["expire", "Settled"], "expired", True, {"paid_late"}),
+    "invalid while new": (["Invalid"], "failed", False, set()),
+    "invalid while processing": (["pay", "Invalid"], "failed", False, set()),
+    "invalid after a marked settlement": (
+        ["Settled", "Invalid"],
+        "succeeded",
+        True,
+        {"contradicted"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MARKED)
+async def test_an_invoice_marked_by_hand(admin, http, btcpay, name):
+    steps, status, attention, codes = MARKED[name]
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    invoice_id = btcpay.invoice_of(checkout["txId"])
+    async with httpx.AsyncClient() as merchant:
+        for step in steps:
+            btcpay.clock_offset_s += 60  # BTCPay stamps each event when it happens
+            if step == "pay":
+                await btcpay.pay(invoice_id)
+            elif step == "expire":
+                await btcpay.expire(invoice_id)
+            else:
+                answer = await merchant.post(
+                    f"{btcpay.url}/api/v1/stores/{shop.store_id}/invoices/{invoice_id}/status",
+                    json={"status": step},
+                    headers={"Authorization": f"token {API_KEY}"},
+                )
+                assert answer.status_code == 200, answer.text
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert (tx["status"], tx["needsAttention"]) == (status, attention), tx
+    flagged = {flag["code"] for flag in tx.get("attention") or []}
+    # a success after an ending is also a story that holds both: contradicted may come with it
+    assert codes <= flagged <= (codes | {"contradicted"} if codes else set()), flagged
+    marked = [k for k in _kinds(tx, btcpay) if k[0] in ("InvoiceSettled", "InvoiceInvalid")]
+    assert len(marked) == sum(1 for s in steps if s in ("Settled", "Invalid"))

@@ -139,4 +139,49 @@ async def test_edge_trigger_paddle_sends_a_signed_event_through_the_pipeline(
     assert sent.returncode == 0, sent.stderr
     result = json.loads(sent.stdout)
     assert result["status"] == 200 and result["providerEventId"].startswith("evt_")
-    assert (await record(http, shop, answer["txId"]))["status"] == "succeeded"
+    tx = await record(http, shop, answer["txId"])
+    # the trigger names the node's own txn_ and its real amount: not unmatched, no mismatch
+    assert (tx["status"], tx["needsAttention"]) == ("succeeded", False)
+    refunded = await trio.run_process(
+        [sys.executable, "-m", "edge", "trigger", "paddle", "payment.refunded"]
+        + ["--tx", answer["txId"], "--data", data, "--json"],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert refunded.returncode == 0, refunded.stderr
+    assert json.loads(refunded.stdout)["providerType"] == "adjustment.updated"
+    assert (await record(http, shop, answer["txId"]))["status"] == "refunded"
+
+
+async def test_a_name_paddle_cannot_take_is_refused_at_save_not_at_checkout(admin, http, paddle):
+    """Paddle refuses a non-catalog price whose ``description`` is under 2 characters
+    (openapi.yaml ``transaction-price-create-base``: description minLength 2; the simulator
+    answers 400 invalid_field, tests/sim/test_paddle_sim.py), and the node sends the product's
+    name there: with Paddle enabled, a one-character name is refused when saved (CONTRACT 4.3,
+    400 provider_limit), and a product saved before Paddle was enabled is refused at checkout
+    before anything reaches Paddle."""
+    shop = await paddle_shop(admin, paddle)
+    answer = await admin.http.put(
+        f"/api/manage/projects/{shop.project_id}/products/one",
+        json={"name": "X", "kind": "payment", "amount": 5, "currency": "EUR"},
+    )
+    assert answer.status_code == 400, answer.text
+    assert (answer.json()["error"]["code"], answer.json()["error"]["field"]) == (
+        "provider_limit",
+        "name",
+    )
+    await admin.product(shop.project_id, "two", name="XY", amount=5, currency="EUR")
+
+    before = await admin.project(name="Earlier")
+    await admin.product(before, "one", name="X", amount=5, currency="EUR")  # no Paddle yet
+    earlier = await paddle_shop(admin, paddle, project_id=before)
+    made = len(paddle.delivered)
+    refused = await http.post(
+        f"/api/checkout/paddle/{earlier.project_id}",
+        json={"productId": "one"},
+        headers=bearer(earlier.test_key),
+    )
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "amount_not_supported"
+    assert len(paddle.delivered) == made  # no transaction.created: Paddle was never asked

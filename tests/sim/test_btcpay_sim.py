@@ -239,18 +239,138 @@ async def test_two_webhooks_get_deliveries_of_their_own(btcpay):
     assert a.events()[0]["originalDeliveryId"] != b.events()[0]["originalDeliveryId"]
 
 
-async def test_marking_by_hand_follows_the_available_statuses(btcpay):
-    store = btcpay.register_store("k")
-    async with httpx.AsyncClient() as http:
-        invoice = (await create(http, btcpay, store)).json()
-        mark = f"{btcpay.url}/api/v1/stores/{store}/invoices/{invoice['id']}/status"
-        auth = {"Authorization": "token k"}
-        refused = await http.post(mark, json={"status": "Settled"}, headers=auth)
-        assert refused.status_code == 400  # a new invoice cannot be marked
-        await btcpay.expire(invoice["id"])
-        marked = await http.post(mark, json={"status": "Settled"}, headers=auth)
-    assert marked.status_code == 200
-    assert (marked.json()["status"], marked.json()["additionalStatus"]) == ("Settled", "Marked")
+# Where an invoice is, made by the simulator's own moves, and whether BTCPay lets the merchant
+# mark it Settled or Invalid from there: InvoiceEntity.CanMarkComplete / CanMarkInvalid
+# (btcpayserver@03345c28 BTCPayServer/Services/Invoices/InvoiceEntity.cs:804-822).
+MARKING: list[tuple[str, str, bool]] = [
+    ("new", "Settled", True),
+    ("new", "Invalid", True),
+    ("processing", "Settled", True),
+    ("processing", "Invalid", True),
+    ("expired", "Settled", True),
+    ("expired", "Invalid", True),
+    ("invalid", "Settled", True),
+    ("invalid", "Invalid", False),
+    ("settled", "Settled", False),
+    ("settled", "Invalid", False),  # a settlement the chain made cannot be undone by hand
+    ("marked settled", "Invalid", True),  # Status: not Invalid, ExceptionStatus: Marked
+    ("marked settled", "Settled", False),
+    ("marked invalid", "Settled", True),
+    ("marked invalid", "Invalid", False),
+    ("expired", "New", False),  # only Settled or Invalid (InvoiceRepository.cs:630-676)
+]
+
+
+async def _arrive(sim: BTCPaySimulator, invoice: str, state: str) -> None:
+    if state in ("processing", "invalid", "settled"):
+        await sim.pay(invoice)
+    if state == "invalid":
+        await sim.invalidate(invoice)
+    if state == "settled":
+        await sim.confirm(invoice)
+    if state == "expired":
+        await sim.expire(invoice)
+    if state.startswith("marked "):
+        await sim.mark(invoice, state.split()[1].capitalize())
+
+
+@pytest.mark.parametrize(("state", "status", "allowed"), MARKING)
+async def test_marking_by_hand_follows_btcpays_rules(btcpay, state, status, allowed):
+    receiver = Receiver()
+    async with trio.open_nursery() as nursery:
+        store = btcpay.register_store("k")
+        btcpay.register_webhook(store, await listening(nursery, receiver))
+        async with httpx.AsyncClient() as http:
+            invoice = (await create(http, btcpay, store)).json()
+            await _arrive(btcpay, invoice["id"], state)
+            await btcpay.drained()
+            before = len(receiver.got)
+            offered = btcpay.invoice(invoice["id"])["availableStatusesForManualMarking"]
+            assert (status in offered) is allowed, offered
+            mark = f"{btcpay.url}/api/v1/stores/{store}/invoices/{invoice['id']}/status"
+            answer = await http.post(
+                mark, json={"status": status}, headers={"Authorization": "token k"}
+            )
+            await btcpay.drained()
+        nursery.cancel_scope.cancel()
+    sent = receiver.events()[before:]
+    if not allowed:
+        # GreenfieldInvoiceController.MarkInvoiceStatus (btcpayserver@03345c28
+        # BTCPayServer/Controllers/GreenField/GreenfieldInvoiceController.cs:242-262): a model
+        # error on Status, answered by CreateValidationError as 422 (GreenfieldExtensions.cs:14-17)
+        assert answer.status_code == 422, answer.text
+        assert answer.json() == [
+            {
+                "path": "Status",
+                "message": "Status can only be marked to invalid or settled within certain"
+                " conditions.",
+            }
+        ]
+        assert sent == []
+        return
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["status"], answer.json()["additionalStatus"]) == (status, "Marked")
+    # one event and nothing else: InvoiceTriggerProvider.cs:152-159 (MarkedCompleted ->
+    # InvoiceSettled, MarkedInvalid -> InvoiceInvalid, ManuallyMarked set)
+    (event,) = sent
+    assert event["type"] == f"Invoice{status}" and event["manuallyMarked"] is True
+    assert event["invoiceId"] == invoice["id"]
+    if status == "Settled":
+        assert event["overPaid"] is False
+
+
+async def test_a_point_of_sale_invoice_takes_the_callers_order_id(btcpay):
+    """UIPointOfSaleController.ViewPointOfSale (btcpayserver@03345c28
+    BTCPayServer/Plugins/PointOfSale/Controllers/UIPointOfSaleController.cs:186-205): an
+    anonymous POST ([IgnoreAntiforgeryToken], CORS open to all, no [Authorize]) with
+    ``orderId`` from the form; :404-409 ``OrderId = orderId ?? AppService.GetRandomOrderId()``;
+    the invoice is the store's, so its webhooks report it like any other."""
+    receiver = Receiver()
+    async with trio.open_nursery() as nursery:
+        store = btcpay.register_store("k")
+        btcpay.register_webhook(store, await listening(nursery, receiver))
+        app = btcpay.register_pos_app(store, "EUR", items={"tea": ("Tea", 350)})
+        async with httpx.AsyncClient() as http:
+            keypad = await http.post(
+                f"{btcpay.url}/apps/{app}/pos", data={"amount": "1.00", "orderId": TX}
+            )
+            assert keypad.status_code == 302  # RedirectToAction(Checkout): the invoice page
+            invoice_id = keypad.headers["location"].rsplit("/", 1)[1]
+            assert keypad.headers["location"] == f"/i/{invoice_id}"
+            tea = await http.post(
+                f"{btcpay.url}/apps/{app}/pos",
+                data={"choiceKey": "tea", "amount": "0.01"},  # an item is never below its price
+                headers={"Accept": "application/json"},
+            )
+            unknown = await http.post(f"{btcpay.url}/apps/nope/pos", data={"amount": "1"})
+            free = await http.post(
+                f"{btcpay.url}/apps/{app}/pos",
+                data={"amount": "-5"},
+                headers={"Accept": "application/json"},
+            )
+        await btcpay.pay(invoice_id)
+        await btcpay.confirm(invoice_id)
+        await btcpay.drained()
+        nursery.cancel_scope.cancel()
+    invoice = btcpay.invoice(invoice_id)
+    assert (invoice["amount"], invoice["currency"]) == ("1.00", "EUR")
+    assert invoice["metadata"]["orderId"] == TX
+    with pytest.raises(KeyError):
+        btcpay.invoice_of(TX)  # not an invoice made through the API
+    item = btcpay.invoice(tea.json()["invoiceId"])
+    assert item["amount"] == "3.50" and item["metadata"]["itemCode"] == "tea"
+    assert len(item["metadata"]["orderId"]) >= 20  # GetRandomOrderId: base58 of 16 bytes
+    assert unknown.status_code == 404
+    assert free.json() == {"error": "Zero amount invoices are disabled"}
+    mine = [e for e in receiver.events() if e["invoiceId"] == invoice_id]
+    assert [e["type"] for e in mine] == [
+        "InvoiceCreated",
+        "InvoiceReceivedPayment",
+        "InvoiceProcessing",
+        "InvoicePaymentSettled",
+        "InvoiceSettled",
+    ]
+    assert {e["metadata"]["orderId"] for e in mine} == {TX}
 
 
 @pytest.mark.parametrize("normalized", SUPPORTED_TRIGGERS)

@@ -22,6 +22,7 @@ from edge.providers.paddle import PADDLE
 from edge.providers.paddle.events import normalize
 from edge.sim.paddle import SUPPORTED_TRIGGERS, PaddleSimulator, event_for_trigger
 from edge.sim.paddle.objects import body_of
+from edge.sim.paddle.server import PaddleError
 
 TX = "tx_01JD0000000000000000000001"
 KEY = "pdl_sdbx_apikey_sim"
@@ -378,3 +379,261 @@ def test_every_trigger_normalizes_to_its_type(normalized_type: str) -> None:
 def test_an_unknown_trigger_names_the_supported_ones() -> None:
     with pytest.raises(ValueError, match="payment.succeeded"):
         event_for_trigger("manual.marked_paid", {"id": TX})
+
+
+# --- Paddle's rules for prices and transactions ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        # openapi.yaml transaction-price-create-base: description minLength 2, maxLength 500
+        ({"description": "A"}, "items[0].price.description", "min length of 2"),
+        ({"description": "x" * 501}, "items[0].price.description", "max length of 500"),
+        # ... name 1 to 150 when given
+        ({"name": ""}, "items[0].price.name", "min length of 1"),
+        # transaction-subscription-product-create: name 1 to 200
+        ({"product": {"name": "", "tax_category": "standard"}}, "items[0].price.product.name", ""),
+    ],
+)
+async def test_a_price_paddle_would_not_take_is_refused_with_its_field(
+    http, paddle, change, field, message
+):
+    body = transaction_body()
+    body["items"][0]["price"].update(change)
+    refused = await http.post(f"{paddle.url}/transactions", json=body, headers=headers())
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    # developer.paddle.com/errors/shared/invalid_field: 400, "Request does not pass
+    # validation.", with ``errors`` of {field, message}
+    assert (error["type"], error["code"]) == ("request_error", "invalid_field")
+    assert error["detail"] == "Request does not pass validation."
+    assert error["documentation_url"] == "https://developer.paddle.com/errors/shared/invalid_field"
+    ((found,),) = [error["errors"]]
+    assert found["field"] == field and message in found["message"]
+
+
+async def test_a_two_character_description_is_taken(http, paddle):
+    body = transaction_body()
+    body["items"][0]["price"].update(description="Ab", name="Ab")
+    assert (
+        await http.post(f"{paddle.url}/transactions", json=body, headers=headers())
+    ).status_code == 201
+
+
+async def test_a_canceled_transaction_takes_no_payment_and_a_paid_one_no_cancel(http, paddle):
+    """openapi.yaml (PATCH /transactions/{transaction_id}): "You can update transactions that
+    are draft or ready. billed and completed transactions are considered records ... Create an
+    adjustment ... Cancel a billed transaction"; developer.paddle.com/errors/transactions/
+    transaction_invalid_status_change ("canceled when it is not ready or billed") and
+    transaction_not_ready_cannot_process_payment (422: "Transaction has been canceled",
+    "payment has already been completed")."""
+    url = f"{paddle.url}/transactions"
+    canceled = await create(http, paddle)
+    answer = await http.patch(f"{url}/{canceled}", json={"status": "canceled"}, headers=headers())
+    assert answer.status_code == 200 and answer.json()["data"]["status"] == "canceled"
+    with pytest.raises(PaddleError) as refused:
+        await paddle.pay(canceled)
+    assert (refused.value.status, refused.value.code) == (
+        422,
+        "transaction_not_ready_cannot_process_payment",
+    )
+    page = await http.post(f"{paddle.url}/checkout/{canceled}", data={"action": "pay"})
+    assert "Cannot process payment for non-ready transaction" in page.text
+    assert paddle.transaction(canceled)["status"] == "canceled"
+
+    paid = await create(http, paddle)
+    await paddle.pay(paid)
+    again = await http.patch(f"{url}/{paid}", json={"status": "canceled"}, headers=headers())
+    assert again.status_code == 400
+    assert again.json()["error"]["code"] == "transaction_invalid_status_change"
+    assert again.json()["error"]["detail"] == (
+        "Invalid attempt to change status from 'completed' to 'canceled'"
+    )
+    with pytest.raises(PaddleError):
+        await paddle.cancel_transaction(paid)
+    with pytest.raises(PaddleError):
+        await paddle.pay(paid)  # paid already
+    assert paddle.transaction(paid)["status"] == "completed"
+
+    both = await create(http, paddle)
+    mixed = await http.patch(
+        f"{url}/{both}", json={"status": "canceled", "custom_data": {"a": "b"}}, headers=headers()
+    )
+    assert mixed.json()["error"]["code"] == "transaction_cannot_be_modified_and_canceled"
+    closed = await http.patch(f"{url}/{paid}", json={"custom_data": {"a": "b"}}, headers=headers())
+    assert closed.json()["error"]["code"] == "transaction_immutable"
+
+
+# --- Paddle.js: anyone with the page's client-side token ------------------------------------
+
+
+async def test_paddle_js_opens_a_checkout_for_a_catalog_price_with_any_custom_data(
+    http, paddle, receiver
+):
+    """PaddleHQ/paddle-js-wrapper@7e60bf55 types/checkout/checkout.d.ts:111-124: open() takes
+    ``items`` or a ``transactionId``, and ``customData``; it needs only the client-side token
+    (``Paddle.Initialize({token})``). developer.paddle.com/paddle-js/methods/paddle-checkout-open:
+    "Send custom data to Paddle"."""
+    app, url = receiver
+    paddle.register_destination(KEY, url)
+    token = paddle.register_client_token(KEY)
+    price = paddle.create_price(KEY, "Tip", 100, "EUR")
+    txn_id = await paddle.checkout_open(
+        token, items=[{"priceId": price, "quantity": 1}], custom_data={"txId": TX}
+    )
+    txn = paddle.transaction(txn_id)
+    assert (txn["origin"], txn["status"], txn["custom_data"]) == ("web", "draft", {"txId": TX})
+    assert txn["items"][0]["price"]["id"] == price
+    assert txn["items"][0]["price"]["type"] == "standard"
+    await paddle.pay(txn_id)
+    assert app.types() == ["transaction.created", "transaction.paid", "transaction.completed"]
+    completed = app.events()[-1]["data"]
+    assert completed["custom_data"] == {"txId": TX}
+    assert completed["details"]["totals"]["grand_total"] == "100"
+    # the node's reading: its txId, on a transaction it never made
+    assert normalize(app.got[-1][1]).tx_id == TX
+    with pytest.raises(KeyError):
+        paddle.transaction_of(TX)  # not a transaction made through the API
+
+    with pytest.raises(PaddleError):
+        await paddle.checkout_open("test_not_a_token", items=[{"priceId": price}])
+    other = paddle.register_client_token("pdl_sdbx_apikey_other")
+    with pytest.raises(PaddleError):  # another account's catalog
+        await paddle.checkout_open(other, items=[{"priceId": price}])
+    with pytest.raises(PaddleError):  # "contain at least one key"
+        await paddle.checkout_open(token, items=[{"priceId": price}], custom_data={})
+
+
+async def test_update_checkout_replaces_custom_data_while_the_checkout_is_open(
+    http, paddle, receiver
+):
+    """Paddle changelog 2025-02-27 (developer.paddle.com/changelog/2025/
+    update-checkout-custom-data): updateCheckout's ``customData`` "is held against the related
+    transaction. ... If custom data already exists, it's replaced. Must be valid JSON and
+    contain at least one key." On the merchant's own transaction too: the page holds its id."""
+    app, url = receiver
+    paddle.register_destination(KEY, url)
+    token = paddle.register_client_token(KEY)
+    txn_id = await create(http, paddle)
+    assert await paddle.checkout_open(token, transaction_id=txn_id) == txn_id
+    await paddle.update_checkout(token, txn_id, {"txId": "tx_01JD0000000000000000000002"})
+    assert paddle.transaction(txn_id)["custom_data"] == {"txId": "tx_01JD0000000000000000000002"}
+    assert app.types()[-1] == "transaction.updated"
+    await paddle.pay(txn_id)
+    assert app.events()[-1]["data"]["custom_data"]["txId"] == "tx_01JD0000000000000000000002"
+    with pytest.raises(PaddleError) as closed:
+        await paddle.update_checkout(token, txn_id, {"txId": TX})
+    assert closed.value.code == "transaction_immutable"
+    with pytest.raises(ValueError):  # not documented: not simulated
+        await paddle.checkout_open(token, transaction_id=txn_id, custom_data={"a": "b"})
+
+
+# --- refunds as Paddle makes them -------------------------------------------------------------
+
+
+async def _paid(http: httpx.AsyncClient, sim: PaddleSimulator, quantity: int = 1) -> str:
+    body = transaction_body(amount="1000")
+    body["items"][0]["quantity"] = quantity
+    answer = await http.post(f"{sim.url}/transactions", json=body, headers=headers())
+    assert answer.status_code == 201, answer.text
+    txn_id = str(answer.json()["data"]["id"])
+    await sim.pay(txn_id)
+    return txn_id
+
+
+async def test_a_refund_waits_for_approval_then_is_approved_or_rejected(http, paddle, receiver):
+    """openapi.yaml POST /adjustments: "Most refunds for live accounts are created with the
+    status of pending_approval until reviewed by Paddle"; adjustment.updated: "This only occurs
+    for refund adjustments ... created as pending_approval initially. On review, they move to
+    approved or rejected"; adjustment-create.transaction_id: "You can't create an adjustment for
+    a transaction that has a refund that's pending approval"
+    (developer.paddle.com/errors/adjustments/adjustment_pending_refund_request)."""
+    app, url = receiver
+    paddle.register_destination(KEY, url)
+    txn_id = await _paid(http, paddle)
+    line = paddle.transaction(txn_id)["details"]["line_items"][0]["id"]
+    made = await http.post(
+        f"{paddle.url}/adjustments",
+        json={
+            "action": "refund",
+            "transaction_id": txn_id,
+            "reason": "error",
+            "items": [{"item_id": line, "type": "partial", "amount": "300"}],
+        },
+        headers=headers(),
+    )
+    assert made.status_code == 201, made.text
+    adjustment = made.json()["data"]
+    assert (adjustment["status"], adjustment["type"]) == ("pending_approval", "partial")
+    assert adjustment["totals"]["total"] == "300"
+    assert app.types()[-1] == "adjustment.created"
+    with pytest.raises(PaddleError) as refused:
+        await paddle.refund(txn_id, 100)
+    assert refused.value.code == "adjustment_pending_refund_request"
+    await paddle.approve_refund(adjustment["id"])
+    updated = app.events()[-1]
+    assert updated["event_type"] == "adjustment.updated"
+    assert (updated["data"]["id"], updated["data"]["status"]) == (adjustment["id"], "approved")
+    assert normalize(app.got[-1][1]).type == E.PAYMENT_PARTIALLY_REFUNDED
+    adjusted = paddle.transaction(txn_id)["details"]["adjusted_totals"]
+    assert adjusted["grand_total"] == "700"  # "after adjustments"
+
+    rejected = await paddle.refund(txn_id, 200, approve=False)
+    await paddle.reject_refund(rejected)
+    assert app.events()[-1]["data"]["status"] == "rejected"
+    assert normalize(app.got[-1][1]).type == E.UNMATCHED  # nothing given back
+    await paddle.refund(txn_id, 700)  # the rejected 200 is not taken from what is left
+    assert paddle.transaction(txn_id)["details"]["adjusted_totals"]["grand_total"] == "0"
+
+
+async def test_refund_types_as_paddle_sends_them(http, paddle, receiver):
+    """Paddle changelog 2024-12-05 (developer.paddle.com/changelog/2024/refund-credit-full-total):
+    "Use full to adjust the grand total ... If omitted, type default to partial" and "Previously,
+    to refund or credit all of a transaction then you'd need to ... build an array of adjustment
+    items" (openapi.yaml adjustment_item type full: "Full total for this transaction item is
+    adjusted"). The notifications' ``type`` may be null: openapi.yaml adjustment.created/updated
+    ``type: oneOf [adjustment_type, null]``, and PaddleHQ/paddle-python-sdk@48c8cc04
+    tests/Unit/Entities/_fixtures/notification/entity/adjustment.created.json:47
+    ``"type": null``."""
+    app, url = receiver
+    paddle.register_destination(KEY, url)
+    by_items = await _paid(http, paddle, quantity=2)
+    line = paddle.transaction(by_items)["details"]["line_items"][0]
+    assert line["totals"]["total"] == "2000"
+    await paddle.refund(by_items, items=[{"item_id": line["id"], "type": "full"}])
+    whole = app.events()[-1]["data"]
+    assert (whole["type"], whole["items"][0]["type"], whole["totals"]["total"]) == (
+        "partial",
+        "full",
+        "2000",
+    )
+    nulled = await _paid(http, paddle)
+    await paddle.refund(nulled, 400, null_type=True)
+    await paddle.refund(nulled, 600, null_type=True)
+    created, updated = app.events()[-4], app.events()[-3]
+    assert created["data"]["type"] is None and updated["data"]["type"] is None
+    assert [e["data"]["totals"]["total"] for e in app.events()[-3::2]] == ["400", "600"]
+    full = await _paid(http, paddle)
+    await paddle.refund(full)
+    assert app.events()[-1]["data"]["type"] == "full"
+
+    line = paddle.transaction(nulled)["details"]["line_items"][0]["id"]
+    for item, code in (
+        ({"item_id": line, "type": "full"}, "adjustment_transaction_item_invalid"),
+        (
+            {"item_id": line, "type": "partial", "amount": "1"},
+            "adjustment_transaction_item_invalid",
+        ),
+    ):
+        with pytest.raises(PaddleError) as refused:
+            await paddle.refund(nulled, items=[item])
+        assert refused.value.code == code
+        assert refused.value.errors and "fully adjusted" in refused.value.errors[0]["message"]
+    with pytest.raises(PaddleError) as nothing_left:
+        await paddle.refund(nulled)
+    assert nothing_left.value.code == "adjustment_total_amount_above_remaining_allowed"
+    unpaid = await create(http, paddle)
+    with pytest.raises(PaddleError) as not_completed:
+        await paddle.refund(unpaid)
+    assert not_completed.value.code == "adjustment_transaction_invalid_status_for_refund"

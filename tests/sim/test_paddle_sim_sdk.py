@@ -149,6 +149,17 @@ async def test_every_notification_passes_paddles_verifier_and_strict_parse(paddl
         await paddle.decline(one_time.id)
         await paddle.pay(one_time.id)
         await paddle.refund(one_time.id, 400)
+        await paddle.refund(one_time.id, 100, null_type=True)  # as the SDK's own fixtures
+        await paddle.reject_refund(await paddle.refund(one_time.id, 100, approve=False))
+        line = paddle.transaction(one_time.id)["details"]["line_items"][0]["id"]
+        await paddle.refund(one_time.id, items=[{"item_id": line, "type": "full"}])
+        token = paddle.register_client_token(KEY)
+        price = paddle.create_price(KEY, "Tip", 100, "USD")
+        web = await paddle.checkout_open(
+            token, items=[{"priceId": price, "quantity": 1}], custom_data={"txId": TX}
+        )
+        await paddle.update_checkout(token, web, {"txId": TX, "replaced": True})
+        await paddle.pay(web)
         await paddle.chargeback(one_time.id)
         await paddle.chargeback_reverse(one_time.id)
         recurring = await trio.to_thread.run_sync(_create, client)
@@ -171,6 +182,7 @@ async def test_every_notification_passes_paddles_verifier_and_strict_parse(paddl
         seen.add(event["event_type"])
     assert seen == {
         "transaction.created",
+        "transaction.updated",
         "transaction.payment_failed",
         "transaction.paid",
         "transaction.completed",

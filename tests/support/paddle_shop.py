@@ -24,7 +24,8 @@ async def paddle_shop(
     admin: Admin, sim: PaddleSimulator, project_id: str | None = None
 ) -> PaddleShop:
     """Paddle enabled (test mode, against ``sim``) on a new shop, or on ``project_id``, with a
-    "ten" product (10 EUR) and a "pro-monthly" subscription (9 EUR a month)."""
+    "ten" product (10 EUR) and a "pro-monthly" subscription (9 EUR a month); the account's
+    client-side token is ``CLIENT_TOKEN``."""
     shop = await shop_or_new(admin, project_id)
     pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
@@ -32,6 +33,7 @@ async def paddle_shop(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
     )
     secret = sim.register_destination(API_KEY, f"{admin.url}/webhook/paddle/{pid}")
+    sim.register_client_token(API_KEY, CLIENT_TOKEN)  # what the shop's pages hand to Paddle.js
     test = {
         "apiKey": API_KEY,
         "clientToken": CLIENT_TOKEN,

@@ -24,6 +24,21 @@ def now_s() -> int:
     return int(time.time())
 
 
+def markable(status: str, additional: str) -> list[str]:
+    """The statuses an invoice may be marked as by hand (``availableStatusesForManualMarking``),
+    as ``InvoiceEntity.CanMarkComplete``/``CanMarkInvalid`` decide them
+    (btcpayserver@03345c28 BTCPayServer/Services/Invoices/InvoiceEntity.cs:804-822): Settled from
+    New, Processing, Expired or Invalid, or from any status but Settled once marked; Invalid from
+    New, Processing or Expired, or from any status but Invalid once marked. ``additional`` is
+    the invoice's exception status (Greenfield's ``additionalStatus``)."""
+    marked = additional == "Marked"
+    settled = status in ("New", "Processing", "Expired", "Invalid") or (
+        status != "Settled" and marked
+    )
+    invalid = status in ("New", "Processing", "Expired") or (status != "Invalid" and marked)
+    return [s for s, ok in (("Settled", settled), ("Invalid", invalid)) if ok]
+
+
 def invoice(
     *,
     invoice_id: str,
@@ -41,7 +56,6 @@ def invoice(
     paid_amount: str = "0",
 ) -> dict[str, Any]:
     """An ``InvoiceData`` (swagger.template.invoices.json)."""
-    marks = {"Expired": ["Settled", "Invalid"], "Invalid": ["Settled"], "Settled": ["Invalid"]}
     return {
         "id": invoice_id,
         "storeId": store_id,
@@ -55,7 +69,7 @@ def invoice(
         "monitoringExpiration": monitoring_s,
         "status": status,
         "additionalStatus": additional_status,
-        "availableStatusesForManualMarking": marks.get(status, []),
+        "availableStatusesForManualMarking": markable(status, additional_status),
         "archived": False,
         "metadata": dict(metadata),
         "checkout": {

@@ -6,8 +6,12 @@ invoices, its webhooks and their deliveries.
 
 API (Greenfield's JSON and error shapes): ``POST /api/v1/stores/{storeId}/invoices``,
 ``GET .../invoices/{invoiceId}``, ``POST .../invoices/{invoiceId}/status`` (mark Settled or
-Invalid by hand), ``POST .../webhooks/{webhookId}/deliveries/{deliveryId}/redeliver``,
-``GET .../webhooks/{webhookId}/deliveries``. Page: ``/i/{invoiceId}``.
+Invalid by hand, in the states BTCPay allows), ``POST
+.../webhooks/{webhookId}/deliveries/{deliveryId}/redeliver``, ``GET
+.../webhooks/{webhookId}/deliveries``. Pages: ``/i/{invoiceId}``, and a store's Point of Sale
+apps, ``POST /apps/{appId}/pos``: anyone may create an invoice there, with an ``orderId`` of
+their choosing (``UIPointOfSaleController.ViewPointOfSale``), which the store's webhooks then
+report like any other invoice.
 
 Deliveries (``WebhookSender.cs``): bodies are indented JSON signed ``BTCPay-Sig:
 sha256=<hmac>``; each webhook sends in order, a failing delivery holding back the next; a
@@ -42,10 +46,12 @@ from edge.sim.loopback import LoopbackServer
 
 RETRY_DELAYS_S = (10.0, 60.0, *([600.0] * 6))
 MONITORING_S = 86400
+MARK_REFUSED = "Status can only be marked to invalid or settled within certain conditions."
+POS_VIEWS = ("Static", "Cart", "Light", "Print")
 log = logging.getLogger(__name__)
 
 
-class GreenfieldError(Exception):
+class GreenfieldError(ValueError):
     """An API answer in Greenfield's error shape: ``{code, message}``, or for a request that
     does not validate, a list of ``{path, message}`` with 422."""
 
@@ -79,6 +85,21 @@ class _Invoice:
     amount_minor: int
     paid_minor: int = 0
     payments: list[dict[str, Any]] = field(default_factory=list)
+    app_id: str | None = None  # made by a Point of Sale app, not the Greenfield API
+
+
+@dataclass
+class _PosApp:
+    """A Point of Sale app's settings (``PointOfSaleSettings``): its currency, its items (id ->
+    (title, price in minor units)), the view a bare address shows, and whether the buyer may
+    type an amount of their own."""
+
+    id: str
+    store_id: str
+    currency: str
+    items: dict[str, tuple[str, int]]
+    default_view: str
+    show_custom_amount: bool
 
 
 @dataclass
@@ -88,6 +109,7 @@ class _Store:
     invoices: dict[str, _Invoice] = field(default_factory=dict)
     webhooks: dict[str, _Webhook] = field(default_factory=dict)
     deliveries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record
+    apps: dict[str, _PosApp] = field(default_factory=dict)
 
 
 class BTCPaySimulator(LoopbackServer):
@@ -150,11 +172,36 @@ class BTCPaySimulator(LoopbackServer):
     def invoice(self, invoice_id: str) -> dict[str, Any]:
         return self._find(invoice_id)[1].data
 
+    def register_pos_app(
+        self,
+        store_id: str,
+        currency: str = "EUR",
+        items: Mapping[str, tuple[str, int]] | None = None,
+        default_view: str = "Light",
+        show_custom_amount: bool = False,
+    ) -> str:
+        """A Point of Sale app of the store (``items``: id -> (title, price in minor units));
+        returns its id. The default view, Light, is BTCPay's keypad: any ``amount``."""
+        currency = currency.upper()
+        if currency not in EXPONENTS:
+            raise ValueError(f"unknown currency {currency}")
+        app = _PosApp(
+            objects.btcpay_id(),
+            store_id,
+            currency,
+            dict(items or {}),
+            default_view,
+            show_custom_amount,
+        )
+        self._stores[store_id].apps[app.id] = app
+        return app.id
+
     def invoice_of(self, tx_id: str) -> str:
-        """The invoice whose ``metadata.orderId`` is ``tx_id``."""
+        """The invoice made through the Greenfield API whose ``metadata.orderId`` is ``tx_id``
+        (a Point of Sale invoice may carry the same orderId: it is not the one)."""
         for store in self._stores.values():
             for invoice_id, inv in store.invoices.items():
-                if inv.data["metadata"].get("orderId") == tx_id:
+                if inv.app_id is None and inv.data["metadata"].get("orderId") == tx_id:
                     return invoice_id
         raise KeyError(tx_id)
 
@@ -239,7 +286,8 @@ class BTCPaySimulator(LoopbackServer):
 
     async def mark(self, invoice_id: str, status: str) -> None:
         """The merchant marks the invoice Settled or Invalid by hand (Greenfield's
-        ``POST .../status``)."""
+        ``POST .../status``); ``GreenfieldError`` (422, as Greenfield answers) from a state
+        BTCPay does not allow it in."""
         store, inv = self._find(invoice_id)
         self._mark(store, inv, status)
 
@@ -266,16 +314,18 @@ class BTCPaySimulator(LoopbackServer):
     @staticmethod
     def _move(data: dict[str, Any], status: str, additional: str) -> None:
         data["status"], data["additionalStatus"] = status, additional
-        marks = {"Expired": ["Settled", "Invalid"], "Invalid": ["Settled"], "Settled": ["Invalid"]}
-        data["availableStatusesForManualMarking"] = marks.get(status, [])
+        data["availableStatusesForManualMarking"] = objects.markable(status, additional)
 
     def _mark(self, store: _Store, inv: _Invoice, status: str) -> None:
+        """``InvoiceRepository.MarkInvoiceStatus`` (btcpayserver@03345c28
+        Services/Invoices/InvoiceRepository.cs:630-676): allowed by ``objects.markable``, the
+        invoice takes the status with exception status Marked and one event is published,
+        which the webhooks send as ``InvoiceSettled`` or ``InvoiceInvalid`` with
+        ``manuallyMarked: true`` and nothing else (InvoiceTriggerProvider.cs:152-159; overPaid
+        only for an exception status of PaidOver, which Marked replaces). Refused, Greenfield
+        answers a validation error on ``Status`` (GreenfieldInvoiceController.cs:242-262)."""
         if status not in inv.data["availableStatusesForManualMarking"]:
-            raise GreenfieldError(
-                400,
-                "invoice-not-markable",
-                f"Invoice {inv.data['id']} cannot be marked {status} from {inv.data['status']}.",
-            )
+            raise GreenfieldError(422, "validation-error", MARK_REFUSED, path="Status")
         self._move(inv.data, status, "Marked")
         if status == "Settled":
             self._emit(store, "InvoiceSettled", inv, manuallyMarked=True, overPaid=False)
@@ -397,6 +447,8 @@ class BTCPaySimulator(LoopbackServer):
         )
         route("/i/<invoice_id>", view_func=self._page)
         route("/i/<invoice_id>", view_func=self._page_act, methods=["POST"])
+        route("/apps/<app_id>/pos", view_func=self._pos, methods=["POST"])
+        route("/apps/<app_id>/pos/<view_type>", view_func=self._pos, methods=["POST"])
         return app
 
     async def _gate(self) -> None:
@@ -456,6 +508,18 @@ class BTCPaySimulator(LoopbackServer):
             raise _invalid("checkout.expirationMinutes", "expirationMinutes must be positive")
         places = EXPONENTS[currency]
         minor = int((value.scaleb(places)).to_integral_value())
+        return self._new_invoice(store, minor, currency, metadata, checkout, minutes).data
+
+    def _new_invoice(
+        self,
+        store: _Store,
+        minor: int,
+        currency: str,
+        metadata: Mapping[str, Any],
+        checkout: Mapping[str, Any],
+        minutes: float = 15,
+        app_id: str | None = None,
+    ) -> _Invoice:
         now = self.now()
         invoice_id = objects.btcpay_id()
         data = objects.invoice(
@@ -470,9 +534,83 @@ class BTCPaySimulator(LoopbackServer):
             expiration_s=now + math.ceil(minutes * 60),
             monitoring_s=now + math.ceil(minutes * 60) + MONITORING_S,
         )
-        inv = store.invoices[invoice_id] = _Invoice(data, minor)
+        inv = store.invoices[invoice_id] = _Invoice(data, minor, app_id=app_id)
         self._emit(store, "InvoiceCreated", inv)
-        return data
+        return inv
+
+    async def _pos(self, app_id: str, view_type: str | None = None) -> Any:
+        """A Point of Sale app's public form post (btcpayserver@03345c28
+        BTCPayServer/Plugins/PointOfSale/Controllers/UIPointOfSaleController.cs:186-441): no
+        authentication, CORS open to all; ``orderId`` is taken from the caller as it is
+        (``OrderId = orderId ?? AppService.GetRandomOrderId()``, :406). The amount is the item
+        chosen (``choiceKey``, never below its price), else the keypad's ``amount``, plus a
+        ``customAmount`` where the app shows one; negative inputs count as 0. The answer is a
+        redirect to the invoice's checkout, or ``{"invoiceId"}`` to a caller that accepts
+        JSON."""
+        app = next((s.apps[app_id] for s in self._stores.values() if app_id in s.apps), None)
+        wants_json = request.headers.get("Accept", "").startswith("application/json")
+        if app is None:
+            if wants_json:
+                return {"error": "App not found"}
+            return Response("App not found", status=404)
+        form = await request.form
+        if view_type is not None and view_type not in POS_VIEWS:
+            return Response("Not found", status=404)
+        view = view_type or app.default_view
+        places = EXPONENTS[app.currency]
+
+        def money(name: str) -> int:
+            try:
+                value = Decimal(str(form.get(name) or "0"))
+            except InvalidOperation:
+                return 0
+            if not value.is_finite():
+                return 0
+            return max(int(value.scaleb(places).to_integral_value()), 0)
+
+        choice = form.get("choiceKey") or ""
+        show_custom = app.show_custom_amount
+        if not choice and not show_custom and view not in ("Cart", "Light"):
+            return _redirect(f"/apps/{app.id}/pos")  # nothing to sell without an item
+        lines: list[int] = []
+        metadata: dict[str, Any] = {}
+        cart: list[dict[str, Any]] = []
+        if choice:
+            if choice not in app.items:
+                return Response("Not found", status=404)
+            title, price = app.items[choice]
+            paid = max(money("amount"), price)
+            lines.append(paid)
+            cart.append({"id": choice, "price": _number(paid, places), "count": 1})
+            metadata.update(itemCode=choice, itemDesc=title)
+        elif form.get("amount"):
+            lines.append(money("amount"))
+        if show_custom and form.get("customAmount"):
+            lines.append(money("customAmount"))
+        total = sum(lines)
+        if total <= 0:
+            message = "Zero amount invoices are disabled"  # DisableZeroAmountInvoice
+            return {"error": message} if wants_json else _redirect(f"/apps/{app.id}/pos")
+        email = form.get("email")
+        metadata = {
+            **metadata,
+            **({"buyerEmail": email} if email else {}),
+            "orderId": form.get("orderId") or objects.btcpay_id(22),
+            "orderUrl": f"{self.url}/apps/{app.id}/pos",
+            "posData": {"cart": cart, "total": _number(total, places)},
+        }
+        redirect = form.get("redirectUrl") or f"{self.url}/apps/{app.id}/pos"
+        inv = self._new_invoice(
+            self._stores[app.store_id],
+            total,
+            app.currency,
+            metadata,
+            {"redirectURL": redirect},
+            app_id=app.id,
+        )
+        if wants_json:
+            return {"invoiceId": inv.data["id"]}
+        return _redirect(f"/i/{inv.data['id']}")
 
     async def _get_invoice(self, store_id: str, invoice_id: str) -> Any:
         store = self._store(store_id)
@@ -485,10 +623,8 @@ class BTCPaySimulator(LoopbackServer):
         if invoice_id not in store.invoices:
             raise GreenfieldError(404, "invoice-not-found", "The invoice was not found")
         status = (await self._json()).get("status")
-        if status not in ("Settled", "Invalid"):
-            raise _invalid("status", "Status can only be marked to Settled or Invalid")
         inv = store.invoices[invoice_id]
-        self._mark(store, inv, str(status))
+        self._mark(store, inv, str(status))  # any other status is refused the same way
         return inv.data
 
     async def _deliveries(self, store_id: str, webhook_id: str) -> Any:
@@ -557,8 +693,18 @@ def _placeholders(url: str, data: Mapping[str, Any]) -> str:
     return url.replace("{InvoiceId}", str(data["id"])).replace("{OrderId}", order_id)
 
 
+def _number(minor: int, places: int) -> float | int:
+    """A JSON number, as Newtonsoft writes a decimal of ``posData``."""
+    return float(Decimal(minor).scaleb(-places)) if places else minor
+
+
 def _see_other(location: str) -> Response:
     return Response(b"", status=303, headers={"Location": location})
+
+
+def _redirect(location: str) -> Response:
+    """ASP.NET's ``RedirectToAction``: 302 Found."""
+    return Response(b"", status=302, headers={"Location": location})
 
 
 async def _render_error(error: GreenfieldError) -> tuple[Any, int]:

@@ -2,9 +2,12 @@
 to a given node type, for one of the node's transactions, built from the simulator's own
 entities (``objects``).
 
-The entities carry what the node matches on: ``custom_data.txId`` on transactions and
-subscriptions (Paddle copies it to both); adjustments, which carry no custom_data, name the
-transaction the node made (``providerRef``, linked when the checkout was made)."""
+The entities name what the node matches on, the Paddle objects it linked to the transaction:
+the checkout's own ``txn_`` (its ``providerRef``, made through the API: ``origin: api``), the
+subscription that checkout started, and, for adjustments, that ``txn_`` as their
+``transaction_id``. They carry the transaction's real amount and currency, so a trigger is
+never an amount mismatch; ``custom_data`` carries its txId and customerRef as the node set
+them, which is history, not a match."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ class _Tx:
             customer if isinstance(customer, str) and customer.startswith("ctm_") else ""
         )
 
-    def transaction(self, origin: str = "web") -> dict[str, Any]:
+    def transaction(self, origin: str = "api") -> dict[str, Any]:
         """The checkout's transaction (or, ``subscription_recurring``, a renewal of it),
         unpaid and with its customer."""
         tx, at = self.tx, objects.now_iso()
@@ -59,7 +62,7 @@ class _Tx:
             custom,
             origin,
         )
-        if origin == "web" and self.txn_id:
+        if origin == "api" and self.txn_id:
             txn["id"] = self.txn_id
             txn["checkout"] = {"url": f"{BASE}/pay?_ptxn={self.txn_id}"}
         self.customer = self.customer or objects.paddle_id("ctm")
@@ -73,7 +76,7 @@ class _Tx:
             }
         return txn
 
-    def paid(self, origin: str = "web") -> dict[str, Any]:
+    def paid(self, origin: str = "api") -> dict[str, Any]:
         txn = self.transaction(origin)
         txn["payments"].insert(0, objects.payment_attempt(txn, declined=False))
         objects.settle(txn, "completed")
@@ -81,10 +84,10 @@ class _Tx:
             txn["subscription_id"] = self.sub_id
         return txn
 
-    def declined(self, origin: str = "web") -> dict[str, Any]:
+    def declined(self, origin: str = "api") -> dict[str, Any]:
         txn = self.transaction(origin)
         txn["payments"].insert(0, objects.payment_attempt(txn, declined=True))
-        if origin != "web":
+        if origin != "api":
             txn.update(subscription_id=self.sub_id, checkout=None)
         return txn
 

@@ -73,27 +73,35 @@ def body_of(event: Mapping[str, Any]) -> bytes:
     return json.dumps(event, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def error(status: int, code: str, detail: str) -> tuple[dict[str, Any], int]:
-    """An API refusal in Paddle's shape."""
-    return {
-        "error": {
-            "type": "api_error" if status >= 500 else "request_error",
-            "code": code,
-            "detail": detail,
-            "documentation_url": f"https://developer.paddle.com/errors/shared/{code}",
-        },
-        "meta": meta(),
-    }, status
+def error(
+    status: int, code: str, detail: str, errors: list[dict[str, str]] | None = None
+) -> tuple[dict[str, Any], int]:
+    """An API refusal in Paddle's shape (spec ``error``; developer.paddle.com/errors): its
+    ``documentation_url`` under the error's group, and for a validation error the ``errors``
+    list of ``{field, message}``."""
+    group = code.partition("_")[0] if code.startswith(("transaction_", "adjustment_")) else ""
+    group = {"transaction": "transactions", "adjustment": "adjustments"}.get(group, "shared")
+    body: dict[str, Any] = {
+        "type": "api_error" if status >= 500 else "request_error",
+        "code": code,
+        "detail": detail,
+        "documentation_url": f"https://developer.paddle.com/errors/{group}/{code}",
+    }
+    if errors:
+        body["errors"] = errors
+    return {"error": body, "meta": meta()}, status
 
 
 # --- catalog: a non-catalog price and product, made for one transaction ---------------------
 
 
-def product(given: Mapping[str, Any], at: str) -> dict[str, Any]:
+def product(given: Mapping[str, Any], at: str, kind: str = "custom") -> dict[str, Any]:
+    """A product: ``custom`` when made with a transaction (non-catalog), ``standard`` in the
+    merchant's catalog."""
     return {
         "id": paddle_id("pro"),
         "name": str(given["name"]),
-        "type": "custom",
+        "type": kind,
         "tax_category": str(given.get("tax_category") or "standard"),
         "description": given.get("description"),
         "image_url": given.get("image_url"),
@@ -105,12 +113,15 @@ def product(given: Mapping[str, Any], at: str) -> dict[str, Any]:
     }
 
 
-def price(given: Mapping[str, Any], product_id: str, at: str) -> dict[str, Any]:
+def price(
+    given: Mapping[str, Any], product_id: str, at: str, kind: str = "custom"
+) -> dict[str, Any]:
+    """A price: ``custom`` (non-catalog) or ``standard`` (the merchant's catalog)."""
     return {
         "id": paddle_id("pri"),
         "product_id": product_id,
         "name": given.get("name"),
-        "type": "custom",
+        "type": kind,
         "description": str(given["description"]),
         "status": "active",
         "quantity": dict(given.get("quantity") or {"minimum": 1, "maximum": 100}),
@@ -358,17 +369,41 @@ def move_period(sub: dict[str, Any]) -> None:
 def adjustment(
     txn: Mapping[str, Any], action: str, amount: int | None, reason: str, status: str
 ) -> dict[str, Any]:
-    """An adjustment of ``txn``: all of it (``amount`` None, type full) or part of its first
-    line (type partial)."""
+    """An adjustment of ``txn``: all of it (``amount`` None, type full, every line in full) or
+    part of its first line (type partial)."""
+    lines = txn["details"]["line_items"]
+    if amount is None:
+        items = [(line["id"], "full", int(line["totals"]["total"])) for line in lines]
+        return adjustment_of(txn, action, items, "full", reason, status)
+    return adjustment_of(
+        txn, action, [(lines[0]["id"], "partial", amount)], "partial", reason, status
+    )
+
+
+def adjustment_of(
+    txn: Mapping[str, Any],
+    action: str,
+    items: list[tuple[str, str, int]],
+    adjustment_type: str | None,
+    reason: str,
+    status: str,
+) -> dict[str, Any]:
+    """An adjustment of ``txn`` by ``items`` (transaction item id, item type full or partial,
+    amount): ``totals.total`` is their sum ("Total after tax"; no tax here). ``type`` is
+    ``full``, ``partial``, or None as Paddle's own SDK notification fixtures show it
+    (PaddleHQ/paddle-python-sdk@48c8cc04
+    tests/Unit/Entities/_fixtures/notification/entity/adjustment.created.json)."""
     at = now_iso()
     currency = txn["currency_code"]
-    total = total_of(txn) if amount is None else amount
-    line = txn["details"]["line_items"][0]
-    item_totals = {"subtotal": str(total), "tax": "0", "total": str(total)}
+    total = sum(amount for _, _, amount in items)
+
+    def money(amount: int) -> dict[str, str]:
+        return {"subtotal": str(amount), "tax": "0", "total": str(amount)}
+
     return {
         "id": paddle_id("adj"),
         "action": action,
-        "type": "full" if amount is None else "partial",
+        "type": adjustment_type,
         "transaction_id": txn["id"],
         "subscription_id": txn["subscription_id"],
         "customer_id": txn["customer_id"],
@@ -379,16 +414,17 @@ def adjustment(
         "items": [
             {
                 "id": paddle_id("adjitm"),
-                "item_id": line["id"],
-                "type": "full" if amount is None else "partial",
-                "amount": str(total),
+                "item_id": item_id,
+                "type": item_type,
+                "amount": str(amount),
                 "proration": None,
-                "totals": item_totals,
+                "totals": money(amount),
             }
+            for item_id, item_type, amount in items
         ],
-        "totals": {**item_totals, "fee": "0", "earnings": str(total), "currency_code": currency},
+        "totals": {**money(total), "fee": "0", "earnings": str(total), "currency_code": currency},
         "payout_totals": {
-            **item_totals,
+            **money(total),
             "fee": "0",
             "earnings": str(total),
             "currency_code": currency,

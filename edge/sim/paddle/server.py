@@ -6,10 +6,26 @@ call needs ``Authorization: Bearer <key>`` and ``Paddle-Version: 1``; entities o
 account are not found.
 
 API (JSON in and out, answers in Paddle's ``{"data", "meta"}`` envelope, refusals in its
-``{"error", "meta"}`` shape): ``POST /transactions`` (non-catalog prices),
-``GET /transactions/{id}``, ``POST /customers/{id}/portal-sessions``. Pages: the checkout
-(``checkout.url``, ``/pay?_ptxn=`` as Paddle's default payment link, and ``/checkout/{id}``)
-with Pay, Decline and Close; the portal (``/portal/{session}``) with Cancel.
+``{"error", "meta"}`` shape, validation errors with their ``errors`` list):
+``POST /transactions`` (non-catalog prices, or the account's catalog ``price_id``),
+``GET /transactions/{id}``, ``PATCH /transactions/{id}`` (cancel, or replace ``custom_data``
+while the checkout is open), ``POST /adjustments`` (refunds, created ``pending_approval``),
+``POST /customers/{id}/portal-sessions``. Pages: the checkout (``checkout.url``,
+``/pay?_ptxn=`` as Paddle's default payment link, and ``/checkout/{id}``) with Pay, Decline and
+Close; the portal (``/portal/{session}``) with Cancel.
+
+Paddle.js (``checkout_open``, ``update_checkout``) needs only the account's client-side token,
+which a web page carries for anyone to read: it opens a checkout for the merchant's catalog
+prices, or the node's own transaction, and sets or replaces ``custom_data`` with whatever the
+page says (PaddleHQ/paddle-js-wrapper@7e60bf55 types/checkout/checkout.d.ts:111-131; Paddle
+changelog 2025-02-27, update-checkout-custom-data).
+
+Paddle's refusals, as its API reference and error pages give them: a non-catalog price's
+``description`` of 2 to 500 characters (openapi.yaml ``transaction-price-create-base``); a
+payment only for a ``ready`` transaction (``transaction_not_ready_cannot_process_payment``);
+a cancel only from draft, ready or billed (``transaction_invalid_status_change``: a completed
+one takes adjustments); refunds only of a completed transaction, none while another waits for
+approval, never more than is left, per item or in all.
 
 Notifications: each event goes to every destination of the account that takes its type, as
 its own notification (a fresh ``notification_id``, the same ``event_id``), in order, each
@@ -45,16 +61,43 @@ INTERVALS = frozenset({"day", "week", "month", "year"})
 _AMOUNT = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
-class PaddleError(Exception):
-    """An API answer in Paddle's error shape."""
+class PaddleError(ValueError):
+    """An API answer in Paddle's error shape; raised by the Python API too, for what Paddle
+    refuses."""
 
-    def __init__(self, status: int, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.status, self.code, self.detail = status, code, detail
+    def __init__(
+        self, status: int, code: str, detail: str, errors: list[dict[str, str]] | None = None
+    ) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.status, self.code, self.detail, self.errors = status, code, detail, errors
 
 
-def _invalid(detail: str) -> PaddleError:
-    return PaddleError(400, "invalid_field", detail)
+def _invalid(field: str, message: str) -> PaddleError:
+    """A request that does not pass validation (developer.paddle.com/errors/shared/
+    invalid_field: 400, "Request does not pass validation.", ``errors`` of
+    ``{field, message}``)."""
+    return PaddleError(
+        400,
+        "invalid_field",
+        "Request does not pass validation.",
+        [{"field": field, "message": message}],
+    )
+
+
+def _not_ready(txn: Mapping[str, Any]) -> PaddleError:
+    """developer.paddle.com/errors/transactions/transaction_not_ready_cannot_process_payment:
+    422; a draft, canceled or completed transaction takes no payment."""
+    return PaddleError(
+        422,
+        "transaction_not_ready_cannot_process_payment",
+        "Cannot process payment for non-ready transaction",
+    )
+
+
+def _immutable() -> PaddleError:
+    """developer.paddle.com/errors/transactions/transaction_immutable: a transaction that is
+    not draft or ready cannot be updated."""
+    return PaddleError(400, "transaction_immutable", "Cannot update immutable transaction")
 
 
 def _not_found(what: str) -> PaddleError:
@@ -78,10 +121,16 @@ class _Account:
     transactions: dict[str, dict[str, Any]] = field(default_factory=dict)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
     customers: set[str] = field(default_factory=set)
-    refunded: dict[str, int] = field(default_factory=dict)  # txn id -> minor units
+    # transaction item id -> what its refunds (approved or waiting) took back, minor units
+    adjusted: dict[str, int] = field(default_factory=dict)
+    adjustments: dict[str, dict[str, Any]] = field(default_factory=dict)  # adj id -> adjustment
     destinations: list[_Destination] = field(default_factory=list)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # event id -> event
     portals: dict[str, str] = field(default_factory=dict)  # session id -> customer id
+    client_tokens: set[str] = field(default_factory=set)  # Paddle.js's, public by design
+    catalog: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
+        default_factory=dict
+    )  # price id -> (price, product)
 
 
 class PaddleSimulator(LoopbackServer):
@@ -130,13 +179,115 @@ class PaddleSimulator(LoopbackServer):
         return self._find("subscriptions", sub_id)[1]
 
     def transaction_of(self, tx_id: str) -> str:
-        """The checkout transaction whose ``custom_data.txId`` is ``tx_id``."""
+        """The transaction made through the API (``origin: api``, as the node makes them)
+        whose ``custom_data.txId`` is ``tx_id``. A Paddle.js checkout may carry the same
+        custom_data: it is not the one."""
         for account in self._accounts.values():
             for txn_id, txn in account.transactions.items():
                 custom = txn.get("custom_data") or {}
-                if custom.get("txId") == tx_id and txn["origin"] in ("api", "web"):
+                if custom.get("txId") == tx_id and txn["origin"] == "api":
                     return txn_id
         raise KeyError(tx_id)
+
+    def adjustment(self, adj_id: str) -> dict[str, Any]:
+        return self._find("adjustments", adj_id)[1]
+
+    def register_client_token(self, api_key: str, token: str | None = None) -> str:
+        """A client-side token of the account ``api_key`` (made if new), the one Paddle.js is
+        initialized with on the merchant's pages (``test_`` and 27 characters in sandbox)."""
+        token = token or "test_" + secrets.token_hex(14)[:27]
+        self._account(api_key).client_tokens.add(token)
+        return token
+
+    def create_price(
+        self,
+        api_key: str,
+        name: str,
+        amount: int,
+        currency: str,
+        billing_cycle: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The merchant puts a product and its price in the catalog (Paddle's dashboard, or
+        ``POST /products`` and ``POST /prices``); returns the ``pri_`` id."""
+        if currency not in CURRENCIES or amount < 0:
+            raise _invalid("unit_price", "an amount of 0 or more in a currency Paddle takes")
+        at = objects.now_iso()
+        made = objects.product({"name": name, "tax_category": "standard"}, at, "standard")
+        given = {
+            "description": name,
+            "name": name,
+            "unit_price": {"amount": str(amount), "currency_code": currency},
+            "billing_cycle": dict(billing_cycle) if billing_cycle else None,
+        }
+        item_price = objects.price(given, made["id"], at, "standard")
+        self._account(api_key).catalog[item_price["id"]] = (item_price, made)
+        return str(item_price["id"])
+
+    async def checkout_open(
+        self,
+        client_token: str,
+        *,
+        items: list[Mapping[str, Any]] | None = None,
+        transaction_id: str | None = None,
+        custom_data: Mapping[str, Any] | None = None,
+    ) -> str:
+        """``Paddle.Checkout.open()`` in a buyer's browser, with the client-side token alone
+        (PaddleHQ/paddle-js-wrapper@7e60bf55 types/checkout/checkout.d.ts:76-79,111-124):
+        ``items`` (``[{priceId, quantity}]`` of the account's catalog) make a new transaction,
+        ``origin: web``, carrying ``customData`` as given; ``transaction_id`` opens one made
+        earlier. Returns the transaction's id; the buyer then pays at its card form.
+
+        Whether ``customData`` given with a ``transactionId`` replaces the transaction's own is
+        not documented, so it is not simulated (ValueError); ``update_checkout`` does replace
+        it."""
+        account = self._by_token(client_token)
+        if transaction_id is not None:
+            if items is not None or custom_data is not None:
+                raise ValueError(
+                    "open() with a transactionId: items are the transaction's, and what"
+                    " customData does then is not documented (use update_checkout)"
+                )
+            txn = account.transactions.get(transaction_id)
+            if txn is None:
+                raise _not_found(transaction_id)
+            if txn["status"] not in ("draft", "ready"):
+                raise _not_ready(txn)
+            return transaction_id
+        if not items:
+            raise _invalid("items", "Paddle.Checkout.open needs items or a transactionId")
+        lines = []
+        for n, item in enumerate(items):
+            found = account.catalog.get(str(item.get("priceId")))
+            quantity = item.get("quantity", 1)
+            if found is None or found[0]["status"] != "active":
+                raise _not_found(str(item.get("priceId")))
+            limits = found[0]["quantity"]
+            if not isinstance(quantity, int) or not (
+                limits["minimum"] <= quantity <= limits["maximum"]
+            ):
+                raise _invalid(f"items[{n}].quantity", "outside the price's quantity range")
+            lines.append((copy.deepcopy(found[0]), copy.deepcopy(found[1]), quantity))
+        currencies = {p["unit_price"]["currency_code"] for p, _, _ in lines}
+        if len(currencies) != 1:
+            raise _invalid("items", "every price must be in one currency")
+        custom = _custom_data(custom_data, "customData") if custom_data is not None else None
+        txn = objects.transaction(self.url, lines, currencies.pop(), custom, origin="web")
+        account.transactions[txn["id"]] = txn
+        await self._emit(account, ("transaction.created", txn))
+        return str(txn["id"])
+
+    async def update_checkout(
+        self, client_token: str, txn_id: str, custom_data: Mapping[str, Any]
+    ) -> None:
+        """``Paddle.Checkout.updateCheckout({customData})`` on an open checkout: "If custom
+        data already exists, it's replaced. Must be valid JSON and contain at least one key"
+        (Paddle changelog 2025-02-27, update-checkout-custom-data), on any transaction of the
+        account whose checkout is open, the node's own included: ``transaction.updated``."""
+        account = self._by_token(client_token)
+        txn = account.transactions.get(txn_id)
+        if txn is None:
+            raise _not_found(txn_id)
+        await self._update(account, txn, {"custom_data": _custom_data(custom_data, "customData")})
 
     def subscription_of(self, tx_id: str) -> str:
         """The subscription whose ``custom_data.txId`` is ``tx_id``."""
@@ -151,7 +302,7 @@ class PaddleSimulator(LoopbackServer):
         (``subscription.created``, ``subscription.activated``); ``transaction.completed``."""
         account, txn = self._find("transactions", txn_id)
         if txn["status"] not in ("draft", "ready"):
-            return
+            raise _not_ready(txn)  # canceled, or paid already
         self._attach_customer(account, txn)
         txn["payments"].insert(0, objects.payment_attempt(txn, declined=False))
         recurring = next(
@@ -177,19 +328,20 @@ class PaddleSimulator(LoopbackServer):
         open (``ready``)."""
         account, txn = self._find("transactions", txn_id)
         if txn["status"] not in ("draft", "ready"):
-            return
+            raise _not_ready(txn)
         self._attach_customer(account, txn)
         txn["payments"].insert(0, objects.payment_attempt(txn, declined=True))
         txn["updated_at"] = objects.now_iso()
         await self._emit(account, ("transaction.payment_failed", txn))
 
     async def cancel_transaction(self, txn_id: str) -> None:
-        """The merchant cancels an unpaid transaction: ``transaction.canceled``."""
+        """The merchant cancels an unpaid transaction (``PATCH /transactions/{id}``, status
+        canceled): ``transaction.canceled``. Only a draft, ready or billed one: a paid or
+        completed transaction is a record that takes adjustments (openapi.yaml, update
+        transaction; developer.paddle.com/errors/transactions/transaction_invalid_status_change).
+        """
         account, txn = self._find("transactions", txn_id)
-        if txn["status"] not in ("draft", "ready"):
-            raise ValueError(f"{txn_id} is {txn['status']}: only draft or ready can be canceled")
-        txn.update(status="canceled", updated_at=objects.now_iso())
-        await self._emit(account, ("transaction.canceled", txn))
+        await self._cancel(account, txn)
 
     async def renew(self, sub_id: str) -> str:
         """The next cycle is paid: a ``subscription_recurring`` transaction (``transaction.paid``,
@@ -222,24 +374,49 @@ class PaddleSimulator(LoopbackServer):
         await self._emit(account, ("subscription.past_due", sub))
         return str(txn["id"])
 
-    async def refund(self, txn_id: str, amount: int | None = None) -> str:
-        """A refund of all (``amount`` None) or part of a completed transaction:
-        ``adjustment.created`` (pending_approval), then ``adjustment.updated`` once Paddle
-        approves it. Returns the adjustment's id."""
+    async def refund(
+        self,
+        txn_id: str,
+        amount: int | None = None,
+        *,
+        items: list[Mapping[str, Any]] | None = None,
+        null_type: bool = False,
+        approve: bool = True,
+    ) -> str:
+        """A refund, as the merchant asks for one (``POST /adjustments``, action refund):
+        ``items`` (Paddle's request form, ``[{item_id, type: full|partial, amount}]``, type
+        partial); else ``amount`` of the first line (type partial); else what is left (type
+        full). Paddle creates it ``pending_approval`` (``adjustment.created``) and, once it
+        approves it, sends ``adjustment.updated`` (status approved); ``approve=False`` leaves
+        that to ``approve_refund`` or ``reject_refund``. ``null_type``: the notifications show
+        ``type: null``, as Paddle's own SDK fixtures do (PaddleHQ/paddle-python-sdk@48c8cc04
+        tests/Unit/Entities/_fixtures/notification/entity/adjustment.*.json). Returns the
+        adjustment's id; ``PaddleError`` for what Paddle refuses."""
         account, txn = self._find("transactions", txn_id)
-        left = objects.total_of(txn) - account.refunded.get(txn_id, 0)
-        if txn["status"] != "completed" or left <= 0:
-            raise ValueError(f"{txn_id} has nothing left to refund")
-        if amount is not None and not 0 < amount <= left:
-            raise ValueError(f"a refund of {txn_id} must be between 1 and {left}")
-        adjustment = objects.adjustment(
-            txn, "refund", amount, "Refund requested", "pending_approval"
-        )
-        account.refunded[txn_id] = account.refunded.get(txn_id, 0) + (amount or left)
-        await self._emit(account, ("adjustment.created", adjustment))
-        adjustment.update(status="approved", updated_at=objects.now_iso())
-        await self._emit(account, ("adjustment.updated", adjustment))
-        return str(adjustment["id"])
+        body: dict[str, Any] = {"action": "refund", "transaction_id": txn_id, "reason": "refund"}
+        if items is not None:
+            body.update(type="partial", items=[dict(i) for i in items])
+        elif amount is not None:
+            line = txn["details"]["line_items"][0]["id"]
+            body.update(
+                type="partial",
+                items=[{"item_id": line, "type": "partial", "amount": str(amount)}],
+            )
+        else:
+            body["type"] = "full"
+        made = await self._create_adjustment(account, body, null_type)
+        if approve:
+            await self.approve_refund(made["id"])
+        return str(made["id"])
+
+    async def approve_refund(self, adj_id: str) -> None:
+        """Paddle approves a refund waiting for it: ``adjustment.updated``, approved."""
+        await self._review(adj_id, "approved")
+
+    async def reject_refund(self, adj_id: str) -> None:
+        """Paddle rejects a refund waiting for it: ``adjustment.updated``, rejected; nothing
+        was given back."""
+        await self._review(adj_id, "rejected")
 
     async def chargeback(self, txn_id: str) -> str:
         """The buyer's bank takes the payment back: ``adjustment.created``, action chargeback."""
@@ -321,6 +498,167 @@ class PaddleSimulator(LoopbackServer):
             txn.update(customer_id=customer, address_id=objects.paddle_id("add"))
         txn.update(status="ready", updated_at=objects.now_iso())
 
+    def _by_token(self, client_token: str) -> _Account:
+        for account in self._accounts.values():
+            if client_token in account.client_tokens:
+                return account
+        raise PaddleError(403, "forbidden", "The client-side token is not valid.")
+
+    async def _update(
+        self, account: _Account, txn: dict[str, Any], changes: Mapping[str, Any]
+    ) -> None:
+        """Change an open transaction (draft or ready): ``transaction.updated``."""
+        if txn["status"] not in ("draft", "ready"):
+            raise _immutable()
+        txn.update(changes, updated_at=objects.now_iso())
+        await self._emit(account, ("transaction.updated", txn))
+
+    async def _cancel(self, account: _Account, txn: dict[str, Any]) -> None:
+        if txn["status"] not in ("draft", "ready", "billed"):
+            raise PaddleError(
+                400,
+                "transaction_invalid_status_change",
+                f"Invalid attempt to change status from '{txn['status']}' to 'canceled'",
+            )
+        txn.update(status="canceled", updated_at=objects.now_iso())
+        await self._emit(account, ("transaction.canceled", txn))
+
+    async def _create_adjustment(
+        self, account: _Account, body: Mapping[str, Any], null_type: bool = False
+    ) -> dict[str, Any]:
+        """A refund of a completed transaction, ``pending_approval``: ``adjustment.created``.
+        Refused as Paddle refuses (developer.paddle.com/errors/adjustments/...): a transaction
+        not completed, a refund of it still waiting for approval (openapi.yaml
+        ``adjustment-create.transaction_id``), an item adjusted in full already or beyond what
+        is left of it, a total beyond what is left."""
+        if body.get("action") != "refund":
+            raise _invalid("action", "the simulator takes refunds (credits are for invoices)")
+        reason = body.get("reason")
+        if not isinstance(reason, str) or not reason:
+            raise _invalid("reason", "must be provided as part of the request")
+        txn_id = str(body.get("transaction_id"))
+        txn = account.transactions.get(txn_id)
+        if txn is None:
+            raise _not_found(txn_id)
+        if txn["status"] != "completed":
+            raise PaddleError(
+                400,
+                "adjustment_transaction_invalid_status_for_refund",
+                f"The transaction being adjusted (refund) has a non supported status. ID: {txn_id}",
+            )
+        waiting = [
+            a
+            for a in account.adjustments.values()
+            if a["transaction_id"] == txn_id and a["status"] == "pending_approval"
+        ]
+        if waiting:
+            raise PaddleError(
+                400,
+                "adjustment_pending_refund_request",
+                "You are unable to create further adjustments against this transaction as"
+                " there is a pending refund request",
+            )
+        lines = {line["id"]: line for line in txn["details"]["line_items"]}
+
+        asking: dict[str, int] = {}  # this request's own items so far
+
+        def left(item_id: str) -> int:
+            total = int(lines[item_id]["totals"]["total"])
+            return total - account.adjusted.get(item_id, 0) - asking.get(item_id, 0)
+
+        kind = body.get("type", "partial")
+        taken: list[tuple[str, str, int]] = []
+        if kind == "full":
+            taken = [(i, "full", left(i)) for i in lines if left(i) > 0]
+            if not taken:
+                raise PaddleError(
+                    400,
+                    "adjustment_total_amount_above_remaining_allowed",
+                    "The adjustment amount exceeds the total amount left to adjust."
+                    f" Amount to Adjust: {objects.total_of(txn)}, Amount Left: 0",
+                )
+        elif kind == "partial":
+            asked = body.get("items")
+            if not isinstance(asked, list) or not asked:
+                raise _invalid("items", "required when type is partial")
+            problems = []
+            for n, item in enumerate(asked):
+                item = item if isinstance(item, dict) else {}
+                item_id = str(item.get("item_id"))
+                if item_id not in lines:
+                    raise _invalid(f"items[{n}].item_id", "not an item of this transaction")
+                item_type = item.get("type")
+                if item_type == "full":
+                    amount = left(item_id)
+                elif item_type == "partial" and _AMOUNT.fullmatch(str(item.get("amount"))):
+                    amount = int(item["amount"])
+                else:
+                    raise _invalid(f"items[{n}]", "type full, or partial with an amount")
+                where = f"adjustment.transaction.items[{n}]"
+                if left(item_id) <= 0:
+                    problems.append(
+                        {
+                            "field": where,
+                            "message": f"Adjustment item {item_id} has already been fully adjusted",
+                        }
+                    )
+                elif amount <= 0:
+                    problems.append(
+                        {
+                            "field": where,
+                            "message": "You are attempting to make an adjustment"
+                            f" with zero amount on a transaction item. ID {item_id}",
+                        }
+                    )
+                elif amount > left(item_id):
+                    problems.append(
+                        {
+                            "field": where,
+                            "message": f"adjustment amount for item {item_id} is"
+                            f" over remaining allowed {left(item_id)}",
+                        }
+                    )
+                taken.append((item_id, item_type, amount))
+                asking[item_id] = asking.get(item_id, 0) + max(amount, 0)
+            if problems:
+                raise PaddleError(
+                    400,
+                    "adjustment_transaction_item_invalid",
+                    "One or more adjustment items cannot be processed",
+                    problems,
+                )
+        else:
+            raise _invalid("type", "full or partial")
+        made = objects.adjustment_of(
+            txn,
+            "refund",
+            taken,
+            None if null_type else str(kind),
+            reason,
+            "pending_approval",
+        )
+        for item_id, _, amount in taken:
+            account.adjusted[item_id] = account.adjusted.get(item_id, 0) + amount
+        account.adjustments[made["id"]] = made
+        await self._emit(account, ("adjustment.created", made))
+        return made
+
+    async def _review(self, adj_id: str, verdict: str) -> None:
+        account, made = self._find("adjustments", adj_id)
+        if made["status"] != "pending_approval":
+            raise ValueError(f"{adj_id} is {made['status']}, not waiting for approval")
+        made.update(status=verdict, updated_at=objects.now_iso())
+        txn = account.transactions[made["transaction_id"]]
+        given = int(made["totals"]["total"])
+        if verdict == "rejected":
+            for item in made["items"]:
+                account.adjusted[item["item_id"]] -= int(item["amount"])
+        else:  # "totals after adjustments" (openapi.yaml transaction_details.adjusted_totals)
+            adjusted = txn["details"]["adjusted_totals"]
+            for key in ("subtotal", "total", "grand_total", "earnings"):
+                adjusted[key] = str(int(adjusted[key]) - given)
+        await self._emit(account, ("adjustment.updated", made))
+
     async def _adjust(self, txn_id: str, action: str, reason: str) -> str:
         account, txn = self._find("transactions", txn_id)
         if txn["status"] != "completed":
@@ -370,6 +708,8 @@ class PaddleSimulator(LoopbackServer):
         route = app.add_url_rule
         route("/transactions", view_func=self._create_transaction, methods=["POST"])
         route("/transactions/<txn_id>", view_func=self._get_transaction)
+        route("/transactions/<txn_id>", view_func=self._patch_transaction, methods=["PATCH"])
+        route("/adjustments", view_func=self._post_adjustment, methods=["POST"])
         route(
             "/customers/<customer_id>/portal-sessions",
             view_func=self._create_portal_session,
@@ -386,7 +726,8 @@ class PaddleSimulator(LoopbackServer):
         # read every body before answering: one left unread on a kept-alive connection has
         # been seen to leave the client's next request there without an answer
         await request.get_data()
-        if request.path.startswith(("/transactions", "/customers")) and self.fail_next_requests:
+        api = ("/transactions", "/customers", "/adjustments")
+        if request.path.startswith(api) and self.fail_next_requests:
             self.fail_next_requests -= 1
             raise PaddleError(503, "service_unavailable", "Simulated failure (fail_next_requests).")
 
@@ -417,23 +758,23 @@ class PaddleSimulator(LoopbackServer):
         body = await self._json()
         items = body.get("items")
         if not isinstance(items, list) or not 1 <= len(items) <= 100:
-            raise _invalid("items: between 1 and 100 items are required")
+            raise _invalid("items", "between 1 and 100 items are required")
         at = objects.now_iso()
-        lines = [_line(item, n, at) for n, item in enumerate(items)]
+        lines = [_line(account, item, n, at) for n, item in enumerate(items)]
         currencies = {p["unit_price"]["currency_code"] for p, _, _ in lines}
         currency = body.get("currency_code") or next(iter(currencies))
         if currency not in CURRENCIES or currencies != {currency}:
-            raise _invalid("currency_code: every price must be in the transaction's currency")
+            raise _invalid("currency_code", "every price must be in the transaction's currency")
         cycles = {
             json.dumps(p["billing_cycle"], sort_keys=True)
             for p, _, _ in lines
             if p["billing_cycle"]
         }
         if len(cycles) > 1:
-            raise _invalid("items: recurring prices must share one billing cycle")
+            raise _invalid("items", "recurring prices must share one billing cycle")
         custom = body.get("custom_data")
         if custom is not None and not isinstance(custom, dict):
-            raise _invalid("custom_data: must be an object")
+            raise _invalid("custom_data", "must be an object")
         txn = objects.transaction(self.url, lines, currency, custom)
         account.transactions[txn["id"]] = txn
         await self._emit(account, ("transaction.created", txn))
@@ -445,6 +786,41 @@ class PaddleSimulator(LoopbackServer):
             raise _not_found(txn_id)
         return {"data": txn, "meta": objects.meta()}
 
+    async def _patch_transaction(self, txn_id: str) -> Any:
+        """Cancel (``{"status": "canceled"}`` and nothing else:
+        ``transaction_cannot_be_modified_and_canceled``), or replace ``custom_data`` of an open
+        transaction. The simulator updates no other field."""
+        account = self._caller()
+        body = await self._json()
+        txn = account.transactions.get(txn_id)
+        if txn is None:
+            raise _not_found(txn_id)
+        if "status" in body:
+            if body["status"] != "canceled":
+                raise _invalid("status", "the simulator sets a transaction only to canceled")
+            if set(body) != {"status"}:
+                raise PaddleError(
+                    400,
+                    "transaction_cannot_be_modified_and_canceled",
+                    "Cannot update transaction to canceled, along with other fields at the"
+                    " same time",
+                )
+            await self._cancel(account, txn)
+        else:
+            others = set(body) - {"custom_data"}
+            if others:
+                raise _invalid(sorted(others)[0], "the simulator updates only custom_data")
+            custom = body.get("custom_data")
+            if custom is not None and not isinstance(custom, dict):
+                raise _invalid("custom_data", "must be an object")
+            await self._update(account, txn, {"custom_data": custom})
+        return {"data": txn, "meta": objects.meta()}
+
+    async def _post_adjustment(self) -> Any:
+        account = self._caller()
+        made = await self._create_adjustment(account, await self._json())
+        return {"data": made, "meta": objects.meta()}, 201
+
     async def _create_portal_session(self, customer_id: str) -> Any:
         account = self._caller()
         body = await self._json()
@@ -452,11 +828,13 @@ class PaddleSimulator(LoopbackServer):
             raise _not_found(customer_id)
         wanted = body.get("subscription_ids") or []
         if not isinstance(wanted, list) or len(wanted) > 25:
-            raise _invalid("subscription_ids: a list of at most 25 subscription ids")
+            raise _invalid("subscription_ids", "a list of at most 25 subscription ids")
         for sub_id in wanted:
             sub = account.subscriptions.get(sub_id) if isinstance(sub_id, str) else None
             if sub is None or sub["customer_id"] != customer_id:
-                raise _invalid(f"subscription_ids: {sub_id} is not a subscription of {customer_id}")
+                raise _invalid(
+                    "subscription_ids", f"{sub_id} is not a subscription of {customer_id}"
+                )
         session = objects.portal_session(self.url, customer_id, list(wanted))
         account.portals[session["id"]] = customer_id
         return {"data": session, "meta": objects.meta()}, 201
@@ -481,13 +859,16 @@ class PaddleSimulator(LoopbackServer):
         _, txn = self._page_transaction(txn_id)
         onward = _onward(form)
         action = form.get("action")
-        if action == "pay":
-            await self.pay(txn_id)
-            target = onward.get("success_url")
-            return _see_other(target) if target else _html(pages.done_page(txn))
-        if action == "decline":
-            await self.decline(txn_id)
-            return _html(pages.checkout_page(txn, onward, "Your card was declined."))
+        try:
+            if action == "pay":
+                await self.pay(txn_id)
+                target = onward.get("success_url")
+                return _see_other(target) if target else _html(pages.done_page(txn))
+            if action == "decline":
+                await self.decline(txn_id)
+                return _html(pages.checkout_page(txn, onward, "Your card was declined."))
+        except PaddleError as refused:
+            return _html(pages.checkout_page(txn, onward, refused.detail))
         target = onward.get("close_url")
         return _see_other(target) if target else _html(pages.closed_page())
 
@@ -517,19 +898,33 @@ class PaddleSimulator(LoopbackServer):
         return await self._portal_page(session_id)
 
 
-def _line(item: Any, n: int, at: str) -> tuple[dict[str, Any], dict[str, Any], int]:
-    """A requested item as (price, product, quantity): non-catalog prices only."""
+def _line(
+    account: _Account, item: Any, n: int, at: str
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """A requested item as (price, product, quantity): a price of the account's catalog
+    (``price_id``), or a non-catalog price with its product, checked as openapi.yaml's
+    ``transaction-price-create-base`` and ``transaction-subscription-product-create`` say
+    (description 2 to 500 characters, name 1 to 150; product name 1 to 200)."""
     where = f"items[{n}]"
     if not isinstance(item, dict):
-        raise _invalid(f"{where}: must be an object")
+        raise _invalid(where, "must be an object")
     quantity = item.get("quantity")
-    given = item.get("price")
-    if isinstance(item.get("price_id"), str):
-        raise _not_found(item["price_id"])  # the simulator keeps no catalog
     if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 1:
-        raise _invalid(f"{where}.quantity: a whole number of at least 1")
-    if not isinstance(given, dict) or not isinstance(given.get("description"), str):
-        raise _invalid(f"{where}.price: a price with a description is required")
+        raise _invalid(f"{where}.quantity", "a whole number of at least 1")
+    if isinstance(item.get("price_id"), str):
+        found = account.catalog.get(item["price_id"])
+        if found is None:
+            raise _not_found(item["price_id"])
+        limits = found[0]["quantity"]
+        if not limits["minimum"] <= quantity <= limits["maximum"]:
+            raise _invalid(f"{where}.quantity", "outside the price's quantity range")
+        return copy.deepcopy(found[0]), copy.deepcopy(found[1]), quantity
+    given = item.get("price")
+    if not isinstance(given, dict):
+        raise _invalid(f"{where}.price", "a price_id or a price is required")
+    _text(given.get("description"), f"{where}.price.description", 2, 500)
+    if given.get("name") is not None:
+        _text(given.get("name"), f"{where}.price.name", 1, 150)
     unit = given.get("unit_price")
     if (
         not isinstance(unit, dict)
@@ -537,24 +932,48 @@ def _line(item: Any, n: int, at: str) -> tuple[dict[str, Any], dict[str, Any], i
         or not isinstance(unit.get("amount"), str)
         or not _AMOUNT.fullmatch(unit["amount"])
     ):
-        raise _invalid(f"{where}.price.unit_price: an integer amount string and a currency")
+        raise _invalid(f"{where}.price.unit_price", "an integer amount string and a currency")
     limits = given.get("quantity") or {"minimum": 1, "maximum": 100}
     if not isinstance(limits, dict) or not limits.get("minimum", 1) <= quantity <= limits.get(
         "maximum", 100
     ):
-        raise _invalid(f"{where}.quantity: outside the price's quantity range")
+        raise _invalid(f"{where}.quantity", "outside the price's quantity range")
     cycle = given.get("billing_cycle")
     if cycle is not None and (
         not isinstance(cycle, dict)
         or cycle.get("interval") not in INTERVALS
         or not isinstance(cycle.get("frequency"), int)
     ):
-        raise _invalid(f"{where}.price.billing_cycle: interval and frequency")
+        raise _invalid(f"{where}.price.billing_cycle", "interval and frequency")
     made = given.get("product")
-    if not isinstance(made, dict) or not isinstance(made.get("name"), str):
-        raise _invalid(f"{where}.price.product: a product with a name (no catalog product ids)")
+    if not isinstance(made, dict):
+        raise _invalid(f"{where}.price.product", "a product (the simulator keeps no product ids)")
+    _text(made.get("name"), f"{where}.price.product.name", 1, 200)
     item_product = objects.product(made, at)
     return objects.price(given, item_product["id"], at), item_product, quantity
+
+
+def _text(value: Any, field: str, shortest: int, longest: int) -> None:
+    """A string of ``shortest`` to ``longest`` characters, else Paddle's validation error
+    (its messages read "max length of 200 exceeded, provided value length 220", openapi.yaml
+    ``error``)."""
+    if not isinstance(value, str):
+        raise _invalid(field, "must be provided as part of the request")
+    if len(value) < shortest:
+        raise _invalid(
+            field, f"min length of {shortest} required, provided value length {len(value)}"
+        )
+    if len(value) > longest:
+        raise _invalid(
+            field, f"max length of {longest} exceeded, provided value length {len(value)}"
+        )
+
+
+def _custom_data(value: Any, field: str) -> dict[str, Any]:
+    """Paddle.js's ``customData``: "Must be valid JSON and contain at least one key"."""
+    if not isinstance(value, Mapping) or not value:
+        raise _invalid(field, "must be an object with at least one key")
+    return json.loads(json.dumps(dict(value)))
 
 
 def _onward(values: Mapping[str, str]) -> dict[str, str]:
@@ -569,7 +988,7 @@ def _onward(values: Mapping[str, str]) -> dict[str, str]:
 
 async def _render_error(error: PaddleError) -> tuple[dict[str, Any], int]:
     # async: Quart runs a plain function in an asyncio executor, which trio does not have
-    return objects.error(error.status, error.code, error.detail)
+    return objects.error(error.status, error.code, error.detail, error.errors)
 
 
 def _html(text: str) -> Response:
