@@ -175,6 +175,11 @@ class StripeSimulator(LoopbackServer):
         """The current checkout session object (KeyError if unknown)."""
         return self._checkout(session_id)[1].session
 
+    def sessions(self, secret_key: str) -> list[dict[str, Any]]:
+        """Every checkout session of the account of ``secret_key``, oldest first."""
+        account = self._accounts.get(secret_key)
+        return [c.session for c in account.checkouts.values()] if account else []
+
     async def complete(self, session_id: str) -> None:
         """The buyer pays (as the Pay button)."""
         await self._pay(*self._checkout(session_id))
