@@ -292,6 +292,10 @@ class PayPalSimulator(LoopbackServer):
         self._tokens.clear()
         self._browser_tokens.clear()
 
+    def order(self, order_id: str) -> dict[str, Any]:
+        """The order as it is now (KeyError if unknown)."""
+        return self._find_order(order_id)[1].order
+
     def capture_count(self, order_id: str) -> int:
         """How many captures were made for the order: 0 or 1, however often it was asked."""
         _, order = self._find_order(order_id)
