@@ -1,6 +1,6 @@
 """The Stripe simulator refuses the amounts Stripe refuses, in Stripe's error envelope, and makes
 Payment Links as Stripe does (HTTP against the simulator; the node's side is in
-tests/e2e/test_stripe_money.py and tests/e2e/test_stripe_payment_links.py).
+tests/e2e/test_stripe_price_rules.py and tests/e2e/test_stripe_payment_links.py).
 
 Stripe's rules:
 - three-decimal currencies (BHD, JOD, KWD, OMR, TND): "The API supports three-decimal currencies
