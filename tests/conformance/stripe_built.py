@@ -57,6 +57,25 @@ def built_objects() -> Iterator[tuple[str, dict[str, Any]]]:
         o.webhook_endpoint(livemode=False, url="https://h", enabled_events=["*"], secret="whsec_1"),
     )
     yield "event", build_event("charge.refunded", charge, livemode=False)
+    yield (
+        "price (one-time)",
+        o.price_object(livemode=False, amount=100, currency="eur", nickname=None),
+    )
+    yield (
+        "price (recurring)",
+        o.price_object(livemode=True, amount=900, currency="eur", nickname="Pro", interval="month"),
+    )
+    yield (
+        "payment_link",
+        o.payment_link(
+            livemode=False, currency="eur", url="http://sim/b/plink_1", metadata={"a": "b"}
+        ),
+    )
+    yield "payment_link (redirect, intent metadata)", o.payment_link(
+        livemode=False, currency="eur", url="http://sim/b/plink_1",
+        payment_intent_metadata={"till": "3"},
+        after_completion={"redirect": {"url": "https://shop/thanks"}, "type": "redirect"},
+    )  # fmt: skip
 
 
 BUILT: dict[str, dict[str, Any]] = dict(built_objects())

@@ -201,3 +201,98 @@ def test_a_body_paypal_would_not_send_does_not_validate(provider_data):
     wrong["status"] = "SUCCEEDED"
     wrong["purchase_units"][0]["amount"]["value"] = 19.99
     assert len(errors(provider_data, "orders", "order", wrong)) == 2
+
+
+def _response_errors(
+    provider_data: Path, spec: str, path: str, status: str, body: Any
+) -> list[str]:
+    """``body`` against the documented answer ``status`` of ``POST path``."""
+    document = json.loads((provider_data / "paypal" / SPECS[spec]).read_text())
+    answer = document["paths"][path]["post"]["responses"][status]
+    schema = answer["content"]["application/json"]["schema"]
+    validator = jsonschema.Draft4Validator({**schema, "components": document["components"]})
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(body)]
+
+
+async def test_the_simulators_refusals_are_the_documented_errors(provider_data, paypal):
+    """Each refusal of the money and invoice rules validates against the documented error answer
+    of its endpoint (the issue among that answer's ``details`` issues)."""
+    sim = paypal
+    sim.register_webhook("schema-client", "schema-secret", "http://127.0.0.1:9/unreachable")
+    sim.deliveries_paused = True
+    orders, capture = "/v2/checkout/orders", "/v2/checkout/orders/{id}/capture"
+    refund = "/v2/payments/captures/{capture_id}/refund"
+
+    def body(value: str, currency: str = "EUR") -> dict[str, Any]:
+        unit = {"invoice_id": TX, "amount": {"currency_code": currency, "value": value}}
+        return {"intent": "CAPTURE", "purchase_units": [unit]}
+
+    async with httpx.AsyncClient() as http:
+        api = Api(sim, http)
+        refused = [
+            ("orders", orders, "422", await api.call("POST", orders, body("1.001"), 422)),
+            ("orders", orders, "422", await api.call("POST", orders, body("1" * 16), 422)),
+            ("orders", orders, "422", await api.call("POST", orders, body("0"), 422)),
+            ("orders", orders, "400", await api.call("POST", orders, body("1,5"), 400)),
+        ]
+        first = await api.call("POST", orders, body("10.00"))
+        second = await api.call("POST", orders, body("10.00"))
+        for made in (first, second):
+            await http.post(
+                f"{sim.url}/checkoutnow", data={"token": made["id"], "action": "approve"}
+            )
+        done = await api.call("POST", f"/v2/checkout/orders/{first['id']}/capture", {})
+        duplicate = await api.call("POST", f"/v2/checkout/orders/{second['id']}/capture", {}, 422)
+        refused.append(("orders", capture, "422", duplicate))
+        refused.append(
+            ("orders", orders, "422", await api.call("POST", orders, body("10.00"), 422))
+        )
+        capture_id = done["purchase_units"][0]["payments"]["captures"][0]["id"]
+        too_fine = {"amount": {"currency_code": "EUR", "value": "1.005"}}
+        refused.append(
+            (
+                "payments",
+                refund,
+                "422",
+                await api.call("POST", f"/v2/payments/captures/{capture_id}/refund", too_fine, 422),
+            )
+        )
+    issues = [r[3]["details"][0]["issue"] for r in refused]
+    assert issues == [
+        "DECIMAL_PRECISION", "MAX_VALUE_EXCEEDED", "CANNOT_BE_ZERO_OR_NEGATIVE",
+        "INVALID_PARAMETER_SYNTAX", "DUPLICATE_INVOICE_ID", "DUPLICATE_INVOICE_ID",
+        "DECIMAL_PRECISION",
+    ]  # fmt: skip
+    for spec, path, status, answer in refused:
+        assert _response_errors(provider_data, spec, path, status, answer) == [], answer
+
+
+async def test_an_order_made_in_the_buyers_browser_is_an_order(provider_data, paypal):
+    """The JS SDK's ``actions.order.create`` and ``actions.order.capture`` (paypal-js
+    types/components/buttons.d.ts:18-22, 59-66) answer what the REST calls answer."""
+    paypal.register_webhook("schema-client", "schema-secret", "http://127.0.0.1:9/unreachable")
+    paypal.deliveries_paused = True
+    async with httpx.AsyncClient() as http:
+        token = (
+            await http.post(f"{paypal.url}/sdk/token", params={"client-id": "schema-client"})
+        ).json()["facilitatorAccessToken"]
+        headers = {"Authorization": f"Bearer {token}"}
+        unit = {"custom_id": TX, "amount": {"currency_code": "EUR", "value": "1.00"}}
+        made = await http.post(
+            f"{paypal.url}/v2/checkout/orders",
+            json={"intent": "CAPTURE", "purchase_units": [unit]},
+            headers=headers,
+        )
+        assert made.status_code == 201, made.text
+        await http.post(
+            f"{paypal.url}/checkoutnow", data={"token": made.json()["id"], "action": "approve"}
+        )
+        captured = await http.post(
+            f"{paypal.url}/v2/checkout/orders/{made.json()['id']}/capture", headers=headers
+        )
+    assert errors(provider_data, "orders", "order", made.json()) == []
+    assert errors(provider_data, "orders", "order", captured.json()) == []
+    assert [e["event_type"] for _, e in paypal.held] == [
+        "CHECKOUT.ORDER.APPROVED",
+        "PAYMENT.CAPTURE.COMPLETED",
+    ]

@@ -22,6 +22,7 @@ import httpx
 import pytest
 import stripe
 from stripe._encode import _api_encode
+from stripe.params import PaymentLinkCreateParams, PriceCreateParams
 from stripe.params.billing_portal import SessionCreateParams as PortalSessionCreateParams
 from stripe.params.checkout import SessionCreateParams as CheckoutSessionCreateParams
 from support.stripe_events import FIXTURES
@@ -169,6 +170,59 @@ async def test_every_object_the_simulator_answers_or_sends_has_the_sdks_shape(
         answers += [("webhook_endpoint (listed)", e) for e in listed.json()["data"]]
 
     assert {e["type"] for e in events} == SIMULATOR_EVENT_TYPES
+    issues = [i for label, obj in answers for i in object_issues(obj, label)]
+    issues += [i for e in events for i in object_issues(e, e["type"])]
+    assert issues == []
+
+
+async def test_payment_links_and_their_sessions_have_the_sdks_shape(
+    sim: StripeSimulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``POST /v1/prices``, ``POST /v1/payment_links`` (parameters as the SDK types them), the
+    link, the session a visit opens and the events of its payment."""
+    events: list[dict[str, Any]] = []
+
+    async def record(secret_key: str, event: dict[str, Any]) -> list[int]:
+        events.append(json.loads(json.dumps(event)))
+        return [200]
+
+    monkeypatch.setattr(sim, "send", record)
+    price_params = {"currency": "eur", "unit_amount": 250, "product_data": {"name": "Cake"}}
+    assert param_issues(price_params, PriceCreateParams) == []
+    answers: list[tuple[str, Any]] = []
+    async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as http:
+
+        async def post(label: str, path: str, params: dict[str, Any]) -> Any:
+            response = await http.post(
+                path, content=stripe_form.encode(params), headers=http_headers()
+            )
+            assert response.status_code == 200, response.text
+            answers.append((label, response.json()))
+            return response.json()
+
+        price = await post("price", "/v1/prices", price_params)
+        inline = {
+            "line_items": [{"price_data": {**price_params, "recurring": {"interval": "month"}},
+                            "quantity": 1}],
+            "subscription_data": {"metadata": {"plan": "cake"}},
+        }  # fmt: skip
+        by_price = {
+            "line_items": [{"price": price["id"], "quantity": 2}],
+            "metadata": {"campaign": "spring"},
+            "payment_intent_data": {"metadata": {"till": "3"}},
+            "after_completion": {"type": "redirect", "redirect": {"url": "https://shop/ok"}},
+        }
+        for label, params in (("payment_link (price)", by_price), ("payment_link", inline)):
+            assert param_issues(params, PaymentLinkCreateParams) == [], label
+            link = await post(label, "/v1/payment_links", params)
+            opened = await http.get(link["url"], params={"client_reference_id": "ref-1"})
+            session_id = opened.headers["location"].rsplit("/", 1)[-1]
+            await sim.complete(session_id)
+            answers.append((f"{label} session", sim.session(session_id)))
+        fetched = await http.get(f"/v1/payment_links/{link['id']}", headers=http_headers())
+        answers.append(("payment_link (fetched)", fetched.json()))
+
+    assert {e["type"] for e in events} >= {"checkout.session.completed", "invoice.paid"}
     issues = [i for label, obj in answers for i in object_issues(obj, label)]
     issues += [i for e in events for i in object_issues(e, e["type"])]
     assert issues == []

@@ -3,9 +3,12 @@ duplication of its deliveries ends in the status and version that in-order deliv
 the version seen after each delivery never decreases.
 
 The events are built in Stripe's shapes (tests/fixtures) with the ids a real story shares: the
-session names the payment intent; charges and disputes name only the payment intent and the
-charge (no metadata), so an event that comes before the session is ``unmatched`` until the
-session links the payment intent. Subscription events name only the subscription.
+session is the one the node created (the checkout's ``providerRef``) and names the payment
+intent; charges and disputes name only the payment intent and the charge (no metadata), so an
+event that comes before the session is ``unmatched`` until the session links the payment
+intent. Subscription events name only the subscription. Every amount is the checkout's own
+(19.99 EUR for the book, 9.00 EUR a month for Pro), in Stripe's units: the node compares what a
+payment reports with what the checkout asked (CONTRACT 4.3).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from support.stripe_events import signed, stripe_object
 from support.stripe_shop import StripeShop, stripe_shop
 
 T0 = 1_790_000_000  # seconds: every story starts here
+BOOK, PRO = 1999, 900  # what the shop's checkouts ask, in cents of EUR (support.stripe_shop)
 
 
 @dataclass
@@ -53,6 +57,9 @@ def _session(ids: Ids, payment_status: str, subscription: bool = False, status: 
         subscription=ids.sub if subscription else None,
         customer="cus_conv" if subscription else None,
         metadata={},
+        amount_subtotal=PRO if subscription else BOOK,
+        amount_total=PRO if subscription else BOOK,
+        currency="eur",
     )
 
 
@@ -61,27 +68,43 @@ def _charge(ids: Ids, refunded: int) -> dict[str, Any]:
         "charge",
         id=ids.ch,
         payment_intent=ids.pi,
-        amount=1000,
+        amount=BOOK,
         amount_refunded=refunded,
-        refunded=refunded >= 1000,
+        refunded=refunded >= BOOK,
+        currency="eur",
         metadata={},
     )
 
 
 def _dispute(ids: Ids, status: str) -> dict[str, Any]:
     return stripe_object(
-        "dispute", charge=ids.ch, payment_intent=ids.pi, status=status, metadata={}
+        "dispute",
+        charge=ids.ch,
+        payment_intent=ids.pi,
+        status=status,
+        metadata={},
+        amount=BOOK,
+        currency="eur",
     )
 
 
 def _subscription(ids: Ids, status: str, period_end: int) -> dict[str, Any]:
-    sub = stripe_object("subscription", id=ids.sub, status=status, metadata={})
-    sub["items"]["data"][0]["current_period_end"] = T0 + period_end
+    sub = stripe_object("subscription", id=ids.sub, status=status, metadata={}, currency="eur")
+    item = sub["items"]["data"][0]
+    item["current_period_end"] = T0 + period_end
+    item["price"].update(unit_amount=PRO, currency="eur")
     return sub
 
 
 def _invoice(ids: Ids, n: int, reason: str, period_end: int) -> dict[str, Any]:
-    invoice = stripe_object("invoice", id=f"in_conv{n}_{ids.tx[-8:]}", billing_reason=reason)
+    invoice = stripe_object(
+        "invoice",
+        id=f"in_conv{n}_{ids.tx[-8:]}",
+        billing_reason=reason,
+        amount_due=PRO,
+        amount_paid=PRO,
+        currency="eur",
+    )
     invoice["parent"]["subscription_details"] = {"metadata": {}, "subscription": ids.sub}
     line = invoice["lines"]["data"][0]
     line["parent"]["subscription_item_details"]["subscription"] = ids.sub
@@ -92,9 +115,9 @@ def _invoice(ids: Ids, n: int, reason: str, period_end: int) -> dict[str, Any]:
 def paid_and_refunded_in_parts(ids: Ids) -> list[bytes]:
     return [
         _event(1, ids, "checkout.session.completed", 0, _session(ids, "paid")),
-        _event(2, ids, "charge.refunded", 10, _charge(ids, 300)),
-        _event(3, ids, "charge.refunded", 20, _charge(ids, 600)),
-        _event(4, ids, "charge.refunded", 30, _charge(ids, 1000)),
+        _event(2, ids, "charge.refunded", 10, _charge(ids, 600)),
+        _event(3, ids, "charge.refunded", 20, _charge(ids, 1200)),
+        _event(4, ids, "charge.refunded", 30, _charge(ids, BOOK)),
     ]
 
 

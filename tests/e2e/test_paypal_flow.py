@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from support.client import ORIGIN, bearer
+from support.client import ORIGIN, bearer, manual_shop
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 
@@ -176,10 +176,14 @@ async def test_refunds_in_parts_then_a_dispute_that_is_won(admin, http, paypal, 
     dispute_id = await paypal.dispute(capture_id)
     await until(http, shop, tx_id, "disputed")
     await paypal.resolve_dispute(dispute_id, "RESOLVED_SELLER_FAVOUR")
-    await until(http, shop, tx_id, "succeeded")  # a dispute won closes to succeeded (CONTRACT 2)
+    # a dispute won gives nothing back, and takes back no refund: the 5.00 refunded before the
+    # dispute stays refunded (refunds are summed by amount, CONTRACT 4.3)
+    await until(http, shop, tx_id, "partially_refunded")
     await sim_api(paypal, "POST", f"/v2/payments/captures/{capture_id}/refund", {})
     done = await until(http, shop, tx_id, "refunded")
     assert done["version"] >= 5
+    events = await history(http, shop, tx_id)
+    assert events.count("payment.dispute_closed") == 1 and events[-1] == "payment.refunded"
 
 
 async def test_a_subscription_is_approved_renewed_fails_and_is_cancelled(
@@ -238,14 +242,27 @@ async def test_an_expired_token_is_fetched_again_once(admin, http, paypal):
 async def test_an_amount_paypal_cannot_charge_is_refused_and_nothing_stays_pending(
     admin, http, paypal
 ):
+    """PayPal does not take BHD (developer.paypal.com/docs/api/reference/currency-codes/): the
+    product is refused when saved with PayPal enabled (400 provider_limit); one saved before
+    PayPal was enabled is refused at checkout before anything is stored (409)."""
     shop = await paypal_shop(admin, paypal)
-    await admin.product(shop.project_id, "dinar", amount=10.5, currency="BHD")
+    body = {"name": "Dinar", "kind": "payment", "amount": 10.5, "currency": "BHD"}
+    saved = await admin.http.put(
+        f"/api/manage/projects/{shop.project_id}/products/dinar", json=body
+    )
+    assert (saved.status_code, saved.json()["error"]["code"]) == (400, "provider_limit")
+    assert saved.json()["error"]["field"] == "currency"
+
+    earlier = await manual_shop(admin, {"amount": 10.5, "currency": "BHD"})
+    await paypal_shop(admin, paypal, project_id=earlier.project_id)
     answer = await http.post(
-        f"/api/checkout/paypal/{shop.project_id}",
-        json={"productId": "dinar"},
-        headers=bearer(shop.test_key),
+        f"/api/checkout/paypal/{earlier.project_id}",
+        json={"productId": "book", "txId": "tx_01JD0000000000000000000BHD"},
+        headers=bearer(earlier.test_key),
     )
     assert (answer.status_code, answer.json()["error"]["code"]) == (409, "amount_not_supported")
+    missing = await http.get(f"/status/{earlier.project_id}/tx_01JD0000000000000000000BHD")
+    assert missing.status_code == 404
 
 
 async def test_the_return_address_of_another_transaction_or_provider_is_not_found(

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 
+import pytest
 import trio
 from support.client import bearer
 from support.stripe_events import event_body, signed
@@ -63,15 +64,23 @@ async def test_payment_checkout_pay_webhook_succeeded(admin, http, sim):
 
 
 async def test_declined_attempt_leaves_pending_then_pay_and_refund(admin, http, sim):
+    """A declined card is ``payment_intent.payment_failed`` on the session's payment intent,
+    which names no session: Stripe ties the intent to the session only in the session's own
+    events (``payment_intent`` of checkout.session.completed). Until the payment links it, the
+    node keeps the attempt unmatched (metadata is never enough, CONTRACT 4.3), with the id it
+    claims; the payment then folds it into the transaction's history."""
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
     await sim.decline(_session_id(checkout))
     assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
         "status"
     ] == "pending"
-    assert "payment.attempt_failed" in [
-        e["type"] for e in (await _tx(http, shop, checkout["txId"]))["events"]
-    ]
+    feed = (
+        await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.test_key))
+    ).json()["items"]
+    (sent,) = [e for e, _ in sim.delivered if e["type"] == "payment_intent.payment_failed"]
+    (declined,) = [e for e in feed if e["providerEventId"] == sent["id"]]
+    assert (declined["type"], declined["claimedTxId"]) == ("unmatched", checkout["txId"])
     await sim.complete(_session_id(checkout))
     await sim.refund(_session_id(checkout), amount_minor=500)
     assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
@@ -80,6 +89,30 @@ async def test_declined_attempt_leaves_pending_then_pay_and_refund(admin, http, 
     await sim.refund(_session_id(checkout))
     status = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
     assert status["status"] == "refunded"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="node defect: an unmatched event that asks for no status move (the declined attempt)"
+    " is not kept waiting under its payment intent (intake keeps only events with a step), so"
+    " it is never matched when the payment links the intent (CONTRACT 2: 'the unmatched events"
+    " naming it are matched')",
+)
+async def test_a_declined_attempt_joins_the_history_when_the_payment_links_its_intent(
+    admin, http, sim
+):
+    """CONTRACT 2: a declined attempt inside an open checkout "is stored as an event and leaves
+    the status pending", and an unmatched event is matched once a later event links the provider
+    id it names (here the session's ``payment_intent``)."""
+    shop = await stripe_shop(admin, sim)
+    checkout = await _checkout(http, shop)
+    await sim.decline(_session_id(checkout))
+    (sent,) = [e for e, _ in sim.delivered if e["type"] == "payment_intent.payment_failed"]
+    await sim.complete(_session_id(checkout))
+    events = (await _tx(http, shop, checkout["txId"]))["events"]
+    assert [e["type"] for e in events if e["providerEventId"] == sent["id"]] == [
+        "payment.attempt_failed"
+    ]
 
 
 async def test_let_expire_moves_to_expired(admin, http, sim):
@@ -259,6 +292,32 @@ async def test_unmatched_events_are_stored_and_acknowledged(admin, http, sim):
     )
 
 
+async def test_edge_trigger_after_a_simulated_payment_names_the_same_objects(admin, http, sim):
+    """``edge trigger`` builds its events on the transaction's own Stripe objects: the session
+    the node created and the payment intent and charge Stripe tied to it, which the simulator
+    names the same way (edge.sim.stripe.objects.derived_id). A dispute carries no metadata in
+    Stripe: it matches by its payment intent alone."""
+    shop = await stripe_shop(admin, sim)
+    checkout = await _checkout(http, shop)
+    await sim.complete(_session_id(checkout))
+    for event_type, status in [
+        ("payment.partially_refunded", "partially_refunded"),
+        ("payment.disputed", "disputed"),
+    ]:
+        sent = await admin.ok(
+            "POST",
+            "/api/manage/trigger",
+            {"provider": "stripe", "type": event_type, "txId": checkout["txId"]},
+        )
+        assert sent["status"] == 200 and sent["answer"]["duplicate"] is False
+        now = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
+        assert now["status"] == status
+    feed = (
+        await http.get(f"/api/projects/{shop.project_id}/events", headers=bearer(shop.test_key))
+    ).json()["items"]
+    assert [e for e in feed if e["type"] == "unmatched"] == []
+
+
 async def test_edge_trigger_sends_a_signed_event_through_the_pipeline(node, admin, http, sim):
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
@@ -286,6 +345,15 @@ async def test_edge_trigger_sends_a_signed_event_through_the_pipeline(node, admi
     assert (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()[
         "status"
     ] == "succeeded"
+    # the refund names the payment intent that the triggered payment linked: it matches
+    refunded = await admin.ok(
+        "POST",
+        "/api/manage/trigger",
+        {"provider": "stripe", "type": "payment.refunded", "txId": checkout["txId"]},
+    )
+    assert refunded["status"] == 200 and refunded["providerType"] == "charge.refunded"
+    status = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
+    assert status["status"] == "refunded"
     unknown = await trio.run_process(
         [
             sys.executable,

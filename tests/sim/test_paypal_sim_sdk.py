@@ -59,7 +59,9 @@ def _create(client: PaypalServersdkClient) -> Any:
 
 
 def _capture(client: PaypalServersdkClient, order_id: str) -> Any:
-    return client.orders.capture_order({"id": order_id, "paypal_request_id": TX})
+    # an id of its own: PayPal keeps a request id across calls, and the create's would answer
+    # with the stored create (https://developer.paypal.com/api/rest/reference/idempotency/)
+    return client.orders.capture_order({"id": order_id, "paypal_request_id": f"{TX}-capture"})
 
 
 async def test_the_official_client_creates_and_captures_an_order(paypal):

@@ -67,23 +67,43 @@ def test_events_carry_the_declared_api_version() -> None:
 
 TX = {
     "id": "tx_01JD0000000000000000000002", "amount": 1999, "currency": "EUR", "isTest": True,
-    "metadata": {"customerRef": "user-7"}, "customerRef": "user-7", "providerRef": None,
+    "metadata": {"customerRef": "user-7"}, "customerRef": "user-7", "providerRef": "cs_test_1",
     "kind": "payment", "interval": None, "subscriptionRef": None, "providerCustomer": None,
 }  # fmt: skip
+PAID_TX = {**TX, "providerRef": "cs_test_paid"}
 SUB_TX = {**TX, "kind": "subscription", "interval": "month", "providerRef": "cs_test_abc",
           "subscriptionRef": "sub_123", "providerCustomer": "cus_123"}  # fmt: skip
 
 
+def own_objects(tx: dict[str, Any]) -> set[str]:
+    """The Stripe objects of the transaction: its session, and what Stripe ties to it (the
+    simulator's ids for them: objects.derived_id)."""
+    session = tx["providerRef"]
+    intent = objects.derived_id("pi", session)
+    sub = tx["subscriptionRef"] or objects.derived_id("sub", session)
+    return {session, intent, objects.derived_id("ch", intent), sub}
+
+
 @pytest.mark.parametrize("normalized_type", SUPPORTED_TRIGGERS)
 @pytest.mark.parametrize("tx", [TX, SUB_TX], ids=["payment", "subscription"])
-def test_trigger_events_normalize_to_their_type(normalized_type: str, tx: dict[str, Any]) -> None:
+def test_trigger_events_are_about_the_transactions_own_objects(
+    normalized_type: str, tx: dict[str, Any]
+) -> None:
+    """The node matches an event by the objects it linked, never by an echoed id (CONTRACT
+    4.3): each trigger names the transaction's session or what Stripe ties to it, and states the
+    transaction's own amount. A dispute carries no metadata in Stripe (it names the charge and
+    the payment intent), so it names no txId either."""
     event = event_for_trigger(normalized_type, tx)
     assert event["object"] == "event" and event["livemode"] is False
     ev = STRIPE.normalize(json.dumps(event).encode(), "test")
     assert ev.type == normalized_type
-    assert ev.tx_id == tx["id"] and ev.customer_ref == "user-7"
+    assert set(ev.refs) & own_objects(tx), ev.refs
+    if not normalized_type.startswith("payment.dispute"):
+        assert ev.tx_id == tx["id"] and ev.customer_ref == "user-7"
     if ev.subscription_ref and tx["subscriptionRef"]:
         assert ev.subscription_ref == tx["subscriptionRef"]
+    if ev.amount_minor is not None and ev.refund is None:
+        assert (ev.amount_minor, ev.currency) == (tx["amount"], tx["currency"])
 
 
 def test_trigger_uses_the_transactions_own_ids() -> None:
@@ -93,6 +113,32 @@ def test_trigger_uses_the_transactions_own_ids() -> None:
     assert ev.refs == ("cs_test_abc",) and ev.starts_subscription
     assert (ev.subscription_ref, ev.provider_customer) == ("sub_123", "cus_123")
     assert (ev.amount_minor, ev.currency) == (1999, "EUR")
+    paid = STRIPE.normalize(
+        json.dumps(event_for_trigger("payment.succeeded", PAID_TX)).encode(), "test"
+    )
+    refund = STRIPE.normalize(
+        json.dumps(event_for_trigger("payment.refunded", PAID_TX)).encode(), "test"
+    )
+    # the refund names the payment intent the payment linked
+    assert paid.link_refs[0] in refund.refs
+    assert refund.refund is not None and refund.refund.amount == 1999
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "stripe_amount"),
+    [(1999, "EUR", 1999), (500, "JPY", 500), (12340, "KWD", 12340), (15, "ISK", 1500)],
+)
+def test_trigger_amounts_are_in_stripes_units(
+    amount: int, currency: str, stripe_amount: int
+) -> None:
+    """https://docs.stripe.com/currencies: zero-decimal currencies in whole units, three-decimal
+    in thousandths, ISK as two-decimal ("an ISK amount of 100 will continue to represent 1
+    krona", support.stripe.com/questions/deprecation-of-fractional-isk-charges-and-refunds)."""
+    tx = {**PAID_TX, "amount": amount, "currency": currency}
+    event = event_for_trigger("payment.succeeded", tx)
+    assert event["data"]["object"]["amount_total"] == stripe_amount
+    ev = STRIPE.normalize(json.dumps(event).encode(), "test")
+    assert (ev.amount_minor, ev.currency) == (amount, currency)
 
 
 def test_trigger_must_cover_the_required_types() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge.sim.stripe import StripeSimulator
-from support.client import Admin, manual_shop
+from support.client import Admin, shop_or_new
 
 SECRET_KEY = "sk_test_shop0123456789abcdefghij"
 
@@ -19,8 +19,11 @@ class StripeShop:
     webhook_secret: str
 
 
-async def stripe_shop(admin: Admin, sim: StripeSimulator) -> StripeShop:
-    shop = await manual_shop(admin)
+async def stripe_shop(
+    admin: Admin, sim: StripeSimulator, project_id: str | None = None
+) -> StripeShop:
+    """Stripe enabled (test mode, against ``sim``) on a new shop, or on ``project_id``."""
+    shop = await shop_or_new(admin, project_id)
     pid = shop.project_id
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"

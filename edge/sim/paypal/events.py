@@ -1,16 +1,20 @@
 """Simulated PayPal deliveries for ``edge trigger``: an event the PayPal adapter normalizes to a
 given node type, for one of the node's transactions.
 
-Every resource carries the transaction id where PayPal echoes it (``custom_id``, ``invoice_id``,
-a sale's ``custom``, a dispute's ``custom``), so the node matches it without having linked the
-made-up capture, refund or dispute ids."""
+Each event is about the transaction's own PayPal objects, as the node matches them (CONTRACT
+4.3): the order it created (``providerRef``), that order's capture (named as the simulator
+names it, ``objects.capture_id_of``), and the subscription it created. A refund or a dispute
+triggered after a triggered (or simulated) payment names the capture the node linked then.
+Amounts are the transaction's. ``custom_id`` and ``invoice_id`` carry the transaction id as the
+node's own order does; the node never matches by them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
-from edge.providers.paypal.money import to_paypal
+from edge.domain.money import EXPONENTS
 from edge.sim.paypal import objects
 
 BASE = "https://api-m.sandbox.paypal.com"
@@ -22,7 +26,8 @@ class _Tx:
     def __init__(self, tx: Mapping[str, Any]) -> None:
         self.id: str = tx["id"]
         self.currency: str = str(tx.get("currency") or "EUR")
-        self.value = to_paypal(int(tx.get("amount") or 0), self.currency) or "0.00"
+        minor = Decimal(int(tx.get("amount") or 0)).scaleb(-EXPONENTS.get(self.currency, 2))
+        self.value = objects.value_of(minor, self.currency)
         self.subscription = tx.get("kind") == "subscription"
         ref = tx.get("subscriptionRef") or tx.get("providerRef")
         self.order_id: str = tx.get("providerRef") or objects.paypal_id()
@@ -55,9 +60,9 @@ class _Tx:
 def _refund(tx: _Tx, part: bool) -> tuple[str, dict[str, Any]]:
     capture = tx.capture("COMPLETED")
     amount = objects.money(tx.currency, tx.value)
-    if part:
-        half = to_paypal(1, tx.currency) or "0.01"
-        amount = objects.money(tx.currency, half)
+    if part:  # the smallest amount PayPal refunds
+        smallest = Decimal(1).scaleb(-objects.decimals(tx.currency))
+        amount = objects.money(tx.currency, objects.value_of(smallest, tx.currency))
     return "PAYMENT.CAPTURE.REFUNDED", objects.refund(BASE, capture, amount, amount)
 
 

@@ -4,6 +4,7 @@ tests validate what the simulator answers against them."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import string
@@ -11,11 +12,29 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
-from edge.providers.paypal.money import decimals
-
 _ALNUM = string.ascii_uppercase + string.digits
+# The currencies PayPal takes, and those of them with no decimals ("This currency does not
+# support decimals. If you pass a decimal amount, an error occurs."):
+# https://developer.paypal.com/docs/api/reference/currency-codes/
+CURRENCIES = frozenset(
+    {
+        "AUD", "BRL", "CAD", "CNY", "CZK", "DKK", "EUR", "HKD", "HUF", "ILS", "JPY", "MYR",
+        "MXN", "TWD", "NZD", "NOK", "PHP", "PLN", "GBP", "SGD", "SEK", "CHF", "THB", "USD",
+    }
+)  # fmt: skip
+NO_DECIMALS = frozenset({"HUF", "JPY", "TWD"})
+
+
+def decimals(currency: str) -> int:
+    return 0 if currency in NO_DECIMALS else 2
+
+
+def value_of(amount: Decimal, currency: str) -> str:
+    """A PayPal ``value`` for ``amount``: two decimals, none for HUF, JPY and TWD."""
+    return f"{amount:.{decimals(currency)}f}"
 
 
 def paypal_id(length: int = 17) -> str:
@@ -81,9 +100,17 @@ def payer() -> dict[str, Any]:
     }
 
 
+def capture_id_of(order_id: str) -> str:
+    """The id of an order's capture (one per ``intent: CAPTURE`` order): the same every time,
+    so the simulator and ``edge trigger`` name the same capture. PayPal's ids are opaque; this
+    one looks like them."""
+    digest = hashlib.sha256(f"capture:{order_id}".encode()).digest()
+    return "".join(_ALNUM[b % len(_ALNUM)] for b in digest[:17])
+
+
 def capture(base: str, order: Mapping[str, Any], status: str) -> dict[str, Any]:
     unit = order["purchase_units"][0]
-    capture_id = paypal_id()
+    capture_id = capture_id_of(order["id"])
     amount = dict(unit["amount"])
     answer: dict[str, Any] = {
         "id": capture_id,

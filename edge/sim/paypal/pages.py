@@ -81,3 +81,9 @@ def subscription_page(subscription: Mapping[str, Any], plan: Mapping[str, Any], 
         {"ba_token": token},
         buttons,
     )
+
+
+def closed_page(what: str) -> str:
+    """What the JS SDK's popup shows as it closes: the buyer's page carries on (``onApprove``
+    or ``onCancel``)."""
+    return _page(what, "", "You can close this window.", "/checkoutnow", {}, [])

@@ -16,8 +16,34 @@ PayPal). Pages: ``/checkoutnow?token=`` (Approve, Decline, Cancel) and
 ``/webapps/billing/subscriptions?ba_token=`` (Approve, Cancel). ``POST /sim/sign`` signs a
 body for ``edge trigger``.
 
-``PayPal-Request-Id``: a create or capture with an id the app used before answers what the first
-one answered, without doing anything again (PayPal keeps them 6 hours; here for ever).
+``PayPal-Request-Id``, as PayPal documents it: "when you include a previously specified
+PayPal-Request-Id header in a request, PayPal returns the latest status of the previous request
+that used that same header" (https://developer.paypal.com/api/rest/reference/idempotency/). The
+ids are the app's, across calls: any POST (create order, capture, refund, product, plan,
+subscription) with an id a successful earlier POST used answers that request's stored answer
+with 200 ("A successful response to an idempotent request", checkout_orders_v2.json), and does
+nothing. A capture sent with its order's create id gets the order as created back, and captures
+nothing. A refused request stores nothing. PayPal keeps them 6 hours; here for ever.
+
+Orders made in the buyer's browser, as the JS SDK makes them: the page loads the SDK with the
+merchant's public client id alone (paypal-js ``clientId``, types/script-options.d.ts:3), gets
+the facilitator token the SDK holds (``POST /sdk/token?client-id=``, standing for the SDK's own
+calls), and with it ``actions.order.create(options)`` posts the full Orders v2 body, custom_id
+and invoice_id included ("Accepts the same options as the request body of the
+/v2/checkout/orders api", types/components/buttons.d.ts:18-22), and ``actions.order.capture()``
+captures it after the buyer approves (buttons.d.ts:59-66; paypal/paypal-js@f791da2f). The order
+is the merchant's: its events go to the merchant's webhooks like any order's. That token may
+create, read and capture orders, nothing else (403 NOT_AUTHORIZED).
+
+Money, as Orders v2 refuses it (422): more than two decimals ``DECIMAL_PRECISION`` ("If the
+currency supports decimals, only two decimal place precision is supported."); any decimals in
+JPY, HUF or TWD ``DECIMALS_NOT_SUPPORTED`` ("This currency does not support decimals. If you
+pass a decimal amount, an error occurs.", developer.paypal.com/docs/api/reference/currency-codes/;
+the issue named at developer.paypal.com/api/rest/integration/orders-api/troubleshooting);
+above 999999999999999.99 ``MAX_VALUE_EXCEEDED``; a value that is not a decimal string (the
+``money`` pattern, at most 32 characters) 400 ``INVALID_PARAMETER_SYNTAX``. ``invoice_id`` must
+be "unique for each transaction" (DUPLICATE_INVOICE_ID, at create and at capture): an invoice
+id that a capture of the app carries already is refused.
 
 Deliveries: each event of an action goes to every webhook of the app that takes its type, in
 order, each awaited (with a few quick retries that resend the same transmission, as PayPal's
@@ -32,9 +58,11 @@ import copy
 import datetime as dt
 import json
 import logging
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -43,7 +71,6 @@ import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from edge.providers.paypal.money import CURRENCIES, from_paypal, to_paypal
 from edge.providers.paypal.signature import sign
 from edge.sim.loopback import LoopbackServer
 from edge.sim.paypal import objects, pages
@@ -51,15 +78,29 @@ from edge.sim.paypal.certificate import signing_certificate
 
 DELIVERY_RETRIES = 3
 TOKEN_TTL_S = 32400
+_MONEY_VALUE = re.compile(r"(-?[0-9]+)|(-?([0-9]+)?[.][0-9]+)")
+MAX_VALUE = Decimal("999999999999999.99")
+NOT_AUTHORIZED = "Authorization failed due to insufficient permissions."
 log = logging.getLogger(__name__)
 
 
 class PayPalError(Exception):
-    """An API answer in PayPal's error shape."""
+    """An API answer in PayPal's error shape (``error`` and ``error_details`` of the OpenAPI
+    documents): ``description`` says the issue, ``message`` the error."""
 
-    def __init__(self, status: int, name: str, message: str, issue: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        name: str,
+        message: str,
+        issue: str | None = None,
+        description: str | None = None,
+        field: str | None = None,
+        value: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.name, self.message, self.issue = status, name, message, issue
+        self.description, self.field, self.value = description or message, field, value
 
     def response(self) -> tuple[dict[str, Any], int]:
         body: dict[str, Any] = {
@@ -69,7 +110,12 @@ class PayPalError(Exception):
             "links": [],
         }
         if self.issue:
-            body["details"] = [{"issue": self.issue, "description": self.message}]
+            detail: dict[str, Any] = {"issue": self.issue, "description": self.description}
+            if self.field:
+                detail.update(field=self.field, location="body")
+            if self.value is not None:
+                detail["value"] = self.value
+            body["details"] = [detail]
         return body, self.status
 
 
@@ -80,8 +126,85 @@ class OAuthError(PayPalError):
         return {"error": self.name, "error_description": self.message}, self.status
 
 
-def _unprocessable(issue: str, message: str) -> PayPalError:
-    return PayPalError(422, "UNPROCESSABLE_ENTITY", message, issue)
+UNPROCESSABLE = (
+    "The requested action could not be performed, semantically incorrect, or failed business"
+    " validation."
+)  # error_422.message (checkout_orders_v2.json)
+
+
+def _unprocessable(
+    issue: str, description: str, field: str | None = None, value: str | None = None
+) -> PayPalError:
+    return PayPalError(422, "UNPROCESSABLE_ENTITY", UNPROCESSABLE, issue, description, field, value)
+
+
+def _money_refusal(amount: Any, field: str) -> PayPalError | None:
+    """Why PayPal refuses ``amount`` (a ``money`` object), if it does: the ``money`` schema
+    (``value`` a string of at most 32 characters matching
+    ``^((-?[0-9]+)|(-?([0-9]+)?[.][0-9]+))$``, checkout_orders_v2.json components.schemas.money)
+    and the issues of the Orders and Payments documents."""
+    amount = amount if isinstance(amount, dict) else {}
+    currency, value = amount.get("currency_code"), amount.get("value")
+    if not isinstance(value, str) or len(value) > 32 or not _MONEY_VALUE.fullmatch(value):
+        return PayPalError(
+            400,
+            "INVALID_REQUEST",
+            "Request is not well-formed, syntactically incorrect, or violates schema.",
+            "INVALID_PARAMETER_SYNTAX",
+            "The value of a field does not conform to the expected format.",
+            f"{field}/value",
+            str(value),
+        )
+    if currency not in objects.CURRENCIES:
+        return _unprocessable(
+            "CURRENCY_NOT_SUPPORTED",
+            "Currency code is not supported.",
+            f"{field}/currency_code",
+            str(currency),
+        )
+    decimals = len(value.partition(".")[2])
+    if "." in value and currency in objects.NO_DECIMALS:
+        return _unprocessable(
+            "DECIMALS_NOT_SUPPORTED",
+            "Currency does not support decimals. Please refer to"
+            " https://developer.paypal.com/docs/api/reference/currency-codes/ for more"
+            " information.",
+            f"{field}/value",
+            value,
+        )
+    if decimals > 2:
+        return _unprocessable(
+            "DECIMAL_PRECISION",
+            "If the currency supports decimals, only two decimal place precision is supported.",
+            f"{field}/value",
+            value,
+        )
+    if Decimal(value) > MAX_VALUE:
+        return _unprocessable(
+            "MAX_VALUE_EXCEEDED",
+            "Should be less than or equal to 999999999999999.99.",
+            f"{field}/value",
+            value,
+        )
+    if Decimal(value) <= 0:
+        return _unprocessable(
+            "CANNOT_BE_ZERO_OR_NEGATIVE",
+            "Must be greater than zero. If the currency supports decimals, only two decimal"
+            " place precision is supported.",
+            f"{field}/value",
+            value,
+        )
+    return None
+
+
+def _duplicate_invoice(invoice: str) -> PayPalError:
+    return _unprocessable(
+        "DUPLICATE_INVOICE_ID",
+        "Duplicate Invoice ID detected. To avoid a potential duplicate transaction your account"
+        " setting requires that Invoice Id be unique for each transaction.",
+        "/purchase_units/@reference_id=='default'/invoice_id",
+        invoice,
+    )
 
 
 def _not_found(what: str) -> PayPalError:
@@ -101,7 +224,6 @@ class _Order:
     decline: bool = False  # approved with a funding source that capture will refuse
     outcome: str = "COMPLETED"  # the capture's status when it is made
     capture_answer: dict[str, Any] | None = None  # the first capture's answer
-    capture_request: str | None = None  # its PayPal-Request-Id
 
 
 @dataclass
@@ -119,14 +241,15 @@ class _App:
     secret: str
     orders: dict[str, _Order] = field(default_factory=dict)
     captures: dict[str, dict[str, Any]] = field(default_factory=dict)
-    refunded: dict[str, int] = field(default_factory=dict)  # capture id -> minor units
+    refunded: dict[str, Decimal] = field(default_factory=dict)  # capture id -> amount
     products: dict[str, dict[str, Any]] = field(default_factory=dict)
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     subscriptions: dict[str, _Subscription] = field(default_factory=dict)
     disputes: dict[str, dict[str, Any]] = field(default_factory=dict)
     webhooks: list[dict[str, Any]] = field(default_factory=list)
-    requests: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
-    invoices: set[str] = field(default_factory=set)
+    # PayPal-Request-Id -> the stored answer of the request that used it, whatever its call
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invoices: set[str] = field(default_factory=set)  # invoice ids of captures made
 
 
 class PayPalSimulator(LoopbackServer):
@@ -142,8 +265,11 @@ class PayPalSimulator(LoopbackServer):
         self.deliveries_paused = False
         self.held: list[tuple[_App, dict[str, Any]]] = []
         self.delivered: list[tuple[dict[str, Any], str, int]] = []
+        # every capture request: (order id, PayPal-Request-Id, "merchant" or "browser")
+        self.capture_calls: list[tuple[str, str | None, str]] = []
         self._apps: dict[str, _App] = {}
         self._tokens: dict[str, str] = {}  # access token -> client id
+        self._browser_tokens: dict[str, str] = {}  # the JS SDK's facilitator token -> client id
         self._key, self._pem = signing_certificate("messageverificationcerts.sandbox.paypal.com")
         self._cert_id = "CERT-sim-" + secrets.token_hex(8)
         super().__init__(self._build_app())
@@ -164,6 +290,11 @@ class PayPalSimulator(LoopbackServer):
     def expire_tokens(self) -> None:
         """Every token issued so far stops working (PayPal answers 401 invalid_token)."""
         self._tokens.clear()
+        self._browser_tokens.clear()
+
+    def order(self, order_id: str) -> dict[str, Any]:
+        """The order as it is now (KeyError if unknown)."""
+        return self._find_order(order_id)[1].order
 
     def capture_count(self, order_id: str) -> int:
         """How many captures were made for the order: 0 or 1, however often it was asked."""
@@ -342,6 +473,7 @@ class PayPalSimulator(LoopbackServer):
         app.before_request(self._gate)
         route = app.add_url_rule
         route("/v1/oauth2/token", view_func=self._token, methods=["POST"])
+        route("/sdk/token", view_func=self._browser_token, methods=["POST"])
         route("/v2/checkout/orders", view_func=self._create_order, methods=["POST"])
         route("/v2/checkout/orders/<order_id>", view_func=self._get_order)
         route("/v2/checkout/orders/<order_id>/capture", view_func=self._capture, methods=["POST"])
@@ -374,12 +506,37 @@ class PayPalSimulator(LoopbackServer):
             self.fail_next_requests -= 1
             raise PayPalError(503, "SERVICE_UNAVAILABLE", "Simulated failure (fail_next_requests).")
 
-    def _caller(self) -> _App:
+    def _caller(self, browser: bool = False) -> _App:
+        """The app whose token the request carries. The JS SDK's facilitator token (``browser``
+        calls only: create, read and capture an order) is refused elsewhere."""
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        client_id = self._tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        client_id = self._tokens.get(token)
+        if client_id is None and token in self._browser_tokens:
+            if not browser:
+                raise PayPalError(
+                    403, "NOT_AUTHORIZED", NOT_AUTHORIZED, "PERMISSION_DENIED",
+                    "You do not have permission to access or perform operations on this"
+                    " resource.",
+                )  # fmt: skip
+            client_id = self._browser_tokens[token]
         if client_id is None:
             raise OAuthError(401, "invalid_token", "Token signature verification failed")
         return self._apps[client_id]
+
+    def _from_browser(self) -> bool:
+        _, _, token = request.headers.get("Authorization", "").partition(" ")
+        return token.strip() in self._browser_tokens
+
+    async def _browser_token(self) -> Any:
+        """The facilitator token the JS SDK gets for the page that loaded it with the merchant's
+        public client id (no secret: anyone who views the shop's page has it)."""
+        client_id = request.args.get("client-id", "")
+        if client_id not in self._apps:
+            raise OAuthError(401, "invalid_client", "Client Authentication failed")
+        token = "A21AA" + secrets.token_urlsafe(48)
+        self._browser_tokens[token] = client_id
+        return {"facilitatorAccessToken": token}
 
     async def _json(self) -> dict[str, Any]:
         raw = await request.get_data()
@@ -397,14 +554,14 @@ class PayPalSimulator(LoopbackServer):
             )
         return body
 
-    def _replayed(
-        self, app: _App, scope: str
-    ) -> tuple[str | None, tuple[int, dict[str, Any]] | None]:
+    def _replayed(self, app: _App) -> tuple[str | None, dict[str, Any] | None]:
+        """The request's PayPal-Request-Id, and the stored answer of the earlier request that
+        used it, whatever that request was (None when there was none)."""
         request_id = request.headers.get("PayPal-Request-Id")
         if not request_id:
             return None, None
-        key = f"{scope}|{request_id}"
-        return key, app.requests.get(key)
+        saved = app.requests.get(request_id)
+        return request_id, copy.deepcopy(saved) if saved is not None else None
 
     async def _token(self) -> Any:
         self.token_calls += 1
@@ -431,10 +588,12 @@ class PayPalSimulator(LoopbackServer):
         }
 
     async def _create_order(self) -> Any:
-        app = self._caller()
-        key, saved = self._replayed(app, "order")
+        """``POST /v2/checkout/orders``, by the merchant's server or by the buyer's browser
+        (the JS SDK's ``actions.order.create``, with the facilitator token)."""
+        app = self._caller(browser=True)
+        key, saved = self._replayed(app)
         if saved is not None:
-            return saved[1], 200
+            return saved, 200
         body = await self._json()
         units = body.get("purchase_units")
         if (
@@ -446,20 +605,14 @@ class PayPalSimulator(LoopbackServer):
                 "INVALID_PARAMETER_VALUE", "intent and one purchase unit are required."
             )
         unit: dict[str, Any] = units[0] if isinstance(units[0], dict) else {}
-        amount: dict[str, Any] = unit["amount"] if isinstance(unit.get("amount"), dict) else {}
-        currency, value = amount.get("currency_code"), amount.get("value")
-        if currency not in CURRENCIES:
-            raise _unprocessable("CURRENCY_NOT_SUPPORTED", "Currency code is not supported.")
-        minor = from_paypal(value, currency)
-        if minor is None or to_paypal(minor, str(currency)) != value:
-            raise _unprocessable(
-                "DECIMAL_PRECISION",
-                "The value of the field should not be more than two decimal places"
-                " (none for JPY, HUF, TWD).",
-            )
+        refused = _money_refusal(
+            unit.get("amount"), "/purchase_units/@reference_id=='default'/amount"
+        )
+        if refused is not None:
+            raise refused
         invoice = unit.get("invoice_id")
         if invoice and invoice in app.invoices:
-            raise _unprocessable("DUPLICATE_INVOICE_ID", "Duplicate Invoice ID detected.")
+            raise _duplicate_invoice(invoice)
         source: dict[str, Any] = (
             body["payment_source"] if isinstance(body.get("payment_source"), dict) else {}
         )
@@ -472,10 +625,8 @@ class PayPalSimulator(LoopbackServer):
         app.orders[order["id"]] = _Order(
             order, str(context.get("return_url") or ""), str(context.get("cancel_url") or "")
         )
-        if invoice:
-            app.invoices.add(invoice)
         if key:
-            app.requests[key] = (201, copy.deepcopy(order))
+            app.requests[key] = copy.deepcopy(order)
         return order, 201
 
     def _order(self, app: _App, order_id: str) -> _Order:
@@ -485,17 +636,23 @@ class PayPalSimulator(LoopbackServer):
         return order
 
     async def _get_order(self, order_id: str) -> Any:
-        return self._order(self._caller(), order_id).order
+        return self._order(self._caller(browser=True), order_id).order
 
     async def _capture(self, order_id: str) -> Any:
-        app = self._caller()
+        """``POST /v2/checkout/orders/{id}/capture``, by the merchant's server or by the buyer's
+        page (``actions.order.capture``)."""
+        app = self._caller(browser=True)
+        request_id = request.headers.get("PayPal-Request-Id")
+        self.capture_calls.append(
+            (order_id, request_id, "browser" if self._from_browser() else "merchant")
+        )
         order = self._order(app, order_id)
         if self.hold_captures:
             raise PayPalError(503, "SERVICE_UNAVAILABLE", "Simulated outage (hold_captures).")
-        request_id = request.headers.get("PayPal-Request-Id")
+        key, saved = self._replayed(app)
+        if saved is not None:
+            return saved, 200  # whatever request used the id first: its answer, nothing done
         if order.capture_answer is not None:
-            if request_id and request_id == order.capture_request:
-                return order.capture_answer, 200
             raise _unprocessable(
                 "ORDER_ALREADY_CAPTURED",
                 "Order already captured.If 'intent=CAPTURE' only one capture per order is allowed.",
@@ -504,6 +661,9 @@ class PayPalSimulator(LoopbackServer):
             raise _unprocessable(
                 "ORDER_NOT_APPROVED", "Payer has not yet approved the Order for payment."
             )
+        invoice = order.order["purchase_units"][0].get("invoice_id")
+        if invoice and invoice in app.invoices:
+            raise _duplicate_invoice(invoice)
         if order.decline:
             error = _unprocessable(
                 "INSTRUMENT_DECLINED",
@@ -515,12 +675,15 @@ class PayPalSimulator(LoopbackServer):
             return body, status
         capture = objects.capture(self.url, order.order, order.outcome)
         app.captures[capture["id"]] = capture
+        if invoice:
+            app.invoices.add(invoice)
         unit = order.order["purchase_units"][0]
         unit["payments"] = {"captures": [capture]}
         order.order["status"] = "COMPLETED"
         order.order["update_time"] = objects.now_iso()
         order.capture_answer = copy.deepcopy(order.order)
-        order.capture_request = request_id
+        if key:
+            app.requests[key] = copy.deepcopy(order.capture_answer)
         await self._emit(app, (f"PAYMENT.CAPTURE.{order.outcome}", capture))
         return order.capture_answer, 201
 
@@ -533,6 +696,9 @@ class PayPalSimulator(LoopbackServer):
 
     async def _refund(self, capture_id: str) -> Any:
         app = self._caller()
+        key, saved = self._replayed(app)
+        if saved is not None:
+            return saved, 200
         capture = app.captures.get(capture_id)
         if capture is None:
             raise _not_found(capture_id)
@@ -542,30 +708,45 @@ class PayPalSimulator(LoopbackServer):
             )
         body = await self._json()
         currency = capture["amount"]["currency_code"]
-        paid = from_paypal(capture["amount"]["value"], currency) or 0
-        left = paid - app.refunded.get(capture_id, 0)
-        asked = body.get("amount") if isinstance(body.get("amount"), dict) else None
-        minor = from_paypal(asked.get("value"), asked.get("currency_code")) if asked else left
-        if minor is None or not 0 < minor <= left:
+        paid = Decimal(capture["amount"]["value"])
+        left = paid - app.refunded.get(capture_id, Decimal(0))
+        asked = body.get("amount")
+        if asked is not None:
+            refused = _money_refusal(asked, "/amount")
+            if refused is not None:
+                raise refused
+            if asked.get("currency_code") != currency:
+                raise _unprocessable(
+                    "REFUND_CAPTURE_CURRENCY_MISMATCH",
+                    "Refund must be in the same currency as the capture.",
+                    "/amount/currency_code",
+                    str(asked.get("currency_code")),
+                )
+        amount = Decimal(asked["value"]) if asked is not None else left
+        if not 0 < amount <= left:
             raise _unprocessable(
                 "REFUND_AMOUNT_EXCEEDED",
                 "The refund amount must be less than or equal to the capture amount that has"
                 " not yet been refunded.",
             )
-        app.refunded[capture_id] = app.refunded.get(capture_id, 0) + minor
-        capture["status"] = "REFUNDED" if app.refunded[capture_id] >= paid else "PARTIALLY_REFUNDED"
-        total = objects.money(currency, str(to_paypal(app.refunded[capture_id], currency)))
+        refunded = app.refunded[capture_id] = app.refunded.get(capture_id, Decimal(0)) + amount
+        capture["status"] = "REFUNDED" if refunded >= paid else "PARTIALLY_REFUNDED"
         refund = objects.refund(
-            self.url, capture, objects.money(currency, str(to_paypal(minor, currency))), total
+            self.url,
+            capture,
+            objects.money(currency, objects.value_of(amount, currency)),
+            objects.money(currency, objects.value_of(refunded, currency)),
         )
+        if key:
+            app.requests[key] = copy.deepcopy(refund)
         await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
         return refund, 201
 
     async def _create_product(self) -> Any:
         app = self._caller()
-        key, saved = self._replayed(app, "product")
+        key, saved = self._replayed(app)
         if saved is not None:
-            return saved[1], 200
+            return saved, 200
         body = await self._json()
         if not isinstance(body.get("name"), str) or not body["name"]:
             raise PayPalError(
@@ -574,14 +755,14 @@ class PayPalSimulator(LoopbackServer):
         product = objects.product(self.url, body)
         app.products[product["id"]] = product
         if key:
-            app.requests[key] = (201, copy.deepcopy(product))
+            app.requests[key] = copy.deepcopy(product)
         return product, 201
 
     async def _create_plan(self) -> Any:
         app = self._caller()
-        key, saved = self._replayed(app, "plan")
+        key, saved = self._replayed(app)
         if saved is not None:
-            return saved[1], 200
+            return saved, 200
         body = await self._json()
         if body.get("product_id") not in app.products:
             raise _unprocessable(
@@ -595,7 +776,7 @@ class PayPalSimulator(LoopbackServer):
         plan = objects.plan(self.url, body)
         app.plans[plan["id"]] = plan
         if key:
-            app.requests[key] = (201, copy.deepcopy(plan))
+            app.requests[key] = copy.deepcopy(plan)
         return plan, 201
 
     async def _get_plan(self, plan_id: str) -> Any:
@@ -606,9 +787,9 @@ class PayPalSimulator(LoopbackServer):
 
     async def _create_subscription(self) -> Any:
         app = self._caller()
-        key, saved = self._replayed(app, "subscription")
+        key, saved = self._replayed(app)
         if saved is not None:
-            return saved[1], 200
+            return saved, 200
         body = await self._json()
         plan = app.plans.get(str(body.get("plan_id")))
         if plan is None:
@@ -623,7 +804,7 @@ class PayPalSimulator(LoopbackServer):
             str(context.get("cancel_url") or ""),
         )
         if key:
-            app.requests[key] = (201, copy.deepcopy(subscription))
+            app.requests[key] = copy.deepcopy(subscription)
         await self._emit(app, ("BILLING.SUBSCRIPTION.CREATED", subscription))
         return subscription, 201
 
@@ -699,6 +880,8 @@ class PayPalSimulator(LoopbackServer):
         action = form.get("action")
         order_id = order.order["id"]
         if action == "cancel":
+            if not order.cancel_url:  # the JS SDK's popup: onCancel runs in the buyer's page
+                return Response(pages.closed_page("Cancelled"), content_type="text/html")
             return _see_other(_with_query(order.cancel_url, token=order_id))
         if order.order["status"] not in ("CREATED", "PAYER_ACTION_REQUIRED", "APPROVED"):
             return Response(
@@ -708,6 +891,8 @@ class PayPalSimulator(LoopbackServer):
         order.order.update(status="APPROVED", payer=payer, update_time=objects.now_iso())
         order.decline = action == "decline"
         await self._emit(app, ("CHECKOUT.ORDER.APPROVED", order.order))
+        if not order.return_url:  # the JS SDK's popup: onApprove runs in the buyer's page
+            return Response(pages.closed_page("Approved"), content_type="text/html")
         return _see_other(_with_query(order.return_url, token=order_id, PayerID=payer["payer_id"]))
 
     def _subscription_for_page(self, token: str) -> tuple[_App, _Subscription]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from edge.domain.money import EXPONENTS
 from edge.sim.stripe import objects
-from edge.sim.stripe.objects import new_id, now_s
+from edge.sim.stripe.objects import THREE_DECIMAL, derived_id, new_id, now_s, stripe_amount
 
 
 def build_event(event_type: str, obj: Mapping[str, Any], livemode: bool) -> dict[str, Any]:
@@ -29,9 +30,14 @@ def event_for_trigger(normalized_type: str, tx: Mapping[str, Any]) -> dict[str, 
     transaction record ``tx`` (id, amount in minor units, currency, isTest, metadata,
     customerRef, providerRef, kind, interval, subscriptionRef, providerCustomer).
 
-    Objects the transaction never had (a charge, a subscription) are made up with fresh ids;
-    each carries the transaction's metadata and txId so the node matches it without having
-    linked those ids. Raises ValueError for a type it cannot produce, naming those it can.
+    The event is about the transaction's own Stripe objects, as the node matches them (CONTRACT
+    4.3): the Checkout Session it created (``providerRef``), that session's payment intent and
+    charge, and the subscription it started (``subscriptionRef``). Stripe ties the intent,
+    charge and subscription to the session when the buyer pays; their ids here are the ones the
+    simulator gives them (``objects.derived_id``), so a refund or a dispute triggered after a
+    triggered (or simulated) payment names the intent the node linked then. Amounts are the
+    transaction's, in Stripe's units. Raises ValueError for a type it cannot produce, naming
+    those it can.
     """
     build = _TRIGGERS.get(normalized_type)
     if build is None:
@@ -49,16 +55,23 @@ class _Tx:
     def __init__(self, tx: Mapping[str, Any]) -> None:
         self.id: str = tx["id"]
         self.livemode = not tx.get("isTest", True)
-        self.amount: int = int(tx.get("amount") or 0)
-        self.currency: str = str(tx.get("currency") or "EUR")
+        currency = str(tx.get("currency") or "EUR").upper()
+        amount = (
+            stripe_amount(int(tx.get("amount") or 0), currency) if currency in EXPONENTS else None
+        )
+        self.amount: int = amount or 0
+        self.currency = currency.lower()
         self.subscription = tx.get("kind") == "subscription"
         self.interval: str = tx.get("interval") or "month"
+        # what the node's checkout sets (payment_intent_data / subscription_data metadata)
         self.metadata = {**(tx.get("metadata") or {}), "txId": self.id}
         if tx.get("customerRef"):
             self.metadata["customerRef"] = tx["customerRef"]
         self.session_id: str = tx.get("providerRef") or new_id("cs", self.livemode)
-        self.customer: str = tx.get("providerCustomer") or new_id("cus")
-        self.subscription_ref: str | None = tx.get("subscriptionRef")
+        self.intent_id = derived_id("pi", self.session_id)
+        self.charge_id = derived_id("ch", self.intent_id)
+        self.customer: str = tx.get("providerCustomer") or derived_id("cus", self.session_id)
+        self.subscription_id: str = tx.get("subscriptionRef") or derived_id("sub", self.session_id)
 
     def session(self, payment_status: str, status: str) -> dict[str, Any]:
         session = objects.checkout_session(
@@ -75,11 +88,9 @@ class _Tx:
         )
         session.update(payment_status=payment_status, status=status)
         if status == "complete" and self.subscription:
-            session.update(
-                customer=self.customer, subscription=self.subscription_ref or new_id("sub")
-            )
+            session.update(customer=self.customer, subscription=self.subscription_id)
         elif status == "complete":
-            session["payment_intent"] = new_id("pi")
+            session["payment_intent"] = self.intent_id
         return session
 
     def charge(self) -> dict[str, Any]:
@@ -87,12 +98,13 @@ class _Tx:
             livemode=self.livemode,
             amount=self.amount,
             currency=self.currency,
-            payment_intent_id=new_id("pi"),
+            payment_intent_id=self.intent_id,
             metadata=self.metadata,
+            charge_id=self.charge_id,
         )
 
     def subscription_obj(self, status: str) -> dict[str, Any]:
-        sub = objects.subscription(
+        return objects.subscription(
             livemode=self.livemode,
             customer_id=self.customer,
             amount=self.amount,
@@ -101,15 +113,18 @@ class _Tx:
             product_name="Subscription",
             metadata=self.metadata,
             status=status,
+            subscription_id=self.subscription_id,
         )
-        if self.subscription_ref:
-            sub["id"] = self.subscription_ref
-            sub["items"]["data"][0]["subscription"] = self.subscription_ref
-        return sub
 
     def invoice(self, paid: bool) -> dict[str, Any]:
         sub = self.subscription_obj("active" if paid else "past_due")
         return objects.invoice(subscription_obj=sub, billing_reason="subscription_cycle", paid=paid)
+
+    def part(self) -> int:
+        """About half the amount, in a step Stripe can refund (tens for three-decimal
+        currencies)."""
+        step = 10 if self.currency in THREE_DECIMAL else 1
+        return max(step, self.amount // 2 // step * step)
 
 
 def _refund(tx: _Tx, amount: int) -> dict[str, Any]:
@@ -121,7 +136,11 @@ def _refund(tx: _Tx, amount: int) -> dict[str, Any]:
 
 def _declined(tx: _Tx) -> dict[str, Any]:
     intent = objects.payment_intent(
-        livemode=tx.livemode, amount=tx.amount, currency=tx.currency, metadata=tx.metadata
+        livemode=tx.livemode,
+        amount=tx.amount,
+        currency=tx.currency,
+        metadata=tx.metadata,
+        intent_id=tx.intent_id,
     )
     intent["last_payment_error"] = objects.card_declined_error()
     return intent
@@ -139,16 +158,15 @@ _TRIGGERS: Mapping[str, _Builder] = {
     "payment.attempt_failed": lambda t: ("payment_intent.payment_failed", _declined(t)),
     "checkout.expired": lambda t: ("checkout.session.expired", t.session("unpaid", "expired")),
     "payment.refunded": lambda t: ("charge.refunded", _refund(t, t.amount)),
-    "payment.partially_refunded": lambda t: ("charge.refunded", _refund(t, t.amount // 2)),
-    # A dispute carries no metadata of its own in Stripe; the simulator gives it the
-    # transaction's, so a trigger matches even when the node never saw this charge.
+    "payment.partially_refunded": lambda t: ("charge.refunded", _refund(t, t.part())),
+    # A dispute carries no metadata of its own: it names the charge and the payment intent.
     "payment.disputed": lambda t: (
         "charge.dispute.created",
-        objects.dispute(charge_obj=t.charge(), metadata=t.metadata),
+        objects.dispute(charge_obj=t.charge()),
     ),
     "payment.dispute_closed": lambda t: (
         "charge.dispute.closed",
-        objects.dispute(charge_obj=t.charge(), status="won", metadata=t.metadata),
+        objects.dispute(charge_obj=t.charge(), status="won"),
     ),
     "subscription.created": lambda t: (
         "customer.subscription.created",

@@ -11,13 +11,40 @@ an invoice names its subscription only under ``parent.subscription_details``; si
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from edge.domain.money import EXPONENTS
+
 API_VERSION = "2026-10-28.endive"  # stripe-python 16.1.0 pins it
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# https://docs.stripe.com/currencies: zero-decimal currencies (amounts in whole units) and the
+# three-decimal ones (amounts in thousandths, the last digit 0)
+ZERO_DECIMAL = frozenset(
+    {"bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga"}
+    | {"pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf"}
+)
+THREE_DECIMAL = frozenset({"bhd", "jod", "kwd", "omr", "tnd"})
+
+
+def stripe_amount(minor: int, currency: str) -> int | None:
+    """Stripe's amount for ``minor`` ISO minor units of ``currency`` (upper-case): whole units
+    for zero-decimal currencies, thousandths for three-decimal ones, hundredths for the rest
+    (ISK too: "an ISK amount of 100 will continue to represent 1 krona",
+    support.stripe.com/questions/deprecation-of-fractional-isk-charges-and-refunds); None when
+    it has a fraction Stripe's unit cannot carry."""
+    code = currency.lower()
+    places = 0 if code in ZERO_DECIMAL else 3 if code in THREE_DECIMAL else 2
+    shift = places - EXPONENTS[currency]
+    if shift >= 0:
+        return minor * 10**shift
+    whole, rest = divmod(minor, 10**-shift)
+    return None if rest else whole
+
+
 _INTERVAL_S = {"day": 86_400, "week": 7 * 86_400, "month": 30 * 86_400, "year": 365 * 86_400}
 # A dispute's evidence fields, all empty until the merchant submits some.
 _EVIDENCE_FIELDS = (
@@ -41,6 +68,15 @@ def new_id(prefix: str, livemode: bool | None = None) -> str:
     if livemode is None:
         return f"{prefix}_{body}"
     return f"{prefix}_{'live' if livemode else 'test'}_{body}"
+
+
+def derived_id(prefix: str, source: str) -> str:
+    """The id of the ``prefix`` object that belongs to ``source`` (a session's payment intent,
+    that intent's charge, the subscription a session starts): the same every time, so the
+    simulator and ``edge trigger`` name the same objects. Stripe's own ids are opaque; these
+    look like them."""
+    digest = hashlib.sha256(f"{prefix}:{source}".encode()).digest()
+    return f"{prefix}_" + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:24])
 
 
 def now_s() -> int:
@@ -143,9 +179,10 @@ def payment_intent(
     currency: str,
     metadata: Mapping[str, str] | None = None,
     customer: str | None = None,
+    intent_id: str | None = None,
 ) -> dict[str, Any]:
     """A payment intent waiting for a payment method."""
-    intent_id = new_id("pi")
+    intent_id = intent_id or new_id("pi")
     return {
         "amount": amount,
         "amount_capturable": 0,
@@ -212,9 +249,10 @@ def charge(
     payment_intent_id: str | None,
     metadata: Mapping[str, str] | None = None,
     customer: str | None = None,
+    charge_id: str | None = None,
 ) -> dict[str, Any]:
     """A captured, successful card charge (Stripe copies the intent's metadata onto it)."""
-    charge_id = new_id("ch")
+    charge_id = charge_id or new_id("ch")
     return {
         "amount": amount,
         "amount_captured": amount,
@@ -323,8 +361,96 @@ def dispute(
     }  # fmt: skip
 
 
-def customer(*, livemode: bool, email: str | None = None) -> dict[str, Any]:
-    customer_id = new_id("cus")
+def price_object(
+    *,
+    livemode: bool,
+    amount: int,
+    currency: str,
+    nickname: str | None,
+    interval: str | None = None,
+    product: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    created: int | None = None,
+) -> dict[str, Any]:
+    """A per-unit price: one-time, or recurring every ``interval``."""
+    recurring = (
+        {"interval": interval, "interval_count": 1, "meter": None, "usage_type": "licensed",
+         "trial_period_days": None}
+        if interval else None
+    )  # fmt: skip
+    return {
+        "active": True, "billing_scheme": "per_unit", "created": created or now_s(),
+        "currency": currency.lower(), "id": new_id("price"), "livemode": livemode,
+        "lookup_key": None, "metadata": dict(metadata or {}), "nickname": nickname,
+        "object": "price", "product": product or new_id("prod"), "recurring": recurring,
+        "tax_behavior": "unspecified", "tiers_mode": None, "transform_quantity": None,
+        "type": "recurring" if interval else "one_time", "unit_amount": amount,
+        "unit_amount_decimal": str(amount), "custom_unit_amount": None,
+    }  # fmt: skip
+
+
+def payment_link(
+    *,
+    livemode: bool,
+    currency: str,
+    url: str,
+    metadata: Mapping[str, str] | None = None,
+    payment_intent_metadata: Mapping[str, str] | None = None,
+    after_completion: Mapping[str, Any] | None = None,
+    link_id: str | None = None,
+) -> dict[str, Any]:
+    """An active payment link, as ``POST /v1/payment_links`` answers it (its line items are
+    not included unless expanded, as at Stripe)."""
+    return {
+        "active": True,
+        "after_completion": dict(after_completion or {
+            "hosted_confirmation": {"custom_message": None}, "type": "hosted_confirmation",
+        }),
+        "allow_promotion_codes": False,
+        "application": None,
+        "application_fee_amount": None,
+        "application_fee_percent": None,
+        "automatic_tax": {"enabled": False, "liability": None},
+        "billing_address_collection": "auto",
+        "consent_collection": None,
+        "currency": currency.lower(),
+        "custom_fields": [],
+        "custom_text": {
+            "after_submit": None, "shipping_address": None, "submit": None,
+            "terms_of_service_acceptance": None,
+        },
+        "customer_creation": "if_required",
+        "id": link_id or new_id("plink"),
+        "inactive_message": None,
+        "invoice_creation": None,
+        "livemode": livemode,
+        "metadata": dict(metadata or {}),
+        "object": "payment_link",
+        "on_behalf_of": None,
+        "payment_intent_data": {
+            "capture_method": None, "description": None,
+            "metadata": dict(payment_intent_metadata or {}), "setup_future_usage": None,
+            "statement_descriptor": None, "statement_descriptor_suffix": None,
+            "transfer_group": None,
+        } if payment_intent_metadata else None,
+        "payment_method_collection": "always",
+        "payment_method_types": None,
+        "phone_number_collection": {"enabled": False},
+        "restrictions": None,
+        "shipping_address_collection": None,
+        "shipping_options": [],
+        "submit_type": "auto",
+        "subscription_data": None,
+        "tax_id_collection": {"enabled": False, "required": "never"},
+        "transfer_data": None,
+        "url": url,
+    }  # fmt: skip
+
+
+def customer(
+    *, livemode: bool, email: str | None = None, customer_id: str | None = None
+) -> dict[str, Any]:
+    customer_id = customer_id or new_id("cus")
     return {
         "address": None,
         "balance": 0,
@@ -362,20 +488,15 @@ def subscription(
     product_name: str,
     metadata: Mapping[str, str] | None = None,
     status: str = "active",
+    subscription_id: str | None = None,
 ) -> dict[str, Any]:
     """An active subscription of one item, its first period starting now."""
     start = now_s()
-    subscription_id = new_id("sub")
-    price = {
-        "active": True, "billing_scheme": "per_unit", "created": start,
-        "currency": currency.lower(), "id": new_id("price"), "livemode": livemode,
-        "lookup_key": None, "metadata": {}, "nickname": product_name, "object": "price",
-        "product": new_id("prod"), "recurring": {"interval": interval, "interval_count": 1,
-                                                 "meter": None, "usage_type": "licensed",
-                                                 "trial_period_days": None},
-        "tax_behavior": "unspecified", "tiers_mode": None, "transform_quantity": None,
-        "type": "recurring", "unit_amount": amount, "unit_amount_decimal": str(amount),
-    }  # fmt: skip
+    subscription_id = subscription_id or new_id("sub")
+    price = price_object(
+        livemode=livemode, amount=amount, currency=currency, nickname=product_name,
+        interval=interval, created=start,
+    )  # fmt: skip
     # Stripe still shows a recurring price as a legacy plan object of the same id.
     plan = {
         "active": True, "amount": amount, "amount_decimal": str(amount),

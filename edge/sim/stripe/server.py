@@ -4,9 +4,23 @@ State is in memory and per account; an account is the secret key a request prese
 ``sk_test_...`` or ``sk_live_...`` key creates one; ``sk_live_`` objects are livemode).
 
 API (form-encoded in, JSON out, Stripe's error shape):
-``POST /v1/checkout/sessions``, ``GET /v1/checkout/sessions/{id}``,
+``POST /v1/checkout/sessions``, ``GET /v1/checkout/sessions/{id}``, ``POST /v1/prices``,
+``POST /v1/payment_links``, ``GET /v1/payment_links/{id}``,
 ``POST|GET /v1/webhook_endpoints``, ``POST /v1/billing_portal/sessions``.
-Pages: ``/c/pay/{cs_id}`` (Pay, Decline, Let expire) and ``/p/session/{bps_id}``.
+Pages: ``/c/pay/{cs_id}`` (Pay, Decline, Let expire), ``/p/session/{bps_id}``, and a payment
+link's buyer address ``/b/{plink_id}`` (``?client_reference_id=`` as at
+https://docs.stripe.com/payment-links/url-parameters): each visit opens a new Checkout Session
+of the link, paid like any other.
+
+Money, as Stripe refuses it (400 ``invalid_request_error`` naming the parameter): a
+three-decimal currency's amount whose last digit is not 0 ("these API calls require the
+least-significant (last) digit to be 0", docs.stripe.com/currencies), and more than eight
+digits ("The amount value supports up to eight digits", stripe-python 16.1.0
+params/_payment_intent_create_params.py:123).
+
+Objects that belong to another are named after it (``objects.derived_id``): a session's payment
+intent, that intent's charge, the subscription and customer a session starts. ``edge trigger``
+(events.py) names the same ones for the node's transaction.
 
 ``Idempotency-Key`` (on ``POST /v1/checkout/sessions``), as Stripe does it: the answer of the
 request that created the session is saved, status and body, and a later request with the same
@@ -26,6 +40,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,9 +57,15 @@ from edge.providers.stripe.signature import sign_header
 from edge.sim.loopback import LoopbackServer
 from edge.sim.stripe import objects, pages
 from edge.sim.stripe.events import build_event
+from edge.sim.stripe.objects import THREE_DECIMAL, ZERO_DECIMAL
 
 DELIVERY_RETRIES = 3
 _INTERVALS = ("day", "week", "month", "year")
+MAX_AMOUNT = 99_999_999  # "up to eight digits" (stripe-python 16.1.0, see above)
+# A payment link's client_reference_id: letters, digits, - and _, at most 200 characters;
+# another value is dropped and the page still works (third-party account of the rule,
+# https://qiita.com/hideokamoto/items/f4dc308337b0ba6e57bd; not confirmed on stripe.com)
+_REFERENCE = re.compile(r"[A-Za-z0-9_-]{1,200}")
 log = logging.getLogger(__name__)
 
 
@@ -57,12 +78,16 @@ class StripeError(Exception):
         message: str,
         param: str | None = None,
         kind: str = "invalid_request_error",
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.param, self.kind = status, message, param, kind
+        self.code = code
 
     def response(self) -> tuple[dict[str, Any], int]:
         error: dict[str, Any] = {"type": self.kind, "message": self.message}
+        if self.code:
+            error["code"] = self.code
         if self.param:
             error["param"] = self.param
         return {"error": error}, self.status
@@ -83,6 +108,27 @@ class _Checkout:
 
 
 @dataclass(frozen=True)
+class _Item:
+    """One line item as a session or a payment link holds it."""
+
+    name: str
+    unit_amount: int
+    currency: str
+    quantity: int
+    interval: str | None
+
+
+@dataclass
+class _Link:
+    """A payment link and what it sells."""
+
+    link: dict[str, Any]
+    item: _Item
+    object_metadata: dict[str, str]  # payment_intent_data or subscription_data metadata
+    success_url: str | None  # after_completion redirect; None: Stripe's confirmation page
+
+
+@dataclass(frozen=True)
 class _SavedAnswer:
     """The first answer to an idempotent request, and the parameters it was made with."""
 
@@ -97,6 +143,8 @@ class _Account:
     livemode: bool
     checkouts: dict[str, _Checkout] = field(default_factory=dict)
     idempotent: dict[str, _SavedAnswer] = field(default_factory=dict)  # by Idempotency-Key
+    prices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    links: dict[str, _Link] = field(default_factory=dict)
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
     portal_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -126,6 +174,11 @@ class StripeSimulator(LoopbackServer):
     def session(self, session_id: str) -> dict[str, Any]:
         """The current checkout session object (KeyError if unknown)."""
         return self._checkout(session_id)[1].session
+
+    def sessions(self, secret_key: str) -> list[dict[str, Any]]:
+        """Every checkout session of the account of ``secret_key``, oldest first."""
+        account = self._accounts.get(secret_key)
+        return [c.session for c in account.checkouts.values()] if account else []
 
     async def complete(self, session_id: str) -> None:
         """The buyer pays (as the Pay button)."""
@@ -165,6 +218,8 @@ class StripeSimulator(LoopbackServer):
         amount = left if amount_minor is None else amount_minor
         if not 0 < amount <= left:
             raise ValueError(f"can refund 1 to {left} minor units, not {amount}")
+        if charge["currency"] in THREE_DECIMAL and amount % 10:
+            raise ValueError(f"a {charge['currency']} refund's last digit must be 0, not {amount}")
         charge["amount_refunded"] += amount
         charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
         charge["refunds"]["data"].insert(0, objects.refund(charge_obj=charge, amount=amount))
@@ -249,13 +304,16 @@ class StripeSimulator(LoopbackServer):
                 currency=intent["currency"],
                 payment_intent_id=intent["id"],
                 metadata=intent["metadata"],
+                charge_id=objects.derived_id("ch", intent["id"]),
             )
             intent.update(status="succeeded", amount_received=intent["amount"],
                           latest_charge=charge["id"], last_payment_error=None)  # fmt: skip
             checkout.charge = charge
             await self._emit(account, ("checkout.session.completed", session))
             return
-        customer = objects.customer(livemode=account.livemode)
+        customer = objects.customer(
+            livemode=account.livemode, customer_id=objects.derived_id("cus", session["id"])
+        )
         sub = objects.subscription(
             livemode=account.livemode,
             customer_id=customer["id"],
@@ -264,6 +322,7 @@ class StripeSimulator(LoopbackServer):
             interval=checkout.interval or "month",
             product_name=checkout.product,
             metadata=checkout.object_metadata,
+            subscription_id=objects.derived_id("sub", session["id"]),
         )
         first = objects.invoice(
             subscription_obj=sub, billing_reason="subscription_create", paid=True
@@ -303,6 +362,7 @@ class StripeSimulator(LoopbackServer):
                 amount=session["amount_total"],
                 currency=session["currency"],
                 metadata=checkout.object_metadata,
+                intent_id=objects.derived_id("pi", session["id"]),
             )
             if session["mode"] == "payment":
                 session["payment_intent"] = checkout.intent["id"]
@@ -316,6 +376,11 @@ class StripeSimulator(LoopbackServer):
         app.before_request(self._gate)
         app.add_url_rule("/v1/checkout/sessions", view_func=self._create_session, methods=["POST"])
         app.add_url_rule("/v1/checkout/sessions/<session_id>", view_func=self._get_session)
+        app.add_url_rule("/v1/prices", view_func=self._create_price, methods=["POST"])
+        app.add_url_rule("/v1/payment_links", view_func=self._create_link, methods=["POST"])
+        app.add_url_rule("/v1/payment_links/<link_id>", view_func=self._get_link)
+        app.add_url_rule("/b/<link_id>", view_func=self._open_link)
+        app.add_url_rule("/b/<link_id>/thanks", view_func=self._link_thanks)
         app.add_url_rule(
             "/v1/webhook_endpoints", view_func=self._endpoints, methods=["GET", "POST"]
         )
@@ -368,6 +433,140 @@ class StripeSimulator(LoopbackServer):
         if checkout is None:
             raise StripeError(404, f"No such checkout.session: '{session_id}'", "id")
         return checkout.session
+
+    async def _create_price(self) -> Any:
+        account = self._caller()
+        params = await _form()
+        item = _price_item(params, "", quantity=1)
+        product = params.get("product")
+        price = objects.price_object(
+            livemode=account.livemode,
+            amount=item.unit_amount,
+            currency=item.currency,
+            nickname=params.get("nickname") if isinstance(params.get("nickname"), str) else None,
+            interval=item.interval,
+            product=product if isinstance(product, str) else None,
+            metadata=_metadata(params.get("metadata"), "metadata"),
+        )
+        account.prices[price["id"]] = {**price, "_name": item.name}
+        return price
+
+    async def _create_link(self) -> Any:
+        """``POST /v1/payment_links``: one line item, of a ``price`` made before or of inline
+        ``price_data`` (PaymentLinkCreateParamsLineItem: "One of `price` or `price_data` is
+        required", stripe-python 16.1.0 params/_payment_link_create_params.py:544-552)."""
+        account = self._caller()
+        params = await _form()
+        items = params.get("line_items")
+        if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+            raise StripeError(400, "Exactly one line item is supported.", "line_items")
+        line = items[0]
+        if "quantity" not in line:
+            raise StripeError(
+                400, "Missing required param: line_items[0][quantity].", "line_items[0][quantity]"
+            )
+        quantity = _positive_int(line.get("quantity"), "line_items[0][quantity]")
+        price_id = line.get("price")
+        if isinstance(price_id, str):
+            price = account.prices.get(price_id)
+            if price is None:
+                raise StripeError(
+                    400, f"No such price: '{price_id}'", "line_items[0][price]",
+                    code="resource_missing",
+                )  # fmt: skip
+            recurring = price["recurring"]
+            item = _Item(
+                price["_name"],
+                price["unit_amount"],
+                price["currency"],
+                quantity,
+                recurring["interval"] if recurring else None,
+            )
+        elif isinstance(line.get("price_data"), dict):
+            item = _price_item(line["price_data"], "line_items[0][price_data]", quantity)
+        else:
+            raise StripeError(
+                400, "One of `price` or `price_data` is required.", "line_items[0][price]"
+            )
+        _charge_rules(item, "line_items[0]")
+        mode_data = params.get("subscription_data" if item.interval else "payment_intent_data")
+        object_metadata = _metadata(
+            mode_data.get("metadata") if isinstance(mode_data, dict) else None,
+            f"{'subscription' if item.interval else 'payment_intent'}_data[metadata]",
+        )
+        after = params.get("after_completion")
+        redirect_to = None
+        if isinstance(after, dict) and after.get("type") == "redirect":
+            target = after.get("redirect")
+            redirect_to = target.get("url") if isinstance(target, dict) else None
+            if not isinstance(redirect_to, str) or not redirect_to:
+                raise StripeError(
+                    400,
+                    "Missing required param: after_completion[redirect][url].",
+                    "after_completion[redirect][url]",
+                )
+        link_id = objects.new_id("plink")
+        link = objects.payment_link(
+            livemode=account.livemode,
+            currency=item.currency,
+            url=f"{self.url}/b/{link_id}",
+            metadata=_metadata(params.get("metadata"), "metadata"),
+            payment_intent_metadata=None if item.interval else object_metadata,
+            after_completion={"redirect": {"url": redirect_to}, "type": "redirect"}
+            if redirect_to
+            else None,
+            link_id=link_id,
+        )
+        account.links[link_id] = _Link(link, item, object_metadata, redirect_to)
+        return link
+
+    async def _get_link(self, link_id: str) -> Any:
+        link = self._caller().links.get(link_id)
+        if link is None:
+            raise StripeError(
+                404, f"No such payment_link: '{link_id}'", "id", code="resource_missing"
+            )
+        return link.link
+
+    def _find_link(self, link_id: str) -> tuple[_Account, _Link] | None:
+        for account in self._accounts.values():
+            if link_id in account.links:
+                return account, account.links[link_id]
+        return None
+
+    async def _open_link(self, link_id: str) -> Any:
+        """A buyer opens the link: a new Checkout Session of it, with ``payment_link`` set, the
+        link's metadata (copied to "checkout sessions created by this payment link",
+        _payment_link_create_params.py:75-78) and ``client_reference_id`` from the address."""
+        found = self._find_link(link_id)
+        if found is None or not found[1].link["active"]:
+            return _html("<h1>This link is no longer active</h1>", 404)
+        account, link = found
+        reference = request.args.get("client_reference_id")
+        session_id = objects.new_id("cs", account.livemode)
+        item = link.item
+        session = objects.checkout_session(
+            session_id=session_id,
+            livemode=account.livemode,
+            mode="subscription" if item.interval else "payment",
+            amount_total=item.unit_amount * item.quantity,
+            currency=item.currency,
+            success_url=link.success_url or f"{self.url}/b/{link_id}/thanks",
+            cancel_url=None,
+            url=f"{self.url}/c/pay/{session_id}",
+            client_reference_id=reference
+            if reference and _REFERENCE.fullmatch(reference)
+            else None,
+            metadata=link.link["metadata"],
+        )
+        session["payment_link"] = link_id
+        account.checkouts[session_id] = _Checkout(
+            session, item.name, item.quantity, item.interval, dict(link.object_metadata)
+        )
+        return redirect(session["url"], 303)
+
+    async def _link_thanks(self, link_id: str) -> Any:
+        return _html("<h1>Thanks for your payment</h1>")
 
     async def _endpoints(self) -> Any:
         account = self._caller()
@@ -482,27 +681,15 @@ def _new_checkout(account: _Account, params: Mapping[str, Any], base_url: str) -
         raise StripeError(
             400, "line_items[0][price_data] is required.", "line_items[0][price_data]"
         )
-    currency = price.get("currency")
-    if not isinstance(currency, str) or len(currency) != 3 or not currency.islower():
-        raise StripeError(400, "Invalid currency.", "line_items[0][price_data][currency]")
-    unit_amount = _positive_int(price.get("unit_amount"), "line_items[0][price_data][unit_amount]")
     quantity = _positive_int(items[0].get("quantity", "1"), "line_items[0][quantity]")
-    product = price.get("product_data")
-    name = product.get("name") if isinstance(product, dict) else None
-    if not isinstance(name, str) or not name:
+    item = _price_item(price, "line_items[0][price_data]", quantity)
+    if mode == "subscription" and item.interval is None:
         raise StripeError(
-            400, "A product name is required.", "line_items[0][price_data][product_data][name]"
+            400,
+            "A recurring interval is required.",
+            "line_items[0][price_data][recurring][interval]",
         )
-    interval = None
-    if mode == "subscription":
-        recurring = price.get("recurring")
-        interval = recurring.get("interval") if isinstance(recurring, dict) else None
-        if interval not in _INTERVALS:
-            raise StripeError(
-                400,
-                "A recurring interval is required.",
-                "line_items[0][price_data][recurring][interval]",
-            )
+    _charge_rules(item, "line_items[0]")
     success_url = params.get("success_url")
     if not isinstance(success_url, str) or not success_url:
         raise StripeError(400, "success_url is required.", "success_url")
@@ -512,8 +699,8 @@ def _new_checkout(account: _Account, params: Mapping[str, Any], base_url: str) -
         session_id=session_id,
         livemode=account.livemode,
         mode=mode,
-        amount_total=unit_amount * quantity,
-        currency=currency,
+        amount_total=item.unit_amount * quantity,
+        currency=item.currency,
         success_url=success_url,
         cancel_url=params.get("cancel_url"),
         url=f"{base_url}/c/pay/{session_id}",
@@ -524,7 +711,85 @@ def _new_checkout(account: _Account, params: Mapping[str, Any], base_url: str) -
         object_data.get("metadata") if isinstance(object_data, dict) else None,
         f"{'payment_intent' if mode == 'payment' else 'subscription'}_data[metadata]",
     )
-    return _Checkout(session, name, quantity, interval, object_metadata)
+    return _Checkout(
+        session,
+        item.name,
+        quantity,
+        item.interval if mode == "subscription" else None,
+        object_metadata,
+    )
+
+
+def _price_item(price: Mapping[str, Any], prefix: str, quantity: int) -> _Item:
+    """A price's parameters (``price_data`` of a line item, or ``POST /v1/prices``): currency,
+    ``unit_amount``, a product name, and ``recurring[interval]`` when given."""
+
+    def param(name: str) -> str:
+        return f"{prefix}[{name}]" if prefix else name
+
+    currency = price.get("currency")
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.islower():
+        raise StripeError(400, "Invalid currency.", param("currency"))
+    unit_amount = _positive_int(price.get("unit_amount"), param("unit_amount"))
+    product = price.get("product_data")
+    name = product.get("name") if isinstance(product, dict) else None
+    if name is None and isinstance(price.get("product"), str):
+        name = price["product"]
+    if not isinstance(name, str) or not name:
+        raise StripeError(400, "A product name is required.", param("product_data") + "[name]")
+    recurring = price.get("recurring")
+    interval = recurring.get("interval") if isinstance(recurring, dict) else None
+    if recurring is not None and interval not in _INTERVALS:
+        raise StripeError(
+            400, "A recurring interval is required.", param("recurring") + "[interval]"
+        )
+    return _Item(name, unit_amount, currency, quantity, interval)
+
+
+def _charge_rules(item: _Item, prefix: str) -> None:
+    """Stripe's money rules for what a line item charges.
+
+    - Three-decimal currencies: "these API calls require the least-significant (last) digit to
+      be 0. Your integration must round amounts to the nearest ten. For example, 5.124 KWD must
+      be rounded to 5120 or 5130." (docs.stripe.com/currencies, archived at
+      https://web.archive.org/web/20220618095455/https://stripe.com/en-mt/docs/currencies);
+    - "The amount value supports up to eight digits (e.g., a value of 99999999 for a USD charge
+      of $999,999.99)" (stripe-python 16.1.0 params/_payment_intent_create_params.py:123).
+
+    The error codes are Stripe's (``invalid_charge_amount``, ``amount_too_large``: the API's
+    error codes in stripe-python 16.1.0 _payment_intent.py:218,297)."""
+    code = item.currency.upper()
+    if item.currency in THREE_DECIMAL and item.unit_amount % 10:
+        raise StripeError(
+            400,
+            f"Invalid {code} amount {item.unit_amount}: {code} amounts must be a multiple of 10"
+            f" (the last of three decimals is 0). Round to the nearest ten, for example"
+            f" {item.unit_amount - item.unit_amount % 10} or"
+            f" {item.unit_amount - item.unit_amount % 10 + 10}.",
+            f"{prefix}[price_data][unit_amount]",
+            code="invalid_charge_amount",
+        )
+    if item.unit_amount * item.quantity > MAX_AMOUNT:
+        param = (
+            f"{prefix}[price_data][unit_amount]"
+            if item.unit_amount > MAX_AMOUNT
+            else f"{prefix}[quantity]"
+        )
+        raise StripeError(
+            400,
+            f"Amount must be no more than {_major(MAX_AMOUNT, item.currency)} {code}.",
+            param,
+            code="amount_too_large",
+        )
+
+
+def _major(amount: int, currency: str) -> str:
+    """A Stripe amount in major units, as Stripe's messages show it (999,999.99)."""
+    if currency in ZERO_DECIMAL:
+        return f"{amount:,}"
+    places = 3 if currency in THREE_DECIMAL else 2
+    whole, part = divmod(amount, 10**places)
+    return f"{whole:,}.{part:0{places}d}"
 
 
 def _positive_int(value: Any, param: str) -> int:
