@@ -73,8 +73,9 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
 
 def attention_view(flag: Mapping[str, Any]) -> dict[str, Any]:
     """Why a transaction needs the merchant: ``paid_late`` (money for an ended checkout),
-    ``amount_mismatch`` (money that is not what it asked for, with both amounts) or
-    ``contradicted`` (the provider reported it both paid and ended)."""
+    ``amount_mismatch`` (money that is not what it asked for, with both amounts),
+    ``contradicted`` (the provider reported it both paid and ended) or ``capture_refused``
+    (PayPal will never capture the approved order)."""
     view: dict[str, Any] = {"code": flag["code"], "eventId": flag.get("eventId")}
     if flag["code"] == "amount_mismatch":
         view.update(_money_fields(flag))

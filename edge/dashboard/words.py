@@ -84,6 +84,12 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
                 f"{name} reported this checkout both paid and ended. Look the payment up in"
                 f" {name}'s dashboard, then fulfil or refund it."
             )
+        elif code == "capture_refused":
+            said.append(
+                f"{name} refused to take the approved payment: another order of your account"
+                " already carries this checkout's invoice id (your account blocks duplicate"
+                " invoice ids). The buyer was not charged for this checkout."
+            )
     if tx.get("needsAttention") and not said:
         said.append("Money arrived after this checkout ended: fulfil or refund it.")
     return list(dict.fromkeys(said))

@@ -89,6 +89,9 @@ class NormalizedEvent:
     dedup_ids: tuple[str, ...] = ()
     follow_ups: tuple[FollowUp, ...] = ()
     refund: Refund | None = None
+    # what the merchant must look at that the event itself says (PayPal refusing to capture an
+    # approved order for good): the code of the transaction's ``attention`` entry
+    attention: str | None = None
 
     def __post_init__(self) -> None:
         if not self.dedup_ids:

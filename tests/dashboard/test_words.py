@@ -84,3 +84,11 @@ def test_an_amount_the_node_cannot_read_is_shown_as_the_provider_wrote_it():
 def test_a_flag_from_before_the_reasons_were_kept_still_says_something():
     said = attention_in_words({"provider": "btcpay", "needsAttention": True})
     assert said == ["Money arrived after this checkout ended: fulfil or refund it."]
+
+
+def test_a_capture_paypal_refused_for_good_is_said_in_words():
+    said = attention_in_words(
+        {"provider": "paypal", "attention": [{"code": "capture_refused", "eventId": "evt_1"}]}
+    )
+    assert said[0].startswith("PayPal refused to take the approved payment")
+    assert "The buyer was not charged" in said[0]

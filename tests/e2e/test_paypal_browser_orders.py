@@ -238,3 +238,36 @@ def _about(event: dict[str, Any], order_id: str) -> bool:
     resource = event["resource"]
     related = resource.get("supplementary_data", {}).get("related_ids", {})
     return order_id in (resource.get("id"), related.get("order_id"))
+
+
+async def test_an_invoice_id_taken_first_in_the_browser_is_told_to_the_merchant(
+    admin, http, paypal, buyer
+):
+    """The node's order carries ``invoice_id`` = its transaction id (CONTRACT 4.2), which a
+    buyer's page can put on an order of its own and capture first; PayPal then refuses the
+    node's capture for good (DUPLICATE_INVOICE_ID: "your account setting requires that Invoice
+    Id be unique for each transaction", checkout_orders_v2.json). Nothing is charged for the
+    checkout, and the merchant is told so (attention ``capture_refused``) instead of a
+    checkout pending in silence until it expires."""
+    shop = await paypal_shop(admin, paypal)
+    tx, url = await checkout(http, shop, "book")
+    page = BuyersPage(paypal, buyer)
+    await page.load_sdk(CLIENT_ID)
+    order = await page.create_order(cheap_order(tx))
+    await page.approve(order)
+    await page.capture(order["id"])  # the browser's order takes the invoice id first
+    await press(buyer, url, "Approve")  # the node's own order, approved: the node captures
+    with trio.fail_after(15):
+        while True:
+            record = (
+                await http.get(
+                    f"/api/projects/{shop.project_id}/transactions/{tx}",
+                    headers=bearer(shop.test_key),
+                )
+            ).json()
+            if record["needsAttention"]:
+                break
+            await trio.sleep(0.05)
+    assert record["status"] == "pending"
+    assert [flag["code"] for flag in record["attention"]] == ["capture_refused"]
+    assert paypal.capture_count(order_of(url)) == 0

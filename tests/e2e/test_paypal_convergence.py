@@ -247,13 +247,6 @@ async def test_every_order_ends_where_in_order_delivery_ends(admin, http, paypal
         assert not [e for e in events if e["type"] == "unmatched"], (order, events)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="node defect: when an event sorts before one already applied (PayPal stamps whole"
-    " seconds: a refund and a dispute in the same second), the re-fold adopts the other path"
-    " with the same version: partially_refunded v3 becomes disputed v3 (CONTRACT 2: every"
-    " status change increments the version)",
-)
 async def test_every_status_change_moves_the_version_even_when_two_events_share_a_second(
     admin, http, paypal, certs
 ):

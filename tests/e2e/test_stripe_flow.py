@@ -6,7 +6,6 @@ import json
 import sys
 import time
 
-import pytest
 import trio
 from support.client import bearer
 from support.stripe_events import event_body, signed
@@ -91,13 +90,6 @@ async def test_declined_attempt_leaves_pending_then_pay_and_refund(admin, http, 
     assert status["status"] == "refunded"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="node defect: an unmatched event that asks for no status move (the declined attempt)"
-    " is not kept waiting under its payment intent (intake keeps only events with a step), so"
-    " it is never matched when the payment links the intent (CONTRACT 2: 'the unmatched events"
-    " naming it are matched')",
-)
 async def test_a_declined_attempt_joins_the_history_when_the_payment_links_its_intent(
     admin, http, sim
 ):

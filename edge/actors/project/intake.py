@@ -208,6 +208,8 @@ class WebhookIntake:
                 flags.append(_mismatch_flag(stored))
             if late:
                 flags.append({"code": "paid_late", "eventId": evt_id})
+            if event.attention:
+                flags.append({"code": event.attention, "eventId": evt_id})
             if _flagged(tx, flags):
                 ops += ledger.tx_ops(tx)
             if not mismatched:  # owed to the provider: durable with the event, or not at all

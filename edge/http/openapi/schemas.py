@@ -211,7 +211,7 @@ def schemas() -> dict[str, Schema]:
             {
                 "code": {
                     "type": "string",
-                    "enum": ["amount_mismatch", "paid_late", "contradicted"],
+                    "enum": ["amount_mismatch", "paid_late", "contradicted", "capture_refused"],
                 },
                 "eventId": nullable(ref("EventId")),
                 "amount": nullable(AMOUNT),
@@ -224,7 +224,8 @@ def schemas() -> dict[str, Schema]:
             description=(
                 "Why a transaction needs the merchant: money that is not what the checkout asked"
                 " for (amount_mismatch, with both amounts), money for a checkout that had ended"
-                " (paid_late), or a provider reporting it both paid and ended (contradicted)."
+                " (paid_late), a provider reporting it both paid and ended (contradicted), or"
+                " PayPal refusing for good to capture the approved order (capture_refused)."
             ),
         ),
         "TransactionWithEvents": {

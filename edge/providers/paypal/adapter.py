@@ -169,6 +169,21 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
             events=(declined,),
             body=answer.raw,
         )
+    elif answer.status == 422 and "DUPLICATE_INVOICE_ID" in issues:
+        # another order of the account already carries this checkout's invoice id (a buyer can
+        # make one in the browser): PayPal will never capture this one, so the merchant is told
+        refused = NormalizedEvent(
+            provider_event_id=f"refused:{order_id}:DUPLICATE_INVOICE_ID",
+            type=events.E.PAYMENT_ATTEMPT_FAILED,
+            provider_type="capture answer DUPLICATE_INVOICE_ID",
+            refs=(order_id,),
+            attention="capture_refused",
+        )
+        return FollowUpResult(
+            detail="refused: another order already carries this checkout's invoice id",
+            events=(refused,),
+            body=answer.raw,
+        )
     elif answer.status == 422 and "ORDER_NOT_APPROVED" in issues:
         raise api.provider_error("The buyer has not approved the order yet.")
     if not answer.ok:
