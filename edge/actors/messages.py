@@ -75,6 +75,18 @@ class MarkPaid:
 
 
 @dataclass(frozen=True)
+class RefundTx:
+    """Give money back for a paid transaction: ``amount`` in major units (all that is left when
+    None), through its provider's refund call (a durable follow-up) or, for pay by mail, as the
+    merchant's own record of a refund sent."""
+
+    tx_id: str
+    mode: str | None  # the key's mode; None for the operator's token
+    amount: Any = None  # a Decimal in the transaction's currency
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class CancelTx:
     tx_id: str
     mode: str | None

@@ -15,7 +15,7 @@ from edge.actors.views import project_view
 from edge.domain import ids
 from edge.domain.timefmt import iso_ms
 from edge.errors import NotFound
-from edge.store import accounts, keys
+from edge.store import accounts, keys, outbox
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
 
@@ -129,6 +129,8 @@ def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None)
     if tx is None or not _mode_matches(tx, mode):
         raise NotFound("not_found", "No transaction with this id in this project.")
     view = transaction_view(tx)
+    for refund, shown in zip(tx.get("refunds") or (), view["refunds"], strict=True):
+        shown.update(_refund_progress(store, refund))
     history_prefix = keys.history(project_id, tx_id)
     events = []
     for key, _ in store.scan(history_prefix):
@@ -200,3 +202,14 @@ async def create_project(
     ops = [("records", keys.project(project_id), pack(record))]
     await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
     return project_view(record)
+
+
+def _refund_progress(store: Store, refund: dict[str, Any]) -> dict[str, Any]:
+    """Where a refund the node owes its provider stands, read off its outbox entry."""
+    entry = outbox.entry(store, refund["entryId"]) if refund.get("entryId") else None
+    if entry is None:
+        return {}
+    state = {outbox.DONE: "sent", outbox.FAILED: "failed", outbox.DROPPED: "failed"}.get(
+        entry["state"], "requested"
+    )
+    return {"state": state, "detail": entry.get("detail") or None}

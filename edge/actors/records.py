@@ -66,6 +66,7 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
             # the merchant must look (CONTRACT 2, 4.3): why, in ``attention``
             "needsAttention": bool(tx.get("needsAttention")),
             "attention": [attention_view(flag) for flag in tx.get("attention") or ()],
+            "refunds": [refund_view(tx, refund) for refund in tx.get("refunds") or ()],
         }
     )
     return view
@@ -127,3 +128,19 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         # an event on a provider object the node did not create, naming one of its checkouts
         view["claimedTxId"] = event["claimedTxId"]
     return view
+
+
+def refund_view(tx: Mapping[str, Any], refund: Mapping[str, Any]) -> dict[str, Any]:
+    """A refund the merchant asked for: ``requested`` (owed to the provider, from the durable
+    queue), ``sent`` (the provider took it; its webhook moves the transaction), ``failed`` (the
+    provider refused it for good, ``detail`` says why) or ``done`` (pay by mail: recorded)."""
+    return {
+        "id": refund["id"],
+        "txId": tx["id"],
+        "amount": to_wire(refund["amount"], tx["currency"]),
+        "currency": tx["currency"],
+        "reason": refund.get("reason"),
+        "state": refund.get("state", "requested"),
+        "detail": refund.get("detail"),
+        "requestedAt": iso_ms(refund["requestedAt"]),
+    }

@@ -203,6 +203,18 @@ def mark_paid(body: dict[str, Any]) -> str | None:
     return _string(body, "note", max_len=500, required=False)
 
 
+def refund(body: dict[str, Any]) -> tuple[Decimal | int | None, str | None]:
+    """``{amount?, reason?}``: the amount in major units (checked against the transaction's
+    currency by its actor), and a reason for the merchant's records."""
+    only(body, {"amount", "reason"})
+    amount = body.get("amount")
+    if amount is not None and (
+        isinstance(amount, bool) or not isinstance(amount, (int, Decimal)) or amount <= 0
+    ):
+        raise InvalidInput("amount must be a number above zero", "amount", "invalid_amount")
+    return amount, _string(body, "reason", max_len=500, required=False)
+
+
 def _event_types(body: dict[str, Any]) -> tuple[str, ...]:
     value = body.get("types", [])
     known = {str(t) for t in EventType}

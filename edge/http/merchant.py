@@ -9,7 +9,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from edge.actors import queries
-from edge.actors.messages import CancelTx, MarkPaid
+from edge.actors.messages import CancelTx, MarkPaid, RefundTx
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
@@ -110,6 +110,18 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
         raise NotFound("not_found", "No transaction with this id in this project.")
     view = await ask(project_id, MarkPaid(tx_id, caller.mode, note))
     return json_response(view, headers=NO_STORE)
+
+
+@blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/refund")
+async def refund(project_id: str, tx_id: str) -> Response:
+    caller = _caller(project_id)
+    amount, reason = bodies.refund(await read_json_object(optional=True))
+    if not ids.is_tx_id(tx_id):
+        raise NotFound("not_found", "No transaction with this id in this project.")
+    view = await ask(project_id, RefundTx(tx_id, caller.mode, amount, reason))
+    # 202: the provider is asked from the durable queue; its own webhook brings the outcome
+    status = 200 if view["state"] == "done" else 202
+    return json_response(view, status=status, headers=NO_STORE)
 
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")

@@ -33,6 +33,9 @@ class MalformedPayload(Exception):
     """The body verified but is not an event this adapter can read."""
 
 
+REFUND = "refund"  # the follow-up that asks a provider to give money back
+
+
 @dataclass(frozen=True)
 class FollowUp:
     """A durable action the node owes the provider after an event (PayPal's capture of an
@@ -209,6 +212,10 @@ class Provider:
     # True where the buyer comes back through ``/return/{provider}/{project}/{tx}`` (PayPal),
     # which asks ``returned`` what the node owes the provider, then sends the buyer on.
     returns_through_node: bool = False
+    # True where the node can give money back: the provider's refund call (a ``refund``
+    # follow-up: params refundId, amount in the node's minor units, reason), or pay by mail's
+    # own record of money sent back by hand
+    refunds: bool = False
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product

@@ -33,4 +33,5 @@ MANUAL = ManualProvider(
     icon="mail.svg",
     credential_fields=(CredentialField("mailingAddress", shape="address"),),
     uses_reference_code=True,
+    refunds=True,  # money sent back by hand, recorded by the merchant
 )

@@ -93,6 +93,11 @@ def enqueue_ops(
     ]
 
 
+def entry_id_of(ops: list[Op]) -> str:
+    """The id of the entry that ``enqueue_ops`` made."""
+    return ops[0][1][len(ENTRY) :].decode("ascii")
+
+
 def due(store: Store, now_ms: int, limit: int, db: str = DB) -> list[dict[str, Any]]:
     """Pending entries due at ``now_ms`` or before, soonest first."""
     out = []

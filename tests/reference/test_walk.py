@@ -1,7 +1,8 @@
 """Every answer conforms to the API reference: a walk through every documented operation of a
-real node (a Stripe checkout paid by its webhook, pay by mail marked paid and canceled, every
-management call, accounts and sessions, operations), each answer checked against the document:
-its status is one the operation lists, and a JSON body validates against that answer's schema.
+real node (a Stripe checkout paid by its webhook, pay by mail marked paid, refunded and
+canceled, every management call, accounts and sessions, operations), each answer checked
+against the document: its status is one the operation lists, and a JSON body validates against
+that answer's schema.
 The walk must visit every operation, so a new route cannot go unchecked."""
 
 from __future__ import annotations
@@ -177,6 +178,12 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
             "markPaid",
             f"/api/projects/{pid}/transactions/{mails[0]['txId']}/mark-paid",
             json={"note": "cheque"},
+            headers=mine,
+        )
+        await walk.call(
+            "refundTransaction",
+            f"/api/projects/{pid}/transactions/{mails[0]['txId']}/refund",
+            json={"amount": 1, "reason": "a scuffed corner"},
             headers=mine,
         )
         await walk.call(

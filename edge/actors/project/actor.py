@@ -52,6 +52,7 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.FollowUpReported: ("_intake", "reported"),
     m.MarkPaid: ("_merchant", "mark_paid"),
     m.CancelTx: ("_merchant", "cancel"),
+    m.RefundTx: ("_merchant", "refund"),
     m.PortalUrl: ("_merchant", "portal_url"),
     m.TriggerMaterial: ("_merchant", "trigger_material"),
     m.FollowUpTarget: ("_merchant", "follow_up_target"),

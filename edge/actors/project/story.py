@@ -340,3 +340,44 @@ def node_event(
     ops.extend(
         ledger.event(tx, event_type, id=evt_id, appliedAt=now if applied else None, **fields)
     )
+
+
+def refunded(tx: dict[str, Any]) -> tuple[int, int]:
+    """What the buyer was charged (the amount, or more where the provider added tax) and what
+    has been refunded of it so far, by the refunds the story has applied."""
+    kept = [entry_of(e).step for e in tx.get("story") or ()]
+    if not kept:
+        return int(tx["amount"]), 0
+    sub = None
+    start = _start(tx, sub) if tx.get("storyStart") else Start()
+    outcome = fold(kept, start, tx["kind"] == Kind.SUBSCRIPTION, tx["amount"])
+    given_back = max(outcome.refunded_total, sum(amount for _, amount in outcome.refunds))
+    charged = outcome.charged if outcome.charged is not None else int(tx["amount"])
+    return charged, given_back
+
+
+def node_refund(
+    ledger: Ledger, tx: dict[str, Any], refund_id: str, amount: int, ops: list[Op], **fields: Any
+) -> Status:
+    """A refund the merchant records itself (pay by mail: the money was sent back by hand): a
+    step of the story with its amount, summed with the others like a provider's; the status it
+    took (refunded, or partially)."""
+    now = ledger.now_ms()
+    evt_id = ids.new_evt_id()
+    step = Step(
+        evt_id, now, str(EventType.PAYMENT_REFUNDED), payment=Status.REFUNDED,
+        refund=Refund(amount, refund_id),
+    )  # fmt: skip
+    settled = settle(ledger, tx, [Entry(step)], ops)
+    target = settled.targets.get(evt_id, Status.REFUNDED)
+    kind = (
+        EventType.PAYMENT_REFUNDED if target == Status.REFUNDED
+        else EventType.PAYMENT_PARTIALLY_REFUNDED
+    )  # fmt: skip
+    applied = settled.fates.get(evt_id) is Fate.APPLIED
+    ops.extend(
+        ledger.event(
+            tx, kind, id=evt_id, appliedAt=now if applied else None, amount=amount, **fields
+        )
+    )
+    return target

@@ -27,6 +27,7 @@ def paths() -> dict[str, dict[str, Operation]]:
         f"{base}/events": {"get": _events()},
         f"{base}/transactions/{{txId}}/mark-paid": {"post": _mark_paid()},
         f"{base}/transactions/{{txId}}/cancel": {"post": _cancel()},
+        f"{base}/transactions/{{txId}}/refund": {"post": _refund()},
         "/api/subscriptions/{projectId}/{subscriptionId}/portal-url": {"post": _portal()},
     }
 
@@ -121,6 +122,35 @@ def _mark_paid() -> Operation:
             403: ["forbidden"],
             404: _NOT_FOUND,
             409: ["not_manual"],
+            422: ["invalid_transition"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _refund() -> Operation:
+    return operation(
+        "refundTransaction",
+        "Merchant API",
+        "Give money back for a paid transaction",
+        "All that is left, or `amount` of it. The node asks the provider from its durable queue "
+        "(Stripe's refund of the payment intent, PayPal's refund of the capture, Paddle's "
+        "refund adjustment, which Paddle approves first, BTCPay's pull payment for the buyer to "
+        "claim) and answers 202 with the refund `requested`; the provider's own webhook moves "
+        "the transaction once the money has moved, refunds summed by amount. Pay by mail records "
+        "the refund at once (200, `done`): the merchant sent the money back by hand.",
+        parameters=[PROJECT, TX],
+        body=json_body(ref("RefundRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={
+            200: json_answer("Pay by mail: recorded.", ref("Refund")),
+            202: json_answer("Owed to the provider.", ref("Refund")),
+        },
+        errors={
+            400: ["invalid_amount", "unknown_field", "invalid_request"],
+            403: ["forbidden"],
+            404: [*_NOT_FOUND, "provider_not_enabled"],
+            409: ["refund_too_large", "refund_unsupported"],
             422: ["invalid_transition"],
             503: ["unavailable"],
         },

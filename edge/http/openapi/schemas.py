@@ -202,6 +202,7 @@ def schemas() -> dict[str, Schema]:
                         "reason": nullable({"type": "string"}),
                         "needsAttention": {"type": "boolean"},
                         "attention": {"type": "array", "items": ref("Attention")},
+                        "refunds": {"type": "array", "items": ref("Refund")},
                     }
                 ),
             ],
@@ -439,6 +440,37 @@ def schemas() -> dict[str, Schema]:
             {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
         ),
         "CancelRequest": _body({}, []),
+        "RefundRequest": _body(
+            {
+                "amount": AMOUNT_IN,
+                "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500,
+                    "pattern": NOT_BLANK,
+                },
+            },
+            [],
+            description="Without an amount, all that is left to refund.",
+        ),
+        "Refund": _obj(
+            {
+                "id": {"type": "string", "pattern": "^rf_[0-9A-HJKMNP-TV-Z]{26}$"},
+                "txId": ref("TxId"),
+                "amount": AMOUNT,
+                "currency": ref("Currency"),
+                "reason": nullable({"type": "string"}),
+                "state": {"type": "string", "enum": ["requested", "sent", "failed", "done"]},
+                "detail": nullable({"type": "string"}),
+                "requestedAt": TIME,
+            },
+            description=(
+                "A refund the merchant asked for: requested (owed to the provider from the node's"
+                " durable queue), sent (the provider took it; its own webhook moves the"
+                " transaction when the money has moved), failed (refused for good: detail says"
+                " why) or done (pay by mail: recorded at once)."
+            ),
+        ),
         **_manage_schemas(),
     }
 

@@ -21,9 +21,12 @@ import httpx
 
 from edge.errors import Conflict, ProviderError
 from edge.providers.base import (
+    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    FollowUpRequest,
+    FollowUpResult,
     NormalizedEvent,
     Provider,
     SignatureInvalid,
@@ -37,6 +40,11 @@ MAX_ANSWER = 1 << 20
 
 @dataclass(frozen=True)
 class BTCPayProvider(Provider):
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        if request.follow_up.action != REFUND:
+            return FollowUpResult(detail=f"BTCPay has no follow-up {request.follow_up.action!r}")
+        return await refund(request)
+
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         tx, credentials = request.tx, request.credentials
         if tx["kind"] == "subscription":
@@ -81,6 +89,36 @@ class BTCPayProvider(Provider):
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         return events.normalize(body)
+
+
+async def refund(request: FollowUpRequest) -> FollowUpResult:
+    """Offer the buyer their money back (``POST /api/v1/invoices/{invoiceId}/refund``): BTCPay
+    makes a pull payment the buyer claims with a wallet address, in the invoice's currency
+    (``Fiat``) or a part of it (``Custom``). Money moves only once the buyer claims it, so the
+    transaction's status does not move; the claim link is what the merchant sends the buyer."""
+    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
+    body: dict[str, Any] = {
+        "name": f"Refund of {tx['id']}",
+        "description": str(params.get("reason") or "")[:500],
+    }
+    if params.get("whole"):
+        body["refundVariant"] = "Fiat"
+    else:
+        body.update(
+            refundVariant="Custom",
+            customAmount=money.to_btcpay(int(params["amount"]), str(tx["currency"])),
+            customCurrency=tx["currency"],
+        )
+    base = str(credentials["serverUrl"]).rstrip("/")
+    made = await _call(
+        request.http, credentials, f"{base}/api/v1/invoices/{tx['providerRef']}/refund", body
+    )
+    link = made.get("viewLink")
+    return FollowUpResult(
+        detail=f"BTCPay made a pull payment for the buyer to claim: {link}"
+        if isinstance(link, str)
+        else "BTCPay made a pull payment for the buyer to claim"
+    )
 
 
 def invoice_body(request: CheckoutRequest) -> dict[str, Any]:
@@ -164,4 +202,5 @@ BTCPAY = BTCPayProvider(
         CredentialField("storeId"),
         CredentialField("webhookSecret", secret=True),
     ),
+    refunds=True,
 )

@@ -24,9 +24,12 @@ import httpx
 
 from edge.errors import Conflict, ProviderError
 from edge.providers.base import (
+    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    FollowUpRequest,
+    FollowUpResult,
     NormalizedEvent,
     PortalRequest,
     PortalResult,
@@ -97,6 +100,11 @@ class PaddleProvider(Provider):
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         return events.normalize(body)
 
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        if request.follow_up.action != REFUND:
+            return FollowUpResult(detail=f"Paddle has no follow-up {request.follow_up.action!r}")
+        return await refund(request)
+
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
         if not customer:
@@ -117,6 +125,34 @@ class PaddleProvider(Provider):
         if not isinstance(url, str) or not url:
             raise _provider_error("Paddle answered without a portal address.")
         return PortalResult(url=url)
+
+
+async def refund(request: FollowUpRequest) -> FollowUpResult:
+    """Ask Paddle to give back part or all of the checkout's transaction (``POST /adjustments``,
+    action refund): ``type: full`` for all of it, else ``partial`` on its line. Paddle approves
+    refunds itself (most live ones are reviewed; the sandbox approves them every ten minutes),
+    and its ``adjustment.updated`` moves the transaction once approved."""
+    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
+    txn = str(tx["providerRef"])
+    body: dict[str, Any] = {
+        "action": "refund",
+        "transaction_id": txn,
+        "reason": str(params.get("reason") or "Refund requested by the merchant")[:500],
+    }
+    if params.get("whole"):
+        body["type"] = "full"
+    else:
+        entity = await _call(request.http, credentials, tx["isTest"], f"/transactions/{txn}", None)
+        lines = entity.get("details", {}).get("line_items") if isinstance(entity, dict) else None
+        line = lines[0].get("id") if isinstance(lines, list) and lines else None
+        if not isinstance(line, str):
+            raise _provider_error("Paddle's transaction has no line to refund.", retryable=False)
+        amount = money.to_paddle(int(params["amount"]), str(tx["currency"]))
+        body.update(type="partial", items=[{"item_id": line, "type": "partial", "amount": amount}])
+    made = await _call(request.http, credentials, tx["isTest"], "/adjustments", body)
+    return FollowUpResult(
+        detail=f"Paddle took refund {made.get('id')} ({made.get('status')}): Paddle approves it"
+    )
 
 
 def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
@@ -160,17 +196,20 @@ async def _call(
     credentials: Mapping[str, Any],
     test: bool,
     path: str,
-    body: Mapping[str, Any],
+    body: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """POST JSON to Paddle (its sandbox for test mode unless ``apiBase`` says otherwise) and
-    return the answer's ``data`` object; ``502 provider_error`` on a transport error, a
-    refusal, or an answer without a ``data`` object."""
+    """POST JSON to Paddle (GET when ``body`` is None; its sandbox for test mode unless
+    ``apiBase`` says otherwise) and return the answer's ``data`` object; ``502
+    provider_error`` on a transport error, a refusal, or an answer without a ``data`` object."""
     default = SANDBOX_API_BASE if test else LIVE_API_BASE
     base = str(credentials.get("apiBase") or default).rstrip("/")
     key = str(credentials["apiKey"])
     headers = {"Authorization": f"Bearer {key}", "Paddle-Version": API_VERSION}
     try:
-        response = await http.post(base + path, json=body, headers=headers)
+        if body is None:
+            response = await http.get(base + path, headers=headers)
+        else:
+            response = await http.post(base + path, json=body, headers=headers)
     except httpx.HTTPError as exc:
         # the exception text may carry the request; the class name says enough
         raise _provider_error(f"Could not reach Paddle ({type(exc).__name__}).") from None
@@ -221,4 +260,5 @@ PADDLE = PaddleProvider(
     ),
     publishable_field="clientToken",
     signature_window_s=signature.WINDOW_S,
+    refunds=True,
 )

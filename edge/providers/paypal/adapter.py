@@ -28,6 +28,7 @@ import httpx
 
 from edge.errors import Conflict
 from edge.providers.base import (
+    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
@@ -136,9 +137,11 @@ class PayPalProvider(Provider):
         return (FollowUp(events.CAPTURE, {"orderId": tx["providerRef"]}),)
 
     async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        if request.follow_up.action != events.CAPTURE:
-            return FollowUpResult(detail=f"PayPal has no follow-up {request.follow_up.action!r}")
-        return await capture(request)
+        if request.follow_up.action == events.CAPTURE:
+            return await capture(request)
+        if request.follow_up.action == REFUND:
+            return await refund(request)
+        return FollowUpResult(detail=f"PayPal has no follow-up {request.follow_up.action!r}")
 
 
 async def capture(request: FollowUpRequest) -> FollowUpResult:
@@ -197,6 +200,41 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
         detail=f"captured: {outcome.provider_type.rsplit(' ', 1)[-1]}",
         events=(outcome,),
         body=answer.raw,
+    )
+
+
+async def refund(request: FollowUpRequest) -> FollowUpResult:
+    """Give back part or all of the order's capture (``POST /v2/payments/captures/{id}/refund``,
+    ``PayPal-Request-Id`` = the node's refund id). The outcome reaches the transaction through
+    ``PAYMENT.CAPTURE.REFUNDED``."""
+    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
+    order = await api.call(
+        request.http, credentials, tx["isTest"], "GET", f"/v2/checkout/orders/{tx['providerRef']}"
+    )
+    if not order.ok:
+        raise api.provider_error(order.describe() + ".", retryable=order.status >= 500)
+    capture = events.first_capture(order.body)
+    if capture is None:
+        raise api.provider_error("The PayPal order has no capture to refund.", retryable=False)
+    value = money.to_paypal(int(params["amount"]), str(tx["currency"]))
+    body: dict[str, Any] = {"amount": {"currency_code": tx["currency"], "value": value}}
+    if params.get("reason"):
+        body["note_to_payer"] = str(params["reason"])[:255]
+    answer = await api.call(
+        request.http,
+        credentials,
+        tx["isTest"],
+        "POST",
+        f"/v2/payments/captures/{capture}/refund",
+        body,
+        request_id=str(params["refundId"]),
+    )
+    if not answer.ok:
+        raise api.provider_error(
+            answer.describe() + ".", retryable=answer.status >= 500 or answer.status == 429
+        )
+    return FollowUpResult(
+        detail=f"PayPal took refund {answer.body.get('id')} ({answer.body.get('status')})"
     )
 
 
@@ -335,4 +373,5 @@ PAYPAL = PayPalProvider(
     signature_window_s=None,
     expires_checkouts=False,
     returns_through_node=True,
+    refunds=True,
 )

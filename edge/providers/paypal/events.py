@@ -191,6 +191,12 @@ def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
     )
 
 
+def first_capture(order: Mapping[str, Any]) -> str | None:
+    """The id of an order's (first) capture, from ``GET /v2/checkout/orders/{id}``."""
+    unit = _first(order.get("purchase_units"))
+    return _str(_first(_dict(unit, "payments").get("captures")), "id")
+
+
 # --- readers, one per resource kind ------------------------------------------------------
 
 

@@ -19,9 +19,12 @@ import httpx
 
 from edge.errors import Conflict, ContractError, ProviderError
 from edge.providers.base import (
+    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    FollowUpRequest,
+    FollowUpResult,
     NormalizedEvent,
     PortalRequest,
     PortalResult,
@@ -87,6 +90,11 @@ class StripeProvider(Provider):
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         return events.normalize(body)
 
+    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
+        if request.follow_up.action != REFUND:
+            return FollowUpResult(detail=f"Stripe has no follow-up {request.follow_up.action!r}")
+        return await refund(request)
+
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
         if not customer:
@@ -103,6 +111,33 @@ class StripeProvider(Provider):
         if not isinstance(url, str):
             raise _provider_error("Stripe answered without a portal address.")
         return PortalResult(url=url)
+
+
+async def refund(request: FollowUpRequest) -> FollowUpResult:
+    """Give back part or all of the checkout's payment (``POST /v1/refunds`` on the session's
+    payment intent, ``Idempotency-Key`` = the node's refund id, so a repeated attempt is one
+    refund). The outcome reaches the transaction through ``charge.refunded``."""
+    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
+    session = await _call(
+        request.http, credentials, f"/v1/checkout/sessions/{tx['providerRef']}", None
+    )
+    intent = session.get("payment_intent")
+    intent = intent.get("id") if isinstance(intent, dict) else intent
+    if not isinstance(intent, str) or not intent:
+        raise ProviderError(
+            "provider_error", "The Stripe checkout has no payment to refund.", retryable=False
+        )
+    amount = money.to_stripe(int(params["amount"]), str(tx["currency"]))
+    body: dict[str, Any] = {
+        "payment_intent": intent,
+        "amount": amount,
+        "reason": "requested_by_customer",
+        "metadata": {"txId": tx["id"], "refundId": params["refundId"]},
+    }
+    made = await _call(
+        request.http, credentials, "/v1/refunds", body, idempotency_key=str(params["refundId"])
+    )
+    return FollowUpResult(detail=f"Stripe took refund {made.get('id')} ({made.get('status')})")
 
 
 def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
@@ -145,20 +180,22 @@ async def _call(
     http: httpx.AsyncClient,
     credentials: Mapping[str, Any],
     path: str,
-    params: Mapping[str, Any],
+    params: Mapping[str, Any] | None,
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
-    """POST a form to Stripe and return the JSON object; ``ContractError 502 provider_error`` on a
-    transport error, a non-2xx answer or a body that is not a JSON object."""
+    """POST a form to Stripe (GET when ``params`` is None) and return the JSON object;
+    ``ContractError 502 provider_error`` on a transport error, a non-2xx answer (retryable but
+    for a refusal of the request itself) or a body that is not a JSON object."""
     base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
-    headers = {
-        "Authorization": f"Bearer {credentials['secretKey']}",
-        "Content-Type": "application/x-www-form-urlencoded",
-    }
+    headers = {"Authorization": f"Bearer {credentials['secretKey']}"}
     if idempotency_key:
         headers["Idempotency-Key"] = idempotency_key
     try:
-        response = await http.post(base + path, content=form.encode(params), headers=headers)
+        if params is None:
+            response = await http.get(base + path, headers=headers)
+        else:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            response = await http.post(base + path, content=form.encode(params), headers=headers)
     except httpx.HTTPError as exc:
         # The exception text may carry the request; the class name says enough.
         raise _provider_error(f"Could not reach Stripe ({type(exc).__name__}).") from None
@@ -171,7 +208,13 @@ async def _call(
         detail = _error_message(body)
         if detail:
             message += ": " + detail.replace(str(credentials["secretKey"]), "[secret key]")
-        raise _provider_error(message[:500] + ("" if message.endswith(".") else "."))
+        # 400, 402, 404: Stripe refused the request itself, and will again
+        retryable = response.status_code not in (400, 402, 404)
+        raise ProviderError(
+            "provider_error",
+            message[:500] + ("" if message.endswith(".") else "."),
+            retryable=retryable,
+        )
     if not isinstance(body, dict):
         raise _provider_error("Stripe answered with something that is not a JSON object.")
     return body
@@ -202,4 +245,5 @@ STRIPE = StripeProvider(
     ),
     publishable_field="publishableKey",
     signature_window_s=signature.WINDOW_S,
+    refunds=True,
 )

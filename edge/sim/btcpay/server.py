@@ -6,7 +6,8 @@ invoices, its webhooks and their deliveries.
 
 API (Greenfield's JSON and error shapes): ``POST /api/v1/stores/{storeId}/invoices``,
 ``GET .../invoices/{invoiceId}``, ``POST .../invoices/{invoiceId}/status`` (mark Settled or
-Invalid by hand, in the states BTCPay allows), ``POST
+Invalid by hand, in the states BTCPay allows), ``POST /api/v1/invoices/{invoiceId}/refund`` (a
+pull payment the buyer claims, and ``InvoiceRefund``), ``POST
 .../webhooks/{webhookId}/deliveries/{deliveryId}/redeliver``, ``GET
 .../webhooks/{webhookId}/deliveries``. Pages: ``/i/{invoiceId}``, and a store's Point of Sale
 apps, ``POST /apps/{appId}/pos``: anyone may create an invoice there, with an ``orderId`` of
@@ -439,6 +440,7 @@ class BTCPaySimulator(LoopbackServer):
         route(f"{stores}/invoices", view_func=self._create_invoice, methods=["POST"])
         route(f"{stores}/invoices/<invoice_id>", view_func=self._get_invoice)
         route(f"{stores}/invoices/<invoice_id>/status", view_func=self._mark_api, methods=["POST"])
+        route("/api/v1/invoices/<invoice_id>/refund", view_func=self._refund_api, methods=["POST"])
         route(f"{stores}/webhooks/<webhook_id>/deliveries", view_func=self._deliveries)
         route(
             f"{stores}/webhooks/<webhook_id>/deliveries/<delivery_id>/redeliver",
@@ -627,6 +629,49 @@ class BTCPaySimulator(LoopbackServer):
         self._mark(store, inv, str(status))  # any other status is refused the same way
         return inv.data
 
+    async def _refund_api(self, invoice_id: str) -> Any:
+        """``POST /api/v1/invoices/{invoiceId}/refund`` (the store found from the invoice): a pull
+        payment the buyer claims (``PullPaymentData`` with its ``viewLink``), and
+        ``InvoiceRefund``. Only a settled invoice is refunded (Greenfield answers 422 else)."""
+        try:
+            owner, inv = self._find(invoice_id)
+        except KeyError:
+            raise GreenfieldError(404, "invoice-not-found", "The invoice was not found") from None
+        self._store(owner.id)  # the store's own key, as Greenfield checks
+        body = await self._json()
+        variant = body.get("refundVariant")
+        if variant not in ("RateThen", "CurrentRate", "OverpaidAmount", "Fiat", "Custom"):
+            raise GreenfieldError(422, "", "refundVariant is required", "refundVariant")
+        if inv.data["status"] != "Settled":
+            raise GreenfieldError(
+                422, "", "Cannot refund an invoice that is not settled", "invoiceId"
+            )
+        currency = str(inv.data["currency"])
+        amount = str(inv.data["amount"])
+        if variant == "Custom":
+            custom = _minor(body.get("customAmount"), currency)
+            if custom is None or body.get("customCurrency") != currency:
+                raise GreenfieldError(
+                    422, "", "customAmount or customCurrency is invalid", "customAmount"
+                )
+            if not 0 < custom <= inv.amount_minor:
+                raise GreenfieldError(
+                    422, "", "customAmount is more than the invoice's amount", "customAmount"
+                )
+            amount = str(body["customAmount"])
+        pull = {
+            "id": secrets.token_hex(10),
+            "name": body.get("name") or f"Refund {invoice_id}",
+            "description": body.get("description") or "",
+            "currency": currency,
+            "amount": amount,
+            "archived": False,
+            "autoApproveClaims": False,
+        }
+        pull["viewLink"] = f"{self.url}/pull-payments/{pull['id']}"
+        self._emit(owner, "InvoiceRefund", inv, pullPaymentId=pull["id"])
+        return pull
+
     async def _deliveries(self, store_id: str, webhook_id: str) -> Any:
         store = self._store(store_id)
         if webhook_id not in store.webhooks:
@@ -710,3 +755,13 @@ def _redirect(location: str) -> Response:
 async def _render_error(error: GreenfieldError) -> tuple[Any, int]:
     # async: Quart runs a plain function in an asyncio executor, which trio does not have
     return error.response()
+
+
+def _minor(value: Any, currency: str) -> int | None:
+    """Minor units of a Greenfield decimal string; None when it is not one, or has more
+    decimals than the currency."""
+    try:
+        minor = Decimal(str(value)).scaleb(EXPONENTS[currency])
+    except (InvalidOperation, KeyError):
+        return None
+    return int(minor) if minor == minor.to_integral_value() and isinstance(value, str) else None

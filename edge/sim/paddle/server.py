@@ -192,6 +192,15 @@ class PaddleSimulator(LoopbackServer):
     def adjustment(self, adj_id: str) -> dict[str, Any]:
         return self._find("adjustments", adj_id)[1]
 
+    def adjustments_of(self, txn_id: str) -> list[dict[str, Any]]:
+        """The adjustments of the transaction ``txn_id``, oldest first (the dashboard's list)."""
+        return [
+            adjustment
+            for account in self._accounts.values()
+            for adjustment in account.adjustments.values()
+            if adjustment["transaction_id"] == txn_id
+        ]
+
     def register_client_token(self, api_key: str, token: str | None = None) -> str:
         """A client-side token of the account ``api_key`` (made if new), the one Paddle.js is
         initialized with on the merchant's pages (``test_`` and 27 characters in sandbox)."""

@@ -211,19 +211,55 @@ class StripeSimulator(LoopbackServer):
     async def refund(self, session_id: str, amount_minor: int | None = None) -> None:
         """Refund ``amount_minor`` (default: what is left) of a paid payment-mode session."""
         account, checkout = self._checkout(session_id)
+        try:
+            await self._refund(account, checkout, amount_minor, {})
+        except StripeError as refused:
+            raise ValueError(refused.message) from None
+
+    async def _refund(
+        self,
+        account: _Account,
+        checkout: _Checkout,
+        amount_minor: int | None,
+        metadata: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """What ``POST /v1/refunds`` does: the refund object, and ``charge.refunded`` with the
+        charge's new ``amount_refunded`` (all refunds so far). Refused as Stripe refuses: a
+        charge with nothing left (``charge_already_refunded``), more than is left
+        (``amount_too_large``), a three-decimal amount whose last digit is not 0."""
         charge = checkout.charge
         if charge is None:
-            raise ValueError(f"{session_id} has no charge to refund (not paid, or a subscription)")
+            raise StripeError(
+                400,
+                "This PaymentIntent does not have a successful charge to refund.",
+                "payment_intent",
+            )
         left = charge["amount"] - charge["amount_refunded"]
         amount = left if amount_minor is None else amount_minor
+        if left <= 0:
+            raise StripeError(
+                400,
+                f"Charge {charge['id']} has already been refunded.",
+                code="charge_already_refunded",
+            )
         if not 0 < amount <= left:
-            raise ValueError(f"can refund 1 to {left} minor units, not {amount}")
+            raise StripeError(
+                400,
+                f"Refund amount ({amount}) is greater than unrefunded amount on charge ({left}).",
+                "amount",
+                code="amount_too_large",
+            )
         if charge["currency"] in THREE_DECIMAL and amount % 10:
-            raise ValueError(f"a {charge['currency']} refund's last digit must be 0, not {amount}")
+            raise StripeError(
+                400, f"A {charge['currency']} refund's last digit must be 0.", "amount"
+            )
         charge["amount_refunded"] += amount
         charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
-        charge["refunds"]["data"].insert(0, objects.refund(charge_obj=charge, amount=amount))
+        made = objects.refund(charge_obj=charge, amount=amount)
+        made["metadata"] = dict(metadata)
+        charge["refunds"]["data"].insert(0, made)
         await self._emit(account, ("charge.refunded", charge))
+        return made
 
     async def dispute(self, session_id: str) -> None:
         """The buyer's bank disputes the charge: ``charge.dispute.created``. Like Stripe's, the
@@ -377,6 +413,7 @@ class StripeSimulator(LoopbackServer):
         app.add_url_rule("/v1/checkout/sessions", view_func=self._create_session, methods=["POST"])
         app.add_url_rule("/v1/checkout/sessions/<session_id>", view_func=self._get_session)
         app.add_url_rule("/v1/prices", view_func=self._create_price, methods=["POST"])
+        app.add_url_rule("/v1/refunds", view_func=self._create_refund, methods=["POST"])
         app.add_url_rule("/v1/payment_links", view_func=self._create_link, methods=["POST"])
         app.add_url_rule("/v1/payment_links/<link_id>", view_func=self._get_link)
         app.add_url_rule("/b/<link_id>", view_func=self._open_link)
@@ -426,6 +463,45 @@ class StripeSimulator(LoopbackServer):
         if key:
             account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(checkout.session), 200)
         return checkout.session
+
+    async def _create_refund(self) -> Any:
+        """``POST /v1/refunds`` on a ``payment_intent`` (or ``charge``) of a session paid here,
+        with an ``Idempotency-Key`` kept like any other request's."""
+        account = self._caller()
+        params = await _form()
+        key = request.headers.get("Idempotency-Key")
+        saved = account.idempotent.get(key) if key else None
+        if saved is not None:
+            if saved.params != params:
+                raise StripeError(
+                    400,
+                    "Keys for idempotent requests can only be used with the same parameters "
+                    f"they were first used with. Try using a key other than '{key}' if you "
+                    "meant to execute a different request.",
+                    kind="idempotency_error",
+                )
+            return copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"}
+        named = params.get("payment_intent") or params.get("charge")
+        checkout = next(
+            (
+                c
+                for c in account.checkouts.values()
+                if named in ((c.intent or {}).get("id"), (c.charge or {}).get("id"))
+            ),
+            None,
+        )
+        if checkout is None:
+            raise StripeError(404, f"No such payment_intent: '{named}'", "payment_intent")
+        amount = params.get("amount")
+        made = await self._refund(
+            account,
+            checkout,
+            _positive_int(amount, "amount") if amount is not None else None,
+            _metadata(params.get("metadata"), "metadata"),
+        )
+        if key:
+            account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(made), 200)
+        return made
 
     async def _get_session(self, session_id: str) -> Any:
         account = self._caller()

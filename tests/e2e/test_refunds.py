@@ -1,0 +1,233 @@
+"""Refunds from the merchant's server API, through a real node and each provider's simulator
+(CONTRACT 4.5, issue 26): the node owes the provider's refund call from its durable queue
+(``202``, state ``requested``, then ``sent``), and the transaction moves only when the
+provider's own webhook says the money moved, summed by amount (``partially_refunded`` then
+``refunded``). Pay by mail records a refund sent by hand at once. What cannot be refunded is
+refused before anything is owed; what the provider refuses for good is ``failed`` with its
+words.
+
+The refund calls, from the providers' references: Stripe ``POST /v1/refunds`` on the payment
+intent with an ``Idempotency-Key``; PayPal ``POST /v2/payments/captures/{id}/refund`` with a
+``PayPal-Request-Id``; Paddle ``POST /adjustments`` (action refund, type full or partial by
+line, approved by Paddle afterwards: "Most refunds for live accounts are created with the status
+of pending_approval until reviewed by Paddle", openapi.yaml status-adjustment); BTCPay ``POST
+/api/v1/invoices/{invoiceId}/refund`` (a pull payment the buyer claims, swagger
+RefundInvoiceRequest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from support.btcpay_shop import btcpay_shop
+from support.client import bearer, manual_shop
+from support.paddle_shop import paddle_shop
+from support.pages import press
+from support.paypal_shop import paypal_shop
+from support.stripe_shop import stripe_shop
+
+
+async def _checkout(http: httpx.AsyncClient, shop: Any, provider: str, product: str) -> dict:
+    answer = await http.post(
+        f"/api/checkout/{provider}/{shop.project_id}",
+        json={"productId": product, "mode": "test"},
+        headers=bearer(shop.test_key),
+    )
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+async def _refund(http: httpx.AsyncClient, shop: Any, tx: str, **body: Any) -> httpx.Response:
+    return await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{tx}/refund",
+        json=body,
+        headers=bearer(shop.test_key),
+    )
+
+
+async def _record(http: httpx.AsyncClient, shop: Any, tx: str) -> dict[str, Any]:
+    answer = await http.get(
+        f"/api/projects/{shop.project_id}/transactions/{tx}", headers=bearer(shop.test_key)
+    )
+    return dict(answer.json())
+
+
+async def _until(http: httpx.AsyncClient, shop: Any, tx: str, wanted: str) -> dict[str, Any]:
+    """The status record once it is ``wanted`` (a long poll on its version)."""
+    with trio.fail_after(20):
+        seen = (await http.get(f"/status/{shop.project_id}/{tx}")).json()
+        while seen["status"] != wanted:
+            answer = await http.get(
+                f"/status/{shop.project_id}/{tx}",
+                params={"wait": 10, "version": seen["version"]},
+            )
+            seen = answer.json()
+    return dict(seen)
+
+
+async def _refund_state(http: httpx.AsyncClient, shop: Any, tx: str, wanted: str) -> dict:
+    """The transaction's last refund once it is in state ``wanted`` (the follow-up worker
+    runs apart from the request)."""
+    with trio.fail_after(20):
+        while True:
+            record = await _record(http, shop, tx)
+            if record["refunds"][-1]["state"] == wanted:
+                return dict(record["refunds"][-1])
+            await trio.sleep(0.05)
+
+
+async def test_a_stripe_payment_is_refunded_in_two_parts(admin, http, sim):
+    shop = await stripe_shop(admin, sim)
+    made = await _checkout(http, shop, "stripe", "book")
+    await sim.complete(made["url"].rsplit("/", 1)[-1])
+    await _until(http, shop, made["txId"], "succeeded")
+
+    part = await _refund(http, shop, made["txId"], amount=5, reason="a damaged cover")
+    assert part.status_code == 202, part.text
+    asked = part.json()
+    assert (asked["state"], asked["amount"], asked["currency"]) == ("requested", 5.0, "EUR")
+    assert asked["id"].startswith("rf_") and asked["reason"] == "a damaged cover"
+    seen = await _until(http, shop, made["txId"], "partially_refunded")
+    sent = await _refund_state(http, shop, made["txId"], "sent")
+    assert "Stripe took refund re_" in sent["detail"]
+
+    rest = await _refund(http, shop, made["txId"])  # no amount: all that is left
+    assert (rest.status_code, rest.json()["amount"]) == (202, 14.99)
+    done = await _until(http, shop, made["txId"], "refunded")
+    assert done["version"] == seen["version"] + 1
+    record = await _record(http, shop, made["txId"])
+    assert [e["type"] for e in record["events"]][-2:] == [
+        "payment.partially_refunded",
+        "payment.refunded",
+    ]
+    again = await _refund(http, shop, made["txId"])
+    assert (again.status_code, again.json()["error"]["code"]) == (422, "invalid_transition")
+
+
+async def test_a_paypal_capture_is_refunded(admin, http, paypal):
+    shop = await paypal_shop(admin, paypal)
+    made = await _checkout(http, shop, "paypal", "book")
+    async with httpx.AsyncClient() as buyer:
+        await press(buyer, made["url"], "Approve")
+    await _until(http, shop, made["txId"], "succeeded")
+    asked = await _refund(http, shop, made["txId"], amount=4.99)
+    assert asked.status_code == 202, asked.text
+    await _until(http, shop, made["txId"], "partially_refunded")
+    assert "PayPal took refund" in (await _refund_state(http, shop, made["txId"], "sent"))["detail"]
+    await _refund(http, shop, made["txId"])
+    await _until(http, shop, made["txId"], "refunded")
+
+
+async def test_a_paddle_transaction_is_refunded_once_paddle_approves(admin, http, paddle):
+    shop = await paddle_shop(admin, paddle)
+    made = await _checkout(http, shop, "paddle", "ten")
+    await paddle.pay(made["token"])
+    await _until(http, shop, made["txId"], "succeeded")
+    asked = await _refund(http, shop, made["txId"])  # all of it: Paddle's type full
+    assert (asked.status_code, asked.json()["amount"]) == (202, 10.0)
+    await _refund_state(http, shop, made["txId"], "sent")
+    # Paddle reviews it first: nothing moves while it waits for approval
+    assert (await http.get(f"/status/{shop.project_id}/{made['txId']}")).json()[
+        "status"
+    ] == "succeeded"
+    (waiting,) = paddle.adjustments_of(made["token"])
+    assert (waiting["type"], waiting["status"]) == ("full", "pending_approval")
+    await paddle.approve_refund(waiting["id"])
+    await _until(http, shop, made["txId"], "refunded")
+
+
+async def test_a_refund_paddle_refuses_for_good_is_failed_with_paddles_words(admin, http, paddle):
+    shop = await paddle_shop(admin, paddle)
+    made = await _checkout(http, shop, "paddle", "ten")
+    await paddle.pay(made["token"])
+    await _until(http, shop, made["txId"], "succeeded")
+    assert (await _refund(http, shop, made["txId"], amount=3)).status_code == 202
+    await _refund_state(http, shop, made["txId"], "sent")  # waits for Paddle's approval
+    # Paddle takes one refund of a transaction at a time: the second is refused
+    assert (await _refund(http, shop, made["txId"], amount=2)).status_code == 202
+    failed = await _refund_state(http, shop, made["txId"], "failed")
+    assert "Paddle answered 400" in failed["detail"]
+    # what was refused is not counted against what is left
+    left = await _refund(http, shop, made["txId"], amount=8)
+    assert (left.status_code, left.json()["error"]["code"]) == (409, "refund_too_large")
+    assert left.json()["error"]["refundable"] == 7.0
+
+
+async def test_a_btcpay_refund_is_a_pull_payment_for_the_buyer(admin, http, btcpay):
+    shop = await btcpay_shop(admin, btcpay)
+    made = await _checkout(http, shop, "btcpay", "ten")
+    invoice = made["url"].rsplit("/", 1)[-1]
+    await btcpay.pay(invoice)
+    await btcpay.confirm(invoice)
+    await _until(http, shop, made["txId"], "succeeded")
+    asked = await _refund(http, shop, made["txId"], amount=4)
+    assert asked.status_code == 202, asked.text
+    sent = await _refund_state(http, shop, made["txId"], "sent")
+    assert f"{btcpay.url}/pull-payments/" in sent["detail"]  # the link to send the buyer
+    record = await _record(http, shop, made["txId"])
+    # money moves when the buyer claims it: the status stays, the offer is in the history
+    assert record["status"] == "succeeded"
+    with trio.fail_after(20):  # BTCPay's InvoiceRefund: history, delivered from its queue
+        while not [e for e in record["events"] if e["type"] == "unmatched"]:
+            await trio.sleep(0.05)
+            record = await _record(http, shop, made["txId"])
+    assert record["status"] == "succeeded"
+
+
+async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
+    shop = await manual_shop(admin)
+    made = await _checkout(http, shop, "manual", "book")
+    paid = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{made['txId']}/mark-paid",
+        headers=bearer(shop.test_key),
+    )
+    assert paid.status_code == 200
+    part = await _refund(http, shop, made["txId"], amount=9.99)
+    assert (part.status_code, part.json()["state"]) == (200, "done")
+    assert (await _record(http, shop, made["txId"]))["status"] == "partially_refunded"
+    rest = await _refund(http, shop, made["txId"])
+    assert (rest.status_code, rest.json()["amount"]) == (200, 10.0)
+    record = await _record(http, shop, made["txId"])
+    assert (record["status"], [r["state"] for r in record["refunds"]]) == (
+        "refunded",
+        ["done", "done"],
+    )
+    refunds = [e for e in record["events"] if e["type"].startswith("payment.")]
+    assert [(e["type"], e["amount"]) for e in refunds] == [
+        ("payment.partially_refunded", 9.99),
+        ("payment.refunded", 10.0),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"amount": 20}, 409, "refund_too_large"),  # more than was paid
+        ({"amount": 0.001}, 400, "invalid_amount"),  # EUR has two decimals
+        ({"amount": -1}, 400, "invalid_amount"),
+        ({"amount": "5"}, 400, "invalid_amount"),
+        ({"note": "x"}, 400, "unknown_field"),
+    ],
+)
+async def test_what_cannot_be_refunded_is_refused_before_anything_is_owed(
+    admin, http, body, status, code
+):
+    shop = await manual_shop(admin)
+    made = await _checkout(http, shop, "manual", "book")
+    await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{made['txId']}/mark-paid",
+        headers=bearer(shop.test_key),
+    )
+    refused = await _refund(http, shop, made["txId"], **body)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (status, code)
+    record = await _record(http, shop, made["txId"])
+    assert (record["status"], record["refunds"]) == ("succeeded", [])
+
+
+async def test_a_pending_checkout_is_not_refunded(admin, http):
+    shop = await manual_shop(admin)
+    made = await _checkout(http, shop, "manual", "book")
+    refused = await _refund(http, shop, made["txId"])
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "invalid_transition")
