@@ -176,14 +176,20 @@ async def test_a_btcpay_refund_is_a_pull_payment_for_the_buyer(admin, http, btcp
     assert record["status"] == "succeeded"
 
 
-async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
+async def _paid_by_mail(admin: Any, http: httpx.AsyncClient) -> tuple[Any, dict]:
+    """A pay-by-mail checkout of the book (19.99 EUR), marked paid."""
     shop = await manual_shop(admin)
     made = await _checkout(http, shop, "manual", "book")
     paid = await http.post(
         f"/api/projects/{shop.project_id}/transactions/{made['txId']}/mark-paid",
         headers=bearer(shop.test_key),
     )
-    assert paid.status_code == 200
+    assert paid.status_code == 200, paid.text
+    return shop, made
+
+
+async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
+    shop, made = await _paid_by_mail(admin, http)
     part = await _refund(http, shop, made["txId"], amount=9.99)
     assert (part.status_code, part.json()["state"]) == (200, "done")
     assert (await _record(http, shop, made["txId"]))["status"] == "partially_refunded"
@@ -214,12 +220,7 @@ async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
 async def test_what_cannot_be_refunded_is_refused_before_anything_is_owed(
     admin, http, body, status, code
 ):
-    shop = await manual_shop(admin)
-    made = await _checkout(http, shop, "manual", "book")
-    await http.post(
-        f"/api/projects/{shop.project_id}/transactions/{made['txId']}/mark-paid",
-        headers=bearer(shop.test_key),
-    )
+    shop, made = await _paid_by_mail(admin, http)
     refused = await _refund(http, shop, made["txId"], **body)
     assert (refused.status_code, refused.json()["error"]["code"]) == (status, code)
     record = await _record(http, shop, made["txId"])

@@ -446,18 +446,9 @@ class StripeSimulator(LoopbackServer):
     async def _create_session(self) -> Any:
         account = self._caller()
         params = await _form()
-        key = request.headers.get("Idempotency-Key")
-        saved = account.idempotent.get(key) if key else None
-        if saved is not None:
-            if saved.params != params:
-                raise StripeError(
-                    400,
-                    "Keys for idempotent requests can only be used with the same parameters "
-                    f"they were first used with. Try using a key other than '{key}' if you "
-                    "meant to execute a different request.",
-                    kind="idempotency_error",
-                )
-            return copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"}
+        key, replayed = _replayed(account, params)
+        if replayed is not None:
+            return replayed
         checkout = _new_checkout(account, params, self.url)
         account.checkouts[checkout.session["id"]] = checkout
         if key:
@@ -469,18 +460,9 @@ class StripeSimulator(LoopbackServer):
         with an ``Idempotency-Key`` kept like any other request's."""
         account = self._caller()
         params = await _form()
-        key = request.headers.get("Idempotency-Key")
-        saved = account.idempotent.get(key) if key else None
-        if saved is not None:
-            if saved.params != params:
-                raise StripeError(
-                    400,
-                    "Keys for idempotent requests can only be used with the same parameters "
-                    f"they were first used with. Try using a key other than '{key}' if you "
-                    "meant to execute a different request.",
-                    kind="idempotency_error",
-                )
-            return copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"}
+        key, replayed = _replayed(account, params)
+        if replayed is not None:
+            return replayed
         named = params.get("payment_intent") or params.get("charge")
         checkout = next(
             (
@@ -882,6 +864,25 @@ def _metadata(value: Any, param: str) -> dict[str, str]:
     if len(value) > 50:
         raise StripeError(400, "Metadata can have at most 50 keys.", param)
     return dict(value)
+
+
+def _replayed(account: _Account, params: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """The request's ``Idempotency-Key``, and the first answer given under it, saved as it
+    was (Stripe "saves the resulting status code and body of the first request"), or None;
+    the same key with other parameters is Stripe's ``idempotency_error``."""
+    key = request.headers.get("Idempotency-Key")
+    saved = account.idempotent.get(key) if key else None
+    if saved is None:
+        return key, None
+    if saved.params != params:
+        raise StripeError(
+            400,
+            "Keys for idempotent requests can only be used with the same parameters "
+            f"they were first used with. Try using a key other than '{key}' if you "
+            "meant to execute a different request.",
+            kind="idempotency_error",
+        )
+    return key, (copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"})
 
 
 async def _form() -> dict[str, Any]:
