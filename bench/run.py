@@ -184,6 +184,9 @@ def peak_and_latency(
         ):
             wrk.run(url, duration_s=2, **kw)  # type: ignore[arg-type]
         warm, _ = webhook_run(2000)
+        # the events are about the bench's own checkouts: they move them (not stored unmatched)
+        moved = httpx.get(status_url, headers=key_header).json()["status"]
+        assert moved != "pending", "the bench's webhook events do not match its transactions"
 
         series: dict[str, list[float]] = {
             k: [] for k in ("quart_get", "asgi_get", "status", "quart_post", "asgi_post", "webhook")

@@ -145,16 +145,27 @@ def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
             "apiBase": sim.url,
         }
         admin.provider(project_id, "stripe", {"enabled": True, "test": credentials})
-        tx_ids = asyncio.run(_checkouts(admin.url, project_id, test_key, transactions))
+        made = asyncio.run(_checkouts(admin.url, project_id, test_key, transactions))
+    # the Checkout Session the node created for each: the events are about it (CONTRACT 4.3)
     txs = [
-        {"id": tx_id, "amount": AMOUNT_MINOR, "currency": "EUR", "isTest": True, "kind": "payment"}
-        for tx_id in tx_ids
+        {
+            "id": tx_id,
+            "providerRef": session_id,
+            "amount": AMOUNT_MINOR,
+            "currency": "EUR",
+            "isTest": True,
+            "kind": "payment",
+        }
+        for tx_id, session_id in made
     ]
     return StripeShop(project_id, test_key, txs)
 
 
-async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[str]:
-    ids: list[str] = []
+async def _checkouts(
+    url: str, project_id: str, key: str, count: int
+) -> list[tuple[str, str]]:
+    """``count`` Stripe checkouts: each one's transaction id and Checkout Session id."""
+    ids: list[tuple[str, str]] = []
     async with httpx.AsyncClient(
         base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
     ) as http:
@@ -166,7 +177,8 @@ async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[st
                 )
                 if response.status_code != 201:
                     raise RuntimeError(f"checkout: {response.status_code} {response.text}")
-                ids.append(response.json()["txId"])
+                made = response.json()
+                ids.append((made["txId"], made["url"].rsplit("/", 1)[-1]))
 
         workers = 16
         await asyncio.gather(
