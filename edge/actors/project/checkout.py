@@ -26,7 +26,7 @@ from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.money import to_wire
 from edge.domain.status import ENDED, Kind, Status, can_transition
-from edge.domain.urls import handout_allowed
+from edge.domain.urls import handout_allowed, with_tx_id
 from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.registry import PROVIDERS
@@ -73,8 +73,13 @@ class Checkouts:
         if ledger.tx(tx_id) is not None:
             raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
         project = ledger.project
-        success_url = ledger.redirect(msg.success_url, project["successUrl"], "successUrl")
-        cancel_url = ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl")
+        # wherever the buyer is sent, the merchant's {TX_ID} names this transaction
+        success_url = with_tx_id(
+            ledger.redirect(msg.success_url, project["successUrl"], "successUrl"), tx_id
+        )
+        cancel_url = with_tx_id(
+            ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl"), tx_id
+        )
         now = ledger.now_ms()
         tx: dict[str, Any] = {
             "id": tx_id,

@@ -78,6 +78,14 @@ URL_IN: Schema = {
     "maxLength": 2000,
     "examples": ["https://shop.example/thanks"],
 }
+REDIRECT_IN: Schema = {
+    **URL_IN,
+    "description": "Where the buyer is sent back to: https (http only on localhost), on one of "
+    "the project's allowedOrigins (400 url_not_allowed). Every {TX_ID} in it (also "
+    "percent-encoded, %7BTX_ID%7D) is replaced by the transaction id, wherever the node sends "
+    "the buyer: the provider's success and cancel addresses and the node's own return.",
+    "examples": ["https://shop.example/thanks?tx={TX_ID}"],
+}
 # a character the node does not strip: Python's whitespace also counts \x1c-\x1f and \x85,
 # which ECMA's \s does not
 NOT_BLANK = "[^\\s\\u001c-\\u001f\\u0085]"
@@ -379,8 +387,8 @@ def schemas() -> dict[str, Schema]:
                 },
                 "quantity": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1},
                 "txId": ref("TxId"),
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "mode": {**MODE, "default": "live"},
             },
             ["productId"],
@@ -474,8 +482,8 @@ def _manage_schemas() -> dict[str, Schema]:
         "ProjectRequest": _body(
             {
                 "name": name,
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
                 "tier": TIER,
             },
@@ -492,8 +500,8 @@ def _manage_schemas() -> dict[str, Schema]:
         "ProjectPatch": _body(
             {
                 "name": name,
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
                 "tier": TIER,
             },
