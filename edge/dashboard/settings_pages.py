@@ -10,9 +10,10 @@ from quart import Response, request
 
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
-from edge.dashboard.words import refused_in_words
+from edge.dashboard.words import not_offered_in_words, refused_in_words
 from edge.http.button import current, snippet
 from edge.http.context import node
+from edge.providers.offers import NAMES
 from edge.providers.registry import PROVIDERS
 
 HTML = "text/html; charset=utf-8"
@@ -94,11 +95,16 @@ async def _methods_page(
         name: [m for m in ("test", "live") if "webhookSecret" in view[m]]
         for name, view in configured.items()
     }
+    product_names = {p["id"]: p["name"] for p in project["products"]}
     methods = [
         {
             "name": name,
+            "title": NAMES.get(name, name),
             "adapter": adapter,
             "view": configured.get(name),
+            "not_offered": not_offered_in_words(
+                name, adapter.kind, configured.get(name), product_names
+            ),
             "webhook": _webhook_address(name, pid) if name != "manual" else None,
             "refused": [
                 refused_in_words(r, secrets.get(name, [])) for r in refused if r["provider"] == name

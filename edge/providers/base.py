@@ -206,6 +206,9 @@ class Provider:
     # True where the buyer comes back through ``/return/{provider}/{project}/{tx}`` (PayPal),
     # which asks ``returned`` what the node owes the provider, then sends the buyer on.
     returns_through_node: bool = False
+    # False where a subscription product cannot be sold (BTCPay invoices and pay by mail are
+    # one-off): not offered for one, and its checkout is refused before anything is stored.
+    supports_subscriptions: bool = True
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product

@@ -33,4 +33,6 @@ MANUAL = ManualProvider(
     icon="mail.svg",
     credential_fields=(CredentialField("mailingAddress", shape="address"),),
     uses_reference_code=True,
+    # a mailed payment is paid once: nothing would ever renew a subscription
+    supports_subscriptions=False,
 )

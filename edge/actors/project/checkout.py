@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.idempotency import IdempotencyKeys
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
@@ -28,7 +27,9 @@ from edge.domain.money import to_wire
 from edge.domain.status import ENDED, Kind, Status, can_transition
 from edge.domain.urls import handout_allowed, with_tx_id
 from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
+from edge.providers import prices
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
+from edge.providers.offers import display_name
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
 from edge.store.writer import Op
@@ -64,6 +65,13 @@ class Checkouts:
             # the product's kind decides it, not the request's shape: a conflict, not a 400
             raise Conflict(
                 "quantity_not_allowed", "A subscription is bought one at a time.", field="quantity"
+            )
+        if product["kind"] == Kind.SUBSCRIPTION and not provider.supports_subscriptions:
+            # said before anything is stored; public-info does not offer it either
+            raise Conflict(
+                "subscription_not_supported",
+                f"{display_name(provider)} takes one-off payments only; choose another way to pay.",
+                field="provider",
             )
         refused = prices.problem(provider, product, msg.quantity)
         if refused is not None:  # said before anything is stored: nothing stays pending

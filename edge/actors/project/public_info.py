@@ -12,10 +12,10 @@ import json
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view
 from edge.domain.money import to_wire
+from edge.providers.offers import product_problem
 from edge.providers.registry import PROVIDERS
 
 
@@ -57,8 +57,8 @@ class PublicInfoPages:
             credentials = ledger.credentials(provider, mode)
             if not provider.is_configured(credentials):
                 continue
-            if product is not None and prices.problem(provider, product) is not None:
-                continue  # a price this provider cannot charge (saved before it was enabled)
+            if product is not None and product_problem(provider, product) is not None:
+                continue  # a subscription it cannot sell, a price it cannot charge
             override = (product or {}).get("overrides", {}).get(name, {})
             entry: dict[str, Any] = {
                 "provider": name,

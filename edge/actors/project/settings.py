@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
 from edge.domain.urls import first_disallowed_redirect, redirect_rule
 from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
+from edge.providers import prices
 from edge.providers.registry import PROVIDERS
 from edge.store.codec import pack
 
@@ -93,7 +93,8 @@ class ProjectSettings:
                 else previous
             )
         ledger.project["providers"][provider.name] = updated
-        ledger.commit(ledger.config_changed(), reply, provider_view(provider.name, updated))
+        view = provider_view(provider.name, updated, ledger.project["products"].values())
+        ledger.commit(ledger.config_changed(), reply, view)
 
     def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         ledger = self.ledger

@@ -474,6 +474,16 @@ def _manage_schemas() -> dict[str, Schema]:
         },
         [],
     )
+    offered = _obj(
+        {
+            "offered": {"type": "boolean"},
+            "missing": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Required credential fields this mode lacks.",
+            },
+        }
+    )
     credential = {
         "type": ["string", "array", "object"],
         "description": "A credential as stored; a secret reads as {set: true, last4}.",
@@ -629,7 +639,20 @@ def _manage_schemas() -> dict[str, Schema]:
                 "order": nullable({"type": "integer"}),
                 "test": {"type": "object", "additionalProperties": credential},
                 "live": {"type": "object", "additionalProperties": credential},
-            }
+                "availability": _obj(
+                    {
+                        "test": offered,
+                        "live": offered,
+                        "products": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "description": "Products it is never offered for, with the rule.",
+                        },
+                    },
+                    description="Where buyers are offered this provider.",
+                ),
+            },
+            ["provider", "enabled", "label", "order", "test", "live"],
         ),
         "KeyRequest": _body(
             {

@@ -164,4 +164,5 @@ BTCPAY = BTCPayProvider(
         CredentialField("storeId"),
         CredentialField("webhookSecret", secret=True),
     ),
+    supports_subscriptions=False,
 )
