@@ -175,15 +175,16 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``{enabled, label?, order?, test?, live?}``; each mode's credential fields are checked by
-    the provider they belong to, in the actor."""
+    the provider they belong to, in the actor. ``label`` and ``order`` are in the result only
+    when given (None: back to the default), so a PUT that omits them keeps the merchant's."""
     only(body, {"enabled", "label", "order", "test", "live"})
     if not isinstance(body.get("enabled"), bool):
         raise InvalidInput("enabled must be true or false", "enabled")
-    settings: dict[str, Any] = {
-        "enabled": body["enabled"],
-        "label": _string(body, "label", max_len=40, required=False),
-        "order": _int(body, "order", 1, 1000),
-    }
+    settings: dict[str, Any] = {"enabled": body["enabled"]}
+    if "label" in body:
+        settings["label"] = _string(body, "label", max_len=40, required=False)
+    if "order" in body:
+        settings["order"] = _int(body, "order", 1, 1000)
     for name in MODES:
         if name in body:
             settings[name] = body[name]

@@ -72,10 +72,12 @@ class ProjectSettings:
             raise NotFound("unknown_provider", f"This node has no provider {msg.provider!r}.")
         body = msg.body  # checked by edge.http.bodies.provider_settings
         stored = dict(ledger.project["providers"].get(provider.name) or {})
+        # label and order merge like credentials: given replaces (None: the default), omitted
+        # keeps the merchant's
         updated: dict[str, Any] = {
             "enabled": body["enabled"],
-            "label": body["label"],
-            "order": body["order"],
+            "label": body.get("label", stored.get("label")),
+            "order": body.get("order", stored.get("order")),
         }
         for mode in creds.MODES:
             previous = stored.get(mode) or {}

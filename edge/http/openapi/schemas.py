@@ -617,7 +617,8 @@ def _manage_schemas() -> dict[str, Schema]:
             "webhookSecret, previousWebhookSecret?, apiBase?; paypal clientId, clientSecret, "
             "webhookId, apiBase?, certHosts?; paddle apiKey, clientToken, webhookSecret, "
             "apiBase?; btcpay serverUrl, apiKey, storeId, webhookSecret; manual "
-            "mailingAddress. A given field replaces, null removes, an omitted field is kept.",
+            "mailingAddress. A given field replaces, null removes, an omitted field is kept; "
+            "label and order too (null: the provider's label, order 100).",
             examples=[
                 {
                     "enabled": True,
