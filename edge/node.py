@@ -27,7 +27,7 @@ from hypercorn.utils import repr_socket_addr, wrap_app
 
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
-from edge.actors.followups import FollowUpWorker
+from edge.actors.followups import AttemptWatch, FollowUpWorker
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
@@ -102,8 +102,9 @@ async def open_node(
             async with open_registry(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
             ) as registry:
+                attempts = AttemptWatch()
                 follow_ups = FollowUpWorker(
-                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms
+                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms, attempts
                 )
                 load, metrics = Load(), Metrics()
                 notifier = Notifier(
@@ -132,6 +133,7 @@ async def open_node(
                         bound_url=url,
                         public_url=settings.public_url or url,
                         follow_ups_owed=_both(follow_ups.notify, notifier.notify),
+                        attempts=attempts,
                         load=load,
                         metrics=metrics,
                     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import httpx
 import trio
 
+from edge.actors.followups import AttemptWatch
 from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
@@ -75,6 +76,8 @@ class NodeContext:
     clock_ms: Callable[[], int] = wall_ms
     # Wakes the follow-up worker once a commit that owes the outside world something has landed.
     follow_ups_owed: Callable[[], None] = lambda: None
+    # the follow-up worker's attempts, as they are recorded (the buyer's return waits on one)
+    attempts: AttemptWatch = field(default_factory=AttemptWatch)
     load: Load = field(default_factory=Load)
     metrics: Metrics = field(default_factory=Metrics)
     # one sign-up at a time: an e-mail is checked free and taken in one step

@@ -123,7 +123,8 @@ class CredentialField:
 @dataclass(frozen=True)
 class CheckoutRequest:
     """``return_url`` is the node's own return address for this transaction (providers that
-    return the buyer through the node, ``Provider.returns_through_node``); ``remembered`` the
+    return the buyer through the node, ``Provider.returns_through_node``), and
+    ``cancel_return_url`` its address for a buyer who cancels there; ``remembered`` the
     provider object this adapter asked the node to keep for this product's price in this mode
     (``CheckoutResult.remember``: PayPal's billing plan), None the first time."""
 
@@ -134,6 +135,7 @@ class CheckoutRequest:
     cancel_url: str
     http: httpx.AsyncClient
     return_url: str = ""
+    cancel_return_url: str = ""
     remembered: str | None = None
 
 

@@ -144,6 +144,8 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         ]
         await walk.call("getStatus", f"/status/{pid}/{card['txId']}")
         await walk.call("buyerReturned", f"/return/stripe/{pid}/{card['txId']}")
+        await walk.call("buyerCanceled", f"/return/stripe/{pid}/{card['txId']}/cancel")
+        await walk.call("getReturnFile", "/static/return/return.js")
 
         # Stripe's webhook: one forged, one genuine
         paid = stripe_object(

@@ -512,10 +512,12 @@
         }
         case 'approval': {
           const url = webAddress(answer.url);
+          // The popup keeps its opener: the node's return page in it sends this window on
+          // (the success address, or a page that says what went wrong) and closes itself.
           const popup = window.open(url, 'cm-approval', 'popup,width=480,height=720');
           if (popup) {
-            popup.opener = null;
             this.#showMessage(`Complete the payment in the ${entry.label} window.`);
+            this.#watchPopup(popup, entry);
           } else {
             this.#showStatus(`Taking you to ${entry.label}…`);
             window.location.assign(url);
@@ -538,6 +540,33 @@
           throw new CmError('unexpected_response', `Unknown checkout type ${answer.type}.`);
       }
       this.#settle();
+    }
+
+    // The return page posts `cm-returned` before it sends this window on; a popup that closes
+    // without it was closed by the buyer, who is offered the payment options again.
+    #watchPopup(popup, entry) {
+      const session = this.#session;
+      const baseOrigin = new URL(this.baseUrl || window.location.href, window.location.href).origin;
+      let returning = false;
+      const onMessage = (event) => {
+        if (event.source !== popup || event.origin !== baseOrigin) return;
+        if (event.data && event.data.type === 'cm-returned') {
+          returning = true;
+          this.#showStatus('Taking you back…');
+        }
+      };
+      window.addEventListener('message', onMessage);
+      const timer = setInterval(() => {
+        if (session.signal.aborted || popup.closed) {
+          clearInterval(timer);
+          window.removeEventListener('message', onMessage);
+          if (!session.signal.aborted && !returning) this.#showPopupClosed(entry);
+        }
+      }, 300);
+      session.signal.addEventListener('abort', () => {
+        clearInterval(timer);
+        window.removeEventListener('message', onMessage);
+      });
     }
 
     #fail(error) {
@@ -675,6 +704,20 @@
         h('p', {class: 'lead', role: 'status'}, text),
         h('div', {class: 'actions'}, h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close')),
       );
+    }
+
+    #showPopupClosed(entry) {
+      const again = h('button', {type: 'button', class: 'action', onclick: () => this.#showList()}, 'Choose again');
+      this.#show(
+        h('p', {class: 'lead', role: 'status'}, `The ${entry.label} window was closed before the payment was finished. Nothing was charged.`),
+        h(
+          'div',
+          {class: 'actions'},
+          h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close'),
+          again,
+        ),
+      );
+      again.focus();
     }
 
     #showError(error) {
