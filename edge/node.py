@@ -25,6 +25,7 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
 from edge.actors.followups import AttemptWatch, FollowUpWorker
@@ -106,7 +107,7 @@ async def open_node(
                 follow_ups = FollowUpWorker(
                     store, writer, _Projects(registry), http, PROVIDERS, wall_ms, attempts
                 )
-                load, metrics = Load(), Metrics()
+                load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
                 notifier = Notifier(
                     store,
                     writer,
@@ -116,6 +117,7 @@ async def open_node(
                     wall_ms,
                     busy=load.busy,
                     counted=metrics.notification,
+                    observed=activity.notification,
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
@@ -136,6 +138,7 @@ async def open_node(
                         attempts=attempts,
                         load=load,
                         metrics=metrics,
+                        activity=activity,
                     )
 
                     async def shutdown_trigger() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import httpx
 import trio
 
+from edge.activity import ActivityLog
 from edge.actors.followups import AttemptWatch
 from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
@@ -80,6 +81,8 @@ class NodeContext:
     attempts: AttemptWatch = field(default_factory=AttemptWatch)
     load: Load = field(default_factory=Load)
     metrics: Metrics = field(default_factory=Metrics)
+    # the last requests and notification attempts, for edge logs --follow
+    activity: ActivityLog = field(default_factory=lambda: ActivityLog(wall_ms))
     # one sign-up at a time: an e-mail is checked free and taken in one step
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
 

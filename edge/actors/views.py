@@ -74,6 +74,8 @@ def project_view(project: Mapping[str, Any]) -> dict[str, Any]:
         "cancelUrl": project["cancelUrl"],
         "allowedOrigins": list(project["allowedOrigins"]),
         "tier": project["tier"],
+        # the account that made it; None: the operator's (made with the command line)
+        "owner": project.get("accountId"),
         "createdAt": iso_or_none(project["createdAt"]),
         "updatedAt": iso_or_none(project["updatedAt"]),
         "products": [product_view(p) for p in project["products"].values()],

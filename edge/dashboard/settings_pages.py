@@ -244,11 +244,17 @@ async def _endpoints_page(
 ) -> str:
     project = await client.get(f"/api/manage/projects/{pid}")
     listed = await client.get(f"/api/manage/projects/{pid}/endpoints")
+    base = f"/api/manage/projects/{pid}/endpoints"
+    attempts = {
+        e["endpointId"]: (await client.get(f"{base}/{e['endpointId']}/attempts"))["items"]
+        for e in listed["items"]
+    }
     return await page(
         "endpoints.html",
         who,
         project=project,
         endpoints=listed["items"],
+        attempts=attempts,
         created=created,
         problem=problem,
     )

@@ -125,11 +125,11 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
         code = flag.get("code")
         if code == "amount_mismatch":
             paid = (
-                _money(flag["amount"], flag["currency"])
+                money(flag["amount"], flag["currency"])
                 if flag.get("amount") is not None
                 else f"an amount the node cannot read ({flag.get('providerAmount')})"
             )
-            asked = _money(flag["expectedAmount"], flag["expectedCurrency"])
+            asked = money(flag["expectedAmount"], flag["expectedCurrency"])
             said.append(
                 f"{name} reported {paid} paid for this checkout of {asked}. It did not"
                 f" complete the checkout: refund that payment in {name}, or ask the buyer to"
@@ -147,7 +147,7 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(said))
 
 
-def _money(amount: float, currency: str) -> str:
+def money(amount: float, currency: str) -> str:
     """``1.00 EUR``, ``99,999,999.99 EUR``, ``1,500 JPY``: the currency's own decimals."""
     places = EXPONENTS.get(currency, 2)
     return f"{amount:,.{places}f} {currency}"

@@ -202,5 +202,14 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         await walk.call("getUsage", f"{project}/usage", headers=operator)
         await walk.call("listDeliveries", f"{project}/deliveries", headers=operator)
         await walk.call("getStats", "/api/manage/stats", headers=operator)
+        accounts = await walk.call("listAccounts", "/api/manage/accounts", headers=operator)
+        walker = accounts.json()["items"][0]["accountId"]
+        await walk.call(
+            "patchAccount",
+            f"/api/manage/accounts/{walker}",
+            json={"operator": True},
+            headers=operator,
+        )
+        await walk.call("listLogs", "/api/manage/logs?status=2xx,404", headers=operator)
 
     assert walk.visited == set(_OPS), f"not walked: {sorted(set(_OPS) - walk.visited)}"

@@ -3,6 +3,7 @@ token (every project) or an account's session (its own), each with a rate bucket
 
 from __future__ import annotations
 
+from edge.domain import logfilter
 from edge.http.openapi.common import (
     OPERATOR_OR_SESSION,
     Operation,
@@ -296,6 +297,76 @@ def paths() -> dict[str, dict[str, Operation]]:
                     404: ["not_found", "project_not_found"],
                     409: ["not_simulated", "live_transaction", "provider_mismatch"],
                 },
+            )
+        },
+        "/api/manage/accounts": {
+            "get": _manage(
+                "listAccounts",
+                "The node's dashboard accounts",
+                "The operator only (403 forbidden otherwise). `?email=` finds one.",
+                {200: _answer("The accounts, with how many projects each owns.", "AccountList")},
+                parameters=[
+                    query_param(
+                        "email",
+                        {"type": "string"},
+                        "Only the account with this e-mail.",
+                    )
+                ],
+            )
+        },
+        "/api/manage/accounts/{accountId}": {
+            "patch": _manage(
+                "patchAccount",
+                "Make an account the operator in the dashboard, or no longer",
+                "The operator only. An operator account sees and manages every project in the "
+                "dashboard and the API, those made with the command line included (edge "
+                "account operator EMAIL).",
+                {200: _answer("The account.", "Account")},
+                parameters=[
+                    path_param(
+                        "accountId",
+                        {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
+                        "The account.",
+                    )
+                ],
+                body=json_body(ref("AccountPatch")),
+                errors={400: ["invalid_request"]},
+            )
+        },
+        "/api/manage/logs": {
+            "get": _manage(
+                "listLogs",
+                "The node's recent requests and notification attempts",
+                "What `edge logs --follow` shows: the last 2,000 requests (method, path without "
+                "its query, status, time, request id) and notification attempts, kept in memory "
+                "(never a body, a secret or anything about the buyer). Oldest first after "
+                "`after` (a line's `seq`; a cursor from before a restart starts again from the "
+                "oldest line); `wait` long-polls for the next line. The operator sees every "
+                "project's lines; an account its own projects' only.",
+                {200: _answer("The lines, and the cursor to go on from.", "LogPage")},
+                parameters=[
+                    query_param(
+                        "after",
+                        {"type": "integer", "minimum": 0, "maximum": 2**53},
+                        "Only lines after this seq.",
+                    ),
+                    query_param(
+                        "wait",
+                        {"type": "integer", "minimum": 0, "maximum": 25},
+                        "Seconds to wait for a line when there is none yet.",
+                    ),
+                    query_param(
+                        "limit", {"type": "integer", "minimum": 1, "maximum": 500}, "At most."
+                    ),
+                    query_param("projectId", ref("ProjectId"), "Only this project's lines."),
+                    query_param(
+                        "status",
+                        {"type": "string", "pattern": logfilter.PATTERN},
+                        "Only these statuses: a code (404), a class (4xx), error (4xx, 5xx "
+                        "or no answer), comma-separated.",
+                    ),
+                ],
+                errors={400: ["invalid_request"]},
             )
         },
         "/api/manage/stats": {

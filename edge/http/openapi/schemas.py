@@ -202,6 +202,9 @@ def schemas() -> dict[str, Schema]:
                 _obj(
                     {
                         "productId": nullable(ref("ProductId")),
+                        "interval": nullable(
+                            {"type": "string", "enum": ["day", "week", "month", "year"]}
+                        ),
                         "quantity": {"type": "integer", "minimum": 1},
                         "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
                         "customerRef": nullable({"type": "string"}),
@@ -526,6 +529,12 @@ def _manage_schemas() -> dict[str, Schema]:
                 "cancelUrl": {"type": "string"},
                 "allowedOrigins": {"type": "array", "items": {"type": "string"}},
                 "tier": {"type": "string"},
+                "owner": nullable(
+                    {
+                        "type": "string",
+                        "description": "The account that made it; null: the operator's.",
+                    }
+                ),
                 "createdAt": nullable(TIME),
                 "updatedAt": nullable(TIME),
                 "products": {"type": "array", "items": ref("Product")},
@@ -585,13 +594,70 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["email", "password"],
         ),
+        "SignUpRequest": _body(
+            {
+                "email": {
+                    "type": "string",
+                    "maxLength": emails.MAX_LENGTH,
+                    "pattern": emails.PATTERN,
+                },
+                "password": {"type": "string", "minLength": 10, "maxLength": 1024},
+                "operator": {
+                    "type": "boolean",
+                    "description": "The operator's token only: an operator account.",
+                },
+            },
+            ["email", "password"],
+        ),
         "Account": _obj(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "email": {"type": "string"},
                 "tier": {"type": "string"},
+                "operator": {"type": "boolean"},
             },
             ["accountId", "email", "tier"],
+        ),
+        "AccountList": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "allOf": [
+                            ref("Account"),
+                            _obj({"projects": {"type": "integer", "minimum": 0}}),
+                        ]
+                    },
+                }
+            }
+        ),
+        "AccountPatch": _body({"operator": {"type": "boolean"}}, ["operator"]),
+        "LogPage": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "seq": {"type": "integer", "minimum": 1},
+                            "at": TIME,
+                            "kind": {"type": "string", "enum": ["request", "notification"]},
+                            "projectId": nullable(ref("ProjectId")),
+                            "method": {"type": "string"},
+                            "path": {"type": "string"},
+                            "status": nullable({"type": "integer"}),
+                            "durationMs": {"type": "number"},
+                            "requestId": {"type": "string"},
+                            "endpointId": ref("EndpointId"),
+                            "eventId": ref("EventId"),
+                            "attempt": {"type": "integer"},
+                            "outcome": {"type": "string"},
+                            "error": nullable({"type": "string"}),
+                        },
+                        ["seq", "at", "kind", "projectId", "status", "durationMs"],
+                    ),
+                },
+                "next": {"type": "integer", "minimum": 0},
+            }
         ),
         "Session": _obj(
             {
