@@ -20,6 +20,8 @@ import httpx
 from edge.config import NODE_FILE, Settings, read_admin_token
 
 DEFAULT_DATA = "./edge-data"
+# the demo's own data dir, apart from a real node's, unless --data or EDGE_DATA says otherwise
+DEMO_DATA = "./edge-demo-data"
 
 
 class CliError(Exception):
@@ -52,7 +54,8 @@ def _serve(args: argparse.Namespace) -> int:
     from edge.store.sealcheck import WrongSealingKey
 
     configure(args.log_format)
-    settings = Settings.load(args.data, host=args.host, port=args.port)
+    data = args.data or os.environ.get("EDGE_DATA") or (DEMO_DATA if args.demo else DEFAULT_DATA)
+    settings = Settings.load(data, host=args.host, port=args.port)
     try:
         if args.demo:
             from edge.demo import run_demo
@@ -746,7 +749,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"edge {_version()}")
     commands = parser.add_subparsers(metavar="COMMAND")
 
-    serve = commands.add_parser("serve", parents=[common], help="run the node")
+    serve = commands.add_parser("serve", help="run the node")
+    serve.add_argument(
+        "--data",
+        help="data dir (default $EDGE_DATA, else ./edge-data; ./edge-demo-data with --demo)",
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(

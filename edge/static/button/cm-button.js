@@ -285,11 +285,14 @@
     .actions { display: flex; justify-content: flex-end; gap: 0.5rem; margin-top: 1.25rem; }
 
     .lead { margin: 0 0 1rem; }
-    .reference { display: flex; align-items: center; gap: 0.75rem; padding: 0.75rem 0.75rem 0.75rem 1rem;
+    .reference { display: flex; flex-wrap: wrap; align-items: center; gap: 0.75rem; padding: 0.75rem 0.75rem 0.75rem 1rem;
       border: 1px dashed color-mix(in srgb, var(--_accent) 45%, var(--_border));
       border-radius: var(--_radius); background: color-mix(in srgb, var(--_accent) 5%, var(--_surface)); }
-    .code { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-      font-size: 1.25rem; font-weight: 700; letter-spacing: 0.06em; user-select: all; }
+    /* one line always: a code broken at its hyphens reads as two codes (the copy button wraps
+       under it instead, and the size shrinks with a narrow window) */
+    .code { flex: 1 0 auto; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+      font-size: clamp(1rem, 5.2vw, 1.25rem); font-weight: 700; letter-spacing: 0.06em;
+      white-space: nowrap; user-select: all; }
     .copy { min-height: 2.125rem; padding: 0.25rem 0.75rem; font-size: 0.875rem; }
     .copy .glyph { width: 1rem; height: 1rem; }
     dl { display: grid; grid-template-columns: auto 1fr; gap: 0.5rem 1.25rem; margin: 1.25rem 0 0; }
@@ -619,6 +622,12 @@
       return new Intl.NumberFormat(lang, {style: 'currency', currency}).format(amount);
     }
 
+    // A subscription's price is per its interval: "€9.00 / month", wherever it is shown.
+    #per() {
+      const interval = this.#info?.product?.interval;
+      return interval ? ` / ${interval}` : '';
+    }
+
     #show(...children) {
       this.#body.replaceChildren(...children);
     }
@@ -626,8 +635,7 @@
     #showHeader() {
       const {product, mode} = this.#info;
       this.#title.textContent = product.name;
-      const interval = product.interval ? ` per ${product.interval}` : '';
-      this.#price.replaceChildren(this.#money(product.amount, product.currency) + interval);
+      this.#price.replaceChildren(this.#money(product.amount, product.currency) + this.#per());
       if (mode === 'test') this.#price.append(h('span', {class: 'badge', part: 'badge'}, 'Test mode'));
     }
 
@@ -642,7 +650,7 @@
           {type: 'button', class: 'provider', part: 'provider', onclick: () => this.#choose(entry, choice)},
           h('span', {class: 'tile'}, h('img', {part: 'provider-icon', src: entry.icon, alt: '', width: 22, height: 22})),
           h('span', {class: 'label', part: 'provider-label'}, entry.label),
-          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#money(entry.amount, entry.currency)),
+          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#money(entry.amount, entry.currency) + this.#per()),
           icon(GLYPHS.chevron),
         );
         return h('li', {}, choice);
