@@ -102,6 +102,20 @@ def validate_origin(text: object, field: str | None = None) -> str:
     return parsed[2]
 
 
+def with_own_origins(project: Mapping[str, Any]) -> list[str]:
+    """A project's allowed origins with those of its own ``successUrl`` and ``cancelUrl`` added
+    (the merchant named them: a per-call address on the same origin is as much theirs), so a
+    project's own addresses are always on its allowed origins when they are safe redirects."""
+    origins = list(project.get("allowedOrigins") or [])
+    for name in ("successUrl", "cancelUrl"):
+        parsed = _parse(project.get(name))
+        if parsed is not None and _scheme_allowed(parsed[0], parsed[1]):
+            known = {origin_of(o) for o in origins}
+            if parsed[2] not in known:
+                origins.append(parsed[2])
+    return origins
+
+
 def first_disallowed_redirect(project: Mapping[str, Any]) -> str | None:
     """The first of a project's ``successUrl`` and ``cancelUrl`` that is not a safe redirect
     into its ``allowedOrigins`` (CONTRACT 4.6: the per-call rules hold for the project's own),

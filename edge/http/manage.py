@@ -27,7 +27,7 @@ from edge.http.paging import limit, read
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
-from edge.providers.registry import send_simulated
+from edge.providers.registry import PROVIDERS, send_simulated
 from edge.store import accounts, notifyq
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
@@ -130,9 +130,22 @@ async def delete_product(project_id: str, product_id: str) -> Response:
 
 @blueprint.put("/projects/<project_id>/providers/<provider>")
 async def put_provider(project_id: str, provider: str) -> Response:
+    project_id = _project(project_id)
+    if provider not in PROVIDERS:  # whatever the body: the name decides first
+        raise NotFound("unknown_provider", f"This node has no provider {provider!r}.")
     body = bodies.provider_settings(await read_json_object())
-    return json_response(
-        await ask(_project(project_id), m.PutProvider(provider, body)), headers=NO_STORE
+    return json_response(await ask(project_id, m.PutProvider(provider, body)), headers=NO_STORE)
+
+
+# each provider has a path of its own too, so the API reference can state each one's credential
+# fields (the same handler; any other name reaches the one above: 404 unknown_provider)
+for _name in PROVIDERS:
+    blueprint.add_url_rule(
+        f"/projects/<project_id>/providers/{_name}",
+        endpoint=f"put_provider_{_name}",
+        view_func=put_provider,
+        methods=["PUT"],
+        defaults={"provider": _name},
     )
 
 

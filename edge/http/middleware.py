@@ -136,6 +136,10 @@ class Middleware:
 
             async def receive_noting_the_end() -> Message:
                 nonlocal body_unread, received
+                if not body_unread:
+                    # the body has been read: what a framework waits for now is the client's
+                    # disconnect, for as long as the handler works (no body pace to keep)
+                    return await receive_body()
                 due = body_deadline(begun, received, self.body_min_rate, self.body_grace_s)
                 with trio.move_on_at(due) as late:
                     message = await receive_body()

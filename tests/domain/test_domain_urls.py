@@ -7,6 +7,7 @@ from edge.domain.urls import (
     origin_of,
     redirect_allowed,
     validate_origin,
+    with_own_origins,
     with_tx_id,
 )
 
@@ -168,3 +169,17 @@ def test_tx_id_placeholders_are_filled_with_the_transaction_id(url, filled):
 def test_an_address_with_the_placeholder_is_a_redirect_like_any_other():
     assert redirect_allowed("https://shop.example/thanks?tx={TX_ID}", ALLOWED)
     assert redirect_allowed(with_tx_id("https://shop.example/t/{TX_ID}", TX), ALLOWED)
+
+
+def test_a_projects_own_addresses_add_their_origins():
+    project = {
+        "successUrl": "https://Shop.example:443/thanks",
+        "cancelUrl": "http://localhost:3000/cart",
+        "allowedOrigins": ["https://shop.example"],
+    }
+    assert with_own_origins(project) == ["https://shop.example", "http://localhost:3000"]
+    unsafe = {"successUrl": "http://shop.example/x", "cancelUrl": "https://u@x.example/"}
+    assert with_own_origins(unsafe) == []  # refused by the redirect rules, never added
+    assert first_disallowed_redirect({**unsafe, "allowedOrigins": with_own_origins(unsafe)}) == (
+        "successUrl"
+    )

@@ -95,10 +95,19 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         for provider, settings in [
             ("manual", {"enabled": True, "test": {"mailingAddress": MAILING_ADDRESS}}),
             ("stripe", {"enabled": True, "test": stripe}),
+            ("paypal", {"enabled": False, "label": "PayPal", "order": 3}),
+            ("paddle", {"enabled": False, "test": {"apiBase": "https://sandbox-api.paddle.com"}}),
+            ("btcpay", {"enabled": False, "live": {"storeId": "s1", "apiKey": None}}),
         ]:
             await walk.call(
-                "putProvider", f"{project}/providers/{provider}", json=settings, headers=operator
+                f"putProvider{provider.capitalize()}",
+                f"{project}/providers/{provider}",
+                json=settings,
+                headers=operator,
             )
+        await walk.call(
+            "putProvider", f"{project}/providers/bitpay", json={"enabled": True}, headers=operator
+        )
         key = (
             await walk.call("createKey", f"{project}/keys", json={"mode": "test"}, headers=operator)
         ).json()["key"]

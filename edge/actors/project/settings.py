@@ -13,7 +13,7 @@ from edge.actors import messages as m
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
-from edge.domain.urls import first_disallowed_redirect, redirect_rule
+from edge.domain.urls import first_disallowed_redirect, redirect_rule, with_own_origins
 from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
 from edge.providers import prices
@@ -32,10 +32,12 @@ class ProjectSettings:
 
     def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
         ledger = self.ledger
-        refused = first_disallowed_redirect({**ledger.project, **msg.changes})
+        changed = {**ledger.project, **msg.changes}
+        changed["allowedOrigins"] = with_own_origins(changed)
+        refused = first_disallowed_redirect(changed)
         if refused is not None:
             raise InvalidRequest("url_not_allowed", redirect_rule(refused), field=refused)
-        ledger.project.update(msg.changes)
+        ledger.project.update(msg.changes, allowedOrigins=changed["allowedOrigins"])
         ledger.commit(ledger.config_changed(), reply, project_view(ledger.project))
 
     def put_product(self, msg: m.PutProduct, reply: Reply) -> None:

@@ -15,6 +15,7 @@ from edge.http.openapi.common import (
 )
 from edge.http.openapi.paths_buyer import PROJECT
 from edge.http.openapi.schemas import Schema, ref
+from edge.providers.registry import PROVIDERS
 
 BASE = "/api/manage/projects/{projectId}"
 ENDPOINT = path_param("endpointId", ref("EndpointId"), "The notification endpoint.")
@@ -89,7 +90,6 @@ def paths() -> dict[str, dict[str, Operation]]:
         }
     }
     product = path_param("productId", ref("ProductId"), "The product.")
-    provider = path_param("provider", ref("Provider"), "The provider.")
     key = path_param("keyId", ref("KeyId"), "The key.")
     return {
         "/api/manage/projects": {
@@ -158,20 +158,41 @@ def paths() -> dict[str, dict[str, Operation]]:
                 errors={404: [*_MISSING, "product_not_found"]},
             ),
         },
+        **{
+            f"{BASE}/providers/{name}": {
+                "put": _manage(
+                    f"putProvider{name.capitalize()}",
+                    f"Enable and configure {name}",
+                    "Each mode's credentials are merged into what is stored: a given field "
+                    "replaces, null removes, an omitted field is kept (label and order too). "
+                    "Secrets are encrypted at rest and write-only. Addresses the node calls must "
+                    "be https on a public name (400 url_not_allowed), unless the operator allows "
+                    "the host.",
+                    {200: _answer("The provider settings.", "ProviderSettings")},
+                    parameters=[PROJECT],
+                    body=json_body(ref(f"ProviderRequest{name.capitalize()}")),
+                    errors={400: ["url_not_allowed", "invalid_request"]},
+                )
+            }
+            for name in PROVIDERS
+        },
         f"{BASE}/providers/{{provider}}": {
             "put": _manage(
                 "putProvider",
-                "Enable and configure a provider",
-                "Each mode's credentials are merged into what is stored. Secrets are encrypted "
-                "at rest and write-only. Addresses the node calls must be https on a public "
-                "name (400 url_not_allowed), unless the operator allows the host.",
-                {200: _answer("The provider settings.", "ProviderSettings")},
-                parameters=[PROJECT, provider],
-                body=json_body(ref("ProviderRequest")),
-                errors={
-                    400: ["url_not_allowed", "invalid_request"],
-                    404: [*_MISSING, "unknown_provider"],
-                },
+                "Any other provider name",
+                "The node's providers each have a path of their own above; any other name is "
+                "404 unknown_provider.",
+                {},
+                parameters=[
+                    PROJECT,
+                    path_param(
+                        "provider",
+                        {"type": "string", "not": {"enum": list(PROVIDERS)}},
+                        "Not a provider of this node.",
+                    ),
+                ],
+                body=json_body({"type": "object"}),
+                errors={404: [*_MISSING, "unknown_provider"]},
             )
         },
         f"{BASE}/keys": {
@@ -290,7 +311,8 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "trigger",
                 "Send a signed simulated provider event",
                 "For a test transaction, through the node's own webhook endpoint (edge "
-                "trigger). Stripe only (409 not_simulated otherwise).",
+                "trigger). A type the provider's simulator cannot send, or a provider without "
+                "one, is 409 not_simulated.",
                 {200: _answer("The webhook's own status and answer.", "Triggered")},
                 body=json_body(ref("TriggerRequest")),
                 errors={
