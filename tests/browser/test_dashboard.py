@@ -44,7 +44,7 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         page.get_by_label("Name").fill("<script>alert(1)</script> Books")
         page.get_by_label("Success address").fill("https://shop.example/thanks")
         page.get_by_label("Cancel address").fill("https://shop.example/cart")
-        page.get_by_label("Allowed origins").fill(f"https://shop.example {node.url}")
+        page.get_by_label("Other allowed origins").fill(f"https://shop.example {node.url}")
         page.get_by_role("button", name="Create project").click()
         expect(page.get_by_role("heading", name="<script>alert(1)</script> Books")).to_be_visible()
         project_id = page.url.split("/p/")[1].split("/")[0]
