@@ -457,6 +457,13 @@ def _provider_show(args: argparse.Namespace) -> int:
     lines = []
     for p in shown:
         lines.append(f"{p['provider']}  {'enabled' if p['enabled'] else 'disabled'}")
+        availability = p.get("availability") or {}
+        for mode in ("test", "live"):
+            missing = (availability.get(mode) or {}).get("missing") or []
+            if p["enabled"] and missing:
+                lines.append(f"  {mode}: not offered to buyers, missing {', '.join(missing)}")
+        for product, rule in (availability.get("products") or {}).items():
+            lines.append(f"  not offered for {product}: {rule}")
         for mode in ("test", "live"):
             for name, value in sorted(p[mode].items()):
                 if isinstance(value, dict) and value.get("set"):

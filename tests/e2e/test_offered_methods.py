@@ -5,6 +5,9 @@ anything is stored, and the dashboard's payment methods page says why in words."
 
 from __future__ import annotations
 
+import sys
+
+import trio
 from support.btcpay_shop import btcpay_shop
 from support.client import Admin, bearer
 from support.stripe_shop import SECRET_KEY, stripe_shop
@@ -51,6 +54,13 @@ async def test_a_live_mode_without_its_webhook_secret_is_not_offered_and_says_so
     assert stripe["availability"]["test"] == {"offered": True, "missing": []}
     assert "stripe" in await _offered(http, shop.project_id, "book", "test")
     assert "stripe" not in await _offered(http, shop.project_id, "book", "live")
+
+    shown = await trio.run_process(
+        [sys.executable, "-m", "edge", "provider", "show", shop.project_id, "stripe"]
+        + ["--data", str(node.ctx.settings.data_dir)],
+        capture_stdout=True,
+    )
+    assert b"live: not offered to buyers, missing webhookSecret" in shown.stdout
 
     page = await merchant.http.get(f"/dashboard/p/{shop.project_id}/methods")
     assert page.status_code == 200
