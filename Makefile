@@ -1,22 +1,36 @@
+# bash, so a pipe fails when its first command does (the install's progress goes through grep)
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check fuzz bench binary clean
+.PHONY: run demo test check fuzz bench binary clean
 
+# The first install takes a minute or two: each step says what it does, pip names each package.
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dev]'
-	touch $(STAMP)
+	@echo "edge: setting up $(VENV) (the first time takes a minute or two)"
+	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
+	@echo "edge: [2/3] updating pip"
+	@$(PY) -m pip install -q --upgrade pip
+	@echo "edge: [3/3] installing edge and its dependencies (test and dev tools too)"
+	@$(PY) -m pip install --progress-bar off -e '.[test,dev]' | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
+	@touch $(STAMP)
+	@echo "edge: installed"
 
 run: $(STAMP)
+	@echo "edge: serving on http://127.0.0.1:8080 with its data in ./edge-data (Ctrl-C stops)"
 	$(VENV)/bin/edge serve --host 127.0.0.1 --port 8080 --data ./edge-data
+
+# The demo keeps its data apart from a real node's: ./edge-demo-data.
+demo: $(STAMP)
+	@echo "edge: the demo, with its data in ./edge-demo-data (Ctrl-C stops)"
+	$(VENV)/bin/edge serve --demo --host 127.0.0.1 --port 8080 --data ./edge-demo-data
 
 test: $(STAMP)
 	$(PY) -m pytest
 
-# The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 300).
+# The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 100).
 fuzz: $(STAMP)
 	EDGE_FUZZ_EXAMPLES=1000 EDGE_FUZZ_RUNS=200 $(PY) -m pytest tests/reference tests/e2e/test_fuzz_contract.py
 
@@ -42,4 +56,4 @@ binary: $(STAMP)
 	dist/edge --version
 
 clean:
-	rm -rf $(VENV) edge-data .pytest_cache build dist
+	rm -rf $(VENV) edge-data edge-demo-data .pytest_cache build dist

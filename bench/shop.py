@@ -161,9 +161,7 @@ def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
     return StripeShop(project_id, test_key, txs)
 
 
-async def _checkouts(
-    url: str, project_id: str, key: str, count: int
-) -> list[tuple[str, str]]:
+async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[tuple[str, str]]:
     """``count`` Stripe checkouts: each one's transaction id and Checkout Session id."""
     ids: list[tuple[str, str]] = []
     async with httpx.AsyncClient(

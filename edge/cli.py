@@ -20,6 +20,8 @@ import httpx
 from edge.config import NODE_FILE, Settings, read_admin_token
 
 DEFAULT_DATA = "./edge-data"
+# the demo's own data dir, apart from a real node's, unless --data or EDGE_DATA says otherwise
+DEMO_DATA = "./edge-demo-data"
 
 
 class CliError(Exception):
@@ -52,7 +54,8 @@ def _serve(args: argparse.Namespace) -> int:
     from edge.store.sealcheck import WrongSealingKey
 
     configure(args.log_format)
-    settings = Settings.load(args.data, host=args.host, port=args.port)
+    data = args.data or os.environ.get("EDGE_DATA") or (DEMO_DATA if args.demo else DEFAULT_DATA)
+    settings = Settings.load(data, host=args.host, port=args.port)
     try:
         if args.demo:
             from edge.demo import run_demo
@@ -372,8 +375,35 @@ def _account_create(args: argparse.Namespace) -> int:
         password = getpass.getpass("password (10 characters or more): ")
     else:
         password = sys.stdin.readline().rstrip("\n")
-    account = _call(args, "POST", "/api/accounts", {"email": args.email, "password": password})
-    _print(args, account, f"{account['accountId']}  {account['email']}  ({account['tier']})")
+    body: dict[str, Any] = {"email": args.email, "password": password}
+    if args.operator:
+        body["operator"] = True
+    account = _call(args, "POST", "/api/accounts", body)
+    _print(args, account, _account_line(account))
+    return 0
+
+
+def _account_line(account: dict[str, Any]) -> str:
+    role = ", operator: every project" if account.get("operator") else ""
+    return f"{account['accountId']}  {account['email']}  ({account['tier']}{role})"
+
+
+def _account_list(args: argparse.Namespace) -> int:
+    page = _call(args, "GET", "/api/manage/accounts")
+    lines = [f"{_account_line(a)}  {a['projects']} projects" for a in page["items"]]
+    _print(args, page, "\n".join(lines) or "no accounts")
+    return 0
+
+
+def _account_operator(args: argparse.Namespace) -> int:
+    """Make an account the node's operator in the dashboard (it sees and manages every project,
+    those made with the command line too), or no longer (``--off``)."""
+    found = _call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
+    if not found:
+        raise CliError(f"no account with the e-mail {args.email}")
+    body = {"operator": not args.off}
+    account = _call(args, "PATCH", f"/api/manage/accounts/{found[0]['accountId']}", body)
+    _print(args, account, _account_line(account))
     return 0
 
 
@@ -427,6 +457,13 @@ def _provider_show(args: argparse.Namespace) -> int:
     lines = []
     for p in shown:
         lines.append(f"{p['provider']}  {'enabled' if p['enabled'] else 'disabled'}")
+        availability = p.get("availability") or {}
+        for mode in ("test", "live"):
+            missing = (availability.get(mode) or {}).get("missing") or []
+            if p["enabled"] and missing:
+                lines.append(f"  {mode}: not offered to buyers, missing {', '.join(missing)}")
+        for product, rule in (availability.get("products") or {}).items():
+            lines.append(f"  not offered for {product}: {rule}")
         for mode in ("test", "live"):
             for name, value in sorted(p[mode].items()):
                 if isinstance(value, dict) and value.get("set"):
@@ -523,6 +560,49 @@ def _follow(args: argparse.Namespace, params: dict[str, Any]) -> int:
 def _event_line(e: dict[str, Any]) -> str:
     return (
         f"{e['id']}  {e['type']:<28} {e.get('txId') or '-'}  {e.get('customerRef') or ''}".rstrip()
+    )
+
+
+def _logs(args: argparse.Namespace) -> int:
+    """The node's recent requests and notification attempts (it keeps the last 2,000 in
+    memory); with ``--follow`` (``edge tail``), then each new one as it happens, until Ctrl-C.
+    Filtered by project and status (404, 4xx, error)."""
+    params: dict[str, Any] = {"limit": 500}
+    if args.project:
+        params["projectId"] = args.project
+    if args.status:
+        params["status"] = args.status
+    follow = args.follow or args.run_name == "tail"
+    try:
+        while True:
+            page = _call(
+                args,
+                "GET",
+                "/api/manage/logs",
+                params={**params, "wait": 25 if follow and "after" in params else 0},
+            )
+            for line in page["items"]:
+                print(json.dumps(line) if args.json else _log_line(line), flush=True)
+            params["after"] = page["next"]
+            if not follow:
+                if not page["items"] and not args.json:
+                    print("nothing yet", file=sys.stderr)
+                return 0
+    except KeyboardInterrupt:
+        return 0
+
+
+def _log_line(line: dict[str, Any]) -> str:
+    status = line["status"] if line["status"] is not None else "-"
+    took = f"{line['durationMs']} ms"
+    if line["kind"] == "notification":
+        said = f"  {line['error']}" if line.get("error") else ""
+        return (
+            f"{line['at']}  notify  {line['endpointId']} {line['eventId']} #{line['attempt']}"
+            f"  {status} {line['outcome']}  {took}{said}"
+        )
+    return (
+        f"{line['at']}  {line['method']:<6} {line['path']}  {status}  {took}  {line['requestId']}"
     )
 
 
@@ -676,7 +756,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"edge {_version()}")
     commands = parser.add_subparsers(metavar="COMMAND")
 
-    serve = commands.add_parser("serve", parents=[common], help="run the node")
+    serve = commands.add_parser("serve", help="run the node")
+    serve.add_argument(
+        "--data",
+        help="data dir (default $EDGE_DATA, else ./edge-data; ./edge-demo-data with --demo)",
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
@@ -719,7 +803,20 @@ def _parser() -> argparse.ArgumentParser:
         "create", parents=[common], help="create an account (the password is read from stdin)"
     )
     acreate.add_argument("--email", required=True)
+    acreate.add_argument(
+        "--operator", action="store_true", help="it sees and manages every project"
+    )
     acreate.set_defaults(run=_account_create)
+    aoperator = account.add_parser(
+        "operator",
+        parents=[common],
+        help="make an account the operator in the dashboard (every project), or --off",
+    )
+    aoperator.add_argument("email")
+    aoperator.add_argument("--off", action="store_true", help="no longer the operator")
+    aoperator.set_defaults(run=_account_operator)
+    alist = account.add_parser("list", parents=[common], help="the node's accounts")
+    alist.set_defaults(run=_account_list)
 
     project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
     create = project.add_parser("create", parents=[common], help="create a project")
@@ -859,6 +956,18 @@ def _parser() -> argparse.ArgumentParser:
     trigger.add_argument("--project", help="without --tx: the project to start a checkout in")
     trigger.add_argument("--product", help="without --tx: its product (default: the first)")
     trigger.set_defaults(run=_trigger)
+
+    for name, helped in (
+        ("logs", "the node's recent requests and notification attempts (--follow: live)"),
+        ("tail", "the node's requests and notification attempts as they happen"),
+    ):
+        logs = commands.add_parser(name, parents=[common], help=helped)
+        logs.add_argument("--project", help="only this project's")
+        logs.add_argument("--status", help="only these: 404, 4xx, error, or several: 4xx,5xx")
+        logs.add_argument(
+            "--follow", action="store_true", help="then print each new one as it happens"
+        )
+        logs.set_defaults(run=_logs, run_name=name)
 
     events = commands.add_parser("events", parents=[common], help="the event feed, oldest first")
     events.add_argument("project")

@@ -25,9 +25,10 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
-from edge.actors.followups import FollowUpWorker
+from edge.actors.followups import AttemptWatch, FollowUpWorker
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
@@ -102,10 +103,11 @@ async def open_node(
             async with open_registry(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
             ) as registry:
+                attempts = AttemptWatch()
                 follow_ups = FollowUpWorker(
-                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms
+                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms, attempts
                 )
-                load, metrics = Load(), Metrics()
+                load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
                 notifier = Notifier(
                     store,
                     writer,
@@ -115,6 +117,7 @@ async def open_node(
                     wall_ms,
                     busy=load.busy,
                     counted=metrics.notification,
+                    observed=activity.notification,
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
@@ -132,8 +135,10 @@ async def open_node(
                         bound_url=url,
                         public_url=settings.public_url or url,
                         follow_ups_owed=_both(follow_ups.notify, notifier.notify),
+                        attempts=attempts,
                         load=load,
                         metrics=metrics,
+                        activity=activity,
                     )
 
                     async def shutdown_trigger() -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import httpx
 import trio
 
+from edge.activity import ActivityLog
+from edge.actors.followups import AttemptWatch
 from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
@@ -75,8 +77,12 @@ class NodeContext:
     clock_ms: Callable[[], int] = wall_ms
     # Wakes the follow-up worker once a commit that owes the outside world something has landed.
     follow_ups_owed: Callable[[], None] = lambda: None
+    # the follow-up worker's attempts, as they are recorded (the buyer's return waits on one)
+    attempts: AttemptWatch = field(default_factory=AttemptWatch)
     load: Load = field(default_factory=Load)
     metrics: Metrics = field(default_factory=Metrics)
+    # the last requests and notification attempts, for edge logs --follow
+    activity: ActivityLog = field(default_factory=lambda: ActivityLog(wall_ms))
     # one sign-up at a time: an e-mail is checked free and taken in one step
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import httpx
@@ -57,6 +59,35 @@ class Projects(Protocol):
         """Expire a pending checkout whose time has come; what happened, in words."""
 
 
+class AttemptWatch:
+    """Lets a request wait for the next recorded attempt at a transaction's follow-ups: the
+    buyer's return waits for the answer to the capture it owed, so it can tell the buyer the
+    outcome instead of a "thank you" for a payment PayPal may decline."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, trio.Event] = {}
+        self._waiting: Counter[str] = Counter()
+
+    @contextmanager
+    def expecting(self, tx_id: str) -> Iterator[trio.Event]:
+        """An event set by the next attempt recorded for ``tx_id`` from now on (enter before
+        the commit that owes it, so an attempt that is quick cannot be missed)."""
+        event = self._events.setdefault(tx_id, trio.Event())
+        self._waiting[tx_id] += 1
+        try:
+            yield event
+        finally:
+            self._waiting[tx_id] -= 1
+            if not self._waiting[tx_id]:
+                del self._waiting[tx_id]
+                self._events.pop(tx_id, None)
+
+    def attempted(self, tx_id: str) -> None:
+        event = self._events.pop(tx_id, None)
+        if event is not None:
+            event.set()
+
+
 class FollowUpWorker:
     def __init__(
         self,
@@ -66,6 +97,7 @@ class FollowUpWorker:
         http: httpx.AsyncClient,
         providers: Mapping[str, Provider],
         clock_ms: Callable[[], int],
+        watch: AttemptWatch | None = None,
     ) -> None:
         self._store = store
         self._writer = writer
@@ -73,6 +105,7 @@ class FollowUpWorker:
         self._http = http
         self._providers = providers
         self._clock_ms = clock_ms
+        self._watch = watch or AttemptWatch()
         self._wakeup = trio.Event()
 
     def notify(self) -> None:
@@ -137,6 +170,7 @@ class FollowUpWorker:
             ]
             ops = outbox.settle_ops(entry, attempt, state=state, detail=detail)
         await self._writer.write(ops)
+        self._watch.attempted(entry["txId"])
 
     async def _outcome(self, entry: Mapping[str, Any]) -> tuple[str, str]:
         """("done" | "dropped" | "failed" | "retry", what happened, in words)."""

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge.domain.returns import Outcome
+
 
 @dataclass(frozen=True)
 class Charge:
@@ -199,13 +201,29 @@ class ExpireCheckout:
 
 @dataclass(frozen=True)
 class BuyerReturned:
-    """The buyer came back through the node's return address (CONTRACT 4.3): owe the provider
-    what it says, and answer where the buyer goes on to."""
+    """The buyer came back through the node's return address (CONTRACT 4.3), or its cancel
+    address (``canceled``): owe the provider what it says, and answer a ``Returned``.
+    ``view_only``: only the outcome is asked for (the page shown again)."""
 
     provider: str
     tx_id: str
     query: dict[str, str]
+    canceled: bool = False
+    view_only: bool = False
     charge: Charge | None = None
+
+
+@dataclass(frozen=True)
+class Returned:
+    """What the buyer is told and where they go on to: the success address when the outcome
+    succeeded, else the cancel address. ``waiting``: the provider has not answered what the
+    return owed (PayPal's capture) yet; asking again once it has gives the final outcome."""
+
+    outcome: Outcome
+    provider_name: str
+    success_url: str
+    cancel_url: str
+    waiting: bool
 
 
 @dataclass(frozen=True)

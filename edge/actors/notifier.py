@@ -67,6 +67,7 @@ class Notifier:
         wall_s: Callable[[], float] = time.time,
         busy: Callable[[], bool] = lambda: False,
         counted: Callable[[str], None] = lambda outcome: None,
+        observed: Callable[[Mapping[str, Any]], None] = lambda line: None,
     ) -> None:
         self._store = store
         self._writer = writer
@@ -77,6 +78,7 @@ class Notifier:
         self._wall_s = wall_s
         self._busy = busy
         self._counted = counted
+        self._observed = observed  # each attempt's line, as recorded (edge logs --follow)
         self._wakeup = trio.Event()
         self._sending: set[str] = set()  # entry ids with an attempt under way
         self._per_endpoint: dict[str, int] = {}
@@ -264,6 +266,7 @@ class Notifier:
             "detail": detail[:500],
         }
         ops: list[Op] = []
+        lines: list[dict[str, Any]] = []
         for entry in entries:
             params = entry["params"]
             ops += outbox.settle_ops(
@@ -277,9 +280,13 @@ class Notifier:
                 "nextAt": due_ms,
             }
             ops.append(notifyq.log_op(params["endpointId"], line))
+            lines.append(
+                {**line, "projectId": entry["projectId"], "endpointId": params["endpointId"]}
+            )
         await self._writer.write(ops)
-        for _ in entries:
+        for line in lines:
             self._counted(outcome)
+            self._observed(line)
 
 
 _OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}

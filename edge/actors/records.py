@@ -57,6 +57,8 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
     view.update(
         {
             "productId": tx.get("productId"),
+            # a subscription checkout's interval (the price is "9.00 EUR / month")
+            "interval": tx.get("interval"),
             "quantity": tx.get("quantity", 1),
             "metadata": dict(tx.get("metadata") or {}),
             "customerRef": tx.get("customerRef"),

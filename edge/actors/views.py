@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from edge.actors.records import iso_or_none
 from edge.domain.money import to_wire
 from edge.providers.credentials import MODES, redact_mode
+from edge.providers.offers import availability
+from edge.providers.registry import PROVIDERS
 
 
 def product_view(product: Mapping[str, Any], public: bool = False) -> dict[str, Any]:
@@ -35,7 +37,11 @@ def product_view(product: Mapping[str, Any], public: bool = False) -> dict[str, 
     return view
 
 
-def provider_view(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+def provider_view(
+    name: str, config: Mapping[str, Any], products: Iterable[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """A provider's settings, secrets redacted, with where buyers are offered it (per mode, and
+    the ``products`` it cannot take)."""
     view: dict[str, Any] = {
         "provider": name,
         "enabled": config.get("enabled", False),
@@ -44,6 +50,9 @@ def provider_view(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     }
     for mode in MODES:
         view[mode] = redact_mode(config.get(mode) or {})
+    provider = PROVIDERS.get(name)
+    if provider is not None:
+        view["availability"] = availability(provider, config, products)
     return view
 
 
@@ -65,9 +74,14 @@ def project_view(project: Mapping[str, Any]) -> dict[str, Any]:
         "cancelUrl": project["cancelUrl"],
         "allowedOrigins": list(project["allowedOrigins"]),
         "tier": project["tier"],
+        # the account that made it; None: the operator's (made with the command line)
+        "owner": project.get("accountId"),
         "createdAt": iso_or_none(project["createdAt"]),
         "updatedAt": iso_or_none(project["updatedAt"]),
         "products": [product_view(p) for p in project["products"].values()],
-        "providers": [provider_view(n, c) for n, c in project["providers"].items()],
+        "providers": [
+            provider_view(n, c, project["products"].values())
+            for n, c in project["providers"].items()
+        ],
         "keys": [key_view(k) for k in project["keys"].values()],
     }

@@ -13,6 +13,7 @@ from edge.http.accounts import (
     create_account,
     email_of,
     log_in,
+    log_in_operator,
     log_out,
     password_of,
     secure_cookies,
@@ -31,6 +32,23 @@ async def login_page() -> str | Response:
 async def login() -> str | Response:
     form = await request.form
     return await _sign_in(form.get("email", ""), form.get("password", ""), sign_up=False)
+
+
+@blueprint.post("/login/operator")
+async def login_operator() -> str | Response:
+    """The node's operator signs in with the admin token: a session that sees every project,
+    those made with the command line included."""
+    form = await request.form
+    try:
+        token, csrf = await log_in_operator(form.get("token", "").strip())
+    except ContractError as refused:
+        errors = {"operator": {"token": refused.message}}
+        html = await page("login.html", None, errors=errors, email="")
+        status = STATUS.get(type(refused), 400)
+        return Response(html, status=status, content_type="text/html; charset=utf-8")
+    response = go("/dashboard/")
+    sessions.set_cookies(response, token, csrf, secure_cookies())
+    return response
 
 
 @blueprint.post("/signup")

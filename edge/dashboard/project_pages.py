@@ -9,7 +9,7 @@ from quart import Response, request
 
 from edge.dashboard import chart
 from edge.dashboard.api import Api, ApiRefused
-from edge.dashboard.site import api, blueprint, form_of, go, page, require
+from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
 from edge.dashboard.words import attention_in_words, refused_in_words
 from edge.domain.status import Status
 
@@ -20,12 +20,32 @@ def _origins(text: str) -> list[str]:
     return [o.strip() for o in text.replace(",", " ").split() if o.strip()]
 
 
+async def _projects(client: Api, who: SignedIn) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The projects the signed-in person sees (every one, for the operator, page after page)
+    and, for the operator, who owns each (account id -> e-mail)."""
+    found: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        params = {"limit": "100", **({"after": after} if after else {})}
+        listed = await client.get("/api/manage/projects", params)
+        found += listed["items"]
+        after = listed["next"]
+        if not after or not who.session.operator:
+            break
+    owners: dict[str, str] = {}
+    if who.session.operator:
+        owners = {
+            a["accountId"]: a["email"] for a in (await client.get("/api/manage/accounts"))["items"]
+        }
+    return found, owners
+
+
 @blueprint.get("/")
 async def projects() -> str:
     who = require()
     async with api(who) as client:
-        listed = await client.get("/api/manage/projects", {"limit": "100"})
-    return await page("projects.html", who, projects=listed["items"], errors={}, values={})
+        found, owners = await _projects(client, who)
+    return await page("projects.html", who, projects=found, owners=owners, errors={}, values={})
 
 
 @blueprint.post("/projects")
@@ -42,11 +62,12 @@ async def create_project() -> str | Response:
         try:
             made = await client.send("POST", "/api/manage/projects", body)
         except ApiRefused as refused:
-            listed = await client.get("/api/manage/projects", {"limit": "100"})
+            found, owners = await _projects(client, who)
             html = await page(
                 "projects.html",
                 who,
-                projects=listed["items"],
+                projects=found,
+                owners=owners,
                 errors={refused.field or "name": refused.message},
                 values=form,
             )

@@ -10,9 +10,10 @@ from quart import Response, request
 
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
-from edge.dashboard.words import refused_in_words
+from edge.dashboard.words import not_offered_in_words, refused_in_words
 from edge.http.button import current, snippet
 from edge.http.context import node
+from edge.providers.offers import NAMES
 from edge.providers.registry import PROVIDERS
 
 HTML = "text/html; charset=utf-8"
@@ -94,11 +95,16 @@ async def _methods_page(
         name: [m for m in ("test", "live") if "webhookSecret" in view[m]]
         for name, view in configured.items()
     }
+    product_names = {p["id"]: p["name"] for p in project["products"]}
     methods = [
         {
             "name": name,
+            "title": NAMES.get(name, name),
             "adapter": adapter,
             "view": configured.get(name),
+            "not_offered": not_offered_in_words(
+                name, adapter.kind, configured.get(name), product_names
+            ),
             "webhook": _webhook_address(name, pid) if name != "manual" else None,
             "refused": [
                 refused_in_words(r, secrets.get(name, [])) for r in refused if r["provider"] == name
@@ -106,7 +112,14 @@ async def _methods_page(
         }
         for name, adapter in PROVIDERS.items()
     ]
-    return await page("methods.html", who, project=project, methods=methods, errors=errors)
+    # what buyers are shown, in order, as the button lists it: the public-info of each mode
+    seen = {
+        mode: (await client.get(f"/api/projects/{pid}/public-info", {"mode": mode}))["providers"]
+        for mode in ("test", "live")
+    }
+    return await page(
+        "methods.html", who, project=project, methods=methods, errors=errors, seen=seen
+    )
 
 
 @blueprint.get("/p/<pid>/methods")
@@ -139,16 +152,42 @@ async def save_method(pid: str, provider: str) -> str | Response:
         if not value:
             continue  # a secret left blank stays as it is
         credentials[field.name] = _origins_list(value) if field.shape == "hosts" else value
-    body: dict[str, Any] = {"enabled": form.get("enabled") == "on"}
-    if credentials:
-        body[mode] = credentials
     async with api(who) as client:
-        try:
-            await client.send("PUT", f"/api/manage/projects/{pid}/providers/{provider}", body)
-        except ApiRefused as refused:
-            errors = {provider: {"message": refused.message, "field": refused.field or ""}}
-            html = await _methods_page(who, client, pid, errors)
-            return Response(html, status=refused.status, content_type=HTML)
+        project = await client.get(f"/api/manage/projects/{pid}")
+        current = next((p for p in project["providers"] if p["provider"] == provider), None)
+        # saving credentials leaves on or off as it was; a first save turns the method on
+        body: dict[str, Any] = {"enabled": current["enabled"] if current else True}
+        if credentials:
+            body[mode] = credentials
+        return await _put_provider(who, client, pid, provider, body)
+
+
+@blueprint.post("/p/<pid>/methods/<provider>/display")
+async def save_display(pid: str, provider: str) -> str | Response:
+    """On or off, and the merchant's label and order (empty: the provider's default)."""
+    who = require()
+    form = await form_of(who)
+    if provider not in PROVIDERS:
+        return go(f"/dashboard/p/{pid}/methods")
+    order = form.get("order", "").strip()
+    body = {
+        "enabled": form.get("enabled") == "on",
+        "label": form.get("label", "").strip() or None,
+        "order": (int(order) if order.isdigit() else order) or None,
+    }
+    async with api(who) as client:
+        return await _put_provider(who, client, pid, provider, body)
+
+
+async def _put_provider(
+    who: SignedIn, client: Api, pid: str, provider: str, body: dict[str, Any]
+) -> str | Response:
+    try:
+        await client.send("PUT", f"/api/manage/projects/{pid}/providers/{provider}", body)
+    except ApiRefused as refused:
+        errors = {provider: {"message": refused.message, "field": refused.field or ""}}
+        html = await _methods_page(who, client, pid, errors)
+        return Response(html, status=refused.status, content_type=HTML)
     return go(f"/dashboard/p/{pid}/methods#{provider}")
 
 
@@ -205,11 +244,17 @@ async def _endpoints_page(
 ) -> str:
     project = await client.get(f"/api/manage/projects/{pid}")
     listed = await client.get(f"/api/manage/projects/{pid}/endpoints")
+    base = f"/api/manage/projects/{pid}/endpoints"
+    attempts = {
+        e["endpointId"]: (await client.get(f"{base}/{e['endpointId']}/attempts"))["items"]
+        for e in listed["items"]
+    }
     return await page(
         "endpoints.html",
         who,
         project=project,
         endpoints=listed["items"],
+        attempts=attempts,
         created=created,
         problem=problem,
     )

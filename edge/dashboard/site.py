@@ -11,6 +11,7 @@ from typing import Any
 from quart import Blueprint, Response, redirect, render_template, request
 
 from edge.dashboard.api import Api, ApiRefused, api_for
+from edge.dashboard.words import money
 from edge.http import sessions
 from edge.http.context import node
 
@@ -70,11 +71,20 @@ async def api(who: SignedIn) -> AsyncIterator[Api]:
 
 
 async def page(template: str, who: SignedIn | None, **context: Any) -> str:
-    return await render_template(template, csrf=who.csrf if who else "", **context)
+    operator = bool(who and who.session.operator)
+    return await render_template(
+        template, csrf=who.csrf if who else "", operator=operator, **context
+    )
 
 
 def go(location: str) -> Response:
     return redirect(location, 303)  # type: ignore[return-value]
+
+
+@blueprint.app_template_filter("money")
+def _money(amount: float, currency: str) -> str:
+    """``9.00 EUR``: the currency's own decimals, as a merchant reads a price."""
+    return money(amount, currency)
 
 
 @blueprint.after_request

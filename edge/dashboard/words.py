@@ -9,8 +9,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from edge.domain.money import EXPONENTS
+from edge.providers.offers import NAMES
 
-NAMES = {"stripe": "Stripe", "paypal": "PayPal", "paddle": "Paddle", "btcpay": "BTCPay Server"}
+# What a buyer is offered with each kind of method, and each credential field, in words.
+OFFERS = {
+    "card": "card payments",
+    "wallet": "PayPal",
+    "form": "card payments",
+    "crypto": "crypto payments",
+    "manual": "pay by mail",
+}
+FIELDS = {
+    "secretKey": "secret key",
+    "publishableKey": "publishable key",
+    "webhookSecret": "webhook secret",
+    "clientId": "client id",
+    "clientSecret": "client secret",
+    "webhookId": "webhook id",
+    "apiKey": "API key",
+    "clientToken": "client-side token",
+    "serverUrl": "server address",
+    "storeId": "store id",
+    "mailingAddress": "mailing address",
+}
 WHERE = {
     "stripe": "the endpoint's signing secret (whsec_...) in your Stripe dashboard, under "
     "Developers > Webhooks",
@@ -58,6 +79,43 @@ def refused_in_words(item: Mapping[str, Any], modes_with_secret: Sequence[str]) 
     return f"Refused: {reason}."
 
 
+def not_offered_in_words(
+    provider: str,
+    kind: str,
+    view: Mapping[str, Any] | None,
+    product_names: Mapping[str, str],
+) -> list[str]:
+    """Why buyers are not offered a provider, one sentence per mode or product that it cannot
+    serve (``view``: the provider's settings with their ``availability``; None when it was
+    never set up). Nothing when it is offered everywhere."""
+    name = NAMES.get(provider, provider)
+    offer = OFFERS.get(kind, name)
+    if view is None:
+        return [f"{name} is not set up: buyers are not offered {offer}."]
+    if not view.get("enabled"):
+        return [f"{name} is off: buyers are not offered {offer}."]
+    said = []
+    availability = view.get("availability") or {}
+    for mode in ("test", "live"):
+        missing = (availability.get(mode) or {}).get("missing") or []
+        if not missing:
+            continue
+        fields = [FIELDS.get(f, f) for f in missing]
+        if not view.get(mode):
+            lacks = f"no {mode} credentials yet"
+        elif len(fields) == 1:
+            lacks = f"no {fields[0]}"
+        else:
+            lacks = f"no {', '.join(fields[:-1])} or {fields[-1]}"
+        said.append(
+            f"{mode.capitalize()}: {name} has {lacks}, so {mode} buyers are not offered {offer}."
+        )
+    for product_id, rule in (availability.get("products") or {}).items():
+        title = product_names.get(product_id, product_id)
+        said.append(f"Not offered for {title} ({product_id}): {rule}.")
+    return said
+
+
 def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
     """Why a transaction needs the merchant, one sentence per reason (``attention`` of the
     merchant API's transaction)."""
@@ -67,11 +125,11 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
         code = flag.get("code")
         if code == "amount_mismatch":
             paid = (
-                _money(flag["amount"], flag["currency"])
+                money(flag["amount"], flag["currency"])
                 if flag.get("amount") is not None
                 else f"an amount the node cannot read ({flag.get('providerAmount')})"
             )
-            asked = _money(flag["expectedAmount"], flag["expectedCurrency"])
+            asked = money(flag["expectedAmount"], flag["expectedCurrency"])
             said.append(
                 f"{name} reported {paid} paid for this checkout of {asked}. It did not"
                 f" complete the checkout: refund that payment in {name}, or ask the buyer to"
@@ -95,7 +153,7 @@ def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(said))
 
 
-def _money(amount: float, currency: str) -> str:
+def money(amount: float, currency: str) -> str:
     """``1.00 EUR``, ``99,999,999.99 EUR``, ``1,500 JPY``: the currency's own decimals."""
     places = EXPONENTS.get(currency, 2)
     return f"{amount:,.{places}f} {currency}"

@@ -21,6 +21,10 @@ _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _HOST_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]")
 # Browsers strip or reinterpret C0 controls, space, DEL and "\" in URLs.
 _UNSAFE_RE = re.compile(r"[\x00-\x20\x7f\\]")
+# The transaction id's placeholder in a success or cancel address (CONTRACT 4.2), as written or
+# as a URL library percent-encodes it.
+TX_ID_PLACEHOLDER = "{TX_ID}"
+_TX_ID_RE = re.compile(r"\{TX_ID\}|%7[Bb]TX_ID%7[Dd]")
 
 
 def _parse(url: object) -> tuple[str, str, str] | None:
@@ -98,6 +102,20 @@ def validate_origin(text: object, field: str | None = None) -> str:
     return parsed[2]
 
 
+def with_own_origins(project: Mapping[str, Any]) -> list[str]:
+    """A project's allowed origins with those of its own ``successUrl`` and ``cancelUrl`` added
+    (the merchant named them: a per-call address on the same origin is as much theirs), so a
+    project's own addresses are always on its allowed origins when they are safe redirects."""
+    origins = list(project.get("allowedOrigins") or [])
+    for name in ("successUrl", "cancelUrl"):
+        parsed = _parse(project.get(name))
+        if parsed is not None and _scheme_allowed(parsed[0], parsed[1]):
+            known = {origin_of(o) for o in origins}
+            if parsed[2] not in known:
+                origins.append(parsed[2])
+    return origins
+
+
 def first_disallowed_redirect(project: Mapping[str, Any]) -> str | None:
     """The first of a project's ``successUrl`` and ``cancelUrl`` that is not a safe redirect
     into its ``allowedOrigins`` (CONTRACT 4.6: the per-call rules hold for the project's own),
@@ -108,6 +126,13 @@ def first_disallowed_redirect(project: Mapping[str, Any]) -> str | None:
         if url is not None and not redirect_allowed(url, origins):
             return name
     return None
+
+
+def with_tx_id(url: str, tx_id: str) -> str:
+    """``url`` with every ``{TX_ID}`` (or its percent-encoded ``%7BTX_ID%7D``) replaced by
+    ``tx_id``, so the merchant's page learns which transaction to ask about, as Stripe's
+    ``{CHECKOUT_SESSION_ID}`` does. A tx id is URL-safe: it needs no escaping."""
+    return _TX_ID_RE.sub(tx_id, url)
 
 
 def redirect_rule(name: str) -> str:

@@ -52,11 +52,25 @@ def password_of(body: dict[str, Any]) -> str:
 
 
 ACCOUNT_FIELDS = frozenset({"email", "password"})
+# the operator may make an operator account (``edge account create --operator``)
+OPERATOR_ACCOUNT_FIELDS = ACCOUNT_FIELDS | {"operator"}
 
 
-async def create_account(email: str, password: str, *, by_operator: bool = False) -> dict[str, Any]:
+def account_view(account: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "accountId": account["id"],
+        "email": account["email"],
+        "tier": account["tier"],
+        "operator": bool(account.get("operator")),
+    }
+
+
+async def create_account(
+    email: str, password: str, *, by_operator: bool = False, operator: bool = False
+) -> dict[str, Any]:
     """A new account on the free tier (``409 account_exists`` for an e-mail in use; ``403
-    signup_closed`` with EDGE_SIGNUP=closed, unless the operator asks)."""
+    signup_closed`` with EDGE_SIGNUP=closed, unless the operator asks). ``operator``: it sees
+    and manages every project (only the operator makes one)."""
     ctx = node()
     if not by_operator and not ctx.settings.signup_open:
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
@@ -72,8 +86,10 @@ async def create_account(email: str, password: str, *, by_operator: bool = False
             "tier": "free",
             "createdAt": ctx.clock_ms(),
         }
+        if operator:
+            account["operator"] = True
         await ctx.writer.write(accounts.new_account_ops(account))
-    return {"accountId": account["id"], "email": email, "tier": "free"}
+    return account_view(account)
 
 
 @blueprint.post("/api/accounts")
@@ -85,8 +101,13 @@ async def sign_up() -> Response:
     if not operator and not node().settings.signup_open:  # before reading the body
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     body = await read_json_object()
-    only(body, ACCOUNT_FIELDS)
-    created = await create_account(email_of(body), password_of(body), by_operator=operator)
+    only(body, OPERATOR_ACCOUNT_FIELDS if operator else ACCOUNT_FIELDS)
+    made_operator = body.get("operator", False)
+    if not isinstance(made_operator, bool):
+        raise InvalidInput("operator must be true or false", "operator")
+    created = await create_account(
+        email_of(body), password_of(body), by_operator=operator, operator=made_operator
+    )
     return json_response(created, 201, NO_STORE)
 
 
@@ -104,6 +125,19 @@ async def log_in(email: str, password: str) -> tuple[str, str, str]:
     token, csrf, record = sessions.new_session(account["id"], ctx.clock_ms())
     await ctx.writer.write(accounts.session_ops(token, record))
     return account["id"], token, csrf
+
+
+async def log_in_operator(admin_token: str) -> tuple[str, str]:
+    """(session token, CSRF token) of a dashboard session for the node's operator, who signs in
+    with the admin token itself; ``401 invalid_credentials`` for anything else. Limited like
+    every login, per client address."""
+    ctx = node()
+    ctx.manage_rates.take("login:ip", client_ip())
+    if not admin_token or not is_admin_token(admin_token, ctx):
+        raise Unauthorized("invalid_credentials", "This is not the node's admin token.")
+    token, csrf, record = sessions.new_session(None, ctx.clock_ms())
+    await ctx.writer.write(accounts.session_ops(token, record))
+    return token, csrf
 
 
 def secure_cookies() -> bool:

@@ -41,6 +41,7 @@ def asgi_app(ctx: NodeContext) -> ASGIFramework:
             ctx.settings.body_grace_s,
             ctx.load,
             ctx.metrics,
+            ctx.activity,
         ),
     )
 

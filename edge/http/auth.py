@@ -61,9 +61,13 @@ def project_caller(project_id: str, *, required: bool, sessions: bool = False) -
     if authorization is None and sessions:
         session = current_session(ctx)
         if session is not None:
-            if not accounts.owns(ctx.store, session.account_id, project_id):
-                raise project_not_found()
             check_csrf(session)
+            if session.operator:  # an operator's session sees every project, as the token does
+                return Caller(mode=None)
+            if session.account_id is None or not accounts.owns(
+                ctx.store, session.account_id, project_id
+            ):
+                raise project_not_found()
             return Caller(mode=None, account_id=session.account_id)
     return caller_for(ctx, project_id, authorization, required=required)
 

@@ -13,7 +13,12 @@ from edge.domain.events import EventType
 from edge.domain.metadata import validate_metadata
 from edge.domain.money import exponent, to_minor
 from edge.domain.status import Kind
-from edge.domain.urls import first_disallowed_redirect, redirect_rule, validate_origin
+from edge.domain.urls import (
+    first_disallowed_redirect,
+    redirect_rule,
+    validate_origin,
+    with_own_origins,
+)
 
 INTERVALS = ("day", "week", "month", "year")
 MODES = ("live", "test")
@@ -57,8 +62,12 @@ def _int(
 
 
 def _absolute_url(body: dict[str, Any], name: str, required: bool = True) -> str | None:
-    value = _string(body, name, max_len=2000, required=required)
-    if value is not None and not value.startswith(("https://", "http://")):
+    """An address as given (never stripped: spaces around it are refused, as the API
+    reference's pattern says)."""
+    if _string(body, name, max_len=2000, required=required) is None:
+        return None
+    value: str = body[name]
+    if not value.startswith(("https://", "http://")):
         raise InvalidInput(f"{name} must be an absolute http(s) address", name)
     return value
 
@@ -113,6 +122,7 @@ def project(body: dict[str, Any], tiers: set[str], *, partial: bool = False) -> 
             raise InvalidInput(f"tier must be one of {', '.join(sorted(tiers))}", "tier")
         out["tier"] = tier
     if not partial:  # a patch is checked against the project it changes (the actor's settings)
+        out["allowedOrigins"] = with_own_origins(out)
         refused = first_disallowed_redirect(out)
         if refused is not None:
             raise InvalidInput(redirect_rule(refused), refused, "url_not_allowed")
@@ -145,7 +155,9 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput("a subscription needs interval: day, week, month or year", "interval")
     if kind == Kind.PAYMENT and interval is not None:
         raise InvalidInput("a one-off payment has no interval", "interval")
-    overrides = body.get("overrides") or {}
+    overrides = body.get("overrides")
+    if overrides is None:
+        overrides = {}
     if not isinstance(overrides, dict):
         raise InvalidInput("overrides must be an object keyed by provider", "overrides")
     clean_overrides: dict[str, dict[str, Any]] = {}
@@ -175,15 +187,16 @@ def product(product_id: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def provider_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``{enabled, label?, order?, test?, live?}``; each mode's credential fields are checked by
-    the provider they belong to, in the actor."""
+    the provider they belong to, in the actor. ``label`` and ``order`` are in the result only
+    when given (None: back to the default), so a PUT that omits them keeps the merchant's."""
     only(body, {"enabled", "label", "order", "test", "live"})
     if not isinstance(body.get("enabled"), bool):
         raise InvalidInput("enabled must be true or false", "enabled")
-    settings: dict[str, Any] = {
-        "enabled": body["enabled"],
-        "label": _string(body, "label", max_len=40, required=False),
-        "order": _int(body, "order", 1, 1000),
-    }
+    settings: dict[str, Any] = {"enabled": body["enabled"]}
+    if "label" in body:
+        settings["label"] = _string(body, "label", max_len=40, required=False)
+    if "order" in body:
+        settings["order"] = _int(body, "order", 1, 1000)
     for name in MODES:
         if name in body:
             settings[name] = body[name]
@@ -259,9 +272,10 @@ def replay(body: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     """``since`` (an evt_ id) or ``eventIds`` (at most MAX_REPLAY_IDS), not both."""
     only(body, {"since", "eventIds"})
     since, event_ids = body.get("since"), body.get("eventIds")
-    if since is not None and not ids.is_evt_id(since):
+    # a field that is named holds a value: null is not "not given"
+    if "since" in body and not ids.is_evt_id(since):
         raise InvalidInput("since must be an evt_ id", "since")
-    if event_ids is not None:
+    if "eventIds" in body:
         if since is not None:
             raise InvalidInput("give since or eventIds, not both", "eventIds")
         if (

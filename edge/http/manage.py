@@ -8,14 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import trio
 from quart import Blueprint, Response, g, request
 
 from edge.actors import messages as m
 from edge.actors import queries
 from edge.actors.records import iso_or_none
 from edge.domain import ids
+from edge.domain.inputs import bounded_int
+from edge.domain.logfilter import status_filter
 from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
+from edge.http.accounts import account_view
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
@@ -23,7 +27,7 @@ from edge.http.paging import limit, read
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
-from edge.providers.registry import send_simulated
+from edge.providers.registry import PROVIDERS, send_simulated
 from edge.store import accounts, notifyq
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
@@ -31,30 +35,31 @@ blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
 @blueprint.before_request
 async def _manager() -> None:
-    """The operator (a bearer token) or an account (its session, with the CSRF token on a
-    change). Management is not project-scoped, so its rate buckets live with the node: one for
-    the operator, one per account."""
+    """The operator (a bearer token, an operator account's session, or a session signed in
+    with the token) or an account (its session, with the CSRF token on a change). Management
+    is not project-scoped, so its rate buckets live with the node: one for the operator's
+    token, one per session's account."""
     ctx = node()
     if request.headers.get("Authorization") is None:
         session = current_session(ctx)
         if session is not None:
             check_csrf(session)
-            g.account_id = session.account_id
-            ctx.manage_rates.take("manage", session.account_id)
+            g.account_id, g.operator = session.account_id, session.operator
+            ctx.manage_rates.take("manage", session.account_id or "operator")
             return
     require_admin()
-    g.account_id = None
+    g.account_id, g.operator = None, True
     ctx.manage_rates.take("manage", "operator")
 
 
 def _account() -> str | None:
-    """The calling account, None for the operator."""
-    account_id: str | None = g.account_id
+    """The account whose projects the caller sees; None for the operator, who sees all."""
+    account_id: str | None = None if g.operator else g.account_id
     return account_id
 
 
 def _operator_only() -> None:
-    if _account() is not None:
+    if not g.operator:
         raise Forbidden("forbidden", "Only the node's operator may do this.")
 
 
@@ -77,7 +82,8 @@ def _no_tier(body: dict[str, Any]) -> dict[str, Any]:
 async def create_project() -> Response:
     body = _no_tier(await read_json_object())
     fields = bodies.project(body, set(node().settings.tiers))
-    view = await queries.create_project(node(), fields, owner=_account())
+    # an operator account's new project is its own, like anyone's (the token's has no owner)
+    view = await queries.create_project(node(), fields, owner=g.account_id)
     return json_response(view, 201, NO_STORE)
 
 
@@ -124,9 +130,22 @@ async def delete_product(project_id: str, product_id: str) -> Response:
 
 @blueprint.put("/projects/<project_id>/providers/<provider>")
 async def put_provider(project_id: str, provider: str) -> Response:
+    project_id = _project(project_id)
+    if provider not in PROVIDERS:  # whatever the body: the name decides first
+        raise NotFound("unknown_provider", f"This node has no provider {provider!r}.")
     body = bodies.provider_settings(await read_json_object())
-    return json_response(
-        await ask(_project(project_id), m.PutProvider(provider, body)), headers=NO_STORE
+    return json_response(await ask(project_id, m.PutProvider(provider, body)), headers=NO_STORE)
+
+
+# each provider has a path of its own too, so the API reference can state each one's credential
+# fields (the same handler; any other name reaches the one above: 404 unknown_provider)
+for _name in PROVIDERS:
+    blueprint.add_url_rule(
+        f"/projects/<project_id>/providers/{_name}",
+        endpoint=f"put_provider_{_name}",
+        view_func=put_provider,
+        methods=["PUT"],
+        defaults={"provider": _name},
     )
 
 
@@ -237,6 +256,98 @@ def attempt_view(attempt: dict[str, Any]) -> dict[str, Any]:
         "durationMs": attempt["durationMs"],
         "nextAttemptAt": iso_or_none(attempt.get("nextAt")),
     }
+
+
+@blueprint.get("/accounts")
+async def list_accounts() -> Response:
+    """The node's dashboard accounts (the operator only); ``?email=`` finds one."""
+    _operator_only()
+    store = node().store
+    email = request.args.get("email")
+    if email is not None:
+        found = accounts.account_by_email(store, email)
+        listed = [found] if found is not None else []
+    else:
+        listed = accounts.all_accounts(store)
+    items = [
+        {**account_view(a), "projects": len(accounts.owned_projects(store, a["id"]))}
+        for a in listed
+    ]
+    return json_response({"items": items}, headers=NO_STORE)
+
+
+@blueprint.patch("/accounts/<account_id>")
+async def patch_account(account_id: str) -> Response:
+    """Make an account an operator, or no longer one (``edge account operator``)."""
+    _operator_only()
+    body = await read_json_object()
+    bodies.only(body, {"operator"})
+    operator = body.get("operator")
+    if not isinstance(operator, bool):
+        raise InvalidRequest("invalid_request", "operator must be true or false", field="operator")
+    ctx = node()
+    async with ctx.accounts_lock:
+        found = accounts.account(ctx.store, account_id) if ids.is_account_id(account_id) else None
+        if found is None:
+            raise NotFound("not_found", "No account with this id on this node.")
+        found["operator"] = operator
+        await ctx.writer.write(accounts.account_ops(found))
+    return json_response(account_view(found), headers=NO_STORE)
+
+
+LOGS_WAIT_MAX_S = 25
+
+
+@blueprint.get("/logs")
+async def logs() -> Response:
+    """The node's recent requests and notification attempts, oldest first after ``after`` (a
+    line's ``seq``), for ``edge logs --follow``: ``?wait=`` long-polls for the next line. The
+    operator sees every project's; an account its own projects' only. ``?projectId=`` and
+    ``?status=`` (404, 4xx, error, comma-separated) narrow it."""
+    ctx = node()
+    after = _query_int("after", 0, 2**53) or 0
+    wait = _query_int("wait", 0, LOGS_WAIT_MAX_S) or 0
+    wanted_status = status_filter(request.args.get("status"))
+    project_id = request.args.get("projectId")
+    if project_id is not None:
+        _project(project_id)  # another account's project is not found, as an unknown one
+    account = _account()
+    owned = set(accounts.owned_projects(ctx.store, account)) if account is not None else None
+
+    def keep(line: dict[str, Any]) -> bool:
+        if project_id is not None and line["projectId"] != project_id:
+            return False
+        if owned is not None and line["projectId"] not in owned:
+            return False
+        return wanted_status(line["status"])
+
+    activity = ctx.activity
+    if after > activity.last:  # a cursor from before the node restarted: from the oldest line
+        after = 0
+    count = limit(100, 500)
+    deadline = trio.current_time() + wait
+    seen = after
+    while True:
+        items = activity.after(seen, keep, count)
+        seen = activity.last
+        if items or trio.current_time() >= deadline:
+            break
+        await activity.wait_past(seen, deadline - trio.current_time())
+    # next: where to go on from, past lines another reader's filter skipped too
+    nxt = items[-1]["seq"] if len(items) == count else max(seen, after)
+    return json_response({"items": items, "next": nxt}, headers=NO_STORE)
+
+
+def _query_int(name: str, low: int, high: int) -> int | None:
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    value = bounded_int(raw, low, high)
+    if value is None:
+        raise InvalidRequest(
+            "invalid_request", f"{name} must be an integer from {low} to {high}", field=name
+        )
+    return value
 
 
 @blueprint.post("/trigger")

@@ -29,6 +29,7 @@ import logging
 
 import trio
 
+from edge.activity import ActivityLog
 from edge.actors.context import Load
 from edge.domain.deadlines import body_deadline
 from edge.errors import ContractError, Internal, RequestTimeout
@@ -70,12 +71,14 @@ class Middleware:
         body_grace_s: float = 2.0,
         load: Load | None = None,
         metrics: Metrics | None = None,
+        activity: ActivityLog | None = None,
     ):
         self.app = app
         self.body_min_rate = body_min_rate
         self.body_grace_s = body_grace_s
         self.load = load or Load()
         self.metrics = metrics or Metrics()
+        self.activity = activity
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
@@ -91,6 +94,10 @@ class Middleware:
             seconds = trio.current_time() - began
             code = status[0] if status else 0
             self.metrics.request(scope["path"], code, seconds)
+            if self.activity is not None:  # for edge logs --follow
+                self.activity.request(
+                    scope["method"], scope["path"], code, seconds, request_id.decode()
+                )
             if access.isEnabledFor(logging.INFO):
                 _access_line(scope, code, seconds, request_id)
 
@@ -129,6 +136,10 @@ class Middleware:
 
             async def receive_noting_the_end() -> Message:
                 nonlocal body_unread, received
+                if not body_unread:
+                    # the body has been read: what a framework waits for now is the client's
+                    # disconnect, for as long as the handler works (no body pace to keep)
+                    return await receive_body()
                 due = body_deadline(begun, received, self.body_min_rate, self.body_grace_s)
                 with trio.move_on_at(due) as late:
                     message = await receive_body()

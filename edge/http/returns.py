@@ -1,25 +1,49 @@
-"""``GET /return/{provider}/{projectId}/{txId}``: where a provider that returns the buyer
-through the node (PayPal) sends them after approval (CONTRACT 4.3). What the node owes the
-provider (the capture) is durable before the buyer is sent on, with a 303, to the success
-address (or the cancel address when the checkout has ended meanwhile)."""
+"""``GET /return/{provider}/{projectId}/{txId}`` and ``.../cancel``: where a provider that
+returns the buyer through the node (PayPal) sends them after approval, or when they cancel
+(CONTRACT 4.3).
+
+What the node owes the provider (the capture) is durable before the buyer is answered; then the
+node waits, a few seconds at most, for the provider's answer to it, so the buyer is told the
+outcome: the success address only when the payment went through or is on its way, a page that
+says what happened for every failure (declined, canceled, expired), with the way back to the
+shop. The page (``edge.http.return_page``) sends the buyer on: in the payment popup the button
+opened, the main window goes on and the popup closes itself.
+"""
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from pathlib import Path
 
-from edge.actors.messages import BuyerReturned
+import trio
+from quart import Blueprint, Response, request, send_from_directory
+
+from edge.actors.messages import BuyerReturned, Returned
 from edge.domain import ids
 from edge.errors import NotFound, project_not_found
 from edge.http.clients import charge
-from edge.http.context import ask
+from edge.http.context import ask, node
+from edge.http.return_page import SHOWN, render
 
 blueprint = Blueprint("returns", __name__)
 
 MAX_QUERY_VALUE = 200
+# How long a returning buyer waits for the provider's answer to what the return owed: a
+# capture takes a second or two; past this the buyer goes on, the capture is retried anyway.
+RETURN_WAIT_S = 8.0
+STATIC = Path(__file__).resolve().parent.parent / "static" / "return"
 
 
 @blueprint.get("/return/<provider>/<project_id>/<tx_id>")
 async def buyer_returned(provider: str, project_id: str, tx_id: str) -> Response:
+    return await _came_back(provider, project_id, tx_id, canceled=False)
+
+
+@blueprint.get("/return/<provider>/<project_id>/<tx_id>/cancel")
+async def buyer_canceled(provider: str, project_id: str, tx_id: str) -> Response:
+    return await _came_back(provider, project_id, tx_id, canceled=True)
+
+
+async def _came_back(provider: str, project_id: str, tx_id: str, *, canceled: bool) -> Response:
     if not ids.is_project_id(project_id):
         raise project_not_found()
     if not ids.is_tx_id(tx_id):
@@ -30,9 +54,31 @@ async def buyer_returned(provider: str, project_id: str, tx_id: str) -> Response
         for key, value in request.args.items()
         if key.isascii() and len(key) <= 40
     }
-    message = BuyerReturned(provider, tx_id, query, charge=charge("public"))
-    where: str = await ask(project_id, message)
-    response = Response(b"", status=303, headers={"Location": where})
+    view_only = SHOWN in query  # the page again, in the main window: it acts on nothing
+    deadline = trio.current_time() + RETURN_WAIT_S
+    while True:
+        with node().attempts.expecting(tx_id) as attempted:
+            message = BuyerReturned(
+                provider, tx_id, query, canceled, view_only, charge=charge("public")
+            )
+            returned: Returned = await ask(project_id, message)
+            if not returned.waiting or trio.current_time() >= deadline:
+                break
+            with trio.move_on_at(deadline):
+                await attempted.wait()
+            view_only = True  # owed once: asking again only reads the outcome
+    html = render(returned, tx_id, request.path)
+    response = Response(html, status=200, content_type="text/html; charset=utf-8")
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@blueprint.get("/static/return/<name>")
+async def static_file(name: str) -> Response:
+    """The return page's script and style sheet (the node's CSP runs no inline ones)."""
+    if name not in ("return.js", "return.css"):
+        raise NotFound("not_found", "No such file.")
+    response = await send_from_directory(STATIC, name)
+    response.headers["Cache-Control"] = "public, max-age=300"
     return response

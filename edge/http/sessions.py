@@ -30,16 +30,21 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 @dataclass(frozen=True)
 class Session:
+    """``account_id`` None: the operator signed in with the admin token. ``operator``: the
+    session sees and manages every project (an operator account, or the admin token)."""
+
     token: str
-    account_id: str
+    account_id: str | None
     csrf: bytes  # SHA-256 of the CSRF token
+    operator: bool = False
 
     def csrf_matches(self, offered: str | None) -> bool:
         return offered is not None and hmac.compare_digest(accounts.digest(offered), self.csrf)
 
 
-def new_session(account_id: str, now_ms: int) -> tuple[str, str, dict[str, Any]]:
-    """A session token, its CSRF token, and the record kept (neither token in it)."""
+def new_session(account_id: str | None, now_ms: int) -> tuple[str, str, dict[str, Any]]:
+    """A session token, its CSRF token, and the record kept (neither token in it). No
+    ``account_id``: the operator's own session, signed in with the admin token."""
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     record = {
         "accountId": account_id,
@@ -47,6 +52,8 @@ def new_session(account_id: str, now_ms: int) -> tuple[str, str, dict[str, Any]]
         "createdAt": now_ms,
         "expiresAt": now_ms + TTL_MS,
     }
+    if account_id is None:
+        record["operator"] = True
     return token, csrf, record
 
 
@@ -61,7 +68,12 @@ def current(ctx: NodeContext) -> Session | None:
         return None
     if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
         ctx.writer.submit(accounts.session_ops(token, {**record, "expiresAt": now + TTL_MS}))
-    return Session(token, record["accountId"], record["csrf"])
+    account_id = record["accountId"]
+    # read at every request: an account made (or no longer) an operator is so at once
+    operator = bool(record.get("operator")) or (
+        account_id is not None and accounts.is_operator(ctx.store, account_id)
+    )
+    return Session(token, account_id, record["csrf"], operator)
 
 
 def check_csrf(session: Session, offered: str | None = None) -> None:

@@ -129,7 +129,8 @@ class CredentialField:
 @dataclass(frozen=True)
 class CheckoutRequest:
     """``return_url`` is the node's own return address for this transaction (providers that
-    return the buyer through the node, ``Provider.returns_through_node``); ``remembered`` the
+    return the buyer through the node, ``Provider.returns_through_node``), and
+    ``cancel_return_url`` its address for a buyer who cancels there; ``remembered`` the
     provider object this adapter asked the node to keep for this product's price in this mode
     (``CheckoutResult.remember``: PayPal's billing plan), None the first time."""
 
@@ -140,6 +141,7 @@ class CheckoutRequest:
     cancel_url: str
     http: httpx.AsyncClient
     return_url: str = ""
+    cancel_return_url: str = ""
     remembered: str | None = None
 
 
@@ -216,6 +218,9 @@ class Provider:
     # follow-up: params refundId, amount in the node's minor units, reason), or pay by mail's
     # own record of money sent back by hand
     refunds: bool = False
+    # False where a subscription product cannot be sold (BTCPay invoices and pay by mail are
+    # one-off): not offered for one, and its checkout is refused before anything is stored.
+    supports_subscriptions: bool = True
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product

@@ -34,4 +34,6 @@ MANUAL = ManualProvider(
     credential_fields=(CredentialField("mailingAddress", shape="address"),),
     uses_reference_code=True,
     refunds=True,  # money sent back by hand, recorded by the merchant
+    # a mailed payment is paid once: nothing would ever renew a subscription
+    supports_subscriptions=False,
 )

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from edge.errors import InvalidRequest
+from edge.errors import Conflict
 
 # (normalized event type, the transaction as the builder reads it) -> the provider's event
 Builder = Callable[[str, Mapping[str, Any]], dict[str, Any]]
@@ -51,7 +51,9 @@ class Trigger:
         try:
             event = self.build(event_type, _tx_for_builder(material))
         except ValueError as exc:
-            raise InvalidRequest("invalid_request", str(exc), field="type") from None
+            # a type this provider's simulator cannot send: a conflict with the provider asked
+            # for (another may send it), as with a provider that has no simulator
+            raise Conflict("not_simulated", str(exc), field="type") from None
         body = json.dumps(event).encode()
         headers = {
             "Content-Type": "application/json",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from edge.store.codec import pack
+from edge.store.codec import pack, unpack
 from edge.store.env import Store
 from edge.store.writer import Op
 
@@ -41,6 +41,21 @@ def digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8")).digest()
 
 
+def account(store: Store, account_id: str) -> dict[str, Any] | None:
+    return store.get(account_key(account_id), db=DB)
+
+
+def all_accounts(store: Store, limit: int = 1000) -> list[dict[str, Any]]:
+    """Every account, in id order (at most ``limit``)."""
+    return [unpack(raw) for _, raw in store.scan(b"a:", db=DB, limit=limit)]
+
+
+def is_operator(store: Store, account_id: str) -> bool:
+    """An operator account (``edge account operator``) sees and manages every project."""
+    found = account(store, account_id)
+    return bool(found and found.get("operator"))
+
+
 def account_by_email(store: Store, email: str) -> dict[str, Any] | None:
     account_id = store.get_raw(email_key(email), db=DB)
     return store.get(account_key(account_id.decode("ascii")), db=DB) if account_id else None
@@ -64,6 +79,11 @@ def new_account_ops(account: dict[str, Any]) -> list[Op]:
         (DB, account_key(account["id"]), pack(account)),
         (DB, email_key(account["email"]), account["id"].encode("ascii")),
     ]
+
+
+def account_ops(account: dict[str, Any]) -> list[Op]:
+    """Rewrite an account's record (its e-mail index is unchanged)."""
+    return [(DB, account_key(account["id"]), pack(account))]
 
 
 def session_ops(token: str, record: dict[str, Any] | None) -> list[Op]:

@@ -11,7 +11,7 @@ import httpx
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from edge.actors.followups import BACKOFF_S, FollowUpWorker
+from edge.actors.followups import BACKOFF_S, AttemptWatch, FollowUpWorker
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
 from edge.providers.base import FollowUpRequest, FollowUpResult, NormalizedEvent, Provider
@@ -258,3 +258,16 @@ async def test_a_checkout_is_expired_by_the_node_when_its_time_comes(store, writ
     assert targets.expired == [TX] and provider.calls == []
     assert (entry["state"], entry["detail"]) == ("done", "expired")
     assert now_ms() >= due
+
+
+async def test_a_return_waiting_for_an_attempt_is_woken_by_it_and_nothing_is_kept_after():
+    watch = AttemptWatch()
+    with watch.expecting("tx_1") as first, watch.expecting("tx_1") as second:
+        assert first is second
+        watch.attempted("tx_2")  # another transaction's attempt wakes nobody here
+        assert not first.is_set()
+        watch.attempted("tx_1")
+        assert first.is_set()
+        with watch.expecting("tx_1") as later:  # the next attempt is a new event
+            assert later is not first and not later.is_set()
+    assert watch._events == {} and not watch._waiting

@@ -11,6 +11,7 @@ from typing import Any
 
 from browser.harness import ARTIFACTS, in_browser, require_browser
 from playwright.sync_api import expect
+from support.client import Admin
 
 PASSWORD = "a long enough password"
 
@@ -43,7 +44,7 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         page.get_by_label("Name").fill("<script>alert(1)</script> Books")
         page.get_by_label("Success address").fill("https://shop.example/thanks")
         page.get_by_label("Cancel address").fill("https://shop.example/cart")
-        page.get_by_label("Allowed origins").fill(f"https://shop.example {node.url}")
+        page.get_by_label("Other allowed origins").fill(f"https://shop.example {node.url}")
         page.get_by_role("button", name="Create project").click()
         expect(page.get_by_role("heading", name="<script>alert(1)</script> Books")).to_be_visible()
         project_id = page.url.split("/p/")[1].split("/")[0]
@@ -56,6 +57,12 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         page.get_by_label("Amount").fill("19.99")
         page.get_by_role("button", name="Save product").click()
         expect(page.get_by_role("cell", name="19.99 EUR")).to_be_visible()
+        page.get_by_label("Id").fill("pro")
+        page.get_by_label("Name").fill("Pro")
+        page.get_by_label("Amount").fill("9")
+        page.get_by_label("Kind").select_option("subscription")
+        page.get_by_role("button", name="Save product").click()
+        expect(page.get_by_role("cell", name="9.00 EUR / month")).to_be_visible()
         page.get_by_label("Amount").fill("-3")
         page.get_by_label("Id").fill("bad")
         page.get_by_label("Name").fill("Bad")
@@ -64,25 +71,44 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         shot(page, "products")
 
         nav.get_by_role("link", name="Payment methods").click()
-        manual = page.locator("section#manual form").first  # test mode
+        manual = page.locator("section#manual form[data-mode=test]")
         manual.get_by_label("Name on the mailing address").fill("Books Ltd")
         manual.get_by_label("Address lines").fill("1 Main Street\nLondon")
         manual.get_by_label("Country (2 letters)").fill("GB")
         manual.get_by_role("button", name="Save test manual").click()
-        stripe = page.locator("section#stripe form").first
+        stripe = page.locator("section#stripe form[data-mode=test]")
         stripe.get_by_label("secretKey", exact=True).fill(secret_key)
         stripe.get_by_label("publishableKey", exact=True).fill("pk_test_dash0123456789abcdefghij")
         stripe.get_by_label("webhookSecret", exact=True).fill("whsec_dashboard_secret_9f3k")
         stripe.locator("#stripe-test-apiBase").fill(sim.url)
         stripe.get_by_role("button", name="Save test stripe").click()
-        stripe = page.locator("section#stripe form").first
+        stripe = page.locator("section#stripe form[data-mode=test]")
         expect(stripe.get_by_label("webhookSecret", exact=True)).to_have_attribute(
             "placeholder", "set, ...9f3k"
         )
         expect(page.locator("#webhook-stripe")).to_have_text(
             f"{node.url}/webhook/stripe/{project_id}"
         )
+        # why a method is not offered, in words; and the merchant's own label and order
+        expect(page.locator("section#stripe")).to_contain_text(
+            "Live: Stripe has no live credentials yet, so live buyers are not offered card"
+        )
+        expect(page.locator("section#manual")).to_contain_text(
+            "Not offered for Pro (pro): Pay by mail takes one-off payments only"
+        )
+        display = page.locator("section#manual form.display")
+        display.get_by_label("Label").fill("Bank transfer or cheque")
+        display.get_by_label("Order").fill("1")
+        display.get_by_role("button", name=re.compile("Save how buyers see")).click()
+        seen = page.get_by_role("region", name="What buyers see")
+        expect(seen.locator("ol.seen").first.locator("li").first).to_contain_text(
+            "Bank transfer or cheque"
+        )
         shot(page, "methods")
+        seen.screenshot(path=str(ARTIFACTS / "dashboard-methods-buyers-see.png"))
+        page.locator("section#manual").screenshot(
+            path=str(ARTIFACTS / "dashboard-methods-manual.png")
+        )
 
         nav.get_by_role("link", name="API keys").click()
         page.get_by_label("Name").fill("web server")
@@ -95,11 +121,17 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         expect(page.locator("#new-key")).to_have_count(0)
         expect(page.get_by_role("cell", name=f"cmk_test_...{key[-4:]}")).to_be_visible()
 
+        nav.get_by_role("link", name="Notifications").click()
+        page.get_by_label("Address").fill("http://localhost:9/hooks")  # nothing listens there
+        page.get_by_label("Mode").select_option("test")
+        page.get_by_role("button", name="Add endpoint").click()
+        expect(page.locator("#new-secret")).to_be_visible()
+
         nav.get_by_role("link", name="Button").click()
         snippet = page.locator("#snippet").inner_text()
         assert f'project="{project_id}"' in snippet and 'integrity="sha384-' in snippet
         page.locator(".preview cm-button").get_by_role("button").click()
-        page.get_by_role("button", name=re.compile("Pay by mail")).click()
+        page.get_by_role("button", name=re.compile("Bank transfer or cheque")).click()
         reference = page.get_by_text(re.compile(r"CM-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]")).first
         expect(reference).to_be_visible()
         code = re.search(r"CM-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]", reference.inner_text()).group(0)
@@ -120,6 +152,21 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         expect(page.locator(".status").first).to_have_text("succeeded")
         expect(page.get_by_role("cell", name="manual.marked_paid")).to_be_visible()
         shot(page, "transaction-paid")
+
+        # the endpoint's delivery attempts, as they happened (it refuses connections)
+        nav.get_by_role("link", name="Notifications").click()
+        attempts = page.locator("table.attempts tbody tr")
+        for _ in range(100):
+            if attempts.count():
+                break
+            page.wait_for_timeout(100)
+            page.reload()
+        expect(attempts.first).to_contain_text("no answer")
+        expect(attempts.first).to_contain_text("will retry")
+        shot(page, "endpoint-attempts")
+        page.locator("section", has=page.locator("table.attempts")).screenshot(
+            path=str(ARTIFACTS / "dashboard-endpoint-attempts-table.png")
+        )
 
         nav.get_by_role("link", name="Overview").click()
         expect(page.locator("svg.chart rect")).to_have_count(30)
@@ -145,3 +192,26 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
     assert status.json()["status"] == "succeeded"
     info = (await http.get(f"/api/projects/{done['project']}/public-info?mode=test")).json()
     assert {p["provider"] for p in info["providers"]} == {"manual", "stripe"}
+
+
+async def test_the_operator_signs_in_with_the_admin_token_and_sees_every_project(node, admin):
+    require_browser()
+    await admin.project("Made with the command line")
+    merchant = await Admin.account(node.url, "someone@example.com")
+    await merchant.project("Someone's shop")
+    await merchant.aclose()
+
+    def operator(page: Any) -> None:
+        page.goto(f"{node.url}/dashboard/login")
+        page.get_by_label("Admin token").fill(node.ctx.settings.admin_token)
+        page.get_by_role("button", name="Sign in as the operator").click()
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+        expect(page.get_by_text("Operator: every project")).to_be_visible()
+        rows = page.locator("tbody tr")
+        expect(rows.filter(has_text="Made with the command line")).to_contain_text(
+            "the operator (command line)"
+        )
+        expect(rows.filter(has_text="Someone's shop")).to_contain_text("someone@example.com")
+        shot(page, "operator-projects")
+
+    await in_browser(operator)

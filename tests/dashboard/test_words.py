@@ -3,7 +3,7 @@ needs them."""
 
 from __future__ import annotations
 
-from edge.dashboard.words import attention_in_words, refused_in_words
+from edge.dashboard.words import attention_in_words, not_offered_in_words, refused_in_words
 
 
 def item(reason: str, detail: str = "", code: str = "signature_invalid", provider: str = "stripe"):
@@ -92,3 +92,42 @@ def test_a_capture_paypal_refused_for_good_is_said_in_words():
     )
     assert said[0].startswith("PayPal refused to take the approved payment")
     assert "The buyer was not charged" in said[0]
+
+
+def test_why_a_method_is_not_offered_per_mode_and_product():
+    view = {
+        "enabled": True,
+        "test": {"secretKey": {"set": True}, "publishableKey": "pk", "webhookSecret": {}},
+        "live": {"secretKey": {"set": True}, "publishableKey": "pk"},
+        "availability": {
+            "test": {"offered": True, "missing": []},
+            "live": {"offered": False, "missing": ["webhookSecret"]},
+            "products": {},
+        },
+    }
+    assert not_offered_in_words("stripe", "card", view, {}) == [
+        "Live: Stripe has no webhook secret, so live buyers are not offered card payments."
+    ]
+    crypto = {
+        "enabled": True,
+        "test": {},
+        "live": {"serverUrl": "https://pay.example", "storeId": "s"},
+        "availability": {
+            "test": {"offered": False, "missing": ["serverUrl", "apiKey"]},
+            "live": {"offered": False, "missing": ["apiKey", "webhookSecret"]},
+            "products": {"pro-monthly": "BTCPay Server takes one-off payments only"},
+        },
+    }
+    assert not_offered_in_words("btcpay", "crypto", crypto, {"pro-monthly": "Pro"}) == [
+        "Test: BTCPay Server has no test credentials yet, so test buyers are not offered crypto"
+        " payments.",
+        "Live: BTCPay Server has no API key or webhook secret, so live buyers are not offered"
+        " crypto payments.",
+        "Not offered for Pro (pro-monthly): BTCPay Server takes one-off payments only.",
+    ]
+    assert not_offered_in_words("paypal", "wallet", None, {}) == [
+        "PayPal is not set up: buyers are not offered PayPal."
+    ]
+    assert not_offered_in_words("paypal", "wallet", {**view, "enabled": False}, {}) == [
+        "PayPal is off: buyers are not offered PayPal."
+    ]

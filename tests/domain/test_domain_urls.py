@@ -7,6 +7,8 @@ from edge.domain.urls import (
     origin_of,
     redirect_allowed,
     validate_origin,
+    with_own_origins,
+    with_tx_id,
 )
 
 
@@ -143,3 +145,41 @@ def test_a_projects_own_redirects_obey_the_per_call_rules():
 )
 def test_what_a_provider_hands_out_reaches_the_buyer_only_when_safe(url, allowed):
     assert handout_allowed(url) is allowed
+
+
+TX = "tx_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+
+
+@pytest.mark.parametrize(
+    ("url", "filled"),
+    [
+        ("https://shop.example/thanks?tx={TX_ID}", f"https://shop.example/thanks?tx={TX}"),
+        ("https://shop.example/orders/{TX_ID}/done", f"https://shop.example/orders/{TX}/done"),
+        ("https://shop.example/t?tx=%7BTX_ID%7D", f"https://shop.example/t?tx={TX}"),
+        ("https://shop.example/t?tx=%7bTX_ID%7d", f"https://shop.example/t?tx={TX}"),
+        ("https://shop.example/{TX_ID}?again={TX_ID}", f"https://shop.example/{TX}?again={TX}"),
+        ("https://shop.example/thanks", "https://shop.example/thanks"),
+        ("https://shop.example/{tx_id}", "https://shop.example/{tx_id}"),  # the name is exact
+    ],
+)
+def test_tx_id_placeholders_are_filled_with_the_transaction_id(url, filled):
+    assert with_tx_id(url, TX) == filled
+
+
+def test_an_address_with_the_placeholder_is_a_redirect_like_any_other():
+    assert redirect_allowed("https://shop.example/thanks?tx={TX_ID}", ALLOWED)
+    assert redirect_allowed(with_tx_id("https://shop.example/t/{TX_ID}", TX), ALLOWED)
+
+
+def test_a_projects_own_addresses_add_their_origins():
+    project = {
+        "successUrl": "https://Shop.example:443/thanks",
+        "cancelUrl": "http://localhost:3000/cart",
+        "allowedOrigins": ["https://shop.example"],
+    }
+    assert with_own_origins(project) == ["https://shop.example", "http://localhost:3000"]
+    unsafe = {"successUrl": "http://shop.example/x", "cancelUrl": "https://u@x.example/"}
+    assert with_own_origins(unsafe) == []  # refused by the redirect rules, never added
+    assert first_disallowed_redirect({**unsafe, "allowedOrigins": with_own_origins(unsafe)}) == (
+        "successUrl"
+    )

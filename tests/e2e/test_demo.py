@@ -6,6 +6,7 @@ import re
 
 import httpx
 from support.nodes import DemoProcess
+from support.returns import read_return_page
 
 
 def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
@@ -31,6 +32,12 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             "btcpay",
             "manual",
         ]
+        # a subscription is offered only where it can work: no crypto, no pay by mail
+        monthly = httpx.get(
+            f"{node}/api/projects/{project}/public-info",
+            params={"productId": "pro-monthly", "mode": "test"},
+        ).json()
+        assert [p["provider"] for p in monthly["providers"]] == ["stripe", "paypal", "paddle"]
         # what the button does after the buyer picks "Card"
         checkout = httpx.post(
             f"{node}/api/checkout/stripe/{project}",
@@ -61,8 +68,8 @@ def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
             data={"token": order, "action": "approve"},
             follow_redirects=False,
         )
-        back = httpx.get(approved.headers["location"], follow_redirects=False)
-        assert back.headers["location"].startswith(demo["shop page"] + "/thanks")
+        back = read_return_page(httpx.get(approved.headers["location"]))
+        assert back.succeeded and back.next.startswith(demo["shop page"] + "/thanks")
         status = httpx.get(
             f"{node}/status/{project}/{wallet['txId']}", params={"wait": 10, "version": 1}
         ).json()

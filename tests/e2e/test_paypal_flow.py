@@ -17,6 +17,7 @@ import trio
 from support.client import ORIGIN, bearer, manual_shop
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
+from support.returns import read_return_page
 
 from edge.sim.paypal import PayPalSimulator
 
@@ -106,8 +107,9 @@ async def test_an_approved_order_is_captured_once_and_the_buyer_returns_to_the_s
     assert back.startswith(f"{node.url}/return/paypal/{shop.project_id}/{tx_id}?")
     await until(http, shop, tx_id, "succeeded")
 
-    returned = await buyer.get(back, follow_redirects=False)
-    assert (returned.status_code, returned.headers["location"]) == (303, f"{ORIGIN}/thanks")
+    page = read_return_page(await buyer.get(back))
+    assert (page.outcome, page.succeeded, page.next) == ("paid", True, f"{ORIGIN}/thanks")
+    assert page.main == page.next  # from the popup, the main window goes to the success page
     await trio.sleep(0.5)  # the return owes nothing more: the order is captured
     assert paypal.capture_count(order_id) == 1
     events = await history(http, shop, tx_id)
@@ -125,8 +127,9 @@ async def test_the_buyer_returning_before_the_webhook_is_captured_and_the_webhoo
     tx_id, order_id = answer["txId"], order_of(answer)
     paypal.deliveries_paused = True
     back = await press(buyer, answer["url"], "Approve")
-    returned = await buyer.get(back, follow_redirects=False)
-    assert (returned.status_code, returned.headers["location"]) == (303, f"{ORIGIN}/thanks")
+    # the return waits for the capture it owed: the buyer is told it is paid
+    page = read_return_page(await buyer.get(back))
+    assert (page.outcome, page.next) == ("paid", f"{ORIGIN}/thanks")
     await until(http, shop, tx_id, "succeeded")
 
     paypal.deliveries_paused = False
@@ -146,19 +149,61 @@ async def test_a_declined_funding_source_is_an_attempt_and_the_checkout_stays_op
     answer = await checkout(http, shop)
     tx_id = answer["txId"]
     back = await press(buyer, answer["url"], "Decline")
-    await buyer.get(back, follow_redirects=False)
-    with trio.fail_after(15):
-        while "payment.attempt_failed" not in await history(http, shop, tx_id):  # noqa: ASYNC110
-            await trio.sleep(0.1)
+    page = read_return_page(await buyer.get(back))
+    # never a "thank you" for a payment that will not come: the page says it was declined
+    assert (page.outcome, page.succeeded, page.next) == ("declined", False, f"{ORIGIN}/cart")
+    assert "Payment declined" in page.text and "not been charged" in page.text
+    assert page.main == urlsplit(back).path + "?shown=1"
+    assert "payment.attempt_failed" in await history(http, shop, tx_id)
     assert (await status(http, shop, tx_id))["status"] == "pending"
     assert paypal.capture_count(order_of(answer)) == 0
+    again = read_return_page(await http.get(f"{urlsplit(back).path}?shown=1"))
+    assert (again.outcome, again.next) == ("declined", f"{ORIGIN}/cart")
 
 
-async def test_cancel_on_paypal_takes_the_buyer_to_the_cancel_address(admin, http, paypal, buyer):
+async def test_cancel_on_paypal_cancels_the_checkout_and_says_so(admin, http, node, paypal, buyer):
     shop = await paypal_shop(admin, paypal)
     answer = await checkout(http, shop)
-    assert await press(buyer, answer["url"], "Cancel") == f"{ORIGIN}/cart?token={order_of(answer)}"
-    assert (await status(http, shop, answer["txId"]))["status"] == "pending"
+    tx_id = answer["txId"]
+    back = await press(buyer, answer["url"], "Cancel")
+    cancel = f"{node.url}/return/paypal/{shop.project_id}/{tx_id}/cancel"
+    assert back == f"{cancel}?token={order_of(answer)}"
+    page = read_return_page(await buyer.get(back))
+    assert (page.outcome, page.succeeded, page.next) == ("canceled", False, f"{ORIGIN}/cart")
+    assert "Payment canceled" in page.text
+    done = await status(http, shop, tx_id)
+    assert done["status"] == "canceled"
+    tx = await http.get(
+        f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+    )
+    assert tx.json()["reason"] == "canceled by the buyer at PayPal"
+
+
+async def test_the_cancel_address_without_the_order_cancels_nothing(admin, http, paypal, buyer):
+    # a transaction id alone (it may be on a page) never cancels someone's checkout
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    path = f"/return/paypal/{shop.project_id}/{answer['txId']}/cancel"
+    for query in ("", "?token=5O190127TN364715T"):
+        page = read_return_page(await buyer.get(f"{http.base_url}{path}{query}"))
+        assert page.outcome == "canceled"  # what the buyer asked for is said ...
+    assert (await status(http, shop, answer["txId"]))["status"] == "pending"  # ... not done
+    approved = await press(buyer, answer["url"], "Approve")
+    assert read_return_page(await buyer.get(approved)).outcome == "paid"
+
+
+async def test_an_ended_checkout_says_it_has_ended(admin, http, paypal, buyer):
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop)
+    canceled = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{answer['txId']}/cancel",
+        headers=bearer(shop.test_key),
+    )
+    assert canceled.status_code == 200
+    back = f"{http.base_url}/return/paypal/{shop.project_id}/{answer['txId']}?token=x"
+    page = read_return_page(await buyer.get(back))
+    assert (page.outcome, page.succeeded, page.next) == ("canceled", False, f"{ORIGIN}/cart")
+    assert paypal.capture_count(order_of(answer)) == 0
 
 
 async def test_refunds_in_parts_then_a_dispute_that_is_won(admin, http, paypal, buyer):
@@ -196,8 +241,8 @@ async def test_a_subscription_is_approved_renewed_fails_and_is_cancelled(
     assert "/webapps/billing/subscriptions?ba_token=" in sub_ref
     back = await press(buyer, answer["url"], "Approve")
     assert back.startswith(f"{node.url}/return/paypal/{shop.project_id}/{tx_id}?")
-    returned = await buyer.get(back, follow_redirects=False)
-    assert returned.headers["location"] == f"{ORIGIN}/thanks"
+    page = read_return_page(await buyer.get(back))
+    assert page.succeeded and page.next == f"{ORIGIN}/thanks"
     paid = await until(http, shop, tx_id, "succeeded")
     sub_id = paid["subscriptionId"]
     assert sub_id and (await status(http, shop, sub_id))["status"] == "active"

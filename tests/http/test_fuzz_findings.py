@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from support.client import manual_shop
+from support.stripe_shop import stripe_shop
 
 
 async def test_a_tier_that_is_not_a_string_is_refused(admin, envelope):
@@ -97,3 +98,30 @@ async def test_a_patch_that_names_a_field_gives_it_a_value(admin, envelope):
         assert envelope(refused, 400, "invalid_request")["field"] == field
     project = await admin.ok("GET", f"/api/manage/projects/{project_id}")
     assert project["name"] == "Shop"
+
+
+async def test_what_the_document_refuses_the_node_refuses(admin, http, envelope, sim):
+    # found by schemathesis' coverage phase: values the API reference calls invalid were taken
+    shop = await stripe_shop(admin, sim)
+    base = f"/api/manage/projects/{shop.project_id}"
+    product = {"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}
+    answer = await admin.http.put(f"{base}/products/book", json={**product, "overrides": False})
+    assert envelope(answer, 400, "invalid_request")["field"] == "overrides"
+    endpoint = await admin.ok("POST", f"{base}/endpoints", {"url": "http://localhost:9/h"}, 201)
+    replay = f"{base}/endpoints/{endpoint['endpointId']}/replay"
+    since = "evt_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+    answer = await admin.http.post(replay, json={"since": since, "eventIds": None})
+    assert envelope(answer, 400, "invalid_request")["field"] == "eventIds"
+    answer = await admin.http.post(replay, json={"since": None})
+    assert envelope(answer, 400, "invalid_request")["field"] == "since"
+    # a provider name that is not one is said first, whatever the body
+    answer = await admin.http.put(f"{base}/providers/bitpay", json={})
+    assert envelope(answer, 404, "unknown_provider")
+    # an event type the provider's simulator cannot send: a conflict, like a provider without one
+    tx = await http.post(
+        f"/api/checkout/stripe/{shop.project_id}",
+        json={"productId": "book", "mode": "test"},
+    )
+    trigger = {"provider": "stripe", "type": "unmatched", "txId": tx.json()["txId"]}
+    answer = await admin.http.post("/api/manage/trigger", json=trigger)
+    assert envelope(answer, 409, "not_simulated")["field"] == "type"

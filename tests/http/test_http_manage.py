@@ -44,7 +44,7 @@ async def test_project_validation(admin):
     patched = await admin.ok("PATCH", f"/api/manage/projects/{pid}", {"name": "Renamed"})
     assert patched["name"] == "Renamed" and patched["tier"] == "free"
     # the project's own redirect addresses obey the per-call rules, on POST and on PATCH
-    for url in ("http://evil.example/", "https://user@shop.example/x", "https://other.example/"):
+    for url in ("http://evil.example/", "https://user@shop.example/x", "https://a b.example/"):
         created = await admin.http.post(
             "/api/manage/projects",
             json={
@@ -60,11 +60,26 @@ async def test_project_validation(admin):
         refused = await admin.http.patch(f"/api/manage/projects/{pid}", json={"cancelUrl": url})
         assert (refused.status_code, refused.json()["error"]["field"]) == (400, "cancelUrl")
         assert await admin.ok("GET", f"/api/manage/projects/{pid}") == before
-    # dropping the origin the stored addresses live on is refused too
-    narrowed = await admin.http.patch(
-        f"/api/manage/projects/{pid}", json={"allowedOrigins": ["https://elsewhere.example"]}
+    # the origins of the project's own addresses are allowed origins: the merchant named them
+    moved = await admin.ok(
+        "PATCH", f"/api/manage/projects/{pid}", {"successUrl": "https://other.example/thanks"}
     )
-    assert narrowed.json()["error"]["code"] == "url_not_allowed"
+    assert moved["allowedOrigins"] == ["https://shop.example", "https://other.example"]
+    narrowed = await admin.ok(
+        "PATCH", f"/api/manage/projects/{pid}", {"allowedOrigins": ["https://elsewhere.example"]}
+    )
+    assert narrowed["allowedOrigins"] == [
+        "https://elsewhere.example",
+        "https://other.example",
+        "https://shop.example",
+    ]
+    made = await admin.ok(
+        "POST",
+        "/api/manage/projects",
+        {"name": "y", "successUrl": "https://y.example/ok", "cancelUrl": "http://localhost:3000/"},
+        201,
+    )
+    assert made["allowedOrigins"] == ["https://y.example", "http://localhost:3000"]
     response = await admin.http.get("/api/manage/projects/prj_0000000000000000")
     assert response.status_code == 404
     assert (await admin.http.get(f"/api/manage/projects/{pid}")).headers[

@@ -237,3 +237,44 @@ async def test_the_lifespan_passes_through():
 
     await Middleware(app)({"type": "lifespan"}, nothing, ignore)
     assert seen == ["lifespan"]
+
+
+async def test_a_slow_handler_after_the_body_is_not_cut_as_a_slow_body(autojump_clock):
+    # found by schemathesis under load: Quart keeps a receive() waiting for the client's
+    # disconnect once the body is read; a handler slower than the body's pace got 408
+    body = b'{"x": 1}'
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await trio.sleep_forever()  # the client stays connected
+        raise AssertionError
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async with trio.open_nursery() as nursery:
+            assert (await receive())["body"] == body
+
+            async def wait_for_disconnect() -> None:
+                await receive()
+
+            nursery.start_soon(wait_for_disconnect)
+            await trio.sleep(30)  # the handler's own slow work, long past the body's grace
+            await answer(send, 200, b"{}")
+            nursery.cancel_scope.cancel()
+
+    sent: Sent = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/x",
+        "query_string": b"",
+        "headers": [(b"content-length", str(len(body)).encode())],
+        "client": ("127.0.0.1", 1234),
+    }
+    await Middleware(app)(scope, receive, send)
+    assert sent[0]["status"] == 200

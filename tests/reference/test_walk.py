@@ -96,10 +96,19 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         for provider, settings in [
             ("manual", {"enabled": True, "test": {"mailingAddress": MAILING_ADDRESS}}),
             ("stripe", {"enabled": True, "test": stripe}),
+            ("paypal", {"enabled": False, "label": "PayPal", "order": 3}),
+            ("paddle", {"enabled": False, "test": {"apiBase": "https://sandbox-api.paddle.com"}}),
+            ("btcpay", {"enabled": False, "live": {"storeId": "s1", "apiKey": None}}),
         ]:
             await walk.call(
-                "putProvider", f"{project}/providers/{provider}", json=settings, headers=operator
+                f"putProvider{provider.capitalize()}",
+                f"{project}/providers/{provider}",
+                json=settings,
+                headers=operator,
             )
+        await walk.call(
+            "putProvider", f"{project}/providers/bitpay", json={"enabled": True}, headers=operator
+        )
         key = (
             await walk.call("createKey", f"{project}/keys", json={"mode": "test"}, headers=operator)
         ).json()["key"]
@@ -145,6 +154,8 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         ]
         await walk.call("getStatus", f"/status/{pid}/{card['txId']}")
         await walk.call("buyerReturned", f"/return/stripe/{pid}/{card['txId']}")
+        await walk.call("buyerCanceled", f"/return/stripe/{pid}/{card['txId']}/cancel")
+        await walk.call("getReturnFile", "/static/return/return.js")
 
         # Stripe's webhook: one forged, one genuine
         paid = stripe_object(
@@ -207,5 +218,14 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         await walk.call("getUsage", f"{project}/usage", headers=operator)
         await walk.call("listDeliveries", f"{project}/deliveries", headers=operator)
         await walk.call("getStats", "/api/manage/stats", headers=operator)
+        accounts = await walk.call("listAccounts", "/api/manage/accounts", headers=operator)
+        walker = accounts.json()["items"][0]["accountId"]
+        await walk.call(
+            "patchAccount",
+            f"/api/manage/accounts/{walker}",
+            json={"operator": True},
+            headers=operator,
+        )
+        await walk.call("listLogs", "/api/manage/logs?status=2xx,404", headers=operator)
 
     assert walk.visited == set(_OPS), f"not walked: {sorted(set(_OPS) - walk.visited)}"

@@ -91,22 +91,20 @@ class DemoProcess:
 
     NAMES = ("shop page", "node", "project", "test key")
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(
+        self, data_dir: Path | None, *, command: list[str] | None = None, cwd: Path | None = None
+    ) -> None:
+        """``command``: what starts it (default ``python -m edge serve --demo --port 0 --data
+        data_dir``), run in ``cwd``."""
+        argv = [sys.executable, "-m", "edge", "serve", "--demo", "--port", "0"]
+        if data_dir is not None:
+            argv += ["--data", str(data_dir)]
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "edge",
-                "serve",
-                "--demo",
-                "--port",
-                "0",
-                "--data",
-                str(data_dir),
-            ],
+            command or argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            cwd=cwd,
         )
         assert self.proc.stdout is not None
         self.found: dict[str, str] = {}

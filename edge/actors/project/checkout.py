@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.idempotency import IdempotencyKeys
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
@@ -25,10 +24,13 @@ from edge.actors.registry import ActorRef
 from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.money import to_wire
-from edge.domain.status import ENDED, Kind, Status, can_transition
-from edge.domain.urls import handout_allowed
+from edge.domain.returns import Outcome, outcome
+from edge.domain.status import Kind, Status, can_transition
+from edge.domain.urls import handout_allowed, with_tx_id
 from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
+from edge.providers import prices
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
+from edge.providers.offers import display_name
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
 from edge.store.writer import Op
@@ -65,6 +67,13 @@ class Checkouts:
             raise Conflict(
                 "quantity_not_allowed", "A subscription is bought one at a time.", field="quantity"
             )
+        if product["kind"] == Kind.SUBSCRIPTION and not provider.supports_subscriptions:
+            # said before anything is stored; public-info does not offer it either
+            raise Conflict(
+                "subscription_not_supported",
+                f"{display_name(provider)} takes one-off payments only; choose another way to pay.",
+                field="provider",
+            )
         refused = prices.problem(provider, product, msg.quantity)
         if refused is not None:  # said before anything is stored: nothing stays pending
             field = "quantity" if msg.quantity > 1 and refused.field == "amount" else "productId"
@@ -73,8 +82,13 @@ class Checkouts:
         if ledger.tx(tx_id) is not None:
             raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
         project = ledger.project
-        success_url = ledger.redirect(msg.success_url, project["successUrl"], "successUrl")
-        cancel_url = ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl")
+        # wherever the buyer is sent, the merchant's {TX_ID} names this transaction
+        success_url = with_tx_id(
+            ledger.redirect(msg.success_url, project["successUrl"], "successUrl"), tx_id
+        )
+        cancel_url = with_tx_id(
+            ledger.redirect(msg.cancel_url, project["cancelUrl"], "cancelUrl"), tx_id
+        )
         now = ledger.now_ms()
         tx: dict[str, Any] = {
             "id": tx_id,
@@ -116,6 +130,7 @@ class Checkouts:
         ticket = ledger.submit(ops + event_ops)
         ledger.add(tx)
         self.in_flight += 1
+        return_url = f"{ledger.ctx.public_url}/return/{provider.name}/{ledger.project_id}/{tx_id}"
         request = CheckoutRequest(
             tx=dict(tx),
             product=product,
@@ -123,7 +138,8 @@ class Checkouts:
             success_url=success_url,
             cancel_url=cancel_url,
             http=ledger.ctx.http,
-            return_url=f"{ledger.ctx.public_url}/return/{provider.name}/{ledger.project_id}/{tx_id}",
+            return_url=return_url,
+            cancel_return_url=f"{return_url}/cancel",
             remembered=ledger.lookup(keys.PROVIDER_OBJECT, provider.name, _price_key(tx, msg.mode)),
         )
 
@@ -252,9 +268,11 @@ class Checkouts:
         ledger.commit(ops, reply, f"expired at {iso_or_none(tx.get('expiresAt'))}")
 
     def returned(self, msg: m.BuyerReturned, reply: Reply) -> None:
-        """The buyer is back from the provider's page (CONTRACT 4.3): what the provider is owed
-        (PayPal's capture) is durable before the buyer is sent on to the success address; a
-        checkout that has ended sends them to the cancel address, owing nothing."""
+        """The buyer is back from the provider's page (CONTRACT 4.3). From its return address:
+        what the provider is owed (PayPal's capture) is durable before the buyer is answered,
+        once. From its cancel address: the checkout is canceled, when the provider's own id in
+        the address shows it is this checkout's. Either way the answer says the outcome, and
+        where the buyer goes on to."""
         ledger = self.ledger
         tx = ledger.tx(msg.tx_id)
         provider = PROVIDERS.get(msg.provider)
@@ -262,18 +280,45 @@ class Checkouts:
             raise NotFound("not_found", "No transaction with this id in this project.")
         if not provider.returns_through_node:
             raise NotFound("not_found", f"{provider.name} does not return buyers through the node.")
-        if tx["status"] in ENDED:
-            ledger.reply_read(reply, tx.get("cancelUrl") or ledger.project["cancelUrl"], tx["id"])
+        ops: list[Op] = []
+        owed = provider.returned(tx, msg.query)
+        if msg.view_only:
+            pass
+        elif msg.canceled:
+            self._canceled_by_buyer(tx, provider, msg.query, ops)
+        elif tx["status"] == Status.PENDING and not tx.get("returnedAt"):
+            mode = "test" if tx["isTest"] else "live"
+            tx["returnedAt"] = ledger.now_ms()
+            ops += ledger.tx_ops(tx)
+            ops += ledger.follow_up_ops(tx, provider.name, mode, owed)
+        latest = ledger.latest_event(tx["id"])
+        latest_type = latest["type"] if latest is not None else None
+        result = outcome(tx["status"], latest_type, canceled_by_buyer=msg.canceled)
+        answer = m.Returned(
+            result,
+            display_name(provider),
+            with_tx_id(tx.get("successUrl") or ledger.project["successUrl"], tx["id"]),
+            with_tx_id(tx.get("cancelUrl") or ledger.project["cancelUrl"], tx["id"]),
+            waiting=result is Outcome.PENDING and bool(owed),
+        )
+        if ops:
+            ledger.commit(ops, reply, answer)
+        else:
+            ledger.reply_read(reply, answer, tx["id"])
+
+    def _canceled_by_buyer(
+        self, tx: dict[str, Any], provider: Provider, query: Mapping[str, str], ops: list[Op]
+    ) -> None:
+        """Cancel a pending checkout the buyer walked away from at the provider. Only with the
+        provider's id of this checkout in the address (PayPal appends its order as ``token``,
+        which only the buyer's browser and the provider know): a transaction id alone, which a
+        page may show, never cancels anyone's checkout."""
+        if tx["status"] != Status.PENDING or tx.get("returnedAt"):
+            return  # approved meanwhile, or already ended: the outcome says which
+        if not tx.get("providerRef") or query.get("token") != tx["providerRef"]:
             return
-        where = tx.get("successUrl") or ledger.project["successUrl"]
-        if tx.get("returnedAt") or tx["status"] != Status.PENDING:
-            ledger.reply_read(reply, where, tx["id"])  # owed once already, or done
-            return
-        mode = "test" if tx["isTest"] else "live"
-        tx["returnedAt"] = ledger.now_ms()
-        ops = ledger.tx_ops(tx)
-        ops += ledger.follow_up_ops(tx, provider.name, mode, provider.returned(tx, msg.query))
-        ledger.commit(ops, reply, where)
+        tx["reason"] = f"canceled by the buyer at {display_name(provider)}"
+        node_event(self.ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
 
 
 def _price_key(tx: Mapping[str, Any], mode: str) -> str:

@@ -179,6 +179,12 @@ class Ledger:
             event = self.ctx.store.get(keys.record(self.project_id, keys.EVENT, evt_id))
         return event
 
+    def latest_event(self, tx_id: str) -> dict[str, Any] | None:
+        """The last event of a transaction's history, as committed."""
+        prefix = keys.history(self.project_id, tx_id)
+        last = self.ctx.store.scan(prefix, reverse=True, limit=1)
+        return self.stored_event(last[0][0][len(prefix) :].decode()) if last else None
+
     def follow_up_ops(
         self,
         tx: dict[str, Any],

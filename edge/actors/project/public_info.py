@@ -12,10 +12,11 @@ import json
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view
+from edge.domain.labels import Label, distinct
 from edge.domain.money import to_wire
+from edge.providers.offers import display_name, product_problem
 from edge.providers.registry import PROVIDERS
 
 
@@ -50,6 +51,7 @@ class PublicInfoPages:
         ledger = self.ledger
         product = ledger.product(product_id) if product_id is not None else None
         entries = []
+        labels: dict[str, Label] = {}
         for name, config in ledger.project["providers"].items():
             provider = PROVIDERS.get(name)
             if provider is None or not config.get("enabled"):
@@ -57,13 +59,17 @@ class PublicInfoPages:
             credentials = ledger.credentials(provider, mode)
             if not provider.is_configured(credentials):
                 continue
-            if product is not None and prices.problem(provider, product) is not None:
-                continue  # a price this provider cannot charge (saved before it was enabled)
+            if product is not None and product_problem(provider, product) is not None:
+                continue  # a subscription it cannot sell, a price it cannot charge
             override = (product or {}).get("overrides", {}).get(name, {})
+            chosen = override.get("label") or config.get("label")
+            labels[name] = Label(
+                chosen or provider.default_label, chosen is None, display_name(provider)
+            )
             entry: dict[str, Any] = {
                 "provider": name,
                 "kind": provider.kind,
-                "label": override.get("label") or config.get("label") or provider.default_label,
+                "label": labels[name].text,
                 "icon": f"{ledger.ctx.public_url}/static/icons/{provider.icon}",
                 "publishableKey": provider.publishable_key(credentials),
                 "mailingAddress": provider.mailing_address(credentials),
@@ -76,6 +82,9 @@ class PublicInfoPages:
             entry["order"] = override.get("order") or config.get("order") or 100
             entries.append(entry)
         entries.sort(key=lambda e: (e["order"], e["provider"]))
+        shown = distinct([labels[e["provider"]] for e in entries])
+        for entry, text in zip(entries, shown, strict=True):
+            entry["label"] = text
         body = {
             "projectId": ledger.project_id,
             "mode": mode,

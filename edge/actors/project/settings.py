@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project import prices
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
-from edge.domain.urls import first_disallowed_redirect, redirect_rule
+from edge.domain.urls import first_disallowed_redirect, redirect_rule, with_own_origins
 from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
+from edge.providers import prices
 from edge.providers.registry import PROVIDERS
 from edge.store.codec import pack
 
@@ -32,10 +32,12 @@ class ProjectSettings:
 
     def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
         ledger = self.ledger
-        refused = first_disallowed_redirect({**ledger.project, **msg.changes})
+        changed = {**ledger.project, **msg.changes}
+        changed["allowedOrigins"] = with_own_origins(changed)
+        refused = first_disallowed_redirect(changed)
         if refused is not None:
             raise InvalidRequest("url_not_allowed", redirect_rule(refused), field=refused)
-        ledger.project.update(msg.changes)
+        ledger.project.update(msg.changes, allowedOrigins=changed["allowedOrigins"])
         ledger.commit(ledger.config_changed(), reply, project_view(ledger.project))
 
     def put_product(self, msg: m.PutProduct, reply: Reply) -> None:
@@ -72,10 +74,12 @@ class ProjectSettings:
             raise NotFound("unknown_provider", f"This node has no provider {msg.provider!r}.")
         body = msg.body  # checked by edge.http.bodies.provider_settings
         stored = dict(ledger.project["providers"].get(provider.name) or {})
+        # label and order merge like credentials: given replaces (None: the default), omitted
+        # keeps the merchant's
         updated: dict[str, Any] = {
             "enabled": body["enabled"],
-            "label": body["label"],
-            "order": body["order"],
+            "label": body.get("label", stored.get("label")),
+            "order": body.get("order", stored.get("order")),
         }
         for mode in creds.MODES:
             previous = stored.get(mode) or {}
@@ -93,7 +97,8 @@ class ProjectSettings:
                 else previous
             )
         ledger.project["providers"][provider.name] = updated
-        ledger.commit(ledger.config_changed(), reply, provider_view(provider.name, updated))
+        view = provider_view(provider.name, updated, ledger.project["products"].values())
+        ledger.commit(ledger.config_changed(), reply, view)
 
     def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         ledger = self.ledger

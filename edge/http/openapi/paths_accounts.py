@@ -30,10 +30,12 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Accounts",
                 "Sign up",
                 "On the free tier, no card asked. With EDGE_SIGNUP=closed only the operator's "
-                "token may create accounts.",
+                "token may create accounts. `operator: true` (the operator's token only; "
+                "otherwise 400 unknown_field) makes an operator account, which sees and "
+                "manages every project (edge account create --operator).",
                 security=[{}, {OPERATOR_TOKEN: []}],
                 ok={201: json_answer("The account.", ref("Account"))},
-                body=json_body(ref("AccountRequest")),
+                body=json_body(ref("SignUpRequest")),
                 errors={
                     401: ["unauthorized"],
                     403: ["signup_closed"],

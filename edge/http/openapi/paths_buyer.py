@@ -41,6 +41,8 @@ def paths() -> dict[str, dict[str, Operation]]:
         "/static/icons/{name}": {"get": _icon()},
         "/api/checkout/{provider}/{projectId}": {"post": _checkout()},
         "/return/{provider}/{projectId}/{txId}": {"get": _return()},
+        "/return/{provider}/{projectId}/{txId}/cancel": {"get": _return_canceled()},
+        "/static/return/{name}": {"get": _return_file()},
         "/webhook/{provider}/{projectId}": {"post": _webhook()},
     }
 
@@ -270,26 +272,90 @@ def _checkout() -> Operation:
     )
 
 
+_RETURN_PARAMETERS = [
+    path_param("provider", ref("Provider"), "The checkout's provider."),
+    PROJECT,
+    path_param("txId", ref("TxId"), "The checkout's transaction."),
+    query_param(
+        "shown",
+        {"type": "string", "maxLength": 200},
+        "The page again, acting on nothing (the popup sends the main window here).",
+    ),
+]
+
+
+def _return_page(description: str) -> Schema:
+    return {
+        "description": description,
+        "headers": headers(),
+        "content": {"text/html": {"schema": _TEXT}},
+    }
+
+
 def _return() -> Operation:
     return operation(
         "buyerReturned",
         "Checkout",
         "The buyer's way back from the provider",
         "PayPal sends the buyer here after approval. The capture the node owes PayPal is "
-        "durable first; then 303 to the checkout's success address (its cancel address when it "
-        "has ended). The provider's own query parameters (token, PayerID) are accepted.",
-        parameters=[
-            path_param("provider", ref("Provider"), "The checkout's provider."),
-            PROJECT,
-            path_param("txId", ref("TxId"), "The checkout's transaction."),
-        ],
+        "durable first; the node then waits a few seconds at most for PayPal's answer, and "
+        "answers a page that says the outcome and sends the buyer on: to the checkout's success "
+        "address (its {TX_ID} filled in) when the payment went through or is on its way; "
+        "otherwise (declined, canceled, expired) it says what happened, with a link to the "
+        "cancel address. In the payment popup the button opened, the main window goes on and "
+        "the popup closes. The provider's own query parameters (token, PayerID) are accepted.",
+        parameters=_RETURN_PARAMETERS,
         security=ANONYMOUS,
-        ok={303: _redirect("The success (or cancel) address.")},
+        ok={200: _return_page("The outcome, and where the buyer goes on to.")},
         errors={
             404: ["not_found", "project_not_found"],
             429: ["rate_limited"],
             503: ["unavailable"],
         },
+    )
+
+
+def _return_canceled() -> Operation:
+    return operation(
+        "buyerCanceled",
+        "Checkout",
+        "The buyer's way back after canceling at the provider",
+        "PayPal's cancel address: the pending checkout is canceled when PayPal's `token` in the "
+        "address is the checkout's order (a transaction id alone never cancels one), and the "
+        "page says so, with a link to the checkout's cancel address.",
+        parameters=_RETURN_PARAMETERS,
+        security=ANONYMOUS,
+        ok={200: _return_page("The outcome, and the way back to the shop.")},
+        errors={
+            404: ["not_found", "project_not_found"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _return_file() -> Operation:
+    return operation(
+        "getReturnFile",
+        "Checkout",
+        "The return page's script and style sheet",
+        "return.js and return.css (the node's CSP runs no inline script or style).",
+        parameters=[
+            path_param(
+                "name",
+                {"type": "string", "enum": ["return.js", "return.css"]},
+                "The file.",
+            )
+        ],
+        security=ANONYMOUS,
+        ok={
+            200: {
+                "description": "The file.",
+                "headers": headers(),
+                "content": {"text/javascript": {"schema": _TEXT}, "text/css": {"schema": _TEXT}},
+            }
+        },
+        errors={404: ["not_found"]},
     )
 
 

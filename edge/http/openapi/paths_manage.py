@@ -3,6 +3,7 @@ token (every project) or an account's session (its own), each with a rate bucket
 
 from __future__ import annotations
 
+from edge.domain import logfilter
 from edge.http.openapi.common import (
     OPERATOR_OR_SESSION,
     Operation,
@@ -14,6 +15,7 @@ from edge.http.openapi.common import (
 )
 from edge.http.openapi.paths_buyer import PROJECT
 from edge.http.openapi.schemas import Schema, ref
+from edge.providers.registry import PROVIDERS
 
 BASE = "/api/manage/projects/{projectId}"
 ENDPOINT = path_param("endpointId", ref("EndpointId"), "The notification endpoint.")
@@ -88,7 +90,6 @@ def paths() -> dict[str, dict[str, Operation]]:
         }
     }
     product = path_param("productId", ref("ProductId"), "The product.")
-    provider = path_param("provider", ref("Provider"), "The provider.")
     key = path_param("keyId", ref("KeyId"), "The key.")
     return {
         "/api/manage/projects": {
@@ -157,20 +158,41 @@ def paths() -> dict[str, dict[str, Operation]]:
                 errors={404: [*_MISSING, "product_not_found"]},
             ),
         },
+        **{
+            f"{BASE}/providers/{name}": {
+                "put": _manage(
+                    f"putProvider{name.capitalize()}",
+                    f"Enable and configure {name}",
+                    "Each mode's credentials are merged into what is stored: a given field "
+                    "replaces, null removes, an omitted field is kept (label and order too). "
+                    "Secrets are encrypted at rest and write-only. Addresses the node calls must "
+                    "be https on a public name (400 url_not_allowed), unless the operator allows "
+                    "the host.",
+                    {200: _answer("The provider settings.", "ProviderSettings")},
+                    parameters=[PROJECT],
+                    body=json_body(ref(f"ProviderRequest{name.capitalize()}")),
+                    errors={400: ["url_not_allowed", "invalid_request"]},
+                )
+            }
+            for name in PROVIDERS
+        },
         f"{BASE}/providers/{{provider}}": {
             "put": _manage(
                 "putProvider",
-                "Enable and configure a provider",
-                "Each mode's credentials are merged into what is stored. Secrets are encrypted "
-                "at rest and write-only. Addresses the node calls must be https on a public "
-                "name (400 url_not_allowed), unless the operator allows the host.",
-                {200: _answer("The provider settings.", "ProviderSettings")},
-                parameters=[PROJECT, provider],
-                body=json_body(ref("ProviderRequest")),
-                errors={
-                    400: ["url_not_allowed", "invalid_request"],
-                    404: [*_MISSING, "unknown_provider"],
-                },
+                "Any other provider name",
+                "The node's providers each have a path of their own above; any other name is "
+                "404 unknown_provider.",
+                {},
+                parameters=[
+                    PROJECT,
+                    path_param(
+                        "provider",
+                        {"type": "string", "not": {"enum": list(PROVIDERS)}},
+                        "Not a provider of this node.",
+                    ),
+                ],
+                body=json_body({"type": "object"}),
+                errors={404: [*_MISSING, "unknown_provider"]},
             )
         },
         f"{BASE}/keys": {
@@ -289,13 +311,84 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "trigger",
                 "Send a signed simulated provider event",
                 "For a test transaction, through the node's own webhook endpoint (edge "
-                "trigger). Stripe only (409 not_simulated otherwise).",
+                "trigger). A type the provider's simulator cannot send, or a provider without "
+                "one, is 409 not_simulated.",
                 {200: _answer("The webhook's own status and answer.", "Triggered")},
                 body=json_body(ref("TriggerRequest")),
                 errors={
                     404: ["not_found", "project_not_found"],
                     409: ["not_simulated", "live_transaction", "provider_mismatch"],
                 },
+            )
+        },
+        "/api/manage/accounts": {
+            "get": _manage(
+                "listAccounts",
+                "The node's dashboard accounts",
+                "The operator only (403 forbidden otherwise). `?email=` finds one.",
+                {200: _answer("The accounts, with how many projects each owns.", "AccountList")},
+                parameters=[
+                    query_param(
+                        "email",
+                        {"type": "string"},
+                        "Only the account with this e-mail.",
+                    )
+                ],
+            )
+        },
+        "/api/manage/accounts/{accountId}": {
+            "patch": _manage(
+                "patchAccount",
+                "Make an account the operator in the dashboard, or no longer",
+                "The operator only. An operator account sees and manages every project in the "
+                "dashboard and the API, those made with the command line included (edge "
+                "account operator EMAIL).",
+                {200: _answer("The account.", "Account")},
+                parameters=[
+                    path_param(
+                        "accountId",
+                        {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
+                        "The account.",
+                    )
+                ],
+                body=json_body(ref("AccountPatch")),
+                errors={400: ["invalid_request"]},
+            )
+        },
+        "/api/manage/logs": {
+            "get": _manage(
+                "listLogs",
+                "The node's recent requests and notification attempts",
+                "What `edge logs --follow` shows: the last 2,000 requests (method, path without "
+                "its query, status, time, request id) and notification attempts, kept in memory "
+                "(never a body, a secret or anything about the buyer). Oldest first after "
+                "`after` (a line's `seq`; a cursor from before a restart starts again from the "
+                "oldest line); `wait` long-polls for the next line. The operator sees every "
+                "project's lines; an account its own projects' only.",
+                {200: _answer("The lines, and the cursor to go on from.", "LogPage")},
+                parameters=[
+                    query_param(
+                        "after",
+                        {"type": "integer", "minimum": 0, "maximum": 2**53},
+                        "Only lines after this seq.",
+                    ),
+                    query_param(
+                        "wait",
+                        {"type": "integer", "minimum": 0, "maximum": 25},
+                        "Seconds to wait for a line when there is none yet.",
+                    ),
+                    query_param(
+                        "limit", {"type": "integer", "minimum": 1, "maximum": 500}, "At most."
+                    ),
+                    query_param("projectId", ref("ProjectId"), "Only this project's lines."),
+                    query_param(
+                        "status",
+                        {"type": "string", "pattern": logfilter.PATTERN},
+                        "Only these statuses: a code (404), a class (4xx), error (4xx, 5xx "
+                        "or no answer), comma-separated.",
+                    ),
+                ],
+                errors={400: ["invalid_request"]},
             )
         },
         "/api/manage/stats": {

@@ -45,7 +45,7 @@ def _list() -> Operation:
             query_param("status", ref("Status"), "Only transactions in this status."),
             query_param(
                 "reference",
-                {"type": "string", "examples": ["CM-7KQ2-9XMD-4"]},
+                {"type": "string", "examples": ["CM-7KQ2-9XMD-5"]},
                 "A pay-by-mail code as the buyer wrote it (case, hyphens and prefix do not "
                 "matter; the check character must be right).",
             ),

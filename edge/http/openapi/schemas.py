@@ -13,6 +13,9 @@ from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.quota import DEFAULT_TIERS
 from edge.domain.status import Status
+from edge.http.openapi import patterns
+from edge.providers.base import Provider
+from edge.providers.registry import PROVIDERS, REGISTRATIONS
 
 Schema = dict[str, Any]
 
@@ -66,17 +69,54 @@ AMOUNT: Schema = {
 AMOUNT_IN: Schema = {
     "type": "number",
     "exclusiveMinimum": 0,
-    "maximum": 1e12,
-    "multipleOf": 0.001,
+    "maximum": 10**15,
+    "multipleOf": 0.0001,
     "description": "Major units, with no more decimals than the currency has (400 "
-    "invalid_amount); at most 10^15 minor units.",
+    "invalid_amount); at most 10^15 minor units. The product's rules state it per currency.",
     "examples": [19.99],
 }
-URL_IN: Schema = {
+
+
+def _amount_of(places: int) -> Schema:
+    """An amount in a currency with ``places`` decimals: its steps and at most 10^15 minor
+    units (edge.domain.money)."""
+    return {"multipleOf": 10**-places if places else 1, "maximum": 10 ** (15 - places)}
+
+
+def per_currency_amounts() -> list[Schema]:
+    """One rule per number of decimals: when the product's currency has them, its amount and
+    every override's amount are multiples of its smallest unit, up to 10^15 of them."""
+    rules = []
+    for places in sorted(set(EXPONENTS.values())):
+        codes = sorted(code for code, exp in EXPONENTS.items() if exp == places)
+        amount = _amount_of(places)
+        rules.append(
+            {
+                "if": {"properties": {"currency": {"enum": codes}}, "required": ["currency"]},
+                "then": {
+                    "properties": {
+                        "amount": amount,
+                        "overrides": {
+                            "additionalProperties": {
+                                "properties": {"amount": {"anyOf": [{"type": "null"}, amount]}}
+                            }
+                        },
+                    }
+                },
+            }
+        )
+    return rules
+
+
+REDIRECT_IN: Schema = {
     "type": "string",
-    "pattern": "^https?://[^\\s]+$",
+    "pattern": patterns.REDIRECT,
     "maxLength": 2000,
-    "examples": ["https://shop.example/thanks"],
+    "description": "Where the buyer is sent back to: https (http only on localhost), on one of "
+    "the project's allowedOrigins (400 url_not_allowed). Every {TX_ID} in it (also "
+    "percent-encoded, %7BTX_ID%7D) is replaced by the transaction id, wherever the node sends "
+    "the buyer: the provider's success and cancel addresses and the node's own return.",
+    "examples": ["https://shop.example/thanks?tx={TX_ID}"],
 }
 # a character the node does not strip: Python's whitespace also counts \x1c-\x1f and \x85,
 # which ECMA's \s does not
@@ -194,10 +234,13 @@ def schemas() -> dict[str, Schema]:
                 _obj(
                     {
                         "productId": nullable(ref("ProductId")),
+                        "interval": nullable(
+                            {"type": "string", "enum": ["day", "week", "month", "year"]}
+                        ),
                         "quantity": {"type": "integer", "minimum": 1},
                         "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
                         "customerRef": nullable({"type": "string"}),
-                        "reference": nullable({"type": "string", "examples": ["CM-7KQ2-9XMD-4"]}),
+                        "reference": nullable({"type": "string", "examples": ["CM-7KQ2-9XMD-5"]}),
                         "providerRef": nullable({"type": "string"}),
                         "reason": nullable({"type": "string"}),
                         "needsAttention": {"type": "boolean"},
@@ -381,8 +424,8 @@ def schemas() -> dict[str, Schema]:
                 },
                 "quantity": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1},
                 "txId": ref("TxId"),
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "mode": {**MODE, "default": "live"},
             },
             ["productId"],
@@ -397,7 +440,7 @@ def schemas() -> dict[str, Schema]:
                 "url": {"type": "string", "format": "uri"},
                 "token": {"type": "string"},
                 "publishableKey": {"type": "string"},
-                "reference": {"type": "string", "examples": ["CM-7KQ2-9XMD-4"]},
+                "reference": {"type": "string", "examples": ["CM-7KQ2-9XMD-5"]},
                 "mailingAddress": ref("MailingAddress"),
                 "amount": AMOUNT,
                 "currency": ref("Currency"),
@@ -428,7 +471,9 @@ def schemas() -> dict[str, Schema]:
                 "duplicate": {"type": "boolean"},
             }
         ),
-        "PortalRequest": _body({"returnUrl": URL_IN}, []),
+        "PortalRequest": _body(
+            {"returnUrl": {**REDIRECT_IN, "examples": ["https://shop.example/account"]}}, []
+        ),
         "Portal": _obj(
             {
                 "url": {"type": "string", "format": "uri"},
@@ -475,6 +520,56 @@ def schemas() -> dict[str, Schema]:
     }
 
 
+_TEXT_200: Schema = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK}
+_CREDENTIAL_SHAPES: dict[str, Schema] = {
+    "string": {"type": "string", "minLength": 1, "maxLength": 1000, "pattern": NOT_BLANK},
+    "url": {"type": "string", "pattern": patterns.CALLED, "maxLength": 1000},
+    "hosts": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 10,
+        "items": {"type": "string", "pattern": patterns.HOST},
+    },
+    "address": ref("MailingAddressRequest"),
+}
+
+
+def provider_request(provider: Provider) -> Schema:
+    """``PUT .../providers/{provider}``'s body for one provider: its own credential fields per
+    mode, each given (replaces), null (removes) or left out (kept)."""
+    fields = {
+        f.name: nullable(
+            {
+                **_CREDENTIAL_SHAPES[f.shape],
+                "description": ("A secret: write-only. " if f.secret else "")
+                + ("Optional." if not f.required else "Required for the mode to be offered."),
+            }
+        )
+        for f in provider.credential_fields
+    }
+    mode: Schema = {
+        "type": "object",
+        "properties": fields,
+        "additionalProperties": False,
+        "description": "This mode's credentials.",
+    }
+    return _body(
+        {
+            "enabled": {"type": "boolean"},
+            "label": nullable(
+                {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
+            ),
+            "order": nullable({"type": "integer", "minimum": 1, "maximum": 1000}),
+            "test": mode,
+            "live": mode,
+        },
+        ["enabled"],
+        description="A given field replaces, null removes (label and order: back to the "
+        "default), an omitted field is kept.",
+        examples=[{"enabled": True, "label": provider.default_label, "order": 1}],
+    )
+
+
 TIER: Schema = {
     "type": "string",
     "enum": sorted(DEFAULT_TIERS),
@@ -486,8 +581,19 @@ def _manage_schemas() -> dict[str, Schema]:
     name = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NOT_BLANK}
     origin = {
         "type": "string",
-        "pattern": "^https://[a-z0-9.-]+(:[0-9]{1,5})?$",
+        "pattern": patterns.ORIGIN,
+        "maxLength": 2048,
+        "description": "Scheme, host and port only: https, or http on localhost, 127.0.0.1, [::1].",
         "examples": ["https://shop.example"],
+    }
+    endpoint_url = {
+        "type": "string",
+        "pattern": patterns.ENDPOINT,
+        "maxLength": 1000,
+        "description": "https on a public host name (one that resolves to a private address "
+        "is refused, unless the operator allows it with EDGE_NOTIFY_ALLOW), or "
+        "http://localhost; no query, fragment or credentials.",
+        "examples": ["https://shop.example/edge-hooks"],
     }
     override = _body(
         {
@@ -499,6 +605,16 @@ def _manage_schemas() -> dict[str, Schema]:
         },
         [],
     )
+    offered = _obj(
+        {
+            "offered": {"type": "boolean"},
+            "missing": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Required credential fields this mode lacks.",
+            },
+        }
+    )
     credential = {
         "type": ["string", "array", "object"],
         "description": "A credential as stored; a secret reads as {set: true, last4}.",
@@ -507,8 +623,8 @@ def _manage_schemas() -> dict[str, Schema]:
         "ProjectRequest": _body(
             {
                 "name": name,
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
                 "tier": TIER,
             },
@@ -525,8 +641,8 @@ def _manage_schemas() -> dict[str, Schema]:
         "ProjectPatch": _body(
             {
                 "name": name,
-                "successUrl": URL_IN,
-                "cancelUrl": URL_IN,
+                "successUrl": REDIRECT_IN,
+                "cancelUrl": REDIRECT_IN,
                 "allowedOrigins": {"type": "array", "maxItems": 20, "items": origin},
                 "tier": TIER,
             },
@@ -541,6 +657,12 @@ def _manage_schemas() -> dict[str, Schema]:
                 "cancelUrl": {"type": "string"},
                 "allowedOrigins": {"type": "array", "items": {"type": "string"}},
                 "tier": {"type": "string"},
+                "owner": nullable(
+                    {
+                        "type": "string",
+                        "description": "The account that made it; null: the operator's.",
+                    }
+                ),
                 "createdAt": nullable(TIME),
                 "updatedAt": nullable(TIME),
                 "products": {"type": "array", "items": ref("Product")},
@@ -560,15 +682,21 @@ def _manage_schemas() -> dict[str, Schema]:
                 ),
             },
             ["name", "kind", "amount", "currency"],
-            **{
-                "if": {"properties": {"kind": {"const": "subscription"}}},
-                "then": {
-                    "required": ["interval"],
-                    "properties": {"interval": {"enum": ["day", "week", "month", "year"]}},
+            allOf=[
+                {
+                    "if": {"properties": {"kind": {"const": "subscription"}}},
+                    "then": {
+                        "required": ["interval"],
+                        "properties": {"interval": {"enum": ["day", "week", "month", "year"]}},
+                    },
+                    "else": {"properties": {"interval": {"type": "null"}}},
                 },
-                "else": {"properties": {"interval": {"type": "null"}}},
-            },
-            description="A subscription needs interval; a one-off payment has none.",
+                *per_currency_amounts(),
+            ],
+            description="A subscription needs interval; a one-off payment has none. Amounts, "
+            "the overrides' too, have at most the currency's decimals (EUR 0.01, JPY 1, BHD "
+            "0.001) and at most 10^15 of its smallest unit. A price an enabled provider cannot "
+            "charge is 409 provider_limit.",
             examples=[{"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}],
         ),
         "Product": _obj(
@@ -600,13 +728,70 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["email", "password"],
         ),
+        "SignUpRequest": _body(
+            {
+                "email": {
+                    "type": "string",
+                    "maxLength": emails.MAX_LENGTH,
+                    "pattern": emails.PATTERN,
+                },
+                "password": {"type": "string", "minLength": 10, "maxLength": 1024},
+                "operator": {
+                    "type": "boolean",
+                    "description": "The operator's token only: an operator account.",
+                },
+            },
+            ["email", "password"],
+        ),
         "Account": _obj(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "email": {"type": "string"},
                 "tier": {"type": "string"},
+                "operator": {"type": "boolean"},
             },
             ["accountId", "email", "tier"],
+        ),
+        "AccountList": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "allOf": [
+                            ref("Account"),
+                            _obj({"projects": {"type": "integer", "minimum": 0}}),
+                        ]
+                    },
+                }
+            }
+        ),
+        "AccountPatch": _body({"operator": {"type": "boolean"}}, ["operator"]),
+        "LogPage": _obj(
+            {
+                "items": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "seq": {"type": "integer", "minimum": 1},
+                            "at": TIME,
+                            "kind": {"type": "string", "enum": ["request", "notification"]},
+                            "projectId": nullable(ref("ProjectId")),
+                            "method": {"type": "string"},
+                            "path": {"type": "string"},
+                            "status": nullable({"type": "integer"}),
+                            "durationMs": {"type": "number"},
+                            "requestId": {"type": "string"},
+                            "endpointId": ref("EndpointId"),
+                            "eventId": ref("EventId"),
+                            "attempt": {"type": "integer"},
+                            "outcome": {"type": "string"},
+                            "error": nullable({"type": "string"}),
+                        },
+                        ["seq", "at", "kind", "projectId", "status", "durationMs"],
+                    ),
+                },
+                "next": {"type": "integer", "minimum": 0},
+            }
         ),
         "Session": _obj(
             {
@@ -617,34 +802,18 @@ def _manage_schemas() -> dict[str, Schema]:
         ),
         "LoggedOut": _obj({"loggedOut": {"const": True}}, ["loggedOut"]),
         "ProductDeleted": _obj({"deleted": {"const": True}, "id": ref("ProductId")}),
-        "ProviderRequest": _body(
+        **{
+            f"ProviderRequest{name.capitalize()}": provider_request(provider)
+            for name, provider in PROVIDERS.items()
+        },
+        "MailingAddressRequest": _body(
             {
-                "enabled": {"type": "boolean"},
-                "label": nullable(
-                    {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
-                ),
-                "order": nullable({"type": "integer", "minimum": 1, "maximum": 1000}),
-                "test": {"type": "object", "description": "This mode's credentials."},
-                "live": {"type": "object", "description": "This mode's credentials."},
+                "name": {**_TEXT_200},
+                "lines": {"type": "array", "minItems": 1, "maxItems": 6, "items": _TEXT_200},
+                "country": {"type": "string", "pattern": "^[A-Z]{2}$", "examples": ["GB"]},
             },
-            ["enabled"],
-            description="Credential fields per provider: stripe secretKey, publishableKey, "
-            "webhookSecret, previousWebhookSecret?, apiBase?; paypal clientId, clientSecret, "
-            "webhookId, apiBase?, certHosts?; paddle apiKey, clientToken, webhookSecret, "
-            "apiBase?; btcpay serverUrl, apiKey, storeId, webhookSecret; manual "
-            "mailingAddress. A given field replaces, null removes, an omitted field is kept.",
-            examples=[
-                {
-                    "enabled": True,
-                    "test": {
-                        "mailingAddress": {
-                            "name": "Shop Ltd",
-                            "lines": ["1 Main St"],
-                            "country": "GB",
-                        }
-                    },
-                }
-            ],  # fmt: skip
+            ["name", "lines", "country"],
+            examples=[{"name": "Shop Ltd", "lines": ["1 Main St"], "country": "GB"}],
         ),
         "ProviderSettings": _obj(
             {
@@ -654,7 +823,20 @@ def _manage_schemas() -> dict[str, Schema]:
                 "order": nullable({"type": "integer"}),
                 "test": {"type": "object", "additionalProperties": credential},
                 "live": {"type": "object", "additionalProperties": credential},
-            }
+                "availability": _obj(
+                    {
+                        "test": offered,
+                        "live": offered,
+                        "products": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "description": "Products it is never offered for, with the rule.",
+                        },
+                    },
+                    description="Where buyers are offered this provider.",
+                ),
+            },
+            ["provider", "enabled", "label", "order", "test", "live"],
         ),
         "KeyRequest": _body(
             {
@@ -723,7 +905,7 @@ def _manage_schemas() -> dict[str, Schema]:
         ),
         "EndpointRequest": _body(
             {
-                "url": URL_IN,
+                "url": endpoint_url,
                 "description": nullable({"type": "string", "maxLength": 200}),
                 "types": {"type": "array", "items": ref("EventType"), "maxItems": 20},
                 "mode": MODE,
@@ -733,7 +915,7 @@ def _manage_schemas() -> dict[str, Schema]:
         ),
         "EndpointPatch": _body(
             {
-                "url": URL_IN,
+                "url": endpoint_url,
                 "description": nullable({"type": "string", "maxLength": 200}),
                 "types": {"type": "array", "items": ref("EventType"), "maxItems": 20},
                 "enabled": {"type": "boolean"},
@@ -822,7 +1004,14 @@ def _manage_schemas() -> dict[str, Schema]:
         "TriggerRequest": _body(
             {
                 "provider": PROVIDER,
-                "type": ref("EventType"),
+                "type": {
+                    "type": "string",
+                    "enum": sorted(
+                        {t for r in REGISTRATIONS.values() if r.trigger for t in r.trigger.events}
+                    ),
+                    "description": "An event type a provider's simulator can send; one this "
+                    "provider's cannot is 409 not_simulated.",
+                },
                 "txId": ref("TxId"),
             },
             ["provider", "type", "txId"],

@@ -203,4 +203,5 @@ BTCPAY = BTCPayProvider(
         CredentialField("webhookSecret", secret=True),
     ),
     refunds=True,
+    supports_subscriptions=False,
 )

@@ -3,7 +3,8 @@ Subscriptions v1, webhooks signed with PayPal's certificate (CONTRACT 4.2, 4.3).
 
 - Checkout (payment): an order with ``intent: CAPTURE``, ``custom_id`` and ``invoice_id`` = the
   transaction id, ``PayPal-Request-Id`` = the transaction id (a retried call makes no second
-  order), the node's return address as ``return_url``. The buyer approves at the ``payer-action``
+  order), the node's return address as ``return_url`` and its cancel address as ``cancel_url``
+  (the node tells the buyer what happened either way). The buyer approves at the ``payer-action``
   address; the answer is ``type: approval`` and the checkout lapses after 3 hours (PayPal sends
   nothing for an order never approved, so the node expires it itself).
 - Capture: a durable follow-up owed on the buyer's return or ``CHECKOUT.ORDER.APPROVED``,
@@ -261,7 +262,7 @@ def order_body(request: CheckoutRequest, value: str) -> dict[str, Any]:
             "paypal": {
                 "experience_context": {
                     "return_url": request.return_url,
-                    "cancel_url": request.cancel_url,
+                    "cancel_url": request.cancel_return_url or request.cancel_url,
                     "user_action": "PAY_NOW",
                     "shipping_preference": "NO_SHIPPING",
                 }
@@ -286,7 +287,7 @@ async def _subscribe(request: CheckoutRequest, value: str, expires_at: int) -> C
             "custom_id": tx["id"],
             "application_context": {
                 "return_url": request.return_url,
-                "cancel_url": request.cancel_url,
+                "cancel_url": request.cancel_return_url or request.cancel_url,
                 "user_action": "SUBSCRIBE_NOW",
                 "shipping_preference": "NO_SHIPPING",
             },

@@ -285,11 +285,14 @@
     .actions { display: flex; justify-content: flex-end; gap: 0.5rem; margin-top: 1.25rem; }
 
     .lead { margin: 0 0 1rem; }
-    .reference { display: flex; align-items: center; gap: 0.75rem; padding: 0.75rem 0.75rem 0.75rem 1rem;
+    .reference { display: flex; flex-wrap: wrap; align-items: center; gap: 0.75rem; padding: 0.75rem 0.75rem 0.75rem 1rem;
       border: 1px dashed color-mix(in srgb, var(--_accent) 45%, var(--_border));
       border-radius: var(--_radius); background: color-mix(in srgb, var(--_accent) 5%, var(--_surface)); }
-    .code { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-      font-size: 1.25rem; font-weight: 700; letter-spacing: 0.06em; user-select: all; }
+    /* one line always: a code broken at its hyphens reads as two codes (the copy button wraps
+       under it instead, and the size shrinks with a narrow window) */
+    .code { flex: 1 0 auto; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+      font-size: clamp(1rem, 5.2vw, 1.25rem); font-weight: 700; letter-spacing: 0.06em;
+      white-space: nowrap; user-select: all; }
     .copy { min-height: 2.125rem; padding: 0.25rem 0.75rem; font-size: 0.875rem; }
     .copy .glyph { width: 1rem; height: 1rem; }
     dl { display: grid; grid-template-columns: auto 1fr; gap: 0.5rem 1.25rem; margin: 1.25rem 0 0; }
@@ -512,10 +515,12 @@
         }
         case 'approval': {
           const url = webAddress(answer.url);
+          // The popup keeps its opener: the node's return page in it sends this window on
+          // (the success address, or a page that says what went wrong) and closes itself.
           const popup = window.open(url, 'cm-approval', 'popup,width=480,height=720');
           if (popup) {
-            popup.opener = null;
             this.#showMessage(`Complete the payment in the ${entry.label} window.`);
+            this.#watchPopup(popup, entry);
           } else {
             this.#showStatus(`Taking you to ${entry.label}…`);
             window.location.assign(url);
@@ -538,6 +543,33 @@
           throw new CmError('unexpected_response', `Unknown checkout type ${answer.type}.`);
       }
       this.#settle();
+    }
+
+    // The return page posts `cm-returned` before it sends this window on; a popup that closes
+    // without it was closed by the buyer, who is offered the payment options again.
+    #watchPopup(popup, entry) {
+      const session = this.#session;
+      const baseOrigin = new URL(this.baseUrl || window.location.href, window.location.href).origin;
+      let returning = false;
+      const onMessage = (event) => {
+        if (event.source !== popup || event.origin !== baseOrigin) return;
+        if (event.data && event.data.type === 'cm-returned') {
+          returning = true;
+          this.#showStatus('Taking you back…');
+        }
+      };
+      window.addEventListener('message', onMessage);
+      const timer = setInterval(() => {
+        if (session.signal.aborted || popup.closed) {
+          clearInterval(timer);
+          window.removeEventListener('message', onMessage);
+          if (!session.signal.aborted && !returning) this.#showPopupClosed(entry);
+        }
+      }, 300);
+      session.signal.addEventListener('abort', () => {
+        clearInterval(timer);
+        window.removeEventListener('message', onMessage);
+      });
     }
 
     #fail(error) {
@@ -590,6 +622,12 @@
       return new Intl.NumberFormat(lang, {style: 'currency', currency}).format(amount);
     }
 
+    // A subscription's price is per its interval: "€9.00 / month", wherever it is shown.
+    #per() {
+      const interval = this.#info?.product?.interval;
+      return interval ? ` / ${interval}` : '';
+    }
+
     #show(...children) {
       this.#body.replaceChildren(...children);
     }
@@ -597,8 +635,7 @@
     #showHeader() {
       const {product, mode} = this.#info;
       this.#title.textContent = product.name;
-      const interval = product.interval ? ` per ${product.interval}` : '';
-      this.#price.replaceChildren(this.#money(product.amount, product.currency) + interval);
+      this.#price.replaceChildren(this.#money(product.amount, product.currency) + this.#per());
       if (mode === 'test') this.#price.append(h('span', {class: 'badge', part: 'badge'}, 'Test mode'));
     }
 
@@ -613,7 +650,7 @@
           {type: 'button', class: 'provider', part: 'provider', onclick: () => this.#choose(entry, choice)},
           h('span', {class: 'tile'}, h('img', {part: 'provider-icon', src: entry.icon, alt: '', width: 22, height: 22})),
           h('span', {class: 'label', part: 'provider-label'}, entry.label),
-          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#money(entry.amount, entry.currency)),
+          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#money(entry.amount, entry.currency) + this.#per()),
           icon(GLYPHS.chevron),
         );
         return h('li', {}, choice);
@@ -675,6 +712,20 @@
         h('p', {class: 'lead', role: 'status'}, text),
         h('div', {class: 'actions'}, h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close')),
       );
+    }
+
+    #showPopupClosed(entry) {
+      const again = h('button', {type: 'button', class: 'action', onclick: () => this.#showList()}, 'Choose again');
+      this.#show(
+        h('p', {class: 'lead', role: 'status'}, `The ${entry.label} window was closed before the payment was finished. Nothing was charged.`),
+        h(
+          'div',
+          {class: 'actions'},
+          h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close'),
+          again,
+        ),
+      );
+      again.focus();
     }
 
     #showError(error) {

@@ -1,0 +1,44 @@
+"""Where a returning buyer goes on to (edge.domain.returns): the success address only for a
+payment that went through or is on its way; every failure said as what it is."""
+
+import pytest
+
+from edge.domain.returns import Outcome, outcome, said
+
+
+@pytest.mark.parametrize(
+    ("status", "latest", "canceled", "expected"),
+    [
+        ("succeeded", "payment.succeeded", False, Outcome.PAID),
+        ("partially_refunded", None, False, Outcome.PAID),
+        ("processing", "payment.processing", False, Outcome.PROCESSING),
+        ("pending", "checkout.created", False, Outcome.PENDING),
+        ("pending", "payment.processing", False, Outcome.PENDING),
+        ("pending", "payment.attempt_failed", False, Outcome.DECLINED),
+        ("failed", "payment.failed", False, Outcome.DECLINED),
+        ("canceled", "checkout.canceled", False, Outcome.CANCELED),
+        ("expired", "checkout.expired", False, Outcome.EXPIRED),
+        ("pending", "checkout.created", True, Outcome.CANCELED),
+        ("succeeded", "payment.succeeded", True, Outcome.PAID),  # paid before the cancel
+        ("expired", None, True, Outcome.EXPIRED),
+    ],
+)
+def test_the_outcome_of_a_return(status, latest, canceled, expected):
+    assert outcome(status, latest, canceled_by_buyer=canceled) is expected
+
+
+def test_only_a_payment_under_way_goes_to_the_success_address():
+    assert {o for o in Outcome if o.succeeded} == {
+        Outcome.PAID,
+        Outcome.PROCESSING,
+        Outcome.PENDING,
+    }
+
+
+def test_every_failure_says_nothing_was_charged_and_none_says_thank_you():
+    for result in Outcome:
+        heading, sentence = said(result, "PayPal")
+        assert "thank" not in (heading + sentence).lower()
+        if not result.succeeded:
+            assert "not been charged" in sentence, result
+    assert said(Outcome.DECLINED, "PayPal")[0] == "Payment declined"
