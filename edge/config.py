@@ -30,6 +30,7 @@ DEFAULT_RATE_LIMITS: dict[str, Limit] = {
     "manage": Limit(300, 60.0),
     "login:ip": Limit(10, 60.0),
     "login:email": Limit(10, 60.0),
+    "signup:ip": Limit(10, 3600.0),
 }
 
 
@@ -61,6 +62,10 @@ class Settings:
     # node's own private network); http://localhost is always allowed
     notify_allow: frozenset[str] = frozenset()
     max_connections: int = 1000
+    # password hashes (16 MiB each) run at once, and callers that may wait for a turn; past
+    # both, 429 (docs/operations.md: the memory this bounds)
+    hashing_workers: int = 2
+    hashing_waiting: int = 16
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
@@ -167,6 +172,8 @@ def _from_toml(path: Path) -> dict[str, object]:
         "header_timeout_s",
         "body_min_rate",
         "body_grace_s",
+        "hashing_workers",
+        "hashing_waiting",
     ):
         if name in raw:
             values[name] = raw[name]

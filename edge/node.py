@@ -15,7 +15,7 @@ import math
 import os
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,6 +28,7 @@ from hypercorn.utils import repr_socket_addr, wrap_app
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
 from edge.actors.followups import FollowUpWorker
+from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
@@ -118,7 +119,12 @@ async def open_node(
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
-                with _listening(config) as (sockets, url):
+                with (
+                    _listening(config) as (sockets, url),
+                    closing(
+                        HashingPool(settings.hashing_workers, settings.hashing_waiting)
+                    ) as hashing,
+                ):
                     ctx = NodeContext(
                         settings=settings,
                         store=store,
@@ -134,6 +140,7 @@ async def open_node(
                         follow_ups_owed=_both(follow_ups.notify, notifier.notify),
                         load=load,
                         metrics=metrics,
+                        hashing=hashing,
                     )
 
                     async def shutdown_trigger() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import httpx
 import trio
 
+from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
@@ -77,8 +78,10 @@ class NodeContext:
     follow_ups_owed: Callable[[], None] = lambda: None
     load: Load = field(default_factory=Load)
     metrics: Metrics = field(default_factory=Metrics)
-    # one sign-up at a time: an e-mail is checked free and taken in one step
+    # one change of an account at a time: an e-mail is checked free and taken in one step, a
+    # one-time code or token is checked unused and spent in one step
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
+    hashing: HashingPool = field(default_factory=HashingPool)  # passwords: bounded, off the loop
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -2,17 +2,17 @@
 log in for a dashboard session, log out. The operator creates accounts too, also when self
 sign-up is closed (``EDGE_SIGNUP=closed``).
 
-Login is limited to 10 attempts a minute per client address and per e-mail. A wrong e-mail and
-a wrong password get the same answer, after the same work (a password is hashed either way).
+Login is limited to 10 attempts a minute per client address and per e-mail, sign-up to 10 an
+hour per client address; every password hash waits for a turn in the node's bounded hashing pool
+(``edge.actors.hashing``). A wrong e-mail and a wrong password get the same answer, after the
+same work (a password is hashed either way).
 """
 
 from __future__ import annotations
 
 import secrets
-from functools import cache
 from typing import Any
 
-import trio
 from quart import Blueprint, Response
 
 from edge.domain import emails, ids, passwords
@@ -29,11 +29,18 @@ from edge.store import accounts
 blueprint = Blueprint("accounts", __name__)
 
 
-@cache
-def _decoy() -> str:
+_decoys: list[str] = []
+
+
+async def _decoy() -> str:
     """Checked against when the e-mail is unknown, so a wrong e-mail costs what a wrong
     password does."""
-    return passwords.hash_password("not a password of anyone", b"\0" * passwords.SALT_BYTES)
+    if not _decoys:
+        made = await node().hashing.run(
+            passwords.hash_password, "not a password of anyone", b"\0" * passwords.SALT_BYTES
+        )
+        _decoys[:] = [made]
+    return _decoys[0]
 
 
 def email_of(body: dict[str, Any]) -> str:
@@ -60,8 +67,9 @@ async def create_account(email: str, password: str, *, by_operator: bool = False
     ctx = node()
     if not by_operator and not ctx.settings.signup_open:
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
-    salt = secrets.token_bytes(passwords.SALT_BYTES)
-    hashed = await trio.to_thread.run_sync(passwords.hash_password, password, salt)
+    if not by_operator:
+        ctx.manage_rates.take("signup:ip", client_ip())
+    hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
         if accounts.account_by_email(ctx.store, email) is not None:
             raise Conflict("account_exists", "An account with this e-mail exists: log in.")
@@ -74,6 +82,12 @@ async def create_account(email: str, password: str, *, by_operator: bool = False
         }
         await ctx.writer.write(accounts.new_account_ops(account))
     return {"accountId": account["id"], "email": email, "tier": "free"}
+
+
+async def hash_new_password(password: str) -> str:
+    """``password``'s stored form, with a new salt, hashed in the node's bounded pool."""
+    salt = secrets.token_bytes(passwords.SALT_BYTES)
+    return await node().hashing.run(passwords.hash_password, password, salt)
 
 
 @blueprint.post("/api/accounts")
@@ -97,8 +111,8 @@ async def log_in(email: str, password: str) -> tuple[str, str, str]:
     ctx.manage_rates.take("login:ip", client_ip())
     ctx.manage_rates.take("login:email", email)
     account = accounts.account_by_email(ctx.store, email)
-    stored = account["passwordHash"] if account else _decoy()
-    right = await trio.to_thread.run_sync(passwords.verify, password, stored)
+    stored = account["passwordHash"] if account else await _decoy()
+    right = await ctx.hashing.run(passwords.verify, password, stored)
     if account is None or not right:
         raise Unauthorized("invalid_credentials", "The e-mail or the password is wrong.")
     token, csrf, record = sessions.new_session(account["id"], ctx.clock_ms())

@@ -30,7 +30,9 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Accounts",
                 "Sign up",
                 "On the free tier, no card asked. With EDGE_SIGNUP=closed only the operator's "
-                "token may create accounts.",
+                "token may create accounts. 10 sign-ups an hour per client address (the "
+                "operator's are not counted); a password is hashed in the node's bounded pool, "
+                "which answers 429 with Retry-After when full.",
                 security=[{}, {OPERATOR_TOKEN: []}],
                 ok={201: json_answer("The account.", ref("Account"))},
                 body=json_body(ref("AccountRequest")),
@@ -38,6 +40,7 @@ def paths() -> dict[str, dict[str, Operation]]:
                     401: ["unauthorized"],
                     403: ["signup_closed"],
                     409: ["account_exists"],
+                    429: ["rate_limited"],
                 },
             )
         },
@@ -48,7 +51,8 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Log in",
                 "A session for the dashboard and the APIs of the account's projects. A wrong "
                 "e-mail and a wrong password get the same answer. 10 attempts a minute per "
-                "client address and per e-mail.",
+                "client address and per e-mail; a password is checked in the node's bounded "
+                "hashing pool, which answers 429 with Retry-After when full.",
                 security=ANONYMOUS,
                 ok={200: json_answer("The session.", ref("Session"), limited=True, **_COOKIE)},
                 body=json_body(ref("AccountRequest")),
