@@ -17,6 +17,7 @@ from edge.http.accounts import (
     password_of,
     secure_cookies,
 )
+from edge.http.context import node
 from edge.http.errors import STATUS
 
 
@@ -29,12 +30,14 @@ async def login_page() -> str | Response:
 
 @blueprint.post("/login")
 async def login() -> str | Response:
+    sessions.refuse_cross_site(node())
     form = await request.form
     return await _sign_in(form.get("email", ""), form.get("password", ""), sign_up=False)
 
 
 @blueprint.post("/signup")
 async def signup() -> str | Response:
+    sessions.refuse_cross_site(node())
     form = await request.form
     return await _sign_in(form.get("email", ""), form.get("password", ""), sign_up=True)
 

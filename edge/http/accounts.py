@@ -96,8 +96,10 @@ async def sign_up() -> Response:
     operator = token is not None and is_admin_token(token)
     if token is not None and not operator:
         raise Unauthorized("unauthorized", "This token is not the operator's token.")
-    if not operator and not node().settings.signup_open:  # before reading the body
-        raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
+    if not operator:  # before reading the body
+        sessions.refuse_cross_site(node())
+        if not node().settings.signup_open:
+            raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     body = await read_json_object()
     only(body, ACCOUNT_FIELDS)
     created = await create_account(email_of(body), password_of(body), by_operator=operator)
@@ -126,6 +128,7 @@ def secure_cookies() -> bool:
 
 @blueprint.post("/api/session")
 async def create_session() -> Response:
+    sessions.refuse_cross_site(node())
     body = await read_json_object()
     only(body, ACCOUNT_FIELDS)
     email, password = body.get("email"), body.get("password")

@@ -38,7 +38,7 @@ def paths() -> dict[str, dict[str, Operation]]:
                 body=json_body(ref("AccountRequest")),
                 errors={
                     401: ["unauthorized"],
-                    403: ["signup_closed"],
+                    403: ["signup_closed", "csrf_failed"],
                     409: ["account_exists"],
                     429: ["rate_limited"],
                 },
@@ -50,13 +50,18 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Accounts",
                 "Log in",
                 "A session for the dashboard and the APIs of the account's projects. A wrong "
-                "e-mail and a wrong password get the same answer. 10 attempts a minute per "
+                "e-mail and a wrong password get the same answer; a browser's post from another "
+                "site's page is refused (403 csrf_failed). 10 attempts a minute per "
                 "client address and per e-mail; a password is checked in the node's bounded "
                 "hashing pool, which answers 429 with Retry-After when full.",
                 security=ANONYMOUS,
                 ok={200: json_answer("The session.", ref("Session"), limited=True, **_COOKIE)},
                 body=json_body(ref("AccountRequest")),
-                errors={401: ["invalid_credentials"], 429: ["rate_limited"]},
+                errors={
+                    401: ["invalid_credentials"],
+                    403: ["csrf_failed"],
+                    429: ["rate_limited"],
+                },
             ),
             "delete": operation(
                 "deleteSession",
