@@ -11,6 +11,7 @@ from typing import Any
 from quart import Blueprint, Response, redirect, render_template, request
 
 from edge.dashboard.api import Api, ApiRefused, api_for
+from edge.dashboard.paths import wrong_part
 from edge.http import sessions
 from edge.http.context import node
 
@@ -75,6 +76,21 @@ async def page(template: str, who: SignedIn | None, **context: Any) -> str:
 
 def go(location: str) -> Response:
     return redirect(location, 303)  # type: ignore[return-value]
+
+
+@blueprint.before_request
+async def _check_address() -> None:
+    wrong = wrong_part(request.view_args or {})
+    if wrong is not None:
+        name, what = wrong
+        raise ApiRefused(
+            400,
+            {
+                "code": "invalid_request",
+                "message": f"This address needs {what} here.",
+                "field": name,
+            },
+        )
 
 
 @blueprint.after_request
