@@ -278,3 +278,39 @@ def test_edge_account_create_reads_the_password_from_stdin(process):
         input="short\n", capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert short.returncode == 1 and "at least 10 characters" in short.stderr
+
+
+def test_operator_output_shows_control_characters_escaped_never_raw(process):
+    token = process.admin_token
+    name = "Shop\x1b[2J\x1b]0;pwned\x07\u202eevil"
+    made = httpx.post(
+        f"{process.url}/api/manage/projects",
+        headers={"Authorization": f"Bearer {token}"},
+        json={
+            "name": name,
+            "successUrl": "https://shop.example/ok",
+            "cancelUrl": "https://shop.example/no",
+            "allowedOrigins": ["https://shop.example"],
+        },
+    )
+    assert made.status_code == 201
+    pid = made.json()["id"]
+    for args in (("project", "list"), ("project", "show", pid)):
+        shown = edge(process.data_dir, *args).stdout
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown, args
+        assert "Shop\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil" in shown.replace("\\\\", "\\"), args
+    as_json = json.loads(edge(process.data_dir, "project", "list", "--json").stdout)
+    assert name in [p["name"] for p in as_json["items"]]  # --json: the value itself, JSON-escaped
+    refused = edge(process.data_dir, "product", "list", "prj_aaaa\x1b[31maaaaaaaaaaaa", check=False)
+    assert refused.returncode == 1 and "\x1b" not in refused.stderr
+    assert (
+        refused.stderr.startswith("edge: 404 project_not_found") and refused.stderr.count("\n") == 1
+    )
+    typed = edge(
+        process.data_dir, "product", "set", pid, "x?y=1", "--name", "X", "--amount", "5",
+        "--currency", "EUR", check=False,
+    )  # fmt: skip
+    assert typed.returncode == 1 and "400" in typed.stderr
+    assert json.loads(edge(process.data_dir, "product", "list", pid, "--json").stdout) == {
+        "items": []
+    }  # not product x
