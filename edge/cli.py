@@ -9,7 +9,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -51,43 +50,26 @@ def _serve(args: argparse.Namespace) -> int:
 
     from edge.logs import configure
     from edge.node import run_node
-    from edge.store.sealcheck import WrongSealingKey
+    from edge.startup import port_problem, why_not_started
 
+    bad_port = port_problem(args.port)
+    if bad_port:
+        raise CliError(bad_port)
     configure(args.log_format)
-    settings = Settings.load(args.data, host=args.host, port=args.port)
     try:
+        settings = Settings.load(args.data, host=args.host, port=args.port)
         if args.demo:
             from edge.demo import run_demo
 
             trio.run(run_demo, settings)
         else:
             trio.run(lambda: run_node(settings, handle_signals=True))
-    except (OSError, WrongSealingKey, BaseExceptionGroup) as exc:
-        leaf = _leaf(exc)
-        if isinstance(leaf, WrongSealingKey):
-            raise CliError(str(leaf)) from None
-        refused = _bind_error(leaf)
-        if refused is None:
+    except (Exception, BaseExceptionGroup) as exc:
+        line = why_not_started(exc, args.host, args.port, Path(args.data).resolve())
+        if line is None:
             raise
-        # the node binds before anything else: name the address, not a traceback
-        raise CliError(f"cannot listen on {args.host}:{args.port}: {refused.strerror}") from None
+        raise CliError(line) from None
     return 0
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The one error inside nurseries' groups."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _bind_error(exc: BaseException) -> OSError | None:
-    """The OSError of binding the listening socket."""
-    if isinstance(exc, OSError) and any(
-        frame.name == "_listening" for frame in traceback.extract_tb(exc.__traceback__)
-    ):
-        return exc
-    return None
 
 
 def _backup(args: argparse.Namespace) -> int:

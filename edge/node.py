@@ -25,6 +25,7 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from edge import datadir
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
 from edge.actors.followups import FollowUpWorker
@@ -80,6 +81,13 @@ async def open_node(
     """A serving node. It stops when ``stop`` is set (or on SIGINT/SIGTERM with
     ``handle_signals``), or when the ``async with`` body ends; leaving the block waits for the
     shutdown to finish."""
+    with datadir.locked(settings.data_dir):
+        async with _open_node(settings, handle_signals) as running:
+            yield running
+
+
+@asynccontextmanager
+async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[RunningNode]:
     signer = Signer.load(settings.data_dir)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
@@ -300,7 +308,9 @@ def _write_node_file(settings: Settings, url: str) -> None:
     # publicUrl: where buyers' browsers reach the node (EDGE_PUBLIC_URL behind a proxy), which
     # ``edge button`` puts in the snippet
     public = settings.public_url or url
-    path.write_text(json.dumps({"url": url, "publicUrl": public, "pid": os.getpid()}) + "\n")
+    datadir.write_private(
+        path, json.dumps({"url": url, "publicUrl": public, "pid": os.getpid()}) + "\n"
+    )
 
 
 def _remove_node_file(settings: Settings) -> None:

@@ -84,5 +84,8 @@ def test_a_port_in_use_is_one_line_naming_it(tmp_path):
         )
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]
-    assert last == f"edge: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert last == (
+        f"edge: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "stop what uses it, or give another --host or --port"
+    )
     assert "Traceback" not in out.stderr
