@@ -160,12 +160,16 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Enable and configure a provider",
                 "Each mode's credentials are merged into what is stored. Secrets are encrypted "
                 "at rest and write-only. Addresses the node calls must be https on a public "
-                "name (400 url_not_allowed), unless the operator allows the host.",
+                "name (400 url_not_allowed), unless the operator allows the host. Each value is "
+                "checked by the shape its provider documents (400 invalid_credential, naming "
+                "the field): a secret in a field that is not secret (a Stripe sk_ or whsec_ in "
+                "publishableKey) is refused, so is a publishable value in a secret field, and a "
+                "key whose prefix says test in the live credentials (or the reverse).",
                 {200: _answer("The provider settings.", "ProviderSettings")},
                 parameters=[PROJECT, provider],
                 body=json_body(ref("ProviderRequest")),
                 errors={
-                    400: ["url_not_allowed", "invalid_request"],
+                    400: ["url_not_allowed", "invalid_credential", "invalid_request"],
                     404: [*_MISSING, "unknown_provider"],
                 },
             )
