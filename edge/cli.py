@@ -370,6 +370,33 @@ def _account_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _account_id(args: argparse.Namespace) -> str:
+    """The id of the account with ``args.email``."""
+    found = _call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
+    if not found:
+        raise CliError(f"no account has the e-mail {args.email}")
+    return quote(str(found[0]["accountId"]), safe="")
+
+
+def _account_reset_link(args: argparse.Namespace) -> int:
+    """A one-time link to set a new password, for the operator to hand to the account's owner
+    (it is printed, never stored: the node keeps only its hash)."""
+    link = _call(args, "POST", f"/api/manage/accounts/{_account_id(args)}/reset-link")
+    _print(
+        args,
+        link,
+        f"{link['url']}\n(for {link['email']}; works once, until {link['expiresAt']}; "
+        "using it logs the account out everywhere)",
+    )
+    return 0
+
+
+def _account_2fa_remove(args: argparse.Namespace) -> int:
+    account = _call(args, "DELETE", f"/api/manage/accounts/{_account_id(args)}/two-factor")
+    _print(args, account, f"two-factor login is off for {account['email']}")
+    return 0
+
+
 def _project_list(args: argparse.Namespace) -> int:
     """Every project on the node, page after page: the id is found again by its name."""
     projects: list[dict[str, Any]] = []
@@ -720,6 +747,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     acreate.add_argument("--email", required=True)
     acreate.set_defaults(run=_account_create)
+    areset = account.add_parser(
+        "reset-link", parents=[common], help="a one-time link to set a new password (1 hour)"
+    )
+    areset.add_argument("email")
+    areset.set_defaults(run=_account_reset_link)
+    a2fa = account.add_parser(
+        "2fa-remove", parents=[common], help="turn off an account's two-factor login"
+    )
+    a2fa.add_argument("email")
+    a2fa.set_defaults(run=_account_2fa_remove)
 
     project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
     create = project.add_parser("create", parents=[common], help="create a project")

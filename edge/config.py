@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edge.domain import smtp
 from edge.domain.clientaddr import parse_networks
 from edge.domain.egress import allow_list
 from edge.domain.quota import DEFAULT_TIERS, Tier
@@ -40,6 +41,8 @@ DEFAULT_RATE_LIMITS: dict[str, Limit] = {
     "login:ip": Limit(10, 60.0),
     "login:email": Limit(10, 60.0),
     "signup:ip": Limit(10, 3600.0),
+    "reset:ip": Limit(5, 60.0),
+    "reset:email": Limit(3, 3600.0),
 }
 
 
@@ -75,6 +78,10 @@ class Settings:
     # both, 429 (docs/operations.md: the memory this bounds)
     hashing_workers: int = 2
     hashing_waiting: int = 16
+    # EDGE_SMTP_URL (edge.domain.smtp): where password reset links are e-mailed; None: the
+    # operator hands them out (edge account reset-link)
+    smtp_url: str | None = field(default=None, repr=False)
+    smtp_from: str | None = None
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
@@ -127,6 +134,14 @@ class Settings:
                 raise ConfigError(f"EDGE_METRICS_ALLOW: {exc}") from None
         if env.get("EDGE_NOTIFY_ALLOW"):
             values["notify_allow"] = allow_list(env["EDGE_NOTIFY_ALLOW"].split(","))
+        if env.get("EDGE_SMTP_URL"):
+            try:
+                smtp.parse(env["EDGE_SMTP_URL"])
+            except ValueError as exc:
+                raise ConfigError(f"EDGE_SMTP_URL: {exc}; fix it or unset it") from None
+            values["smtp_url"] = env["EDGE_SMTP_URL"]
+        if env.get("EDGE_SMTP_FROM"):
+            values["smtp_from"] = env["EDGE_SMTP_FROM"]
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -38,9 +39,10 @@ from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
-from edge.domain import notifications
+from edge.domain import notifications, smtp
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.providers.base import FollowUpResult
 from edge.providers.egress import provider_client
@@ -149,6 +151,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         load=load,
                         metrics=metrics,
                         hashing=hashing,
+                        mailer=_mailer(settings, settings.public_url or url),
                     )
 
                     async def shutdown_trigger() -> None:
@@ -258,6 +261,13 @@ class _Projects:
             project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
         )
         return said
+
+
+def _mailer(settings: Settings, public_url: str) -> Mailer | None:
+    if settings.smtp_url is None:
+        return None
+    host = urlsplit(public_url).hostname or "localhost"
+    return Mailer(smtp.parse(settings.smtp_url), settings.smtp_from or f"edge <no-reply@{host}>")
 
 
 def _hypercorn_config(settings: Settings) -> Config:

@@ -20,6 +20,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
+from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.sealing import Sealer
 from edge.signing import Signer
@@ -82,6 +83,7 @@ class NodeContext:
     # one-time code or token is checked unused and spent in one step
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
     hashing: HashingPool = field(default_factory=HashingPool)  # passwords: bounded, off the loop
+    mailer: Mailer | None = None  # EDGE_SMTP_URL: where reset links are e-mailed
 
     @property
     def nursery(self) -> trio.Nursery:

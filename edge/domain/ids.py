@@ -30,6 +30,7 @@ _SUB_RE = re.compile("sub_" + _ULID)
 _EVT_RE = re.compile("evt_" + _ULID)
 _KEY_RE = re.compile("key_" + _ULID)
 _ENDPOINT_RE = re.compile("we_" + _ULID)
+_ACCOUNT_RE = re.compile("acc_" + _ULID)
 _PROJECT_RE = re.compile(r"prj_[0-9a-hjkmnp-tv-z]{16}")
 _PRODUCT_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _API_KEY_RE = re.compile(r"cmk_(live|test)_[0-9A-Za-z]{32}")
@@ -169,6 +170,10 @@ def is_key_id(s: object) -> bool:
 
 def is_endpoint_id(s: object) -> bool:
     return _matches(_ENDPOINT_RE, s)
+
+
+def is_account_id(s: object) -> bool:
+    return _matches(_ACCOUNT_RE, s)
 
 
 def is_product_id(s: object) -> bool:

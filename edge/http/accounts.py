@@ -11,12 +11,14 @@ same work (a password is hashed either way).
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from quart import Blueprint, Response
 
 from edge.domain import emails, ids, passwords
 from edge.domain.errors import InvalidInput
+from edge.domain.timefmt import iso_ms
 from edge.errors import Conflict, Forbidden, Unauthorized
 from edge.http import sessions
 from edge.http.auth import bearer_token, is_admin_token
@@ -106,9 +108,31 @@ async def sign_up() -> Response:
     return json_response(created, 201, NO_STORE)
 
 
-async def log_in(email: str, password: str) -> tuple[str, str, str]:
-    """(account id, session token, CSRF token) for a right e-mail and password; ``401
-    invalid_credentials`` otherwise, the same for both."""
+@dataclass(frozen=True)
+class SignedIn:
+    """A new session: its token (the cookie) and its CSRF token."""
+
+    account_id: str
+    token: str
+    csrf: str
+
+
+@dataclass(frozen=True)
+class SecondFactorDue:
+    """The password was right; the account asks for its second factor, within ``expires_ms``
+    and against ``challenge`` (``edge.http.two_factor``)."""
+
+    challenge: str
+    expires_ms: int
+
+
+CHALLENGE_TTL_MS = 5 * 60_000
+
+
+async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
+    """A session for a right e-mail and password, or, for an account with two-factor login, a
+    challenge its code must answer; ``401 invalid_credentials`` otherwise, the same for a wrong
+    e-mail and a wrong password."""
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     ctx.manage_rates.take("login:email", email)
@@ -117,9 +141,29 @@ async def log_in(email: str, password: str) -> tuple[str, str, str]:
     right = await ctx.hashing.run(passwords.verify, password, stored)
     if account is None or not right:
         raise Unauthorized("invalid_credentials", "The e-mail or the password is wrong.")
-    token, csrf, record = sessions.new_session(account["id"], ctx.clock_ms())
+    if account.get("twoFactor"):
+        challenge = secrets.token_urlsafe(32)
+        expires = ctx.clock_ms() + CHALLENGE_TTL_MS
+        record = {"accountId": account["id"], "expiresAt": expires, "tries": 0}
+        await ctx.writer.write(accounts.challenge_ops(challenge, record))
+        return SecondFactorDue(challenge, expires)
+    return await start_session(account["id"])
+
+
+async def start_session(account_id: str) -> SignedIn:
+    ctx = node()
+    token, csrf, record = sessions.new_session(account_id, ctx.clock_ms())
     await ctx.writer.write(accounts.session_ops(token, record))
-    return account["id"], token, csrf
+    return SignedIn(account_id, token, csrf)
+
+
+def session_answer(signed_in: SignedIn) -> Response:
+    """``200 {accountId, csrfToken}`` with the session's cookies."""
+    response = json_response(
+        {"accountId": signed_in.account_id, "csrfToken": signed_in.csrf}, headers=NO_STORE
+    )
+    sessions.set_cookies(response, signed_in.token, signed_in.csrf, secure_cookies())
+    return response
 
 
 def secure_cookies() -> bool:
@@ -134,10 +178,15 @@ async def create_session() -> Response:
     email, password = body.get("email"), body.get("password")
     if not isinstance(email, str) or not isinstance(password, str):
         raise InvalidInput("email and password are required strings", "email")
-    account_id, token, csrf = await log_in(email.lower(), password)
-    response = json_response({"accountId": account_id, "csrfToken": csrf}, headers=NO_STORE)
-    sessions.set_cookies(response, token, csrf, secure_cookies())
-    return response
+    outcome = await log_in(email.lower(), password)
+    if isinstance(outcome, SecondFactorDue):
+        due = {
+            "twoFactorRequired": True,
+            "challenge": outcome.challenge,
+            "expiresAt": iso_ms(outcome.expires_ms),
+        }
+        return json_response(due, 202, NO_STORE)
+    return session_answer(outcome)
 
 
 async def log_out(session: sessions.Session) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import httpx
+import pyotp
 import pytest
 from support.nodes import NodeProcess
 
@@ -314,3 +315,37 @@ def test_operator_output_shows_control_characters_escaped_never_raw(process):
     assert json.loads(edge(process.data_dir, "product", "list", pid, "--json").stdout) == {
         "items": []
     }  # not product x
+
+
+def test_edge_account_reset_link_and_2fa_remove(process):
+    password, new = "a long enough password", "another long password"
+    with httpx.Client(base_url=process.url, timeout=30) as http:
+        assert http.post("/api/accounts", json={"email": "ops@example.com", "password": password})
+        session = http.post("/api/session", json={"email": "ops@example.com", "password": password})
+        csrf = {"Cm-Csrf": session.json()["csrfToken"]}
+        secret = http.post("/api/account/two-factor", headers=csrf).json()["secret"]
+        on = http.post(
+            "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
+        )
+        assert on.status_code == 200
+
+        printed = edge(process.data_dir, "account", "reset-link", "ops@example.com").stdout
+        url = printed.splitlines()[0]
+        assert url.startswith(f"{process.url}/dashboard/reset?token=") and "works once" in printed
+        token = url.split("token=")[1]
+        done = http.post(
+            "/api/accounts/password-reset/complete", json={"token": token, "password": new}
+        )
+        assert done.status_code == 200
+        assert http.get("/api/account").status_code == 401  # the session ended
+
+        asked = http.post("/api/session", json={"email": "ops@example.com", "password": new})
+        assert asked.status_code == 202  # the second factor is still on
+        removed = edge(process.data_dir, "account", "2fa-remove", "ops@example.com")
+        assert removed.stdout.strip() == "two-factor login is off for ops@example.com"
+        plain = http.post("/api/session", json={"email": "ops@example.com", "password": new})
+        assert plain.status_code == 200
+
+    unknown = edge(process.data_dir, "account", "reset-link", "who@example.com", check=False)
+    assert unknown.returncode == 1
+    assert unknown.stderr == "edge: no account has the e-mail who@example.com\n"

@@ -13,7 +13,7 @@ from edge.http.openapi.common import (
 )
 from edge.http.openapi.schemas import Schema, ref
 
-_COOKIE: dict[str, Schema] = {
+SESSION_COOKIES: dict[str, Schema] = {
     "Set-Cookie": {
         "description": "cm_session (HttpOnly, SameSite=Lax, Secure on an https node, 14 days "
         "after its last use) and cm_csrf, the CSRF token for the dashboard's own forms.",
@@ -55,7 +55,17 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "client address and per e-mail; a password is checked in the node's bounded "
                 "hashing pool, which answers 429 with Retry-After when full.",
                 security=ANONYMOUS,
-                ok={200: json_answer("The session.", ref("Session"), limited=True, **_COOKIE)},
+                ok={
+                    200: json_answer(
+                        "The session.", ref("Session"), limited=True, **SESSION_COOKIES
+                    ),
+                    202: json_answer(
+                        "The password is right and the account has two-factor login: answer "
+                        "the challenge with a code (POST /api/session/two-factor).",
+                        ref("SecondFactorDue"),
+                        limited=True,
+                    ),
+                },
                 body=json_body(ref("AccountRequest")),
                 errors={
                     401: ["invalid_credentials"],

@@ -41,15 +41,17 @@ def _id(prefix: str, example: str, description: str) -> Schema:
     }
 
 
-def _obj(properties: dict[str, Schema], required: list[str] | None = None, **more: Any) -> Schema:
+def object_schema(
+    properties: dict[str, Schema], required: list[str] | None = None, **more: Any
+) -> Schema:
     schema: Schema = {"type": "object", "properties": properties}
     schema["required"] = list(properties) if required is None else required
     schema.update(more)
     return schema
 
 
-def _body(properties: dict[str, Schema], required: list[str], **more: Any) -> Schema:
-    return _obj(properties, required, additionalProperties=False, **more)
+def body_schema(properties: dict[str, Schema], required: list[str], **more: Any) -> Schema:
+    return object_schema(properties, required, additionalProperties=False, **more)
 
 
 TIME: Schema = {
@@ -114,9 +116,9 @@ def schemas() -> dict[str, Schema]:
         "Currency": {"type": "string", "enum": sorted(EXPONENTS), "examples": ["EUR"]},
         "Provider": PROVIDER,
         "Mode": MODE,
-        "Error": _obj(
+        "Error": object_schema(
             {
-                "error": _obj(
+                "error": object_schema(
                     {
                         "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
                         "message": {"type": "string"},
@@ -141,7 +143,7 @@ def schemas() -> dict[str, Schema]:
                 }
             ],
         ),
-        "StatusRecord": _obj(
+        "StatusRecord": object_schema(
             {
                 "id": {"type": "string", "pattern": f"^(tx|sub)_{ULID}$"},
                 "kind": {"type": "string", "enum": ["payment", "subscription"]},
@@ -191,7 +193,7 @@ def schemas() -> dict[str, Schema]:
         "Transaction": {
             "allOf": [
                 ref("StatusRecord"),
-                _obj(
+                object_schema(
                     {
                         "productId": nullable(ref("ProductId")),
                         "quantity": {"type": "integer", "minimum": 1},
@@ -209,16 +211,16 @@ def schemas() -> dict[str, Schema]:
         "TransactionWithEvents": {
             "allOf": [
                 ref("Transaction"),
-                _obj({"events": {"type": "array", "items": ref("Event")}}),
+                object_schema({"events": {"type": "array", "items": ref("Event")}}),
             ]
         },
-        "TransactionPage": _obj(
+        "TransactionPage": object_schema(
             {
                 "items": {"type": "array", "items": ref("Transaction")},
                 "next": nullable(ref("TxId")),
             }
         ),
-        "Event": _obj(
+        "Event": object_schema(
             {
                 "id": ref("EventId"),
                 "projectId": ref("ProjectId"),
@@ -260,26 +262,26 @@ def schemas() -> dict[str, Schema]:
             ],  # fmt: skip
             description="A normalized event (CONTRACT 6); the provider's body is never kept.",
         ),
-        "EventPage": _obj(
+        "EventPage": object_schema(
             {
                 "items": {"type": "array", "items": ref("Event")},
                 "next": nullable(ref("EventId")),
                 "hasMore": {"type": "boolean"},
             }
         ),
-        "MailingAddress": _obj(
+        "MailingAddress": object_schema(
             {
                 "name": {"type": "string"},
                 "lines": {"type": "array", "items": {"type": "string"}},
                 "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
             }
         ),
-        "PublicInfo": _obj(
+        "PublicInfo": object_schema(
             {
                 "projectId": ref("ProjectId"),
                 "mode": MODE,
                 "product": nullable(
-                    _obj(
+                    object_schema(
                         {
                             "id": ref("ProductId"),
                             "name": {"type": "string"},
@@ -294,7 +296,7 @@ def schemas() -> dict[str, Schema]:
                 ),
                 "providers": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "provider": PROVIDER,
                             "kind": {
@@ -322,11 +324,11 @@ def schemas() -> dict[str, Schema]:
                 },
             }
         ),
-        "Jwks": _obj(
+        "Jwks": object_schema(
             {
                 "keys": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "kty": {"const": "EC"},
                             "crv": {"const": "P-256"},
@@ -340,7 +342,7 @@ def schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "CheckoutRequest": _body(
+        "CheckoutRequest": body_schema(
             {
                 "productId": ref("ProductId"),
                 "metadata": {
@@ -361,7 +363,7 @@ def schemas() -> dict[str, Schema]:
             ["productId"],
             examples=[{"productId": "book", "metadata": {"customerRef": "user-42"}}],
         ),
-        "Checkout": _obj(
+        "Checkout": object_schema(
             {
                 "txId": ref("TxId"),
                 "provider": PROVIDER,
@@ -394,25 +396,25 @@ def schemas() -> dict[str, Schema]:
                 }
             ],  # fmt: skip
         ),
-        "WebhookReceived": _obj(
+        "WebhookReceived": object_schema(
             {
                 "received": {"const": True},
                 "eventId": ref("EventId"),
                 "duplicate": {"type": "boolean"},
             }
         ),
-        "PortalRequest": _body({"returnUrl": URL_IN}, []),
-        "Portal": _obj(
+        "PortalRequest": body_schema({"returnUrl": URL_IN}, []),
+        "Portal": object_schema(
             {
                 "url": {"type": "string", "format": "uri"},
                 "provider": PROVIDER,
                 "expiresAt": nullable(TIME),
             }
         ),
-        "MarkPaidRequest": _body(
+        "MarkPaidRequest": body_schema(
             {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
         ),
-        "CancelRequest": _body({}, []),
+        "CancelRequest": body_schema({}, []),
         **_manage_schemas(),
     }
 
@@ -431,7 +433,7 @@ def _manage_schemas() -> dict[str, Schema]:
         "pattern": "^https://[a-z0-9.-]+(:[0-9]{1,5})?$",
         "examples": ["https://shop.example"],
     }
-    override = _body(
+    override = body_schema(
         {
             "label": nullable(
                 {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
@@ -446,7 +448,7 @@ def _manage_schemas() -> dict[str, Schema]:
         "description": "A credential as stored; a secret reads as {set: true, last4}.",
     }
     return {
-        "ProjectRequest": _body(
+        "ProjectRequest": body_schema(
             {
                 "name": name,
                 "successUrl": URL_IN,
@@ -464,7 +466,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             ],
         ),
-        "ProjectPatch": _body(
+        "ProjectPatch": body_schema(
             {
                 "name": name,
                 "successUrl": URL_IN,
@@ -475,7 +477,7 @@ def _manage_schemas() -> dict[str, Schema]:
             [],
             examples=[{"name": "Shop"}],
         ),
-        "Project": _obj(
+        "Project": object_schema(
             {
                 "id": ref("ProjectId"),
                 "name": {"type": "string"},
@@ -490,7 +492,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "keys": {"type": "array", "items": ref("Key")},
             }
         ),
-        "ProductRequest": _body(
+        "ProductRequest": body_schema(
             {
                 "name": name,
                 "kind": {"type": "string", "enum": ["payment", "subscription"]},
@@ -513,7 +515,7 @@ def _manage_schemas() -> dict[str, Schema]:
             description="A subscription needs interval; a one-off payment has none.",
             examples=[{"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}],
         ),
-        "Product": _obj(
+        "Product": object_schema(
             {
                 "id": ref("ProductId"),
                 "name": {"type": "string"},
@@ -524,14 +526,14 @@ def _manage_schemas() -> dict[str, Schema]:
                 "overrides": {"type": "object"},
             }
         ),
-        "ProjectList": _obj(
+        "ProjectList": object_schema(
             {
                 "items": {"type": "array", "items": ref("Project")},
                 "next": nullable(ref("ProjectId")),
             },
             ["items", "next"],
         ),
-        "AccountRequest": _body(
+        "AccountRequest": body_schema(
             {
                 "email": {
                     "type": "string",
@@ -542,7 +544,7 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["email", "password"],
         ),
-        "Account": _obj(
+        "Account": object_schema(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "email": {"type": "string"},
@@ -550,16 +552,16 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["accountId", "email", "tier"],
         ),
-        "Session": _obj(
+        "Session": object_schema(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "csrfToken": {"type": "string"},
             },
             ["accountId", "csrfToken"],
         ),
-        "LoggedOut": _obj({"loggedOut": {"const": True}}, ["loggedOut"]),
-        "ProductDeleted": _obj({"deleted": {"const": True}, "id": ref("ProductId")}),
-        "ProviderRequest": _body(
+        "LoggedOut": object_schema({"loggedOut": {"const": True}}, ["loggedOut"]),
+        "ProductDeleted": object_schema({"deleted": {"const": True}, "id": ref("ProductId")}),
+        "ProviderRequest": body_schema(
             {
                 "enabled": {"type": "boolean"},
                 "label": nullable(
@@ -588,7 +590,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             ],  # fmt: skip
         ),
-        "ProviderSettings": _obj(
+        "ProviderSettings": object_schema(
             {
                 "provider": PROVIDER,
                 "enabled": {"type": "boolean"},
@@ -598,7 +600,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "live": {"type": "object", "additionalProperties": credential},
             }
         ),
-        "KeyRequest": _body(
+        "KeyRequest": body_schema(
             {
                 "mode": MODE,
                 "name": nullable(
@@ -608,7 +610,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["mode"],
             examples=[{"mode": "test", "name": "backend"}],
         ),
-        "Key": _obj(
+        "Key": object_schema(
             {
                 "keyId": ref("KeyId"),
                 "mode": MODE,
@@ -617,7 +619,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "createdAt": nullable(TIME),
             }
         ),
-        "NewKey": _obj(
+        "NewKey": object_schema(
             {
                 "keyId": ref("KeyId"),
                 "key": {"type": "string", "pattern": "^cmk_(live|test)_[0-9A-Za-z]{32}$"},
@@ -627,9 +629,9 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             description="The only time the key itself is shown.",
         ),
-        "KeyList": _obj({"items": {"type": "array", "items": ref("Key")}}),
-        "KeyRevoked": _obj({"revoked": {"const": True}, "keyId": ref("KeyId")}),
-        "Usage": _obj(
+        "KeyList": object_schema({"items": {"type": "array", "items": ref("Key")}}),
+        "KeyRevoked": object_schema({"revoked": {"const": True}, "keyId": ref("KeyId")}),
+        "Usage": object_schema(
             {
                 "period": {"type": "string", "examples": ["2026-11"]},
                 "tier": {"type": "string"},
@@ -638,7 +640,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "test": ref("ModeUsage"),
             }
         ),
-        "ModeUsage": _obj(
+        "ModeUsage": object_schema(
             {
                 "used": {"type": "integer"},
                 "limit": {"type": "integer"},
@@ -646,11 +648,11 @@ def _manage_schemas() -> dict[str, Schema]:
                 "overQuota": {"type": "boolean"},
             }
         ),
-        "Deliveries": _obj(
+        "Deliveries": object_schema(
             {
                 "items": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "at": TIME,
                             "provider": {"type": "string"},
@@ -663,7 +665,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "EndpointRequest": _body(
+        "EndpointRequest": body_schema(
             {
                 "url": URL_IN,
                 "description": nullable({"type": "string", "maxLength": 200}),
@@ -673,7 +675,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["url"],
             examples=[{"url": "http://localhost:9000/hooks", "mode": "test"}],
         ),
-        "EndpointPatch": _body(
+        "EndpointPatch": body_schema(
             {
                 "url": URL_IN,
                 "description": nullable({"type": "string", "maxLength": 200}),
@@ -684,7 +686,7 @@ def _manage_schemas() -> dict[str, Schema]:
             [],
             examples=[{"enabled": True}],
         ),
-        "Endpoint": _obj(
+        "Endpoint": object_schema(
             {
                 "endpointId": ref("EndpointId"),
                 "url": {"type": "string"},
@@ -714,13 +716,15 @@ def _manage_schemas() -> dict[str, Schema]:
             ],  # fmt: skip
             description="secret only when it is created or rotated.",
         ),
-        "EndpointList": _obj({"items": {"type": "array", "items": ref("Endpoint")}}),
-        "EndpointDeleted": _obj({"deleted": {"const": True}, "endpointId": ref("EndpointId")}),
-        "Attempts": _obj(
+        "EndpointList": object_schema({"items": {"type": "array", "items": ref("Endpoint")}}),
+        "EndpointDeleted": object_schema(
+            {"deleted": {"const": True}, "endpointId": ref("EndpointId")}
+        ),
+        "Attempts": object_schema(
             {
                 "items": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "at": nullable(TIME),
                             "eventId": ref("EventId"),
@@ -738,7 +742,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "ReplayRequest": _body(
+        "ReplayRequest": body_schema(
             {
                 "since": ref("EventId"),
                 "eventIds": {
@@ -754,14 +758,14 @@ def _manage_schemas() -> dict[str, Schema]:
             description="since or eventIds, not both.",
             examples=[{"since": EVT_EXAMPLE}],
         ),
-        "Replay": _obj(
+        "Replay": object_schema(
             {
                 "queued": {"type": "integer"},
                 "last": nullable(ref("EventId")),
                 "hasMore": {"type": "boolean"},
             }
         ),
-        "TriggerRequest": _body(
+        "TriggerRequest": body_schema(
             {
                 "provider": PROVIDER,
                 "type": ref("EventType"),
@@ -770,7 +774,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["provider", "type", "txId"],
             examples=[{"provider": "stripe", "type": "payment.succeeded", "txId": TX_EXAMPLE}],
         ),
-        "Triggered": _obj(
+        "Triggered": object_schema(
             {
                 "projectId": ref("ProjectId"),
                 "txId": ref("TxId"),
@@ -780,7 +784,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "answer": {},
             }
         ),
-        "Stats": _obj(
+        "Stats": object_schema(
             {
                 "commits": {"type": "integer"},
                 "ticketsCommitted": {"type": "integer"},
@@ -790,5 +794,5 @@ def _manage_schemas() -> dict[str, Schema]:
                 "actorRestarts": {"type": "integer"},
             }
         ),
-        "Health": _obj({"status": {"type": "string", "enum": ["ok", "ready"]}}),
+        "Health": object_schema({"status": {"type": "string", "enum": ["ok", "ready"]}}),
     }
