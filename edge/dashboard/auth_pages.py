@@ -148,8 +148,8 @@ async def reset_page() -> Response:
     token = request.args.get("token", "")
     try:
         usable_link(token)
-    except InvalidInput as refused:
-        return await _html("reset.html", 400, token=None, error=refused.message)
+    except ContractError as refused:
+        return await _html("reset.html", _status(refused), token=None, error=refused.message)
     return await _html("reset.html", token=token, error=None)
 
 

@@ -22,7 +22,7 @@ from quart import Blueprint, Response
 
 from edge.actors.context import NodeContext
 from edge.domain.errors import InvalidInput
-from edge.errors import Forbidden
+from edge.errors import Forbidden, NotFound
 from edge.http import sessions
 from edge.http.accounts import email_of, hash_new_password, password_of
 from edge.http.bodies import only
@@ -91,7 +91,7 @@ async def _mail_link(ctx: NodeContext, email: str) -> None:
 
 
 def usable_link(token: object) -> dict[str, Any]:
-    """The reset link ``token`` opens; ``400 reset_link_invalid`` for one that is unknown,
+    """The reset link ``token`` opens; ``404 reset_link_invalid`` for one that is unknown,
     used or expired (the same answer for all three)."""
     ctx = node()
     found = (
@@ -100,12 +100,16 @@ def usable_link(token: object) -> dict[str, Any]:
         else None
     )
     if found is None or found["expiresAt"] <= ctx.clock_ms():
-        raise InvalidInput(
-            "This link is unknown, used or expired: ask for a new one.",
-            "token",
-            "reset_link_invalid",
-        )
+        raise _no_such_link()
     return found
+
+
+def _no_such_link() -> NotFound:
+    return NotFound(
+        "reset_link_invalid",
+        "This link is unknown, used or expired: ask for a new one.",
+        field="token",
+    )
 
 
 async def reset_password(token: str, password: str) -> dict[str, Any]:
@@ -120,9 +124,7 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
         link = usable_link(token)  # a second use racing this one finds it gone
         account = accounts.account(ctx.store, link["accountId"])
         if account is None:
-            raise InvalidInput(
-                "This link's account no longer exists.", "token", "reset_link_invalid"
-            )
+            raise _no_such_link()
         ops: list[Op] = accounts.account_ops({**account, "passwordHash": hashed})
         for kind in (accounts.SESSIONS, accounts.RESETS, accounts.CHALLENGES):
             ops += [
@@ -149,6 +151,6 @@ async def complete_reset() -> Response:
     only(body, {"token", "password"})
     token = body.get("token")
     if not isinstance(token, str):
-        raise InvalidInput("token is the one in the link", "token", "reset_link_invalid")
+        raise InvalidInput("token is the one in the link", "token")
     account = await reset_password(token, password_of(body))
     return json_response({"accountId": account["id"], "email": account["email"]}, headers=NO_STORE)

@@ -150,7 +150,11 @@ async def confirm_enrolment() -> Response:
         secret = ctx.sealer.open(pending["sealed"], sealed_place(account["id"]))
         step = totp.accepted_step(secret, code, time.time(), -1)
         if step is None:
-            raise InvalidInput("This code is not the app's current one: try the next.", "code")
+            raise Unauthorized(
+                "invalid_code",
+                "This code is not the app's current one: try the next.",
+                field="code",
+            )
         codes = recovery_codes.new_codes(secrets.randbits)
         on = {
             "sealed": pending["sealed"],

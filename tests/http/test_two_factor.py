@@ -32,7 +32,8 @@ async def turn_on(client: httpx.AsyncClient, csrf: dict[str, str]) -> tuple[str,
     wrong = await client.post(
         "/api/account/two-factor/confirm", json={"code": "000000"}, headers=csrf
     )
-    assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "code"
+    assert (wrong.status_code, wrong.json()["error"]["code"]) == (401, "invalid_code")
+    assert wrong.json()["error"]["field"] == "code"
     on = await client.post(
         "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
     )

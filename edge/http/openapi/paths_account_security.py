@@ -67,7 +67,7 @@ def paths() -> dict[str, dict[str, Operation]]:
                 body=json_body(ref("CodeRequest")),
                 ok={200: json_answer("On, with the recovery codes.", ref("TwoFactorOn"))},
                 errors={
-                    400: ["invalid_request"],
+                    401: ["invalid_code"],
                     403: ["csrf_failed"],
                     409: ["two_factor_not_started"],
                     429: ["rate_limited"],
@@ -139,15 +139,15 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Set a new password with a reset link",
                 "The link's token and the new password. The link works once; every session "
                 "of the account ends, and so do its other links and any login waiting for a "
-                "second factor. An unknown, used or expired link: 400 reset_link_invalid.",
+                "second factor. An unknown, used or expired link: 404 reset_link_invalid.",
                 security=ANONYMOUS,
                 body=json_body(ref("PasswordResetCompletion")),
                 ok={
                     200: json_answer("The password is set.", ref("PasswordResetDone"), limited=True)
                 },
                 errors={
-                    400: ["reset_link_invalid"],
                     403: ["csrf_failed"],
+                    404: ["reset_link_invalid"],
                     429: ["rate_limited"],
                 },
             )
