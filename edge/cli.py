@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from edge.config import NODE_FILE, Settings, read_admin_token
+from edge.config import NODE_FILE, ConfigError, Settings, read_admin_token
 from edge.domain.terminal import escaped, printable
 
 DEFAULT_DATA = "./edge-data"
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
-    except CliError as exc:
+    except (CliError, ConfigError) as exc:
         print(f"edge: {printable(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
