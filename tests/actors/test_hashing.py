@@ -39,6 +39,13 @@ class Gate:
             self.running -= 1
         return value * 2
 
+    async def reached(self, running: int) -> None:
+        """Until ``running`` calls are inside ``call`` (the pool's threads start them on their
+        own time)."""
+        with trio.fail_after(10):
+            while self.running < running:  # noqa: ASYNC110 (set by other threads)
+                await trio.sleep(0.001)
+
 
 async def test_at_most_workers_run_and_the_queue_is_bounded(pool):
     gate = Gate()
@@ -50,6 +57,7 @@ async def test_at_most_workers_run_and_the_queue_is_bounded(pool):
     async with trio.open_nursery() as nursery:
         for value in range(5):  # 2 run, 3 wait
             nursery.start_soon(caller, value)
+        await gate.reached(2)
         await trio.testing.wait_all_tasks_blocked()
         assert pool.admitted == 5
         with pytest.raises(RateLimited) as refused:
