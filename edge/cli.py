@@ -9,15 +9,16 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from edge.config import NODE_FILE, Settings, read_admin_token
+from edge.config import NODE_FILE, ConfigError, Settings, read_admin_token
+from edge.domain.terminal import escaped, printable
 
 DEFAULT_DATA = "./edge-data"
 # the demo's own data dir, apart from a real node's, unless --data or EDGE_DATA says otherwise
@@ -36,8 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
-    except CliError as exc:
-        print(f"edge: {exc}", file=sys.stderr)
+    except (CliError, ConfigError) as exc:
+        print(f"edge: {printable(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -51,44 +52,27 @@ def _serve(args: argparse.Namespace) -> int:
 
     from edge.logs import configure
     from edge.node import run_node
-    from edge.store.sealcheck import WrongSealingKey
+    from edge.startup import port_problem, why_not_started
 
+    bad_port = port_problem(args.port)
+    if bad_port:
+        raise CliError(bad_port)
     configure(args.log_format)
     data = args.data or os.environ.get("EDGE_DATA") or (DEMO_DATA if args.demo else DEFAULT_DATA)
-    settings = Settings.load(data, host=args.host, port=args.port)
     try:
+        settings = Settings.load(data, host=args.host, port=args.port)
         if args.demo:
             from edge.demo import run_demo
 
             trio.run(run_demo, settings)
         else:
             trio.run(lambda: run_node(settings, handle_signals=True))
-    except (OSError, WrongSealingKey, BaseExceptionGroup) as exc:
-        leaf = _leaf(exc)
-        if isinstance(leaf, WrongSealingKey):
-            raise CliError(str(leaf)) from None
-        refused = _bind_error(leaf)
-        if refused is None:
+    except (Exception, BaseExceptionGroup) as exc:
+        line = why_not_started(exc, args.host, args.port, Path(data).resolve())
+        if line is None:
             raise
-        # the node binds before anything else: name the address, not a traceback
-        raise CliError(f"cannot listen on {args.host}:{args.port}: {refused.strerror}") from None
+        raise CliError(line) from None
     return 0
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The one error inside nurseries' groups."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _bind_error(exc: BaseException) -> OSError | None:
-    """The OSError of binding the listening socket."""
-    if isinstance(exc, OSError) and any(
-        frame.name == "_listening" for frame in traceback.extract_tb(exc.__traceback__)
-    ):
-        return exc
-    return None
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -192,8 +176,17 @@ def _node_url(args: argparse.Namespace) -> str:
 
 
 def _call(
-    args: argparse.Namespace, method: str, path: str, body: Any = None, params: Any = None
+    args: argparse.Namespace,
+    method: str,
+    path: str,
+    body: Any = None,
+    params: Any = None,
+    *,
+    raw: bool = False,
 ) -> Any:
+    """The node's JSON answer. For people (no ``--json``), every string in it is made
+    ``printable``: names, references and addresses are others' text, shown on the operator's
+    terminal. ``raw``: as the node sent it, for what is passed on rather than shown."""
     url = _node_url(args)
     try:
         token = read_admin_token(Path(args.data))
@@ -221,7 +214,7 @@ def _call(
             f"{response.status_code} {error.get('code', 'error')}: "
             f"{error.get('message', '')}{field}"
         )
-    return payload
+    return payload if raw or args.json else escaped(payload)
 
 
 def _print(args: argparse.Namespace, payload: Any, human: str) -> None:
@@ -404,6 +397,33 @@ def _account_operator(args: argparse.Namespace) -> int:
     body = {"operator": not args.off}
     account = _call(args, "PATCH", f"/api/manage/accounts/{found[0]['accountId']}", body)
     _print(args, account, _account_line(account))
+    return 0
+
+
+def _account_id(args: argparse.Namespace) -> str:
+    """The id of the account with ``args.email``."""
+    found = _call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
+    if not found:
+        raise CliError(f"no account has the e-mail {args.email}")
+    return quote(str(found[0]["accountId"]), safe="")
+
+
+def _account_reset_link(args: argparse.Namespace) -> int:
+    """A one-time link to set a new password, for the operator to hand to the account's owner
+    (it is printed, never stored: the node keeps only its hash)."""
+    link = _call(args, "POST", f"/api/manage/accounts/{_account_id(args)}/reset-link")
+    _print(
+        args,
+        link,
+        f"{link['url']}\n(for {link['email']}; works once, until {link['expiresAt']}; "
+        "using it logs the account out everywhere)",
+    )
+    return 0
+
+
+def _account_2fa_remove(args: argparse.Namespace) -> int:
+    account = _call(args, "DELETE", f"/api/manage/accounts/{_account_id(args)}/two-factor")
+    _print(args, account, f"two-factor login is off for {account['email']}")
     return 0
 
 
@@ -673,9 +693,9 @@ def _listen(args: argparse.Namespace) -> int:
     try:
         while True:
             params = {"wait": 25, "limit": 100, **({"after": cursor} if cursor else {})}
-            page = _call(args, "GET", path, params=params)
+            page = _call(args, "GET", path, params=params, raw=True)
             for event in page["items"]:
-                print(_forward(args.forward_to, secret, event), flush=True)
+                print(printable(_forward(args.forward_to, secret, event)), flush=True)
             cursor = page["next"] or cursor
             if args.once and page["items"]:
                 return 0
@@ -740,6 +760,13 @@ def _version() -> str:
         return "unknown"
 
 
+def _path_part(text: str) -> str:
+    """An id given on the command line, as it goes into the node's API paths: encoded, so that
+    whatever it holds (a ``?``, a ``/``, a control character) stays that one part and reaches
+    the node, which refuses what is not an id of its kind."""
+    return quote(text, safe="")
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -791,8 +818,8 @@ def _parser() -> argparse.ArgumentParser:
     button = commands.add_parser(
         "button", parents=[common], help="the <cm-button> snippet with its SRI hash"
     )
-    button.add_argument("--project")
-    button.add_argument("--product")
+    button.add_argument("--project", type=_path_part)
+    button.add_argument("--product", type=_path_part)
     button.add_argument("--mode", choices=("live", "test"), default="live")
     button.set_defaults(run=_button)
 
@@ -817,6 +844,16 @@ def _parser() -> argparse.ArgumentParser:
     aoperator.set_defaults(run=_account_operator)
     alist = account.add_parser("list", parents=[common], help="the node's accounts")
     alist.set_defaults(run=_account_list)
+    areset = account.add_parser(
+        "reset-link", parents=[common], help="a one-time link to set a new password (1 hour)"
+    )
+    areset.add_argument("email")
+    areset.set_defaults(run=_account_reset_link)
+    a2fa = account.add_parser(
+        "2fa-remove", parents=[common], help="turn off an account's two-factor login"
+    )
+    a2fa.add_argument("email")
+    a2fa.set_defaults(run=_account_2fa_remove)
 
     project = commands.add_parser("project", help="projects").add_subparsers(metavar="ACTION")
     create = project.add_parser("create", parents=[common], help="create a project")
@@ -829,13 +866,13 @@ def _parser() -> argparse.ArgumentParser:
     plist_all = project.add_parser("list", parents=[common], help="every project on the node")
     plist_all.set_defaults(run=_project_list)
     pshow = project.add_parser("show", parents=[common], help="one project, secrets hidden")
-    pshow.add_argument("project")
+    pshow.add_argument("project", type=_path_part)
     pshow.set_defaults(run=_project_show)
 
     product = commands.add_parser("product", help="products").add_subparsers(metavar="ACTION")
     pset = product.add_parser("set", parents=[common], help="create or replace a product")
-    pset.add_argument("project")
-    pset.add_argument("product")
+    pset.add_argument("project", type=_path_part)
+    pset.add_argument("product", type=_path_part)
     pset.add_argument("--name", required=True)
     pset.add_argument("--kind", choices=("payment", "subscription"), default="payment")
     pset.add_argument("--amount", required=True)
@@ -843,15 +880,15 @@ def _parser() -> argparse.ArgumentParser:
     pset.add_argument("--interval", choices=("day", "week", "month", "year"))
     pset.set_defaults(run=_product_set)
     plist = product.add_parser("list", parents=[common], help="the project's products")
-    plist.add_argument("project")
+    plist.add_argument("project", type=_path_part)
     plist.set_defaults(run=_product_list)
 
     provider = commands.add_parser("provider", help="payment providers").add_subparsers(
         metavar="ACTION"
     )
     vset = provider.add_parser("set", parents=[common], help="enable and configure a provider")
-    vset.add_argument("project")
-    vset.add_argument("provider")
+    vset.add_argument("project", type=_path_part)
+    vset.add_argument("provider", type=_path_part)
     vset.add_argument("--mode", choices=("test", "live", "both"), default="both")
     vset.add_argument("--disabled", action="store_true")
     vset.add_argument("--label")
@@ -862,50 +899,50 @@ def _parser() -> argparse.ArgumentParser:
     vset.add_argument("--address-country")
     vset.set_defaults(run=_provider_set)
     vshow = provider.add_parser("show", parents=[common], help="settings, secrets hidden")
-    vshow.add_argument("project")
-    vshow.add_argument("provider", nargs="?")
+    vshow.add_argument("project", type=_path_part)
+    vshow.add_argument("provider", nargs="?", type=_path_part)
     vshow.set_defaults(run=_provider_show)
 
     key = commands.add_parser("key", help="project API keys").add_subparsers(metavar="ACTION")
     kcreate = key.add_parser("create", parents=[common], help="create a key (shown once)")
-    kcreate.add_argument("project")
+    kcreate.add_argument("project", type=_path_part)
     kcreate.add_argument("--mode", choices=("test", "live"), required=True)
     kcreate.add_argument("--name", default="default")
     kcreate.set_defaults(run=_key_create)
     krevoke = key.add_parser("revoke", parents=[common], help="revoke a key at once")
-    krevoke.add_argument("project")
-    krevoke.add_argument("key_id")
+    krevoke.add_argument("project", type=_path_part)
+    krevoke.add_argument("key_id", type=_path_part)
     krevoke.set_defaults(run=_key_revoke)
     klist = key.add_parser("list", parents=[common], help="the project's keys (never the keys)")
-    klist.add_argument("project")
+    klist.add_argument("project", type=_path_part)
     klist.set_defaults(run=_key_list)
 
     endpoint = commands.add_parser(
         "endpoint", help="notification endpoints (your server, told of every event)"
     ).add_subparsers(metavar="ACTION")
     eadd = endpoint.add_parser("add", parents=[common], help="add one (its secret shown once)")
-    eadd.add_argument("project")
+    eadd.add_argument("project", type=_path_part)
     eadd.add_argument("address", help="the https (or http://localhost) address to notify")
     eadd.add_argument("--mode", choices=("test", "live"), default="live")
     eadd.add_argument("--type", action="append", help="only this event type (repeatable)")
     eadd.add_argument("--description")
     eadd.set_defaults(run=_endpoint_add)
     elist = endpoint.add_parser("list", parents=[common], help="the project's endpoints")
-    elist.add_argument("project")
+    elist.add_argument("project", type=_path_part)
     elist.set_defaults(run=_endpoint_list)
     eremove = endpoint.add_parser("remove", parents=[common], help="delete one")
-    eremove.add_argument("project")
-    eremove.add_argument("endpoint")
+    eremove.add_argument("project", type=_path_part)
+    eremove.add_argument("endpoint", type=_path_part)
     eremove.set_defaults(run=_endpoint_remove)
     ereplay = endpoint.add_parser("replay", parents=[common], help="send events again")
-    ereplay.add_argument("project")
-    ereplay.add_argument("endpoint")
+    ereplay.add_argument("project", type=_path_part)
+    ereplay.add_argument("endpoint", type=_path_part)
     ereplay.add_argument("--since", help="every event after this evt_ id")
     ereplay.add_argument("--event", action="append", help="this evt_ id (repeatable)")
     ereplay.set_defaults(run=_endpoint_replay)
     eattempts = endpoint.add_parser("attempts", parents=[common], help="its attempt log")
-    eattempts.add_argument("project")
-    eattempts.add_argument("endpoint")
+    eattempts.add_argument("project", type=_path_part)
+    eattempts.add_argument("endpoint", type=_path_part)
     eattempts.set_defaults(run=_endpoint_attempts)
 
     listen = commands.add_parser(
@@ -913,7 +950,7 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
         help="forward the project's new events to a local address, signed",
     )
-    listen.add_argument("project")
+    listen.add_argument("project", type=_path_part)
     listen.add_argument("--forward-to", required=True, metavar="URL")
     listen.add_argument("--secret", help="a whsec_ secret to sign with (default: a new one)")
     listen.add_argument("--since", help="start after this evt_ id (default: from now on)")
@@ -922,38 +959,40 @@ def _parser() -> argparse.ArgumentParser:
 
     tx = commands.add_parser("tx", help="transactions").add_subparsers(metavar="ACTION")
     tlist = tx.add_parser("list", parents=[common], help="newest first")
-    tlist.add_argument("project")
+    tlist.add_argument("project", type=_path_part)
     tlist.add_argument("--status")
     tlist.add_argument("--reference")
     tlist.add_argument("--limit", type=int)
     tlist.set_defaults(run=_tx_list)
     tpaid = tx.add_parser("mark-paid", parents=[common], help="a mailed payment arrived")
-    tpaid.add_argument("project")
-    tpaid.add_argument("tx")
+    tpaid.add_argument("project", type=_path_part)
+    tpaid.add_argument("tx", type=_path_part)
     tpaid.add_argument("--note")
     tpaid.set_defaults(run=_tx_mark_paid)
     tshow = tx.add_parser("show", parents=[common], help="one transaction with its history")
-    tshow.add_argument("project")
-    tshow.add_argument("tx")
+    tshow.add_argument("project", type=_path_part)
+    tshow.add_argument("tx", type=_path_part)
     tshow.set_defaults(run=_tx_show)
     tcancel = tx.add_parser("cancel", parents=[common], help="abandon a pending transaction")
-    tcancel.add_argument("project")
-    tcancel.add_argument("tx")
+    tcancel.add_argument("project", type=_path_part)
+    tcancel.add_argument("tx", type=_path_part)
     tcancel.set_defaults(run=_tx_cancel)
 
     deliveries = commands.add_parser(
         "deliveries", parents=[common], help="refused webhook deliveries, with the reason"
     )
-    deliveries.add_argument("project")
+    deliveries.add_argument("project", type=_path_part)
     deliveries.set_defaults(run=_deliveries)
 
     trigger = commands.add_parser(
         "trigger", parents=[common], help="send a signed simulated webhook for a test transaction"
     )
-    trigger.add_argument("provider")
+    trigger.add_argument("provider", type=_path_part)
     trigger.add_argument("type", help="a normalized event type, e.g. payment.succeeded")
     trigger.add_argument("--tx", help="a test transaction (default: start a new test checkout)")
-    trigger.add_argument("--project", help="without --tx: the project to start a checkout in")
+    trigger.add_argument(
+        "--project", type=_path_part, help="without --tx: the project to start a checkout in"
+    )
     trigger.add_argument("--product", help="without --tx: its product (default: the first)")
     trigger.set_defaults(run=_trigger)
 
@@ -970,7 +1009,7 @@ def _parser() -> argparse.ArgumentParser:
         logs.set_defaults(run=_logs, run_name=name)
 
     events = commands.add_parser("events", parents=[common], help="the event feed, oldest first")
-    events.add_argument("project")
+    events.add_argument("project", type=_path_part)
     events.add_argument("--after")
     events.add_argument("--limit", type=int)
     events.add_argument(

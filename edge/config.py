@@ -1,6 +1,9 @@
 """Node settings: one frozen dataclass built from the command line, the environment and an
 optional TOML file (``EDGE_CONFIG``). Secrets that must survive restarts (the admin token and the
-at-rest encryption key) are made on first start and kept in the data dir with mode 0600."""
+at-rest encryption key) are made on first start and kept in the data dir with mode 0600.
+
+A setting, the file or the data dir that cannot be used raises ``ConfigError``, whose message is
+the one line ``edge serve`` prints: what is wrong, and what to do about it."""
 
 from __future__ import annotations
 
@@ -9,11 +12,18 @@ import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from edge.domain import smtp
 from edge.domain.clientaddr import parse_networks
 from edge.domain.egress import allow_list
 from edge.domain.quota import DEFAULT_TIERS, Tier
 from edge.domain.rate import Limit
+
+
+class ConfigError(Exception):
+    """The node cannot start with these settings; the message names the cause and the fix."""
+
 
 ADMIN_TOKEN_FILE = "admin-token"
 SECRET_KEY_FILE = "secret.key"
@@ -30,6 +40,9 @@ DEFAULT_RATE_LIMITS: dict[str, Limit] = {
     "manage": Limit(300, 60.0),
     "login:ip": Limit(10, 60.0),
     "login:email": Limit(10, 60.0),
+    "signup:ip": Limit(10, 3600.0),
+    "reset:ip": Limit(5, 60.0),
+    "reset:email": Limit(3, 3600.0),
 }
 
 
@@ -61,6 +74,14 @@ class Settings:
     # node's own private network); http://localhost is always allowed
     notify_allow: frozenset[str] = frozenset()
     max_connections: int = 1000
+    # password hashes (16 MiB each) run at once, and callers that may wait for a turn; past
+    # both, 429 (docs/operations.md: the memory this bounds)
+    hashing_workers: int = 2
+    hashing_waiting: int = 16
+    # EDGE_SMTP_URL (edge.domain.smtp): where password reset links are e-mailed; None: the
+    # operator hands them out (edge account reset-link)
+    smtp_url: str | None = field(default=None, repr=False)
+    smtp_from: str | None = None
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
@@ -69,8 +90,15 @@ class Settings:
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
         """Settings for a node on ``data_dir`` (created if missing)."""
         data = Path(data_dir).resolve()
-        data.mkdir(parents=True, exist_ok=True, mode=0o700)
-        data.chmod(0o700)  # keys and the store live here: the node's user only
+        try:
+            data.mkdir(parents=True, exist_ok=True, mode=0o700)
+            data.chmod(0o700)  # keys and the store live here: the node's user only
+            return cls._load(data, overrides)
+        except OSError as exc:
+            raise ConfigError(data_dir_problem(data, exc)) from None
+
+    @classmethod
+    def _load(cls, data: Path, overrides: dict[str, object]) -> Settings:
         values: dict[str, object] = {}
         config_path = os.environ.get("EDGE_CONFIG")
         if config_path:
@@ -78,7 +106,7 @@ class Settings:
         env = os.environ
         if env.get("EDGE_SIGNUP"):
             if env["EDGE_SIGNUP"] not in ("open", "closed"):
-                raise SystemExit("EDGE_SIGNUP must be open or closed")
+                raise ConfigError("EDGE_SIGNUP must be open or closed")
             values["signup_open"] = env["EDGE_SIGNUP"] == "open"
         if env.get("EDGE_PUBLIC_URL"):
             values["public_url"] = env["EDGE_PUBLIC_URL"].rstrip("/")
@@ -89,9 +117,11 @@ class Settings:
         try:
             parse_networks(values.get("trusted_proxies", ()))  # type: ignore[arg-type]
         except ValueError as exc:
-            raise SystemExit(f"EDGE_TRUSTED_PROXIES: {exc}") from None
+            raise ConfigError(
+                f"EDGE_TRUSTED_PROXIES (or trusted_proxies in EDGE_CONFIG): {exc}; fix the entry"
+            ) from None
         if env.get("EDGE_ACTOR_IDLE_S"):
-            values["actor_idle_s"] = float(env["EDGE_ACTOR_IDLE_S"])
+            values["actor_idle_s"] = _positive_seconds("EDGE_ACTOR_IDLE_S")
         if env.get("EDGE_PROVIDER_HOSTS_ALLOW"):
             values["provider_hosts_allow"] = allow_list(env["EDGE_PROVIDER_HOSTS_ALLOW"].split(","))
         if env.get("EDGE_METRICS_ALLOW"):
@@ -101,9 +131,17 @@ class Settings:
             try:
                 parse_networks(values["metrics_allow"])  # type: ignore[arg-type]
             except ValueError as exc:
-                raise SystemExit(f"EDGE_METRICS_ALLOW: {exc}") from None
+                raise ConfigError(f"EDGE_METRICS_ALLOW: {exc}") from None
         if env.get("EDGE_NOTIFY_ALLOW"):
             values["notify_allow"] = allow_list(env["EDGE_NOTIFY_ALLOW"].split(","))
+        if env.get("EDGE_SMTP_URL"):
+            try:
+                smtp.parse(env["EDGE_SMTP_URL"])
+            except ValueError as exc:
+                raise ConfigError(f"EDGE_SMTP_URL: {exc}; fix it or unset it") from None
+            values["smtp_url"] = env["EDGE_SMTP_URL"]
+        if env.get("EDGE_SMTP_FROM"):
+            values["smtp_from"] = env["EDGE_SMTP_FROM"]
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -115,6 +153,15 @@ class Settings:
         )
         values["secret_key"] = _secret_key_bytes(key_hex)
         return cls(data_dir=data, **values)  # type: ignore[arg-type]
+
+
+def data_dir_problem(data: Path, exc: OSError) -> str:
+    """Why the node cannot use its data dir, and what to do, in one line."""
+    where = f"{exc.filename}: " if exc.filename and Path(exc.filename) != data else ""
+    return (
+        f"cannot use the data dir {data}: {where}{exc.strerror or exc}; run the node as the "
+        "user who owns it, or give --data a directory this user may create and write"
+    )
 
 
 def read_admin_token(data_dir: Path) -> str:
@@ -139,9 +186,19 @@ def _positive_int(name: str) -> int:
     try:
         value = int(os.environ[name])
     except ValueError:
-        raise SystemExit(f"{name} must be a whole number") from None
+        raise ConfigError(f"{name} must be a whole number") from None
     if value < 1:
-        raise SystemExit(f"{name} must be at least 1")
+        raise ConfigError(f"{name} must be at least 1")
+    return value
+
+
+def _positive_seconds(name: str) -> float:
+    try:
+        value = float(os.environ[name])
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be more than 0")
     return value
 
 
@@ -149,27 +206,76 @@ def _secret_key_bytes(text: str) -> bytes:
     try:
         key = bytes.fromhex(text.strip())
     except ValueError:
-        raise SystemExit("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)") from None
+        raise ConfigError("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)") from None
     if len(key) != 32:
-        raise SystemExit("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)")
+        raise ConfigError("EDGE_SECRET_KEY must be 64 hex characters (a 256-bit key)")
     return key
 
 
+# the file's settings: numbers (with the least each may be) and lists of strings
+_WHOLE = {
+    "mailbox_size": 1,
+    "map_size": 1,
+    "max_connections": 1,
+    "hashing_workers": 1,
+    "hashing_waiting": 0,
+}
+_SECONDS = ("actor_idle_s", "header_timeout_s", "body_min_rate", "body_grace_s")
+_LISTS = ("provider_hosts_allow", "notify_allow", "trusted_proxies", "metrics_allow")
+_KNOWN = frozenset({"public_url", "rate_limits", "tiers", *_WHOLE, *_SECONDS, *_LISTS})
+
+
 def _from_toml(path: Path) -> dict[str, object]:
-    raw = tomllib.loads(path.read_text())
+    """The settings of the file at ``path``; ``ConfigError`` naming the file, the setting and
+    what it must be, for a file that cannot be read or used."""
+    try:
+        raw = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(
+            f"EDGE_CONFIG: cannot read {path}: {exc.strerror}; fix the path or unset EDGE_CONFIG"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"EDGE_CONFIG {path} is not valid TOML: {exc}; fix the file") from None
+    try:
+        return _settings_of(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"EDGE_CONFIG {path}: {exc}; fix the file") from None
+    except KeyError as exc:
+        raise ConfigError(f"EDGE_CONFIG {path}: a table lacks {exc}; fix the file") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(
+            f"EDGE_CONFIG {path}: a setting cannot be used: {exc}; fix the file"
+        ) from None
+
+
+def _settings_of(raw: dict[str, Any]) -> dict[str, object]:
+    unknown = set(raw) - _KNOWN
+    if unknown:
+        raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     values: dict[str, object] = {}
-    for name in (
-        "public_url",
-        "actor_idle_s",
-        "mailbox_size",
-        "map_size",
-        "max_connections",
-        "header_timeout_s",
-        "body_min_rate",
-        "body_grace_s",
-    ):
+    for name, least in _WHOLE.items():
         if name in raw:
-            values[name] = raw[name]
+            value = raw[name]
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ConfigError(
+                    f"{name} must be a whole number of at least {least}, not {value!r}"
+                )
+            values[name] = value
+    for name in _SECONDS:
+        if name in raw:
+            value = raw[name]
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+                raise ConfigError(f"{name} must be a number above 0, not {value!r}")
+            values[name] = float(value)
+    for name in _LISTS:
+        if name in raw and not (
+            isinstance(raw[name], list) and all(isinstance(v, str) for v in raw[name])
+        ):
+            raise ConfigError(f"{name} must be a list of strings")
+    if "public_url" in raw:
+        if not isinstance(raw["public_url"], str):
+            raise ConfigError("public_url must be a string")
+        values["public_url"] = raw["public_url"].rstrip("/")
     if "provider_hosts_allow" in raw:
         values["provider_hosts_allow"] = allow_list(raw["provider_hosts_allow"])
     if "notify_allow" in raw:
@@ -199,7 +305,7 @@ def _from_toml(path: Path) -> dict[str, object]:
 def _limits(table: dict[str, dict[str, float]]) -> dict[str, Limit]:
     unknown = set(table) - set(DEFAULT_RATE_LIMITS)
     if unknown:
-        raise SystemExit(f"unknown rate limit bucket(s): {', '.join(sorted(unknown))}")
+        raise ConfigError(f"unknown rate limit bucket(s): {', '.join(sorted(unknown))}")
     return {
         name: Limit(int(spec["count"]), float(spec["period_s"])) for name, spec in table.items()
     }

@@ -17,6 +17,7 @@ import httpx
 import trio
 
 from edge.config import Settings
+from edge.datadir import write_private
 from edge.http.button import snippet
 from edge.node import RunningNode, run_node
 from edge.providers.registry import REGISTRATIONS, Simulator
@@ -127,7 +128,7 @@ async def _wire(
             await api.delete(f"{base}/keys/{saved['keyId']}")  # one live demo key at a time
         key = await _ok(api.post(f"{base}/keys", json={"mode": "test", "name": "demo"}))
     demo = {"projectId": project_id, "keyId": key["keyId"]}
-    path.write_text(json.dumps(demo) + "\n")
+    write_private(path, json.dumps(demo) + "\n")
     return {**demo, "key": key["key"]}
 
 

@@ -15,20 +15,23 @@ import math
 import os
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
+from edge import datadir
 from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
 from edge.actors.followups import AttemptWatch, FollowUpWorker
+from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
@@ -37,9 +40,10 @@ from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
-from edge.domain import notifications
+from edge.domain import notifications, smtp
 from edge.http import button
 from edge.http.app import asgi_app
+from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.providers.base import FollowUpResult
 from edge.providers.egress import provider_client
@@ -80,6 +84,13 @@ async def open_node(
     """A serving node. It stops when ``stop`` is set (or on SIGINT/SIGTERM with
     ``handle_signals``), or when the ``async with`` body ends; leaving the block waits for the
     shutdown to finish."""
+    with datadir.locked(settings.data_dir):
+        async with _open_node(settings, handle_signals) as running:
+            yield running
+
+
+@asynccontextmanager
+async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[RunningNode]:
     signer = Signer.load(settings.data_dir)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
@@ -121,7 +132,12 @@ async def open_node(
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
-                with _listening(config) as (sockets, url):
+                with (
+                    _listening(config) as (sockets, url),
+                    closing(
+                        HashingPool(settings.hashing_workers, settings.hashing_waiting)
+                    ) as hashing,
+                ):
                     ctx = NodeContext(
                         settings=settings,
                         store=store,
@@ -139,6 +155,8 @@ async def open_node(
                         load=load,
                         metrics=metrics,
                         activity=activity,
+                        hashing=hashing,
+                        mailer=_mailer(settings, settings.public_url or url),
                     )
 
                     async def shutdown_trigger() -> None:
@@ -250,6 +268,13 @@ class _Projects:
         return said
 
 
+def _mailer(settings: Settings, public_url: str) -> Mailer | None:
+    if settings.smtp_url is None:
+        return None
+    host = urlsplit(public_url).hostname or "localhost"
+    return Mailer(smtp.parse(settings.smtp_url), settings.smtp_from or f"edge <no-reply@{host}>")
+
+
 def _hypercorn_config(settings: Settings) -> Config:
     config = Config()
     config.bind = [f"{settings.host}:{settings.port}"]
@@ -298,7 +323,9 @@ def _write_node_file(settings: Settings, url: str) -> None:
     # publicUrl: where buyers' browsers reach the node (EDGE_PUBLIC_URL behind a proxy), which
     # ``edge button`` puts in the snippet
     public = settings.public_url or url
-    path.write_text(json.dumps({"url": url, "publicUrl": public, "pid": os.getpid()}) + "\n")
+    datadir.write_private(
+        path, json.dumps({"url": url, "publicUrl": public, "pid": os.getpid()}) + "\n"
+    )
 
 
 def _remove_node_file(settings: Settings) -> None:

@@ -21,6 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
+from edge.config import ConfigError
+
 SIGNING_KEY_FILE = "signing-key.pem"
 HEADER = "Cm-Signature"
 _COORD_BYTES = 32  # P-256
@@ -54,9 +56,15 @@ class Signer:
             # O_EXCL: two processes starting at once must not each write a different key.
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+            try:
+                key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+            except (ValueError, TypeError):  # not a key, or one sealed with a password
+                key = None
             if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
-                raise SystemExit(f"{path} does not hold a P-256 private key") from None
+                raise ConfigError(
+                    f"{path} does not hold a P-256 private key; restore it from a backup "
+                    "(a new key changes the button script's integrity hash)"
+                ) from None
             return cls(key)
         key = ec.generate_private_key(ec.SECP256R1())
         with os.fdopen(fd, "wb") as handle:

@@ -17,10 +17,12 @@ import trio
 
 from edge.activity import ActivityLog
 from edge.actors.followups import AttemptWatch
+from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
+from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.sealing import Sealer
 from edge.signing import Signer
@@ -83,8 +85,11 @@ class NodeContext:
     metrics: Metrics = field(default_factory=Metrics)
     # the last requests and notification attempts, for edge logs --follow
     activity: ActivityLog = field(default_factory=lambda: ActivityLog(wall_ms))
-    # one sign-up at a time: an e-mail is checked free and taken in one step
+    # one change of an account at a time: an e-mail is checked free and taken in one step, a
+    # one-time code or token is checked unused and spent in one step
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
+    hashing: HashingPool = field(default_factory=HashingPool)  # passwords: bounded, off the loop
+    mailer: Mailer | None = None  # EDGE_SMTP_URL: where reset links are e-mailed
 
     @property
     def nursery(self) -> trio.Nursery:

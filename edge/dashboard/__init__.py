@@ -3,10 +3,18 @@ pages (Jinja2), a little plain JavaScript of its own (copy buttons), no build st
 another origin. It is a client of the node's own API (``api``), signed in with an account's
 session. ``site`` holds the blueprint; importing the page modules registers their routes."""
 
-from edge.dashboard import auth_pages, project_pages, settings_pages
+from edge.dashboard import account_pages, auth_pages, project_pages, settings_pages
 from edge.dashboard.site import blueprint, root
 
 # the blueprints of HTML pages, which the API reference does not describe
 PAGES = frozenset({blueprint.name, root.name})
 
-__all__ = ["PAGES", "auth_pages", "blueprint", "project_pages", "root", "settings_pages"]
+__all__ = [
+    "PAGES",
+    "account_pages",
+    "auth_pages",
+    "blueprint",
+    "project_pages",
+    "root",
+    "settings_pages",
+]

@@ -175,8 +175,6 @@ async def transaction(pid: str, tx_id: str) -> str:
 async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
     who = require()
     form = await form_of(who)
-    if action not in ("mark-paid", "cancel"):
-        return go(f"/dashboard/p/{pid}/transactions/{tx_id}")
     body = {"note": form["note"]} if action == "mark-paid" and form.get("note") else None
     async with api(who) as client:
         try:

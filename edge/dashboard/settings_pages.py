@@ -9,8 +9,10 @@ from typing import Any
 from quart import Response, request
 
 from edge.dashboard.api import Api, ApiRefused
+from edge.dashboard.paths import PRODUCT_ID_RULE
 from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
 from edge.dashboard.words import not_offered_in_words, refused_in_words
+from edge.domain import ids
 from edge.http.button import current, snippet
 from edge.http.context import node
 from edge.providers.offers import NAMES
@@ -51,6 +53,11 @@ async def save_product(pid: str) -> str | Response:
     product_id = form.get("productId", "")
     async with api(who) as client:
         try:
+            if not ids.is_product_id(product_id):  # checked before it becomes part of a path
+                raise ApiRefused(
+                    400,
+                    {"code": "invalid_request", "message": PRODUCT_ID_RULE, "field": "productId"},
+                )
             await client.send("PUT", f"/api/manage/projects/{pid}/products/{product_id}", body)
         except ApiRefused as refused:
             errors = {refused.field or "productId": refused.message}
@@ -133,9 +140,7 @@ async def methods(pid: str) -> str:
 async def save_method(pid: str, provider: str) -> str | Response:
     who = require()
     form = await form_of(who)
-    adapter = PROVIDERS.get(provider)
-    if adapter is None:
-        return go(f"/dashboard/p/{pid}/methods")
+    adapter = PROVIDERS[provider]  # a known one (edge.dashboard.paths)
     mode = "live" if form.get("mode") == "live" else "test"
     credentials: dict[str, Any] = {}
     for field in adapter.credential_fields:

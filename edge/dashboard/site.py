@@ -11,6 +11,7 @@ from typing import Any
 from quart import Blueprint, Response, redirect, render_template, request
 
 from edge.dashboard.api import Api, ApiRefused, api_for
+from edge.dashboard.paths import wrong_part
 from edge.dashboard.words import money
 from edge.http import sessions
 from edge.http.context import node
@@ -85,6 +86,21 @@ def go(location: str) -> Response:
 def _money(amount: float, currency: str) -> str:
     """``9.00 EUR``: the currency's own decimals, as a merchant reads a price."""
     return money(amount, currency)
+
+
+@blueprint.before_request
+async def _check_address() -> None:
+    wrong = wrong_part(request.view_args or {})
+    if wrong is not None:
+        name, what = wrong
+        raise ApiRefused(
+            400,
+            {
+                "code": "invalid_request",
+                "message": f"This address needs {what} here.",
+                "field": name,
+            },
+        )
 
 
 @blueprint.after_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-_ID = re.compile(r"(prj|tx|sub|evt|we|key)_[0-9a-zA-Z]+")
+_ID = re.compile(r"(prj|tx|sub|evt|we|key|acc)_[0-9a-zA-Z]+")
 # every literal segment of the node's routes; anything else is a name ({x})
 _LITERALS = frozenset(
     {
@@ -16,7 +16,8 @@ _LITERALS = frozenset(
         "button", "static", "icons", ".well-known", "cm-signing-keys", "stripe", "paypal",
         "paddle", "btcpay", "manual", "openapi.json", "docs", "accounts", "session",
         "dashboard", "login", "signup", "logout", "p", "methods", "revoke", "remove", "delete",
-        "dashboard.css", "dashboard.js",
+        "dashboard.css", "dashboard.js", "account", "two-factor", "confirm", "disable",
+        "password-reset", "complete", "reset-link", "forgot", "reset",
     }
 )  # fmt: skip
 

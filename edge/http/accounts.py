@@ -2,21 +2,23 @@
 log in for a dashboard session, log out. The operator creates accounts too, also when self
 sign-up is closed (``EDGE_SIGNUP=closed``).
 
-Login is limited to 10 attempts a minute per client address and per e-mail. A wrong e-mail and
-a wrong password get the same answer, after the same work (a password is hashed either way).
+Login is limited to 10 attempts a minute per client address and per e-mail, sign-up to 10 an
+hour per client address; every password hash waits for a turn in the node's bounded hashing pool
+(``edge.actors.hashing``). A wrong e-mail and a wrong password get the same answer, after the
+same work (a password is hashed either way).
 """
 
 from __future__ import annotations
 
 import secrets
-from functools import cache
+from dataclasses import dataclass
 from typing import Any
 
-import trio
 from quart import Blueprint, Response
 
 from edge.domain import emails, ids, passwords
 from edge.domain.errors import InvalidInput
+from edge.domain.timefmt import iso_ms
 from edge.errors import Conflict, Forbidden, Unauthorized
 from edge.http import sessions
 from edge.http.auth import bearer_token, is_admin_token
@@ -29,11 +31,18 @@ from edge.store import accounts
 blueprint = Blueprint("accounts", __name__)
 
 
-@cache
-def _decoy() -> str:
+_decoys: list[str] = []
+
+
+async def _decoy() -> str:
     """Checked against when the e-mail is unknown, so a wrong e-mail costs what a wrong
     password does."""
-    return passwords.hash_password("not a password of anyone", b"\0" * passwords.SALT_BYTES)
+    if not _decoys:
+        made = await node().hashing.run(
+            passwords.hash_password, "not a password of anyone", b"\0" * passwords.SALT_BYTES
+        )
+        _decoys[:] = [made]
+    return _decoys[0]
 
 
 def email_of(body: dict[str, Any]) -> str:
@@ -57,11 +66,14 @@ OPERATOR_ACCOUNT_FIELDS = ACCOUNT_FIELDS | {"operator"}
 
 
 def account_view(account: dict[str, Any]) -> dict[str, Any]:
+    on = account.get("twoFactor")
     return {
         "accountId": account["id"],
         "email": account["email"],
         "tier": account["tier"],
         "operator": bool(account.get("operator")),
+        "twoFactor": bool(on),
+        "recoveryCodesLeft": len(on["recovery"]) if on else 0,
     }
 
 
@@ -74,8 +86,9 @@ async def create_account(
     ctx = node()
     if not by_operator and not ctx.settings.signup_open:
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
-    salt = secrets.token_bytes(passwords.SALT_BYTES)
-    hashed = await trio.to_thread.run_sync(passwords.hash_password, password, salt)
+    if not by_operator:
+        ctx.manage_rates.take("signup:ip", client_ip())
+    hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
         if accounts.account_by_email(ctx.store, email) is not None:
             raise Conflict("account_exists", "An account with this e-mail exists: log in.")
@@ -92,14 +105,22 @@ async def create_account(
     return account_view(account)
 
 
+async def hash_new_password(password: str) -> str:
+    """``password``'s stored form, with a new salt, hashed in the node's bounded pool."""
+    salt = secrets.token_bytes(passwords.SALT_BYTES)
+    return await node().hashing.run(passwords.hash_password, password, salt)
+
+
 @blueprint.post("/api/accounts")
 async def sign_up() -> Response:
     token = bearer_token()
     operator = token is not None and is_admin_token(token)
     if token is not None and not operator:
         raise Unauthorized("unauthorized", "This token is not the operator's token.")
-    if not operator and not node().settings.signup_open:  # before reading the body
-        raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
+    if not operator:  # before reading the body
+        sessions.refuse_cross_site(node())
+        if not node().settings.signup_open:
+            raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     body = await read_json_object()
     only(body, OPERATOR_ACCOUNT_FIELDS if operator else ACCOUNT_FIELDS)
     made_operator = body.get("operator", False)
@@ -111,20 +132,62 @@ async def sign_up() -> Response:
     return json_response(created, 201, NO_STORE)
 
 
-async def log_in(email: str, password: str) -> tuple[str, str, str]:
-    """(account id, session token, CSRF token) for a right e-mail and password; ``401
-    invalid_credentials`` otherwise, the same for both."""
+@dataclass(frozen=True)
+class SignedIn:
+    """A new session: its token (the cookie) and its CSRF token."""
+
+    account_id: str
+    token: str
+    csrf: str
+
+
+@dataclass(frozen=True)
+class SecondFactorDue:
+    """The password was right; the account asks for its second factor, within ``expires_ms``
+    and against ``challenge`` (``edge.http.two_factor``)."""
+
+    challenge: str
+    expires_ms: int
+
+
+CHALLENGE_TTL_MS = 5 * 60_000
+
+
+async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
+    """A session for a right e-mail and password, or, for an account with two-factor login, a
+    challenge its code must answer; ``401 invalid_credentials`` otherwise, the same for a wrong
+    e-mail and a wrong password."""
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     ctx.manage_rates.take("login:email", email)
     account = accounts.account_by_email(ctx.store, email)
-    stored = account["passwordHash"] if account else _decoy()
-    right = await trio.to_thread.run_sync(passwords.verify, password, stored)
+    stored = account["passwordHash"] if account else await _decoy()
+    right = await ctx.hashing.run(passwords.verify, password, stored)
     if account is None or not right:
         raise Unauthorized("invalid_credentials", "The e-mail or the password is wrong.")
-    token, csrf, record = sessions.new_session(account["id"], ctx.clock_ms())
+    if account.get("twoFactor"):
+        challenge = secrets.token_urlsafe(32)
+        expires = ctx.clock_ms() + CHALLENGE_TTL_MS
+        record = {"accountId": account["id"], "expiresAt": expires, "tries": 0}
+        await ctx.writer.write(accounts.challenge_ops(challenge, record))
+        return SecondFactorDue(challenge, expires)
+    return await start_session(account["id"])
+
+
+async def start_session(account_id: str) -> SignedIn:
+    ctx = node()
+    token, csrf, record = sessions.new_session(account_id, ctx.clock_ms())
     await ctx.writer.write(accounts.session_ops(token, record))
-    return account["id"], token, csrf
+    return SignedIn(account_id, token, csrf)
+
+
+def session_answer(signed_in: SignedIn) -> Response:
+    """``200 {accountId, csrfToken}`` with the session's cookies."""
+    response = json_response(
+        {"accountId": signed_in.account_id, "csrfToken": signed_in.csrf}, headers=NO_STORE
+    )
+    sessions.set_cookies(response, signed_in.token, signed_in.csrf, secure_cookies())
+    return response
 
 
 async def log_in_operator(admin_token: str) -> tuple[str, str]:
@@ -146,15 +209,21 @@ def secure_cookies() -> bool:
 
 @blueprint.post("/api/session")
 async def create_session() -> Response:
+    sessions.refuse_cross_site(node())
     body = await read_json_object()
     only(body, ACCOUNT_FIELDS)
     email, password = body.get("email"), body.get("password")
     if not isinstance(email, str) or not isinstance(password, str):
         raise InvalidInput("email and password are required strings", "email")
-    account_id, token, csrf = await log_in(email.lower(), password)
-    response = json_response({"accountId": account_id, "csrfToken": csrf}, headers=NO_STORE)
-    sessions.set_cookies(response, token, csrf, secure_cookies())
-    return response
+    outcome = await log_in(email.lower(), password)
+    if isinstance(outcome, SecondFactorDue):
+        due = {
+            "twoFactorRequired": True,
+            "challenge": outcome.challenge,
+            "expiresAt": iso_ms(outcome.expires_ms),
+        }
+        return json_response(due, 202, NO_STORE)
+    return session_answer(outcome)
 
 
 async def log_out(session: sessions.Session) -> None:

@@ -19,11 +19,14 @@ from edge.http import (
     health,
     manage,
     merchant,
+    operator_accounts,
+    password_reset,
     public,
     reference,
     returns,
     status,
     subscriptions,
+    two_factor,
     webhooks,
 )
 from edge.http.asgi import ASGIApp, Receive, Scope, Send
@@ -114,6 +117,9 @@ def create_app(ctx: NodeContext) -> QuartTrio:
         returns,
         reference,
         accounts,
+        two_factor,
+        password_reset,
+        operator_accounts,
     )
     for module in modules:
         app.register_blueprint(module.blueprint)

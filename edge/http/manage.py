@@ -19,7 +19,6 @@ from edge.domain.inputs import bounded_int
 from edge.domain.logfilter import status_filter
 from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
-from edge.http.accounts import account_view
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
@@ -35,6 +34,10 @@ blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
 @blueprint.before_request
 async def _manager() -> None:
+    manager()
+
+
+def manager() -> None:
     """The operator (a bearer token, an operator account's session, or a session signed in
     with the token) or an account (its session, with the CSRF token on a change). Management
     is not project-scoped, so its rate buckets live with the node: one for the operator's
@@ -58,7 +61,7 @@ def _account() -> str | None:
     return account_id
 
 
-def _operator_only() -> None:
+def operator_only() -> None:
     if not g.operator:
         raise Forbidden("forbidden", "Only the node's operator may do this.")
 
@@ -258,43 +261,6 @@ def attempt_view(attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@blueprint.get("/accounts")
-async def list_accounts() -> Response:
-    """The node's dashboard accounts (the operator only); ``?email=`` finds one."""
-    _operator_only()
-    store = node().store
-    email = request.args.get("email")
-    if email is not None:
-        found = accounts.account_by_email(store, email)
-        listed = [found] if found is not None else []
-    else:
-        listed = accounts.all_accounts(store)
-    items = [
-        {**account_view(a), "projects": len(accounts.owned_projects(store, a["id"]))}
-        for a in listed
-    ]
-    return json_response({"items": items}, headers=NO_STORE)
-
-
-@blueprint.patch("/accounts/<account_id>")
-async def patch_account(account_id: str) -> Response:
-    """Make an account an operator, or no longer one (``edge account operator``)."""
-    _operator_only()
-    body = await read_json_object()
-    bodies.only(body, {"operator"})
-    operator = body.get("operator")
-    if not isinstance(operator, bool):
-        raise InvalidRequest("invalid_request", "operator must be true or false", field="operator")
-    ctx = node()
-    async with ctx.accounts_lock:
-        found = accounts.account(ctx.store, account_id) if ids.is_account_id(account_id) else None
-        if found is None:
-            raise NotFound("not_found", "No account with this id on this node.")
-        found["operator"] = operator
-        await ctx.writer.write(accounts.account_ops(found))
-    return json_response(account_view(found), headers=NO_STORE)
-
-
 LOGS_WAIT_MAX_S = 25
 
 
@@ -353,7 +319,7 @@ def _query_int(name: str, low: int, high: int) -> int | None:
 @blueprint.post("/trigger")
 async def trigger() -> Response:
     """Send a signed simulated provider event for a test transaction (``edge trigger``)."""
-    _operator_only()
+    operator_only()
     body = await read_json_object()
     bodies.only(body, {"provider", "type", "txId"})
     provider, event_type, tx_id = body.get("provider"), body.get("type"), body.get("txId")
@@ -376,7 +342,7 @@ async def trigger() -> Response:
 
 @blueprint.get("/stats")
 async def stats() -> Response:
-    _operator_only()
+    operator_only()
     ctx = node()
     writer = ctx.writer.stats
     registry = ctx.registry

@@ -14,6 +14,7 @@ from typing import Any
 from quart import Response, request
 
 from edge.actors.context import NodeContext
+from edge.domain import cross_site
 from edge.errors import Forbidden
 from edge.store import accounts
 
@@ -83,6 +84,19 @@ def check_csrf(session: Session, offered: str | None = None) -> None:
     if not session.csrf_matches(offered or request.headers.get(CSRF_HEADER)):
         raise Forbidden(
             "csrf_failed", "A change made with a session needs its token in the Cm-Csrf header."
+        )
+
+
+def refuse_cross_site(ctx: NodeContext) -> None:
+    """``403 csrf_failed`` for a request that signs in or up (or resets a password) sent by a
+    browser on another site's behalf (``edge.domain.cross_site``): there is no session yet
+    whose token could prove where it came from."""
+    own = cross_site.own_origins(request.headers.get("Host"), ctx.public_url)
+    if cross_site.is_cross_site(
+        request.headers.get("Sec-Fetch-Site"), request.headers.get("Origin"), own
+    ):
+        raise Forbidden(
+            "csrf_failed", "This form was sent from another site: use the node's own page."
         )
 
 

@@ -124,6 +124,10 @@ class CredentialField:
     # "string", "url" (an address the node calls), "address" (a mailing address object),
     # "hosts" (a list of host names the node calls)
     shape: str = "string"
+    # the kinds of value a string field takes (edge.domain.credential_shapes.KINDS), only
+    # those when ``strict``: what the provider documents
+    kinds: tuple[str, ...] = ()
+    strict: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from edge.domain import credential_shapes
 from edge.domain.egress import address_problem, host_problem, operator_allows_host
 from edge.domain.errors import InvalidInput
 from edge.errors import InvalidRequest
@@ -53,6 +54,8 @@ def merge_mode(
             merged.pop(name, None)
             continue
         clean = _check(spec, value, path, allowed_hosts)
+        if spec.shape == "string":
+            _check_shape(provider, spec, clean, mode, path)
         if spec.secret:
             merged[name] = {
                 "sealed": sealer.seal(clean, place(project_id, provider.name, mode, name)),
@@ -117,6 +120,21 @@ def _check(spec: CredentialField, value: object, path: str, allowed: frozenset[s
             )
         return value.rstrip("/")
     return value.strip()
+
+
+def _check_shape(
+    provider: Provider, spec: CredentialField, value: str, mode: str, path: str
+) -> None:
+    """``400`` naming the field when ``value`` is not what the field takes (a secret in a
+    public field above all): ``edge.domain.credential_shapes``."""
+    fields = tuple(_shape(f) for f in provider.credential_fields)
+    wrong = credential_shapes.problem(value, _shape(spec), mode, fields)
+    if wrong is not None:
+        raise InvalidInput(f"{path}: {wrong}", path, "invalid_credential")
+
+
+def _shape(spec: CredentialField) -> credential_shapes.FieldShape:
+    return credential_shapes.FieldShape(spec.name, spec.secret, spec.kinds, spec.strict)
 
 
 def check_address(value: object, path: str) -> dict[str, Any]:

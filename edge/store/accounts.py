@@ -2,10 +2,13 @@
 and which projects each account owns.
 
 Keys: ``a:<acc id>`` the account; ``e:<e-mail, lower case>`` its id; ``s:<SHA-256 of the
-session token>`` a session; ``p:<acc id>:<project id>`` ownership (empty value). Nothing here
-holds a password or a session token in the clear: the account keeps its scrypt hash
-(``edge.domain.passwords``), a session is found by its token's SHA-256 and keeps only the
-SHA-256 of its CSRF token.
+session token>`` a session; ``p:<acc id>:<project id>`` ownership (empty value);
+``r:<SHA-256 of a reset token>`` a password reset link; ``l:<SHA-256 of a challenge>`` a login
+that waits for its second factor. Nothing here holds a password, a token or a one-time code in
+the clear: the account keeps its scrypt hash (``edge.domain.passwords``), its TOTP secret sealed
+(``edge.sealing``) and the SHA-256 of its recovery codes; a session, a reset link and a
+challenge are found by their token's SHA-256, and a session keeps only the SHA-256 of its CSRF
+token.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from edge.store.env import Store
 from edge.store.writer import Op
 
 DB = "accounts"
+SESSIONS, RESETS, CHALLENGES = b"s:", b"r:", b"l:"
 
 
 def account_key(account_id: str) -> bytes:
@@ -29,7 +33,15 @@ def email_key(email: str) -> bytes:
 
 
 def session_key(token: str) -> bytes:
-    return b"s:" + digest(token)
+    return SESSIONS + digest(token)
+
+
+def reset_key(token: str) -> bytes:
+    return RESETS + digest(token)
+
+
+def challenge_key(token: str) -> bytes:
+    return CHALLENGES + digest(token)
 
 
 def owner_key(account_id: str, project_id: str = "") -> bytes:
@@ -65,6 +77,23 @@ def session(store: Store, token: str) -> dict[str, Any] | None:
     return store.get(session_key(token), db=DB)
 
 
+def reset_link(store: Store, token: str) -> dict[str, Any] | None:
+    return store.get(reset_key(token), db=DB)
+
+
+def challenge(store: Store, token: str) -> dict[str, Any] | None:
+    return store.get(challenge_key(token), db=DB)
+
+
+def keys_of(store: Store, kind: bytes, account_id: str) -> list[bytes]:
+    """The keys of ``kind`` (``SESSIONS``, ``RESETS``, ``CHALLENGES``) that
+    belong to ``account_id``: a scan of them all, for the rare change that ends every one of
+    an account's (a password reset)."""
+    return [
+        key for key, raw in store.scan(kind, db=DB) if unpack(raw).get("accountId") == account_id
+    ]
+
+
 def owned_projects(store: Store, account_id: str) -> list[str]:
     prefix = owner_key(account_id)
     return [key[len(prefix) :].decode("ascii") for key, _ in store.scan(prefix, db=DB)]
@@ -82,8 +111,18 @@ def new_account_ops(account: dict[str, Any]) -> list[Op]:
 
 
 def account_ops(account: dict[str, Any]) -> list[Op]:
-    """Rewrite an account's record (its e-mail index is unchanged)."""
+    """Write a changed account (its e-mail stays the same)."""
     return [(DB, account_key(account["id"]), pack(account))]
+
+
+def reset_ops(token: str, record: dict[str, Any] | None) -> list[Op]:
+    """Write a reset link, or delete it (``record`` None)."""
+    return [(DB, reset_key(token), None if record is None else pack(record))]
+
+
+def challenge_ops(token: str, record: dict[str, Any] | None) -> list[Op]:
+    """Write a login's pending second step, or delete it (``record`` None)."""
+    return [(DB, challenge_key(token), None if record is None else pack(record))]
 
 
 def session_ops(token: str, record: dict[str, Any] | None) -> list[Op]:

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, Settings
+from edge.datadir import write_private
 from edge.signing import SIGNING_KEY_FILE
 from edge.store.env import STORE_DIR, open_environment, private_dir
 
@@ -39,10 +40,10 @@ def backup_data_dir(data: Path, dest: Path, settings: Settings) -> Path:
         raise FileExistsError(f"{dest} is not empty")
     backup(data / STORE_DIR, dest / STORE_DIR, settings.map_size)
     # the key in use, which may come from EDGE_SECRET_KEY rather than the file
-    _write_private(dest / SECRET_KEY_FILE, settings.secret_key.hex() + "\n")
+    write_private(dest / SECRET_KEY_FILE, settings.secret_key.hex() + "\n")
     for name in (SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
         if (data / name).exists():
-            _write_private(dest / name, (data / name).read_text())
+            write_private(dest / name, (data / name).read_text())
     return dest
 
 
@@ -59,11 +60,5 @@ def restore_data_dir(source: Path, data: Path) -> Path:
         (data / STORE_DIR / copied.name).chmod(0o600)
     for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
         if (source / name).exists():
-            _write_private(data / name, (source / name).read_text())
+            write_private(data / name, (source / name).read_text())
     return data
-
-
-def _write_private(path: Path, text: str) -> None:
-    path.touch(mode=0o600)
-    path.chmod(0o600)
-    path.write_text(text)

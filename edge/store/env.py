@@ -7,6 +7,7 @@ event loop thread (they touch only the memory map) or in worker threads. Writes 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +82,11 @@ class Store:
                 following = _prefix_end(head)
                 positioned = following is not None and cursor.set_range(following)
         return out
+
+    def disk_room(self) -> int:
+        """Bytes the store's file may still grow by on its disk."""
+        disk = os.statvfs(self.env.path())
+        return disk.f_bavail * disk.f_frsize
 
     def close(self) -> None:
         self.env.close()

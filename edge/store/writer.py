@@ -14,18 +14,24 @@ Guarantees:
   again on its own, in order, so the others land (a provider's retry is for its own delivery,
   never for a neighbour's).
 - ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
+- A commit that fails for want of room or of a working disk (the map or the disk full, an I/O
+  error) fails its tickets with ``StoreUnavailable``, a contract ``503 unavailable`` the caller
+  may retry; any other failure is a bug and keeps its own error.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import lmdb
 import trio
 
+from edge.errors import Unavailable
 from edge.store.env import Store
 
 log = logging.getLogger("edge.store")
@@ -39,6 +45,29 @@ MAX_OPS_PER_COMMIT = 20_000
 
 class StoreClosed(Exception):
     pass
+
+
+class StoreUnavailable(Unavailable):
+    """The store cannot commit now: no room in its map or on its disk, or the disk fails."""
+
+
+# lmdb's own errors for "no room" and a failed environment, and the system's for a disk
+_UNAVAILABLE = (lmdb.MapFullError, lmdb.DiskError, lmdb.PanicError)
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
+def _unavailable(exc: Exception) -> Exception:
+    """``exc`` as the caller should see it: ``StoreUnavailable`` when it says the store cannot
+    commit for now."""
+    code = exc.args[-1] if isinstance(exc, lmdb.Error) and exc.args else getattr(exc, "errno", None)
+    if isinstance(exc, _UNAVAILABLE) or code in _DISK_ERRNOS:
+        failure = StoreUnavailable(
+            "unavailable",
+            "The store cannot commit now (no room, or a disk fault); retry later.",
+        )
+        failure.__cause__ = exc
+        return failure
+    return exc
 
 
 class Ticket:
@@ -128,7 +157,7 @@ class StoreWriter:
                 for ticket in group:
                     ticket._resolve(None)
                 continue
-            log.error("commit of %d tickets failed: %r", len(group), error)
+            log.error("commit of %d tickets failed: %r", len(group), error.__cause__ or error)
             if len(group) == 1:
                 group[0]._resolve(error)
                 continue
@@ -141,7 +170,7 @@ class StoreWriter:
             await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
         except Exception as exc:  # nothing of the group was written
             self.stats.failures += 1
-            return exc
+            return _unavailable(exc)
         self.stats.commits += 1
         self.stats.tickets += len(group)
         self.stats.ops += sum(len(t.ops) for t in group)

@@ -119,3 +119,46 @@ async def test_sign_up_closed_is_said_on_the_page(tmp_path):
             assert refused.status_code == 403 and "Sign-up is closed" in refused.text
             assert "cm_session" not in refused.headers.get("set-cookie", "")
         running.stop.set()
+
+
+async def test_a_part_of_an_address_that_is_not_what_it_names_is_400_never_500(node):
+    async with signed_in(node.url, "paths@example.com") as (client, csrf):
+        pid = await new_project(client, csrf)
+        tx = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
+        for path in (
+            "/dashboard/p/prj_%01/",
+            "/dashboard/p/%7f/products",
+            "/dashboard/p/prj_aaaa%0aaaaaaaaaaaa/transactions",
+            f"/dashboard/p/{pid}/transactions/tx_%01",
+            f"/dashboard/p/{pid}/transactions/%0a",
+            f"/dashboard/p/{pid}/transactions/{tx}%1b[31m",
+        ):
+            answer = await client.get(path)
+            assert answer.status_code == 400, path
+            assert "text/html" in answer.headers["content-type"]
+            assert "This address needs" in answer.text
+        for path, data in (
+            (f"/dashboard/p/{pid}/products/a%01b/delete", {"csrf": csrf}),
+            (f"/dashboard/p/{pid}/keys/key_%00/revoke", {"csrf": csrf}),
+            (f"/dashboard/p/{pid}/endpoints/we_x%3fy=1/remove", {"csrf": csrf}),
+            (f"/dashboard/p/{pid}/methods/nope%01", {"csrf": csrf}),
+            (f"/dashboard/p/{pid}/transactions/{tx}/refund", {"csrf": csrf}),
+        ):
+            answer = await client.post(path, data=data)
+            assert answer.status_code == 400, path
+
+
+async def test_a_typed_product_id_is_checked_before_it_becomes_part_of_a_path(node):
+    async with signed_in(node.url, "typed@example.com") as (client, csrf):
+        pid = await new_project(client, csrf)
+        product = {"csrf": csrf, "name": "X", "amount": "5", "currency": "EUR"}
+        for typed in ("x?y=1", "x/../y", "a\x01b", "x#y", "Upper", ""):
+            answer = await client.post(
+                f"/dashboard/p/{pid}/products", data={**product, "productId": typed}
+            )
+            assert answer.status_code == 400, typed
+            assert "lower-case letters" in answer.text
+        saved = (await client.get(f"/api/manage/projects/{pid}")).json()["products"]
+        assert saved == []  # not product x, nor any other
+        made = await client.post(f"/dashboard/p/{pid}/products", data={**product, "productId": "x"})
+        assert made.status_code == 303

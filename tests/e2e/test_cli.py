@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import httpx
+import pyotp
 import pytest
 from support.nodes import NodeProcess
 
@@ -278,3 +279,73 @@ def test_edge_account_create_reads_the_password_from_stdin(process):
         input="short\n", capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert short.returncode == 1 and "at least 10 characters" in short.stderr
+
+
+def test_operator_output_shows_control_characters_escaped_never_raw(process):
+    token = process.admin_token
+    name = "Shop\x1b[2J\x1b]0;pwned\x07\u202eevil"
+    made = httpx.post(
+        f"{process.url}/api/manage/projects",
+        headers={"Authorization": f"Bearer {token}"},
+        json={
+            "name": name,
+            "successUrl": "https://shop.example/ok",
+            "cancelUrl": "https://shop.example/no",
+            "allowedOrigins": ["https://shop.example"],
+        },
+    )
+    assert made.status_code == 201
+    pid = made.json()["id"]
+    for args in (("project", "list"), ("project", "show", pid)):
+        shown = edge(process.data_dir, *args).stdout
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown, args
+        assert "Shop\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil" in shown.replace("\\\\", "\\"), args
+    as_json = json.loads(edge(process.data_dir, "project", "list", "--json").stdout)
+    assert name in [p["name"] for p in as_json["items"]]  # --json: the value itself, JSON-escaped
+    refused = edge(process.data_dir, "product", "list", "prj_aaaa\x1b[31maaaaaaaaaaaa", check=False)
+    assert refused.returncode == 1 and "\x1b" not in refused.stderr
+    assert (
+        refused.stderr.startswith("edge: 404 project_not_found") and refused.stderr.count("\n") == 1
+    )
+    typed = edge(
+        process.data_dir, "product", "set", pid, "x?y=1", "--name", "X", "--amount", "5",
+        "--currency", "EUR", check=False,
+    )  # fmt: skip
+    assert typed.returncode == 1 and "400" in typed.stderr
+    assert json.loads(edge(process.data_dir, "product", "list", pid, "--json").stdout) == {
+        "items": []
+    }  # not product x
+
+
+def test_edge_account_reset_link_and_2fa_remove(process):
+    password, new = "a long enough password", "another long password"
+    with httpx.Client(base_url=process.url, timeout=30) as http:
+        assert http.post("/api/accounts", json={"email": "ops@example.com", "password": password})
+        session = http.post("/api/session", json={"email": "ops@example.com", "password": password})
+        csrf = {"Cm-Csrf": session.json()["csrfToken"]}
+        secret = http.post("/api/account/two-factor", headers=csrf).json()["secret"]
+        on = http.post(
+            "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
+        )
+        assert on.status_code == 200
+
+        printed = edge(process.data_dir, "account", "reset-link", "ops@example.com").stdout
+        url = printed.splitlines()[0]
+        assert url.startswith(f"{process.url}/dashboard/reset?token=") and "works once" in printed
+        token = url.split("token=")[1]
+        done = http.post(
+            "/api/accounts/password-reset/complete", json={"token": token, "password": new}
+        )
+        assert done.status_code == 200
+        assert http.get("/api/account").status_code == 401  # the session ended
+
+        asked = http.post("/api/session", json={"email": "ops@example.com", "password": new})
+        assert asked.status_code == 202  # the second factor is still on
+        removed = edge(process.data_dir, "account", "2fa-remove", "ops@example.com")
+        assert removed.stdout.strip() == "two-factor login is off for ops@example.com"
+        plain = http.post("/api/session", json={"email": "ops@example.com", "password": new})
+        assert plain.status_code == 200
+
+    unknown = edge(process.data_dir, "account", "reset-link", "who@example.com", check=False)
+    assert unknown.returncode == 1
+    assert unknown.stderr == "edge: no account has the e-mail who@example.com\n"

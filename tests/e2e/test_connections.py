@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import partial
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 import trio
 from hypercorn.config import Config
@@ -275,3 +276,23 @@ async def test_places_come_back_when_the_node_cuts_connections(strict_node):
     async with again:
         await again.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (await read_answer(again)).startswith(b"HTTP/1.1 404")
+
+
+async def test_a_request_whose_body_came_whole_is_not_cut_however_long_its_handling(tmp_path):
+    # The body's pace is watched until its end only: a login that waits for its turn in the
+    # hashing pool after its body came is answered, not cut with a 408 (or a 500 beside it).
+    settings = node_settings(tmp_path / "slow", body_grace_s=0.05, hashing_workers=1)
+    async with trio.open_nursery() as nursery:
+        running = await nursery.start(partial(run_node, settings))
+        answers: list[int] = []
+        async with httpx.AsyncClient(base_url=running.url, timeout=30.0) as http:
+
+            async def log_in(n: int) -> None:
+                body = {"email": f"nobody{n}@example.com", "password": "not the password"}
+                answers.append((await http.post("/api/session", json=body)).status_code)
+
+            async with trio.open_nursery() as logins:
+                for n in range(8):  # one hash at a time: the last waits several times the grace
+                    logins.start_soon(log_in, n)
+        running.stop.set()
+    assert answers == [401] * 8

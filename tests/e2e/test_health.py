@@ -6,11 +6,17 @@ import logging
 import socket
 import subprocess
 import sys
+from functools import partial
 
+import httpx
 import trio
+from support.nodes import node_settings
 from support.stripe_events import signed, stripe_credentials
 
+from edge.config import DEFAULT_RATE_LIMITS
+from edge.domain.rate import Limit
 from edge.http.health import PROBE_FRESH_S, PROBE_KEY
+from edge.node import run_node
 
 
 async def test_healthz_answers_while_the_process_runs(http):
@@ -23,6 +29,7 @@ async def test_readyz_proves_the_writer_commits(node, http):
     answer = await http.get("/readyz")
     assert (answer.status_code, answer.json()) == (200, {"status": "ready"})
     assert node.ctx.store.get_raw(PROBE_KEY, db="meta") is not None  # the probe is durable
+    assert node.ctx.store.scan(b"ready-room", db="meta") == []  # the room it claimed, given back
 
 
 async def test_readyz_shares_one_probe_among_callers(node, http):
@@ -84,5 +91,42 @@ def test_a_port_in_use_is_one_line_naming_it(tmp_path):
         )
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]
-    assert last == f"edge: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert last == (
+        f"edge: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "stop what uses it, or give another --host or --port"
+    )
     assert "Traceback" not in out.stderr
+
+
+async def test_a_full_store_answers_503_and_is_not_ready(tmp_path):
+    """A store whose map has no room left: writes are ``503 unavailable`` (retryable, never a
+    500), and /readyz says the node is not ready, although a small write may still land in the
+    pages LMDB frees at each commit."""
+    limits = {**DEFAULT_RATE_LIMITS, "manage": Limit(100_000, 60.0)}
+    settings = node_settings(tmp_path / "data", map_size=2**21, rate_limits=limits)
+    origins = [f"https://shop-{n:02d}-{'o' * 60}.example" for n in range(20)]
+    long_url = "https://shop-00-" + "o" * 60 + ".example/thanks?" + "q" * 1800
+    project = {
+        "name": "Full",
+        "successUrl": long_url,
+        "cancelUrl": long_url,
+        "allowedOrigins": origins,
+    }
+    async with trio.open_nursery() as nursery:
+        running = await nursery.start(partial(run_node, settings))
+        headers = {"Authorization": f"Bearer {settings.admin_token}"}
+        async with httpx.AsyncClient(base_url=running.url, headers=headers) as http:
+            assert (await http.get("/readyz")).status_code == 200
+            for _ in range(2000):
+                made = await http.post("/api/manage/projects", json=project)
+                if made.status_code != 201:
+                    break
+            assert made.status_code == 503, made.text
+            assert made.json()["error"]["code"] == "unavailable"
+            assert made.json()["error"]["retryable"] is True
+            await trio.sleep(PROBE_FRESH_S)  # the ready answer before the store filled stands
+            ready = await http.get("/readyz")
+            assert ready.status_code == 503, ready.text
+            assert ready.json()["error"]["code"] == "unavailable"
+            assert (await http.get("/healthz")).status_code == 200
+        running.stop.set()

@@ -191,3 +191,19 @@ async def test_no_password_or_session_token_is_kept_in_the_clear(node, alice):
             raw = path.read_bytes()
             for secret in (PASSWORD, cookie, csrf):
                 assert secret.encode() not in raw, (path, secret[:4])
+
+
+async def test_sign_up_is_limited_per_client_address_but_not_for_the_operator(http, admin):
+    codes = []
+    for n in range(11):
+        made = await http.post(
+            "/api/accounts", json={"email": f"s{n}@example.com", "password": PASSWORD}
+        )
+        codes.append(made.status_code)
+    assert codes == [201] * 10 + [429]
+    assert int(made.headers["retry-after"]) >= 1
+    assert made.json()["error"]["code"] == "rate_limited"
+    by_operator = await admin.http.post(
+        "/api/accounts", json={"email": "op@example.com", "password": PASSWORD}
+    )
+    assert by_operator.status_code == 201

@@ -232,3 +232,52 @@ async def test_the_operator_lists_every_project_page_by_page(admin, http):
     shop = await manual_shop(admin)
     as_merchant = await http.get("/api/manage/projects", headers=bearer(shop.live_key))
     assert as_merchant.status_code == 403  # a project key sees its own project, never the list
+
+
+async def test_a_credential_is_checked_by_its_shape_and_a_secret_never_lands_in_a_public_field(
+    node, admin, http
+):
+    pid = await admin.project()
+    await admin.product(pid)
+    stripe = {
+        "secretKey": "sk_test_0123456789abcdefghijklmnop",
+        "publishableKey": "pk_test_0123456789abcdefghijklmnop",
+        "webhookSecret": "whsec_0123456789abcdefghijklmnop",
+    }
+    await admin.provider(pid, "stripe", {"enabled": True, "test": stripe})
+    path = f"/api/manage/projects/{pid}/providers/stripe"
+    for mode, given, field, words in [
+        ("test", {"publishableKey": "sk_test_SECRETSECRET0123"}, "publishableKey", "secretKey"),
+        ("test", {"publishableKey": "rk_test_SECRETSECRET0123"}, "publishableKey", "secretKey"),
+        ("test", {"publishableKey": "whsec_SECRETSECRET0123"}, "publishableKey", "webhookSecret"),
+        ("test", {"secretKey": "pk_test_0123456789abcdef"}, "secretKey", "publishableKey"),
+        ("test", {"webhookSecret": "sk_test_0123456789abcdef"}, "webhookSecret", "secretKey"),
+        ("live", {"secretKey": "sk_test_0123456789abcdef"}, "secretKey", "live credentials"),
+        ("test", {"publishableKey": "mykey"}, "publishableKey", "must be"),
+    ]:
+        refused = await admin.http.put(path, json={"enabled": True, mode: given})
+        error = refused.json()["error"]
+        assert (refused.status_code, error["code"]) == (400, "invalid_credential"), given
+        assert error["field"] == f"{mode}.{field}" and words in error["message"], error
+    # nothing changed: public-info still serves the publishable key, never a secret
+    info = (await http.get(f"/api/projects/{pid}/public-info?mode=test")).json()
+    assert info["providers"][0]["publishableKey"] == stripe["publishableKey"]
+    assert "SECRET" not in str(await admin.ok("GET", f"/api/manage/projects/{pid}"))
+
+    paddle = f"/api/manage/projects/{pid}/providers/paddle"
+    for given, field in [
+        ({"clientToken": "pdl_sdbx_apikey_01gtgztp8f4kek3yd4g1wrksa3_SECRET"}, "clientToken"),
+        ({"apiKey": "test_7d279f61a3499fed520f7cd8c08"}, "apiKey"),
+        ({"apiKey": "pdl_live_apikey_01gtgztp8f4kek3yd4g1wrksa3_SECRET"}, "apiKey"),
+    ]:
+        refused = await admin.http.put(paddle, json={"enabled": True, "test": given})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == f"test.{field}"
+    for provider, given, field in [
+        ("paypal", {"clientId": "sk_live_0123456789abcdefSECRET"}, "clientId"),
+        ("btcpay", {"storeId": "whsec_0123456789abcdefSECRET"}, "storeId"),
+    ]:
+        refused = await admin.http.put(
+            f"/api/manage/projects/{pid}/providers/{provider}",
+            json={"enabled": True, "live": given},
+        )
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == f"live.{field}"

@@ -7,6 +7,7 @@ The walk must visit every operation, so a new route cannot go unchecked."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ import jsonschema
 from support.client import MAILING_ADDRESS, bearer
 from support.stripe_events import event_body, signed, stripe_credentials, stripe_object
 
+from edge.domain import totp
 from edge.http.openapi.document import document
 
 DOC = document()
@@ -71,8 +73,39 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         session = await walk.call("createSession", "/api/session", json=account)
         await walk.call("listProjects", "/api/manage/projects")  # as the account
         csrf = {"Cm-Csrf": session.json()["csrfToken"]}
+        await walk.call("showAccount", "/api/account")
+        secret = (await walk.call("startTwoFactor", "/api/account/two-factor", headers=csrf)).json()
+        now = totp.step_at(time.time())
+        confirm = {"code": totp.code_at(secret["secret"], now)}
+        on = await walk.call(
+            "confirmTwoFactor", "/api/account/two-factor/confirm", json=confirm, headers=csrf
+        )
         await walk.call("deleteSession", "/api/session", headers=csrf)
         http.cookies.clear()
+        due = (await walk.call("createSession", "/api/session", json=account)).json()
+        second = {"challenge": due["challenge"], "code": totp.code_at(secret["secret"], now + 1)}
+        session = await walk.call("completeLogin", "/api/session/two-factor", json=second)
+        csrf = {"Cm-Csrf": session.json()["csrfToken"]}
+        off = {"code": on.json()["recoveryCodes"][0]}
+        await walk.call(
+            "disableTwoFactor", "/api/account/two-factor/disable", json=off, headers=csrf
+        )
+        await walk.call("deleteSession", "/api/session", headers=csrf)
+        http.cookies.clear()
+
+        # a password reset: by e-mail (this node sends none), and by the operator's link
+        ask = {"email": account["email"]}
+        await walk.call("requestPasswordReset", "/api/accounts/password-reset", json=ask)
+        found = await walk.call(
+            "listAccounts", f"/api/manage/accounts?email={account['email']}", headers=operator
+        )
+        account_path = f"/api/manage/accounts/{found.json()['items'][0]['accountId']}"
+        link = await walk.call("makeResetLink", f"{account_path}/reset-link", headers=operator)
+        reset = {"token": link.json()["url"].split("token=")[1], "password": "another password 2"}
+        await walk.call(
+            "completePasswordReset", "/api/accounts/password-reset/complete", json=reset
+        )
+        await walk.call("removeTwoFactor", f"{account_path}/two-factor", headers=operator)
 
         # the operator sets up a shop
         base = {

@@ -9,6 +9,7 @@ from typing import Any
 
 from edge.http.jsonio import API_VERSION
 from edge.http.openapi import (
+    paths_account_security,
     paths_accounts,
     paths_buyer,
     paths_manage,
@@ -17,6 +18,7 @@ from edge.http.openapi import (
 )
 from edge.http.openapi.common import HEADERS, PARAMETERS, SECURITY_SCHEMES
 from edge.http.openapi.schemas import schemas
+from edge.http.openapi.schemas_accounts import account_schemas
 
 TAGS = [
     ("Status", "The source of truth for fulfilment (CONTRACT 3)."),
@@ -46,7 +48,14 @@ DESCRIPTION = (
 
 def document() -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    for module in (paths_buyer, paths_merchant, paths_manage, paths_accounts, paths_operations):
+    for module in (
+        paths_buyer,
+        paths_merchant,
+        paths_manage,
+        paths_accounts,
+        paths_account_security,
+        paths_operations,
+    ):
         paths.update(module.paths())
     return {
         "openapi": "3.1.0",
@@ -58,7 +67,7 @@ def document() -> dict[str, Any]:
         "tags": [{"name": name, "description": text} for name, text in TAGS],
         "paths": paths,
         "components": {
-            "schemas": schemas(),
+            "schemas": {**schemas(), **account_schemas()},
             "securitySchemes": SECURITY_SCHEMES,
             "headers": HEADERS,
             "parameters": PARAMETERS,

@@ -167,11 +167,15 @@ def paths() -> dict[str, dict[str, Operation]]:
                     "replaces, null removes, an omitted field is kept (label and order too). "
                     "Secrets are encrypted at rest and write-only. Addresses the node calls must "
                     "be https on a public name (400 url_not_allowed), unless the operator allows "
-                    "the host.",
+                    "the host. Each value is checked by the shape its provider documents (400 "
+                    "invalid_credential, naming the field): a secret in a field that is not "
+                    "secret (a Stripe sk_ or whsec_ in publishableKey) is refused, so is a "
+                    "publishable value in a secret field, and a key whose prefix says test in "
+                    "the live credentials (or the reverse).",
                     {200: _answer("The provider settings.", "ProviderSettings")},
                     parameters=[PROJECT],
                     body=json_body(ref(f"ProviderRequest{name.capitalize()}")),
-                    errors={400: ["url_not_allowed", "invalid_request"]},
+                    errors={400: ["url_not_allowed", "invalid_credential", "invalid_request"]},
                 )
             }
             for name in PROVIDERS
@@ -319,40 +323,6 @@ def paths() -> dict[str, dict[str, Operation]]:
                     404: ["not_found", "project_not_found"],
                     409: ["not_simulated", "live_transaction", "provider_mismatch"],
                 },
-            )
-        },
-        "/api/manage/accounts": {
-            "get": _manage(
-                "listAccounts",
-                "The node's dashboard accounts",
-                "The operator only (403 forbidden otherwise). `?email=` finds one.",
-                {200: _answer("The accounts, with how many projects each owns.", "AccountList")},
-                parameters=[
-                    query_param(
-                        "email",
-                        {"type": "string"},
-                        "Only the account with this e-mail.",
-                    )
-                ],
-            )
-        },
-        "/api/manage/accounts/{accountId}": {
-            "patch": _manage(
-                "patchAccount",
-                "Make an account the operator in the dashboard, or no longer",
-                "The operator only. An operator account sees and manages every project in the "
-                "dashboard and the API, those made with the command line included (edge "
-                "account operator EMAIL).",
-                {200: _answer("The account.", "Account")},
-                parameters=[
-                    path_param(
-                        "accountId",
-                        {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
-                        "The account.",
-                    )
-                ],
-                body=json_body(ref("AccountPatch")),
-                errors={400: ["invalid_request"]},
             )
         },
         "/api/manage/logs": {

@@ -44,15 +44,17 @@ def _id(prefix: str, example: str, description: str) -> Schema:
     }
 
 
-def _obj(properties: dict[str, Schema], required: list[str] | None = None, **more: Any) -> Schema:
+def object_schema(
+    properties: dict[str, Schema], required: list[str] | None = None, **more: Any
+) -> Schema:
     schema: Schema = {"type": "object", "properties": properties}
     schema["required"] = list(properties) if required is None else required
     schema.update(more)
     return schema
 
 
-def _body(properties: dict[str, Schema], required: list[str], **more: Any) -> Schema:
-    return _obj(properties, required, additionalProperties=False, **more)
+def body_schema(properties: dict[str, Schema], required: list[str], **more: Any) -> Schema:
+    return object_schema(properties, required, additionalProperties=False, **more)
 
 
 TIME: Schema = {
@@ -154,9 +156,9 @@ def schemas() -> dict[str, Schema]:
         "Currency": {"type": "string", "enum": sorted(EXPONENTS), "examples": ["EUR"]},
         "Provider": PROVIDER,
         "Mode": MODE,
-        "Error": _obj(
+        "Error": object_schema(
             {
-                "error": _obj(
+                "error": object_schema(
                     {
                         "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
                         "message": {"type": "string"},
@@ -181,7 +183,7 @@ def schemas() -> dict[str, Schema]:
                 }
             ],
         ),
-        "StatusRecord": _obj(
+        "StatusRecord": object_schema(
             {
                 "id": {"type": "string", "pattern": f"^(tx|sub)_{ULID}$"},
                 "kind": {"type": "string", "enum": ["payment", "subscription"]},
@@ -231,7 +233,7 @@ def schemas() -> dict[str, Schema]:
         "Transaction": {
             "allOf": [
                 ref("StatusRecord"),
-                _obj(
+                object_schema(
                     {
                         "productId": nullable(ref("ProductId")),
                         "interval": nullable(
@@ -251,7 +253,7 @@ def schemas() -> dict[str, Schema]:
             ],
             "description": "The status record plus what only the merchant's server sees.",
         },
-        "Attention": _obj(
+        "Attention": object_schema(
             {
                 "code": {
                     "type": "string",
@@ -275,16 +277,16 @@ def schemas() -> dict[str, Schema]:
         "TransactionWithEvents": {
             "allOf": [
                 ref("Transaction"),
-                _obj({"events": {"type": "array", "items": ref("Event")}}),
+                object_schema({"events": {"type": "array", "items": ref("Event")}}),
             ]
         },
-        "TransactionPage": _obj(
+        "TransactionPage": object_schema(
             {
                 "items": {"type": "array", "items": ref("Transaction")},
                 "next": nullable(ref("TxId")),
             }
         ),
-        "Event": _obj(
+        "Event": object_schema(
             {
                 "id": ref("EventId"),
                 "projectId": ref("ProjectId"),
@@ -330,26 +332,26 @@ def schemas() -> dict[str, Schema]:
             ],  # fmt: skip
             description="A normalized event (CONTRACT 6); the provider's body is never kept.",
         ),
-        "EventPage": _obj(
+        "EventPage": object_schema(
             {
                 "items": {"type": "array", "items": ref("Event")},
                 "next": nullable(ref("EventId")),
                 "hasMore": {"type": "boolean"},
             }
         ),
-        "MailingAddress": _obj(
+        "MailingAddress": object_schema(
             {
                 "name": {"type": "string"},
                 "lines": {"type": "array", "items": {"type": "string"}},
                 "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
             }
         ),
-        "PublicInfo": _obj(
+        "PublicInfo": object_schema(
             {
                 "projectId": ref("ProjectId"),
                 "mode": MODE,
                 "product": nullable(
-                    _obj(
+                    object_schema(
                         {
                             "id": ref("ProductId"),
                             "name": {"type": "string"},
@@ -364,7 +366,7 @@ def schemas() -> dict[str, Schema]:
                 ),
                 "providers": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "provider": PROVIDER,
                             "kind": {
@@ -392,11 +394,11 @@ def schemas() -> dict[str, Schema]:
                 },
             }
         ),
-        "Jwks": _obj(
+        "Jwks": object_schema(
             {
                 "keys": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "kty": {"const": "EC"},
                             "crv": {"const": "P-256"},
@@ -410,7 +412,7 @@ def schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "CheckoutRequest": _body(
+        "CheckoutRequest": body_schema(
             {
                 "productId": ref("ProductId"),
                 "metadata": {
@@ -431,7 +433,7 @@ def schemas() -> dict[str, Schema]:
             ["productId"],
             examples=[{"productId": "book", "metadata": {"customerRef": "user-42"}}],
         ),
-        "Checkout": _obj(
+        "Checkout": object_schema(
             {
                 "txId": ref("TxId"),
                 "provider": PROVIDER,
@@ -464,28 +466,28 @@ def schemas() -> dict[str, Schema]:
                 }
             ],  # fmt: skip
         ),
-        "WebhookReceived": _obj(
+        "WebhookReceived": object_schema(
             {
                 "received": {"const": True},
                 "eventId": ref("EventId"),
                 "duplicate": {"type": "boolean"},
             }
         ),
-        "PortalRequest": _body(
+        "PortalRequest": body_schema(
             {"returnUrl": {**REDIRECT_IN, "examples": ["https://shop.example/account"]}}, []
         ),
-        "Portal": _obj(
+        "Portal": object_schema(
             {
                 "url": {"type": "string", "format": "uri"},
                 "provider": PROVIDER,
                 "expiresAt": nullable(TIME),
             }
         ),
-        "MarkPaidRequest": _body(
+        "MarkPaidRequest": body_schema(
             {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
         ),
-        "CancelRequest": _body({}, []),
-        "RefundRequest": _body(
+        "CancelRequest": body_schema({}, []),
+        "RefundRequest": body_schema(
             {
                 "amount": AMOUNT_IN,
                 "reason": {
@@ -498,7 +500,7 @@ def schemas() -> dict[str, Schema]:
             [],
             description="Without an amount, all that is left to refund.",
         ),
-        "Refund": _obj(
+        "Refund": object_schema(
             {
                 "id": {"type": "string", "pattern": "^rf_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "txId": ref("TxId"),
@@ -553,7 +555,7 @@ def provider_request(provider: Provider) -> Schema:
         "additionalProperties": False,
         "description": "This mode's credentials.",
     }
-    return _body(
+    return body_schema(
         {
             "enabled": {"type": "boolean"},
             "label": nullable(
@@ -595,7 +597,7 @@ def _manage_schemas() -> dict[str, Schema]:
         "http://localhost; no query, fragment or credentials.",
         "examples": ["https://shop.example/edge-hooks"],
     }
-    override = _body(
+    override = body_schema(
         {
             "label": nullable(
                 {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
@@ -605,7 +607,7 @@ def _manage_schemas() -> dict[str, Schema]:
         },
         [],
     )
-    offered = _obj(
+    offered = object_schema(
         {
             "offered": {"type": "boolean"},
             "missing": {
@@ -620,7 +622,7 @@ def _manage_schemas() -> dict[str, Schema]:
         "description": "A credential as stored; a secret reads as {set: true, last4}.",
     }
     return {
-        "ProjectRequest": _body(
+        "ProjectRequest": body_schema(
             {
                 "name": name,
                 "successUrl": REDIRECT_IN,
@@ -638,7 +640,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             ],
         ),
-        "ProjectPatch": _body(
+        "ProjectPatch": body_schema(
             {
                 "name": name,
                 "successUrl": REDIRECT_IN,
@@ -649,7 +651,7 @@ def _manage_schemas() -> dict[str, Schema]:
             [],
             examples=[{"name": "Shop"}],
         ),
-        "Project": _obj(
+        "Project": object_schema(
             {
                 "id": ref("ProjectId"),
                 "name": {"type": "string"},
@@ -670,7 +672,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "keys": {"type": "array", "items": ref("Key")},
             }
         ),
-        "ProductRequest": _body(
+        "ProductRequest": body_schema(
             {
                 "name": name,
                 "kind": {"type": "string", "enum": ["payment", "subscription"]},
@@ -699,7 +701,7 @@ def _manage_schemas() -> dict[str, Schema]:
             "charge is 409 provider_limit.",
             examples=[{"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}],
         ),
-        "Product": _obj(
+        "Product": object_schema(
             {
                 "id": ref("ProductId"),
                 "name": {"type": "string"},
@@ -710,14 +712,14 @@ def _manage_schemas() -> dict[str, Schema]:
                 "overrides": {"type": "object"},
             }
         ),
-        "ProjectList": _obj(
+        "ProjectList": object_schema(
             {
                 "items": {"type": "array", "items": ref("Project")},
                 "next": nullable(ref("ProjectId")),
             },
             ["items", "next"],
         ),
-        "AccountRequest": _body(
+        "AccountRequest": body_schema(
             {
                 "email": {
                     "type": "string",
@@ -728,7 +730,7 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["email", "password"],
         ),
-        "SignUpRequest": _body(
+        "SignUpRequest": body_schema(
             {
                 "email": {
                     "type": "string",
@@ -743,7 +745,7 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["email", "password"],
         ),
-        "Account": _obj(
+        "Account": object_schema(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "email": {"type": "string"},
@@ -752,25 +754,12 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["accountId", "email", "tier"],
         ),
-        "AccountList": _obj(
+        "AccountPatch": body_schema({"operator": {"type": "boolean"}}, ["operator"]),
+        "LogPage": object_schema(
             {
                 "items": {
                     "type": "array",
-                    "items": {
-                        "allOf": [
-                            ref("Account"),
-                            _obj({"projects": {"type": "integer", "minimum": 0}}),
-                        ]
-                    },
-                }
-            }
-        ),
-        "AccountPatch": _body({"operator": {"type": "boolean"}}, ["operator"]),
-        "LogPage": _obj(
-            {
-                "items": {
-                    "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "seq": {"type": "integer", "minimum": 1},
                             "at": TIME,
@@ -793,20 +782,20 @@ def _manage_schemas() -> dict[str, Schema]:
                 "next": {"type": "integer", "minimum": 0},
             }
         ),
-        "Session": _obj(
+        "Session": object_schema(
             {
                 "accountId": {"type": "string", "pattern": "^acc_[0-9A-HJKMNP-TV-Z]{26}$"},
                 "csrfToken": {"type": "string"},
             },
             ["accountId", "csrfToken"],
         ),
-        "LoggedOut": _obj({"loggedOut": {"const": True}}, ["loggedOut"]),
-        "ProductDeleted": _obj({"deleted": {"const": True}, "id": ref("ProductId")}),
+        "LoggedOut": object_schema({"loggedOut": {"const": True}}, ["loggedOut"]),
+        "ProductDeleted": object_schema({"deleted": {"const": True}, "id": ref("ProductId")}),
         **{
             f"ProviderRequest{name.capitalize()}": provider_request(provider)
             for name, provider in PROVIDERS.items()
         },
-        "MailingAddressRequest": _body(
+        "MailingAddressRequest": body_schema(
             {
                 "name": {**_TEXT_200},
                 "lines": {"type": "array", "minItems": 1, "maxItems": 6, "items": _TEXT_200},
@@ -815,7 +804,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["name", "lines", "country"],
             examples=[{"name": "Shop Ltd", "lines": ["1 Main St"], "country": "GB"}],
         ),
-        "ProviderSettings": _obj(
+        "ProviderSettings": object_schema(
             {
                 "provider": PROVIDER,
                 "enabled": {"type": "boolean"},
@@ -823,7 +812,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "order": nullable({"type": "integer"}),
                 "test": {"type": "object", "additionalProperties": credential},
                 "live": {"type": "object", "additionalProperties": credential},
-                "availability": _obj(
+                "availability": object_schema(
                     {
                         "test": offered,
                         "live": offered,
@@ -838,7 +827,7 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             ["provider", "enabled", "label", "order", "test", "live"],
         ),
-        "KeyRequest": _body(
+        "KeyRequest": body_schema(
             {
                 "mode": MODE,
                 "name": nullable(
@@ -848,7 +837,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["mode"],
             examples=[{"mode": "test", "name": "backend"}],
         ),
-        "Key": _obj(
+        "Key": object_schema(
             {
                 "keyId": ref("KeyId"),
                 "mode": MODE,
@@ -857,7 +846,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "createdAt": nullable(TIME),
             }
         ),
-        "NewKey": _obj(
+        "NewKey": object_schema(
             {
                 "keyId": ref("KeyId"),
                 "key": {"type": "string", "pattern": "^cmk_(live|test)_[0-9A-Za-z]{32}$"},
@@ -867,9 +856,9 @@ def _manage_schemas() -> dict[str, Schema]:
             },
             description="The only time the key itself is shown.",
         ),
-        "KeyList": _obj({"items": {"type": "array", "items": ref("Key")}}),
-        "KeyRevoked": _obj({"revoked": {"const": True}, "keyId": ref("KeyId")}),
-        "Usage": _obj(
+        "KeyList": object_schema({"items": {"type": "array", "items": ref("Key")}}),
+        "KeyRevoked": object_schema({"revoked": {"const": True}, "keyId": ref("KeyId")}),
+        "Usage": object_schema(
             {
                 "period": {"type": "string", "examples": ["2026-11"]},
                 "tier": {"type": "string"},
@@ -878,7 +867,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "test": ref("ModeUsage"),
             }
         ),
-        "ModeUsage": _obj(
+        "ModeUsage": object_schema(
             {
                 "used": {"type": "integer"},
                 "limit": {"type": "integer"},
@@ -886,11 +875,11 @@ def _manage_schemas() -> dict[str, Schema]:
                 "overQuota": {"type": "boolean"},
             }
         ),
-        "Deliveries": _obj(
+        "Deliveries": object_schema(
             {
                 "items": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "at": TIME,
                             "provider": {"type": "string"},
@@ -903,7 +892,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "EndpointRequest": _body(
+        "EndpointRequest": body_schema(
             {
                 "url": endpoint_url,
                 "description": nullable({"type": "string", "maxLength": 200}),
@@ -913,7 +902,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["url"],
             examples=[{"url": "http://localhost:9000/hooks", "mode": "test"}],
         ),
-        "EndpointPatch": _body(
+        "EndpointPatch": body_schema(
             {
                 "url": endpoint_url,
                 "description": nullable({"type": "string", "maxLength": 200}),
@@ -924,7 +913,7 @@ def _manage_schemas() -> dict[str, Schema]:
             [],
             examples=[{"enabled": True}],
         ),
-        "Endpoint": _obj(
+        "Endpoint": object_schema(
             {
                 "endpointId": ref("EndpointId"),
                 "url": {"type": "string"},
@@ -954,13 +943,15 @@ def _manage_schemas() -> dict[str, Schema]:
             ],  # fmt: skip
             description="secret only when it is created or rotated.",
         ),
-        "EndpointList": _obj({"items": {"type": "array", "items": ref("Endpoint")}}),
-        "EndpointDeleted": _obj({"deleted": {"const": True}, "endpointId": ref("EndpointId")}),
-        "Attempts": _obj(
+        "EndpointList": object_schema({"items": {"type": "array", "items": ref("Endpoint")}}),
+        "EndpointDeleted": object_schema(
+            {"deleted": {"const": True}, "endpointId": ref("EndpointId")}
+        ),
+        "Attempts": object_schema(
             {
                 "items": {
                     "type": "array",
-                    "items": _obj(
+                    "items": object_schema(
                         {
                             "at": nullable(TIME),
                             "eventId": ref("EventId"),
@@ -978,7 +969,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 }
             }
         ),
-        "ReplayRequest": _body(
+        "ReplayRequest": body_schema(
             {
                 "since": ref("EventId"),
                 "eventIds": {
@@ -994,14 +985,14 @@ def _manage_schemas() -> dict[str, Schema]:
             description="since or eventIds, not both.",
             examples=[{"since": EVT_EXAMPLE}],
         ),
-        "Replay": _obj(
+        "Replay": object_schema(
             {
                 "queued": {"type": "integer"},
                 "last": nullable(ref("EventId")),
                 "hasMore": {"type": "boolean"},
             }
         ),
-        "TriggerRequest": _body(
+        "TriggerRequest": body_schema(
             {
                 "provider": PROVIDER,
                 "type": {
@@ -1017,7 +1008,7 @@ def _manage_schemas() -> dict[str, Schema]:
             ["provider", "type", "txId"],
             examples=[{"provider": "stripe", "type": "payment.succeeded", "txId": TX_EXAMPLE}],
         ),
-        "Triggered": _obj(
+        "Triggered": object_schema(
             {
                 "projectId": ref("ProjectId"),
                 "txId": ref("TxId"),
@@ -1027,7 +1018,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "answer": {},
             }
         ),
-        "Stats": _obj(
+        "Stats": object_schema(
             {
                 "commits": {"type": "integer"},
                 "ticketsCommitted": {"type": "integer"},
@@ -1037,5 +1028,5 @@ def _manage_schemas() -> dict[str, Schema]:
                 "actorRestarts": {"type": "integer"},
             }
         ),
-        "Health": _obj({"status": {"type": "string", "enum": ["ok", "ready"]}}),
+        "Health": object_schema({"status": {"type": "string", "enum": ["ok", "ready"]}}),
     }

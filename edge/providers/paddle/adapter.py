@@ -253,9 +253,10 @@ PADDLE = PaddleProvider(
     default_label="Card",
     icon="card.svg",
     credential_fields=(
-        CredentialField("apiKey", secret=True),
-        CredentialField("clientToken"),
-        CredentialField("webhookSecret", secret=True),
+        # keys made before May 2025 are 50 random characters, so any other shape is allowed
+        CredentialField("apiKey", secret=True, kinds=("paddle_api_key",)),
+        CredentialField("clientToken", kinds=("paddle_client_token",), strict=True),
+        CredentialField("webhookSecret", secret=True, kinds=("paddle_notification_secret",)),
         CredentialField("apiBase", required=False, shape="url"),
     ),
     publishable_field="clientToken",

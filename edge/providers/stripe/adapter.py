@@ -237,10 +237,23 @@ STRIPE = StripeProvider(
     default_label="Card",
     icon="card.svg",
     credential_fields=(
-        CredentialField("secretKey", secret=True),
-        CredentialField("publishableKey"),
-        CredentialField("webhookSecret", secret=True),
-        CredentialField("previousWebhookSecret", secret=True, required=False),
+        CredentialField(
+            "secretKey",
+            secret=True,
+            kinds=("stripe_secret_key", "stripe_restricted_key"),
+            strict=True,
+        ),
+        CredentialField("publishableKey", kinds=("stripe_publishable_key",), strict=True),
+        CredentialField(
+            "webhookSecret", secret=True, kinds=("webhook_signing_secret",), strict=True
+        ),
+        CredentialField(
+            "previousWebhookSecret",
+            secret=True,
+            required=False,
+            kinds=("webhook_signing_secret",),
+            strict=True,
+        ),
         CredentialField("apiBase", required=False, shape="url"),
     ),
     publishable_field="publishableKey",

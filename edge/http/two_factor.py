@@ -1,0 +1,218 @@
+"""Two-factor login (CONTRACT 4.7, docs/api.md): a time-based one-time code from an
+authenticator app (``edge.domain.totp``) after the password, or one of ten one-time recovery
+codes (``edge.domain.recovery_codes``).
+
+The signed-in account turns it on in two steps: ``POST /api/account/two-factor`` makes a secret
+(shown as an ``otpauth://`` address and as text) that waits, sealed, until ``POST
+/api/account/two-factor/confirm`` proves the app has it with a code; then the recovery codes are
+shown, the only time. ``POST /api/account/two-factor/disable`` with a code turns it off; the
+operator can too, for an account that lost both (``edge account 2fa-remove``).
+
+At login, ``POST /api/session`` answers an account with two-factor login ``202`` with a
+challenge instead of a session, and ``POST /api/session/two-factor`` trades the challenge and a
+code for the session. A challenge lasts 5 minutes and 5 wrong codes; every code counts against
+the login limits of the address and the e-mail, as a password does.
+
+The secret is sealed at rest like a provider's secrets (AES-GCM, bound to the account); codes
+are compared in constant time, and a code (or a recovery code) is taken once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from quart import Blueprint, Response
+
+from edge.domain import recovery_codes, totp
+from edge.domain.errors import InvalidInput
+from edge.errors import Conflict, Unauthorized
+from edge.http import sessions
+from edge.http.accounts import SignedIn, account_view, session_answer, start_session
+from edge.http.bodies import only
+from edge.http.clients import client_ip
+from edge.http.context import node
+from edge.http.jsonio import NO_STORE, json_response, read_json_object
+from edge.store import accounts
+
+blueprint = Blueprint("two_factor", __name__)
+
+ISSUER = "edge"
+CHALLENGE_TRIES = 5
+
+
+def sealed_place(account_id: str) -> str:
+    """Where an account's TOTP secret belongs: its sealed value opens only there."""
+    return f"accounts/{account_id}/totp"
+
+
+def _signed_in() -> str:
+    """The signed-in account's id (a session of the operator's token has no account)."""
+    session = sessions.current(node())
+    if session is None or session.account_id is None:
+        raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
+    sessions.check_csrf(session)
+    node().manage_rates.take("manage", session.account_id)
+    return session.account_id
+
+
+def _account(account_id: str) -> dict[str, Any]:
+    found = accounts.account(node().store, account_id)
+    if found is None:  # a session outlives no account, but say so rather than fail
+        raise Unauthorized("unauthorized", "This account no longer exists.")
+    return found
+
+
+def _code_of(body: dict[str, Any]) -> str:
+    code = body.get("code")
+    if not isinstance(code, str) or not code.strip() or len(code) > 40:
+        raise InvalidInput("code must be the 6 digits of your app, or a recovery code", "code")
+    return code
+
+
+def spend_code(account: dict[str, Any], code: str, now_s: float) -> dict[str, Any] | None:
+    """``account`` as it is once ``code`` (the app's, or a recovery code) has been taken, or
+    None when ``code`` is not one it takes now."""
+    on = account.get("twoFactor")
+    if not on:
+        return None
+    secret = node().sealer.open(on["sealed"], sealed_place(account["id"]))
+    step = totp.accepted_step(secret, code, now_s, on.get("lastStep", -1))
+    if step is not None:
+        return {**account, "twoFactor": {**on, "lastStep": step}}
+    recovery = recovery_codes.normalized(code)
+    if recovery is not None:
+        spent = recovery_codes.digest(recovery)
+        left = [kept for kept in on["recovery"] if not secrets.compare_digest(kept, spent)]
+        if len(left) < len(on["recovery"]):
+            return {**account, "twoFactor": {**on, "recovery": left}}
+    return None
+
+
+def _wrong_code() -> Unauthorized:
+    return Unauthorized(
+        "invalid_code", "This code is not right (or was used already).", field="code"
+    )
+
+
+# -- the account's own settings ---------------------------------------------------------------
+
+
+@blueprint.get("/api/account")
+async def show_account() -> Response:
+    return json_response(account_view(_account(_signed_in())), headers=NO_STORE)
+
+
+@blueprint.post("/api/account/two-factor")
+async def start_enrolment() -> Response:
+    account_id = _signed_in()
+    ctx = node()
+    async with ctx.accounts_lock:
+        account = _account(account_id)
+        if account.get("twoFactor"):
+            raise Conflict("two_factor_enabled", "Two-factor login is on already.")
+        secret = totp.secret_from(secrets.token_bytes(totp.SECRET_BYTES))
+        pending = {
+            "sealed": ctx.sealer.seal(secret, sealed_place(account["id"])),
+            "createdAt": ctx.clock_ms(),
+        }
+        await ctx.writer.write(accounts.account_ops({**account, "twoFactorPending": pending}))
+    uri = totp.provisioning_uri(secret, account["email"], ISSUER)
+    return json_response({"secret": secret, "otpauthUri": uri}, headers=NO_STORE)
+
+
+@blueprint.post("/api/account/two-factor/confirm")
+async def confirm_enrolment() -> Response:
+    account_id = _signed_in()
+    body = await read_json_object()
+    only(body, {"code"})
+    code = _code_of(body)
+    ctx = node()
+    async with ctx.accounts_lock:
+        account = _account(account_id)
+        pending = account.get("twoFactorPending")
+        if account.get("twoFactor") or not pending:
+            raise Conflict(
+                "two_factor_not_started",
+                "Start turning two-factor login on first (POST /api/account/two-factor).",
+            )
+        secret = ctx.sealer.open(pending["sealed"], sealed_place(account["id"]))
+        step = totp.accepted_step(secret, code, time.time(), -1)
+        if step is None:
+            raise Unauthorized(
+                "invalid_code",
+                "This code is not the app's current one: try the next.",
+                field="code",
+            )
+        codes = recovery_codes.new_codes(secrets.randbits)
+        on = {
+            "sealed": pending["sealed"],
+            "lastStep": step,
+            "recovery": [recovery_codes.digest(recovery_codes.normalized(c) or "") for c in codes],
+            "enabledAt": ctx.clock_ms(),
+        }
+        changed = {k: v for k, v in account.items() if k != "twoFactorPending"}
+        await ctx.writer.write(accounts.account_ops({**changed, "twoFactor": on}))
+    # the only time the recovery codes are shown
+    return json_response({"twoFactor": True, "recoveryCodes": codes}, headers=NO_STORE)
+
+
+@blueprint.post("/api/account/two-factor/disable")
+async def disable() -> Response:
+    account_id = _signed_in()
+    body = await read_json_object()
+    only(body, {"code"})
+    code = _code_of(body)
+    ctx = node()
+    async with ctx.accounts_lock:
+        account = _account(account_id)
+        if not account.get("twoFactor"):
+            raise Conflict("two_factor_disabled", "Two-factor login is off already.")
+        if spend_code(account, code, time.time()) is None:
+            raise _wrong_code()
+        await ctx.writer.write(accounts.account_ops(without_two_factor(account)))
+    return json_response({"twoFactor": False}, headers=NO_STORE)
+
+
+def without_two_factor(account: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in account.items() if k not in ("twoFactor", "twoFactorPending")}
+
+
+# -- the login's second step ------------------------------------------------------------------
+
+
+async def complete_login(challenge: str, code: str) -> SignedIn:
+    """The session a challenge and its code open; ``401 invalid_code`` for a wrong code, and
+    ``401 challenge_expired`` once the challenge is unknown, used up or late."""
+    ctx = node()
+    ctx.manage_rates.take("login:ip", client_ip())
+    async with ctx.accounts_lock:
+        pending = accounts.challenge(ctx.store, challenge) if len(challenge) <= 100 else None
+        if pending is None or pending["expiresAt"] <= ctx.clock_ms():
+            raise Unauthorized(
+                "challenge_expired", "This login has expired: log in again.", field="challenge"
+            )
+        account = _account(pending["accountId"])
+        ctx.manage_rates.take("login:email", account["email"])
+        taken = spend_code(account, code, time.time())
+        if taken is None:
+            tries = pending["tries"] + 1
+            record = None if tries >= CHALLENGE_TRIES else {**pending, "tries": tries}
+            await ctx.writer.write(accounts.challenge_ops(challenge, record))
+            raise _wrong_code()
+        await ctx.writer.write(
+            [*accounts.account_ops(taken), *accounts.challenge_ops(challenge, None)]
+        )
+    return await start_session(account["id"])
+
+
+@blueprint.post("/api/session/two-factor")
+async def second_step() -> Response:
+    sessions.refuse_cross_site(node())
+    body = await read_json_object()
+    only(body, {"challenge", "code"})
+    challenge = body.get("challenge")
+    if not isinstance(challenge, str) or not challenge:
+        raise InvalidInput("challenge is the one the login answered", "challenge")
+    return session_answer(await complete_login(challenge, _code_of(body)))

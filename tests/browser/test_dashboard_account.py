@@ -1,0 +1,147 @@
+"""A merchant's account in a real Chromium (docs/api.md): a forgotten password reset through
+the link the node e-mails (to a real SMTP server on loopback), and two-factor login turned on
+from the Account page, then asked for at the next login, with a recovery code for the day the
+phone is lost. Screenshots of each page are kept as test artifacts."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from browser.harness import ARTIFACTS, in_browser, require_browser
+from playwright.sync_api import expect
+from support.nodes import node_settings
+from support.smtp import Inbox, smtp_server
+
+from edge.domain import totp
+from edge.node import RunningNode, run_node
+
+OLD, NEW = "the first password 1", "a brand new password 2"
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}.png"), full_page=True)
+
+
+def log_in(page: Any, url: str, email: str, password: str) -> None:
+    page.goto(f"{url}/dashboard/login")
+    page.locator("#login-email").fill(email)
+    page.locator("#login-password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+@pytest.fixture
+async def mailing_node(tmp_path) -> AsyncIterator[tuple[RunningNode, Inbox]]:
+    require_browser()
+    with smtp_server() as (url, inbox):
+        settings = node_settings(tmp_path / "data", smtp_url=url)
+        async with trio.open_nursery() as nursery:
+            running: RunningNode = await nursery.start(partial(run_node, settings))
+            yield running, inbox
+            running.stop.set()
+
+
+async def test_a_forgotten_password_is_reset_through_the_e_mailed_link(mailing_node):
+    node, inbox = mailing_node
+    async with httpx.AsyncClient(base_url=node.url) as http:
+        made = await http.post("/api/accounts", json={"email": "shop@example.com", "password": OLD})
+        assert made.status_code == 201
+
+    def merchant(page: Any) -> None:
+        page.goto(f"{node.url}/dashboard/login")
+        page.get_by_role("link", name="Forgot your password?").click()
+        expect(page.get_by_role("heading", name="Forgot your password?")).to_be_visible()
+        page.get_by_label("E-mail").fill("shop@example.com")
+        shot(page, "forgot")
+        page.get_by_role("button", name="Send me a link").click()
+        expect(page.get_by_role("status")).to_contain_text("If an account has this e-mail")
+        shot(page, "forgot-sent")
+
+        deadline = time.monotonic() + 10
+        while not inbox.to("shop@example.com"):
+            assert time.monotonic() < deadline, "no e-mail came"
+            time.sleep(0.05)
+        body = inbox.to("shop@example.com")[0].get_content()
+        link = re.search(r"(http://\S+/dashboard/reset\?token=\S+)", body).group(1)
+
+        page.goto(link)
+        expect(page.get_by_role("heading", name="Set a new password")).to_be_visible()
+        page.get_by_label("New password (10 characters or more)").fill("short")
+        page.get_by_role("button", name="Set the password").click()
+        expect(page.get_by_role("alert")).to_contain_text("at least 10 characters")
+        shot(page, "reset-form")
+        page.get_by_label("New password (10 characters or more)").fill(NEW)
+        page.get_by_role("button", name="Set the password").click()
+        expect(page.get_by_role("status")).to_contain_text("Your password is set")
+        shot(page, "reset-done")
+
+        page.goto(link)  # a link works once
+        expect(page.get_by_role("alert")).to_contain_text("unknown, used or expired")
+        shot(page, "reset-used")
+
+        log_in(page, node.url, "shop@example.com", OLD)
+        expect(page.get_by_role("alert")).to_contain_text("wrong")
+        log_in(page, node.url, "shop@example.com", NEW)
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+    await in_browser(merchant)
+
+
+async def test_two_factor_login_is_turned_on_and_asked_for(node, http):
+    require_browser()
+    made = await http.post("/api/accounts", json={"email": "safe@example.com", "password": OLD})
+    assert made.status_code == 201
+
+    def merchant(page: Any) -> None:
+        log_in(page, node.url, "safe@example.com", OLD)
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+        page.get_by_role("link", name="Account").click()
+        expect(page.get_by_role("heading", name="Two-factor login")).to_be_visible()
+        shot(page, "account")
+        page.get_by_role("button", name="Set up two-factor login").click()
+        secret = page.locator("#totp-secret").inner_text().strip()
+        expect(page.locator("#otpauth-uri")).to_contain_text(f"secret={secret}")
+        shot(page, "two-factor-setup")
+        page.get_by_label("Code from the app").fill("000000")
+        page.get_by_role("button", name="Turn on two-factor login").click()
+        expect(page.get_by_role("alert")).to_contain_text("not the app's current one")
+        assert page.locator("#totp-secret").inner_text().strip() == secret  # the same secret
+        now = totp.step_at(time.time())
+        page.get_by_label("Code from the app").fill(totp.code_at(secret, now))
+        page.get_by_role("button", name="Turn on two-factor login").click()
+        codes = page.locator("#recovery-codes").inner_text().split()
+        assert len(codes) == 10
+        shot(page, "two-factor-recovery-codes")
+        page.get_by_role("link", name="Account").click()
+        expect(page.locator("#two-factor")).to_contain_text("10 recovery codes left")
+        expect(page.locator("#recovery-codes")).to_have_count(0)  # shown once
+        page.get_by_role("button", name="Log out").click()
+
+        log_in(page, node.url, "safe@example.com", OLD)
+        expect(page.get_by_role("heading", name="Two-factor login")).to_be_visible()
+        shot(page, "two-factor-login")
+        page.get_by_label("Code").fill("123456")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("alert")).to_contain_text("not right")
+        shot(page, "two-factor-login-wrong")
+        page.get_by_label("Code").fill(totp.code_at(secret, now + 1))
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+        page.get_by_role("button", name="Log out").click()
+
+        log_in(page, node.url, "safe@example.com", OLD)
+        page.get_by_label("Code").fill(codes[0])  # the phone is lost
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+        page.get_by_role("link", name="Account").click()
+        expect(page.locator("#two-factor")).to_contain_text("9 recovery codes left")
+        shot(page, "account-two-factor-on")
+
+    await in_browser(merchant)
