@@ -123,3 +123,35 @@ def _belongs_elsewhere(
             "may be shown or published, so a secret is never stored here"
         )
     return f"this looks like {kind.label}: {where}"
+
+
+def _ecma(kind: Kind, mode: str | None) -> str:
+    """``kind``'s pattern as JSON Schema writes one (ECMA 262, no named groups), allowing the
+    white space the node strips around a value, in ``mode`` where it says one."""
+    source = kind.pattern.pattern
+    if mode is not None and kind.modes:
+        token = next(t for t, m in kind.modes.items() if m == mode)
+        source = re.sub(r"\(\?P<mode>[^)]*\)", token, source)
+    source = re.sub(r"\(\?P<\w+>", "(", source)
+    if source.endswith("$"):
+        source = source[:-1] + "\\s*$"
+    return "^\\s*" + source
+
+
+def schema_of(shape: FieldShape, mode: str) -> dict[str, object]:
+    """What ``problem`` lets through in ``shape``'s field of the ``mode`` credentials, as JSON
+    Schema (for the API reference): never a kind it refuses, nor a key of the other mode, and
+    only its own kinds where it is strict."""
+    other = "live" if mode == "test" else "test"
+    refused = []
+    for name, kind in KINDS.items():
+        if name not in shape.kinds and (shape.kinds or kind.secret != shape.secret):
+            refused.append(_ecma(kind, None))
+        elif kind.modes:
+            refused.append(_ecma(kind, other))
+    schema: dict[str, object] = {
+        "not": {"anyOf": [{"type": "string", "pattern": p} for p in refused]}
+    }
+    if shape.strict:
+        schema["anyOf"] = [{"pattern": _ecma(KINDS[name], mode)} for name in shape.kinds]
+    return schema

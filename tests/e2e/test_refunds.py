@@ -211,7 +211,7 @@ async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
     ("body", "status", "code"),
     [
         ({"amount": 20}, 409, "refund_too_large"),  # more than was paid
-        ({"amount": 0.001}, 400, "invalid_amount"),  # EUR has two decimals
+        ({"amount": 0.001}, 422, "invalid_amount"),  # the transaction's EUR has two decimals
         ({"amount": -1}, 400, "invalid_amount"),
         ({"amount": "5"}, 400, "invalid_amount"),
         ({"note": "x"}, 400, "unknown_field"),

@@ -13,6 +13,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.story import node_event
 from edge.actors.records import iso_or_none, refund_view, transaction_view
 from edge.domain import ids
+from edge.domain.errors import InvalidInput
 from edge.domain.events import EventType
 from edge.domain.money import to_minor, to_wire
 from edge.domain.status import Kind, Status, can_transition
@@ -20,7 +21,6 @@ from edge.domain.urls import handout_allowed
 from edge.errors import (
     Conflict,
     ContractError,
-    InvalidRequest,
     InvalidTransition,
     NotFound,
     ProviderError,
@@ -88,7 +88,11 @@ class MerchantActions:
         charged, given_back = story.refunded(tx)
         asked = [r for r in tx.get("refunds") or () if self._owed(r)]
         left = charged - max(given_back, sum(r["amount"] for r in asked))
-        amount = left if msg.amount is None else to_minor(msg.amount, tx["currency"])
+        try:
+            amount = left if msg.amount is None else to_minor(msg.amount, tx["currency"])
+        except InvalidInput as wrong:
+            # the transaction's currency decides: 422, the request alone was well formed
+            raise InvalidTransition("invalid_amount", wrong.message, field="amount") from None
         if not 0 < amount <= left:
             raise Conflict(
                 "refund_too_large",
@@ -99,7 +103,7 @@ class MerchantActions:
             )
         problem = provider.price_problem(amount, tx["currency"], "refund")
         if problem is not None and problem.field != "name":
-            raise InvalidRequest("invalid_amount", f"{problem.rule}.", field="amount")
+            raise InvalidTransition("invalid_amount", f"{problem.rule}.", field="amount")
         now = ledger.now_ms()
         refund_id = f"rf_{ids.new_ulid()}"
         refund: dict[str, Any] = {

@@ -151,7 +151,7 @@ def _refund() -> Operation:
             403: ["forbidden"],
             404: [*_NOT_FOUND, "provider_not_enabled"],
             409: ["refund_too_large", "refund_unsupported"],
-            422: ["invalid_transition"],
+            422: ["invalid_transition", "invalid_amount"],
             503: ["unavailable"],
         },
     )

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge.domain import emails
+from edge.domain import credential_shapes, emails
 from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.quota import DEFAULT_TIERS
 from edge.domain.status import Status
 from edge.http.openapi import patterns
-from edge.providers.base import Provider
+from edge.providers.base import CredentialField, Provider
 from edge.providers.registry import PROVIDERS, REGISTRATIONS
 
 Schema = dict[str, Any]
@@ -539,22 +539,26 @@ _CREDENTIAL_SHAPES: dict[str, Schema] = {
 def provider_request(provider: Provider) -> Schema:
     """``PUT .../providers/{provider}``'s body for one provider: its own credential fields per
     mode, each given (replaces), null (removes) or left out (kept)."""
-    fields = {
-        f.name: nullable(
-            {
-                **_CREDENTIAL_SHAPES[f.shape],
-                "description": ("A secret: write-only. " if f.secret else "")
-                + ("Optional." if not f.required else "Required for the mode to be offered."),
-            }
-        )
-        for f in provider.credential_fields
-    }
-    mode: Schema = {
-        "type": "object",
-        "properties": fields,
-        "additionalProperties": False,
-        "description": "This mode's credentials.",
-    }
+
+    def field(f: CredentialField, mode: str) -> Schema:
+        schema: Schema = {
+            **_CREDENTIAL_SHAPES[f.shape],
+            "description": ("A secret: write-only. " if f.secret else "")
+            + ("Optional." if not f.required else "Required for the mode to be offered."),
+        }
+        if f.shape == "string":  # what the provider documents of it (400 invalid_credential)
+            shape = credential_shapes.FieldShape(f.name, f.secret, f.kinds, f.strict)
+            schema.update(credential_shapes.schema_of(shape, mode))
+        return nullable(schema)
+
+    def credentials(mode: str) -> Schema:
+        return {
+            "type": "object",
+            "properties": {f.name: field(f, mode) for f in provider.credential_fields},
+            "additionalProperties": False,
+            "description": f"The {mode} mode's credentials.",
+        }
+
     return body_schema(
         {
             "enabled": {"type": "boolean"},
@@ -562,8 +566,8 @@ def provider_request(provider: Provider) -> Schema:
                 {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NOT_BLANK}
             ),
             "order": nullable({"type": "integer", "minimum": 1, "maximum": 1000}),
-            "test": mode,
-            "live": mode,
+            "test": credentials("test"),
+            "live": credentials("live"),
         },
         ["enabled"],
         description="A given field replaces, null removes (label and order: back to the "
