@@ -9,8 +9,17 @@ from quart import Response, request
 
 from edge.dashboard import chart
 from edge.dashboard.api import Api, ApiRefused
-from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
-from edge.dashboard.words import attention_in_words, refused_in_words
+from edge.dashboard.site import (
+    SignedIn,
+    api,
+    blueprint,
+    form_number,
+    form_of,
+    go,
+    page,
+    require,
+)
+from edge.dashboard.words import REFUND_STATES, attention_in_words, refused_in_words
 from edge.domain.status import Status
 
 CHART_SCAN = 500  # transactions read for the chart: a month of a small shop, bounded
@@ -167,6 +176,7 @@ async def transaction(pid: str, tx_id: str) -> str:
         project=project,
         tx=tx,
         attention=attention_in_words(tx),
+        refund_states=REFUND_STATES,
         problem=None,
     )
 
@@ -175,7 +185,13 @@ async def transaction(pid: str, tx_id: str) -> str:
 async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
     who = require()
     form = await form_of(who)
-    body = {"note": form["note"]} if action == "mark-paid" and form.get("note") else None
+    body: dict[str, Any] | None = None
+    if action == "mark-paid" and form.get("note"):
+        body = {"note": form["note"]}
+    elif action == "refund":  # no amount: all that is left
+        body = {"reason": form["reason"]} if form.get("reason", "").strip() else {}
+        if form.get("amount", "").strip():
+            body["amount"] = form_number(form["amount"].strip())
     async with api(who) as client:
         try:
             await client.send("POST", f"/api/projects/{pid}/transactions/{tx_id}/{action}", body)
@@ -188,6 +204,7 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
                 project=project,
                 tx=tx,
                 attention=attention_in_words(tx),
+                refund_states=REFUND_STATES,
                 problem=refused.message,
             )
             return Response(html, status=refused.status, content_type="text/html; charset=utf-8")

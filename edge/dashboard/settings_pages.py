@@ -10,7 +10,16 @@ from quart import Response, request
 
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.paths import PRODUCT_ID_RULE
-from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
+from edge.dashboard.site import (
+    SignedIn,
+    api,
+    blueprint,
+    form_number,
+    form_of,
+    go,
+    page,
+    require,
+)
 from edge.dashboard.words import not_offered_in_words, refused_in_words
 from edge.domain import ids
 from edge.http.button import current, snippet
@@ -45,7 +54,7 @@ async def save_product(pid: str) -> str | Response:
     body: dict[str, Any] = {
         "name": form.get("name", ""),
         "kind": form.get("kind", "payment"),
-        "amount": _number(form.get("amount", "")),
+        "amount": form_number(form.get("amount", "")),
         "currency": form.get("currency", "").upper(),
     }
     if body["kind"] == "subscription":
@@ -64,16 +73,6 @@ async def save_product(pid: str) -> str | Response:
             html = await _products_page(who, client, pid, errors, form)
             return Response(html, status=refused.status, content_type=HTML)
     return go(f"/dashboard/p/{pid}/products")
-
-
-def _number(text: str) -> Any:
-    """A form's amount as the API takes it: a JSON number, or the text itself (which the API
-    refuses with its own words)."""
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() and "." not in text else value
 
 
 @blueprint.post("/p/<pid>/products/<product_id>/delete")

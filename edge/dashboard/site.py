@@ -121,3 +121,13 @@ async def _refused(refused: ApiRefused) -> Response:
     """A read the API refused (another account's project is not found, as an unknown one)."""
     html = await page("error.html", signed_in(), refused=refused)
     return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
+
+
+def form_number(text: str) -> Any:
+    """A form's amount as the API takes it: a JSON number, or the text itself (which the API
+    refuses with its own words)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() and "." not in text else value

@@ -157,3 +157,12 @@ def money(amount: float, currency: str) -> str:
     """``1.00 EUR``, ``99,999,999.99 EUR``, ``1,500 JPY``: the currency's own decimals."""
     places = EXPONENTS.get(currency, 2)
     return f"{amount:,.{places}f} {currency}"
+
+
+# Where a refund the merchant asked for stands (the merchant API's ``refunds[].state``).
+REFUND_STATES = {
+    "requested": "asked of the provider",
+    "sent": "taken by the provider: the status moves once the money has moved",
+    "failed": "refused by the provider",
+    "done": "recorded (sent back by hand)",
+}

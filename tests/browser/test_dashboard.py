@@ -2,7 +2,8 @@
 project, add a product, enable pay-by-mail and a card provider with test credentials (the
 secret shown back only as set and its last 4), copy a webhook address, create an API key shown
 once, copy the snippet and buy through the live preview, find the checkout under Transactions
-by its Reference, open it and Mark paid. Screenshots of each page are kept as test artifacts."""
+by its Reference, open it, Mark paid and refund part of it. Screenshots of each page are kept
+as test artifacts."""
 
 from __future__ import annotations
 
@@ -153,6 +154,22 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         expect(page.get_by_role("cell", name="manual.marked_paid")).to_be_visible()
         shot(page, "transaction-paid")
 
+        # part of it sent back by hand: pay by mail records the refund at once
+        page.get_by_label("Refund (EUR; empty: all that is left)").fill("5")
+        page.get_by_label("Reason (optional)").fill("a scuffed cover")
+        page.get_by_role("button", name="Refund").click()
+        expect(page.locator(".status").first).to_have_text("partially_refunded")
+        refunds = page.locator("table.refunds tbody tr")
+        expect(refunds).to_have_count(1)
+        expect(refunds.first).to_contain_text("5.00 EUR")
+        expect(refunds.first).to_contain_text("recorded (sent back by hand)")
+        expect(refunds.first).to_contain_text("a scuffed cover")
+        shot(page, "transaction-refunded")
+        page.get_by_label("Refund (EUR; empty: all that is left)").fill("500")
+        page.get_by_role("button", name="Refund").click()
+        expect(page.get_by_role("alert")).to_contain_text("is left to refund")
+        shot(page, "transaction-refund-refused")
+
         # the endpoint's delivery attempts, as they happened (it refuses connections)
         nav.get_by_role("link", name="Notifications").click()
         attempts = page.locator("table.attempts tbody tr")
@@ -189,7 +206,7 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         f"/status/{done['project']}/{done['tx']}",
         headers={"Authorization": f"Bearer {done['key']}"},
     )
-    assert status.json()["status"] == "succeeded"
+    assert status.json()["status"] == "partially_refunded"
     info = (await http.get(f"/api/projects/{done['project']}/public-info?mode=test")).json()
     assert {p["provider"] for p in info["providers"]} == {"manual", "stripe"}
 

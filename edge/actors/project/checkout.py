@@ -123,7 +123,8 @@ class Checkouts:
             tx["idempotencyKey"] = self.idempotency.begin(msg, reply)
             tx["idempotencyBodyHash"] = msg.body_hash
             reply = self.idempotency.fan_out(tx["idempotencyKey"])
-        event_ops = ledger.event(tx, EventType.CHECKOUT_CREATED)
+        # the checkout exists, pending, from this moment: the event took effect as it was made
+        event_ops = ledger.event(tx, EventType.CHECKOUT_CREATED, appliedAt=now)
         ops += ledger.tx_ops(tx)
         # tx ids are unique across projects: this lets the operator's tools find the project
         ops.append(("meta", keys.tx_owner(tx_id), ledger.project_id.encode()))
