@@ -5,18 +5,32 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test check fuzz bench binary clean
+.PHONY: run demo test check fuzz bench binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
-$(STAMP): pyproject.toml
+# Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
+# installed on top, editable, with nothing more.
+$(STAMP): pyproject.toml requirements/dev.lock
 	@echo "edge: setting up $(VENV) (the first time takes a minute or two)"
 	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
-	@echo "edge: [2/3] updating pip"
-	@$(PY) -m pip install -q --upgrade pip
-	@echo "edge: [3/3] installing edge and its dependencies (test and dev tools too)"
-	@$(PY) -m pip install --progress-bar off -e '.[test,dev]' | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
+	@echo "edge: [2/3] installing the locked dependencies (requirements/dev.lock, checked by their hashes)"
+	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r requirements/dev.lock | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
+	@echo "edge: [3/3] installing edge itself"
+	@$(PY) -m pip install -q --no-deps -e .
 	@touch $(STAMP)
 	@echo "edge: installed"
+
+# Update the locks after changing pyproject.toml's dependencies (pip-tools, in a venv of its own;
+# the machine's pip configuration is left out so the lock names only PyPI's files).
+lock:
+	test -x build/locktool/bin/pip-compile || (python3 -m venv build/locktool \
+	  && PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip install -q 'pip-tools==7.6.2')
+	PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip-compile -q --generate-hashes --allow-unsafe \
+	  --strip-extras --no-emit-index-url --no-emit-find-links \
+	  --output-file requirements/runtime.lock pyproject.toml
+	PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip-compile -q --generate-hashes --allow-unsafe \
+	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test --extra dev \
+	  --output-file requirements/dev.lock pyproject.toml
 
 run: $(STAMP)
 	@echo "edge: serving on http://127.0.0.1:8080 with its data in ./edge-data (Ctrl-C stops)"
@@ -49,11 +63,19 @@ bench: $(STAMP)
 # One executable file, dist/edge, that runs the node with nothing else installed (PyInstaller:
 # the interpreter, the packages and edge's own static files in one file).
 binary: $(STAMP)
-	$(PY) -m pip install -q 'pyinstaller==6.22.3'
 	$(VENV)/bin/pyinstaller --onefile --name edge --collect-data edge --noconfirm \
 	  --log-level WARN --distpath dist --workpath build/pyinstaller --specpath build \
 	  edge/__main__.py
 	dist/edge --version
+
+# The container image (Containerfile), with podman or docker. BASE=... builds from another
+# base than the pinned one (.ci/container makes a Debian 12 base locally where no registry is
+# reachable, and runs the image's smoke test).
+IMAGE ?= edge:latest
+ENGINE ?= $(shell command -v podman || command -v docker)
+image:
+	$(ENGINE) build $(if $(findstring podman,$(ENGINE)),--format docker) \
+	  $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE) .
 
 clean:
 	rm -rf $(VENV) edge-data edge-demo-data .pytest_cache build dist

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 STUB_PYTHON = """#!/bin/sh
 echo "python $*" >> "$(dirname "$0")/../calls"
 case "$*" in
-  *"-e .[test,dev]"*)
+  *"-r requirements/dev.lock"*)
     echo "Collecting trio"
     echo "  Downloading trio-0.30.0-py3-none-any.whl"
     echo "Installing collected packages: trio, edge"
@@ -55,10 +55,11 @@ def test_make_run_says_each_step_of_the_install_then_serves(venv):
     said = [line for line in ran.stdout.splitlines() if line.startswith(("edge:", "Coll", "Inst"))]
     assert said == [
         f"edge: setting up {venv} (the first time takes a minute or two)",
-        "edge: [2/3] updating pip",
-        "edge: [3/3] installing edge and its dependencies (test and dev tools too)",
+        "edge: [2/3] installing the locked dependencies (requirements/dev.lock, checked by their"
+        " hashes)",
         "Collecting trio",
         "Installing collected packages: trio, edge",
+        "edge: [3/3] installing edge itself",
         "edge: installed",
         "edge: serving on http://127.0.0.1:8080 with its data in ./edge-data (Ctrl-C stops)",
     ]
