@@ -26,7 +26,7 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from edge import datadir
+from edge import dashboard, datadir
 from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
@@ -172,7 +172,9 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                                 serving.start_soon(_stop_on_signal, stop)
                             await serving.start(
                                 serve,
-                                wrap_app(asgi_app(ctx), config.wsgi_max_body_size, None),
+                                wrap_app(
+                                    asgi_app(ctx, dashboard.PAGES), config.wsgi_max_body_size, None
+                                ),
                                 config,
                                 sockets,
                                 shutdown_trigger,

@@ -1,5 +1,7 @@
 """Reads of committed data that need no actor: transaction lists, one transaction with its
-history, the event feed, API key lookup, and creating a project (a new id has no actor yet).
+history, the event feed, refused deliveries, an endpoint's attempts, the node's counters, and
+creating a project (a new id has no actor yet). The HTTP layer reads through here and never
+opens the store itself.
 
 They read only what the writer has committed, so they can never show anything not durable.
 """
@@ -15,16 +17,17 @@ from edge.actors.views import project_view
 from edge.domain import ids
 from edge.domain.timefmt import iso_ms
 from edge.errors import NotFound
-from edge.store import accounts, keys, outbox
+from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
 from edge.store.env import Store
 
 
 def list_projects(
-    store: Store, *, after: str | None = None, limit: int = 50, owner: str | None = None
+    ctx: NodeContext, *, after: str | None = None, limit: int = 50, owner: str | None = None
 ) -> dict[str, Any]:
     """Every project on the node (or ``owner``'s only), in id order; ``next`` is the
     ``after`` of the following page (None at the end)."""
+    store = ctx.store
     if owner is None:
         start = after.encode("ascii") if after else None
         found = [
@@ -43,16 +46,16 @@ def list_projects(
     return {"items": items, "next": found[limit - 1] if more else None}
 
 
-def project_exists(store: Store, project_id: str) -> bool:
-    return store.get_raw(keys.project(project_id)) is not None
+def project_exists(ctx: NodeContext, project_id: str) -> bool:
+    return ctx.store.get_raw(keys.project(project_id)) is not None
 
 
 def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:
     return mode is None or record["isTest"] == (mode == "test")
 
 
-def project_of_tx(store: Store, tx_id: str) -> str | None:
-    raw = store.get_raw(keys.tx_owner(tx_id), db="meta") if ids.is_tx_id(tx_id) else None
+def project_of_tx(ctx: NodeContext, tx_id: str) -> str | None:
+    raw = ctx.store.get_raw(keys.tx_owner(tx_id), db="meta") if ids.is_tx_id(tx_id) else None
     return raw.decode() if raw else None
 
 
@@ -90,7 +93,7 @@ def _filtered_page(
 
 
 def list_transactions(
-    store: Store,
+    ctx: NodeContext,
     project_id: str,
     *,
     mode: str | None,
@@ -100,6 +103,7 @@ def list_transactions(
     limit: int = 50,
 ) -> dict[str, Any]:
     """Newest first; ``next`` is the ``after`` of the following page (None at the end)."""
+    store = ctx.store
     if reference is not None:
         raw = store.get_raw(keys.named(project_id, keys.REFERENCE, "", reference))
         found = store.get(keys.record(project_id, keys.TRANSACTION, raw.decode())) if raw else None
@@ -122,7 +126,10 @@ def list_transactions(
     return {"items": items, "next": keys.item_id(last) if more and last else None}
 
 
-def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None) -> dict[str, Any]:
+def get_transaction(
+    ctx: NodeContext, project_id: str, tx_id: str, mode: str | None
+) -> dict[str, Any]:
+    store = ctx.store
     tx = (
         store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
     )
@@ -143,10 +150,11 @@ def get_transaction(store: Store, project_id: str, tx_id: str, mode: str | None)
 
 
 def event_feed(
-    store: Store, project_id: str, *, mode: str | None, after: str | None, limit: int = 100
+    ctx: NodeContext, project_id: str, *, mode: str | None, after: str | None, limit: int = 100
 ) -> dict[str, Any]:
     """Oldest first from ``after``: a merchant catching up after an outage pages forward with
     ``next`` while ``hasMore``."""
+    store = ctx.store
     cursor = keys.record(project_id, keys.EVENT, after) if after else None
     items, last, more = _filtered_page(
         store,
@@ -159,8 +167,9 @@ def event_feed(
     return {"items": items, "next": keys.item_id(last) if last else after, "hasMore": more}
 
 
-def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict[str, Any]:
+def rejected_deliveries(ctx: NodeContext, project_id: str, limit: int = 100) -> dict[str, Any]:
     """Refused webhook deliveries, newest first, with the reason each was refused."""
+    store = ctx.store
     rows = store.scan(keys.prefix(project_id, keys.REJECTED), reverse=True, limit=limit)
     items = []
     for _, raw in rows:
@@ -177,6 +186,24 @@ def rejected_deliveries(store: Store, project_id: str, limit: int = 100) -> dict
             }
         )
     return {"items": items}
+
+
+def endpoint_attempts(ctx: NodeContext, endpoint_id: str) -> list[dict[str, Any]]:
+    """The endpoint's recent notification attempts, newest first."""
+    return notifyq.log(ctx.store, endpoint_id)
+
+
+def node_stats(ctx: NodeContext) -> dict[str, Any]:
+    """The writer's and the actors' counters, for the operator (``edge stats``)."""
+    writer = ctx.writer.stats
+    return {
+        "commits": writer.commits,
+        "ticketsCommitted": writer.tickets,
+        "ticketsPerCommit": round(writer.tickets_per_commit(), 2),
+        "commitFailures": writer.failures,
+        "actors": len(ctx.registry),
+        "actorRestarts": ctx.registry.restarts,
+    }
 
 
 async def create_project(

@@ -6,8 +6,9 @@ session. ``site`` holds the blueprint; importing the page modules registers thei
 from edge.dashboard import account_pages, auth_pages, project_pages, settings_pages
 from edge.dashboard.site import blueprint, root
 
-# the blueprints of HTML pages, which the API reference does not describe
-PAGES = frozenset({blueprint.name, root.name})
+# the blueprints of HTML pages, which the node serves beside its API (the API reference does not
+# describe them)
+PAGES = (blueprint, root)
 
 __all__ = [
     "PAGES",

@@ -16,6 +16,7 @@ from typing import Any
 
 from quart import Blueprint, Response
 
+from edge.actors import accounts
 from edge.domain import emails, ids, passwords
 from edge.domain.errors import InvalidInput
 from edge.domain.timefmt import iso_ms
@@ -26,7 +27,6 @@ from edge.http.bodies import only
 from edge.http.clients import client_ip
 from edge.http.context import node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.store import accounts
 
 blueprint = Blueprint("accounts", __name__)
 
@@ -90,7 +90,7 @@ async def create_account(
         ctx.manage_rates.take("signup:ip", client_ip())
     hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
-        if accounts.account_by_email(ctx.store, email) is not None:
+        if accounts.by_email(ctx, email) is not None:
             raise Conflict("account_exists", "An account with this e-mail exists: log in.")
         account = {
             "id": ids.new_account_id(),
@@ -101,7 +101,7 @@ async def create_account(
         }
         if operator:
             account["operator"] = True
-        await ctx.writer.write(accounts.new_account_ops(account))
+        await accounts.create(ctx, account)
     return account_view(account)
 
 
@@ -160,7 +160,7 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     ctx.manage_rates.take("login:email", email)
-    account = accounts.account_by_email(ctx.store, email)
+    account = accounts.by_email(ctx, email)
     stored = account["passwordHash"] if account else await _decoy()
     right = await ctx.hashing.run(passwords.verify, password, stored)
     if account is None or not right:
@@ -169,7 +169,7 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
         challenge = secrets.token_urlsafe(32)
         expires = ctx.clock_ms() + CHALLENGE_TTL_MS
         record = {"accountId": account["id"], "expiresAt": expires, "tries": 0}
-        await ctx.writer.write(accounts.challenge_ops(challenge, record))
+        await accounts.put_challenge(ctx, challenge, record)
         return SecondFactorDue(challenge, expires)
     return await start_session(account["id"])
 
@@ -177,7 +177,7 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
 async def start_session(account_id: str) -> SignedIn:
     ctx = node()
     token, csrf, record = sessions.new_session(account_id, ctx.clock_ms())
-    await ctx.writer.write(accounts.session_ops(token, record))
+    await accounts.put_session(ctx, token, record)
     return SignedIn(account_id, token, csrf)
 
 
@@ -199,7 +199,7 @@ async def log_in_operator(admin_token: str) -> tuple[str, str]:
     if not admin_token or not is_admin_token(admin_token, ctx):
         raise Unauthorized("invalid_credentials", "This is not the node's admin token.")
     token, csrf, record = sessions.new_session(None, ctx.clock_ms())
-    await ctx.writer.write(accounts.session_ops(token, record))
+    await accounts.put_session(ctx, token, record)
     return token, csrf
 
 
@@ -227,7 +227,7 @@ async def create_session() -> Response:
 
 
 async def log_out(session: sessions.Session) -> None:
-    await node().writer.write(accounts.session_ops(session.token, None))
+    await accounts.put_session(node(), session.token, None)
 
 
 @blueprint.delete("/api/session")

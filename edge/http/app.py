@@ -1,15 +1,19 @@
 """What Hypercorn serves: the middleware in front of every path, then the fast routes on raw
-ASGI (status polls, webhooks) and the Quart app, one blueprint per concern, for the rest."""
+ASGI (status polls, webhooks) and the Quart app, one blueprint per concern, for the rest.
+
+The HTML pages of the dashboard are a client of this API: the node passes their blueprints in
+(``pages``), so nothing here imports the dashboard and the dashboard imports from here."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import cast
 
 from hypercorn.typing import ASGIFramework
+from quart import Blueprint
 from quart_trio import QuartTrio
 
-from edge import dashboard
 from edge.actors.context import NodeContext
 from edge.http import (
     accounts,
@@ -35,11 +39,11 @@ from edge.http.middleware import Middleware
 JSON_BODY_LIMIT = 16 * 1024
 
 
-def asgi_app(ctx: NodeContext) -> ASGIFramework:
+def asgi_app(ctx: NodeContext, pages: Sequence[Blueprint] = ()) -> ASGIFramework:
     return cast(
         ASGIFramework,
         Middleware(
-            Router(ctx, create_app(ctx)),
+            Router(ctx, create_app(ctx, pages)),
             ctx.settings.body_min_rate,
             ctx.settings.body_grace_s,
             ctx.load,
@@ -83,9 +87,10 @@ def served_routes(app: QuartTrio) -> set[tuple[str, str]]:
     (``{projectId}``): the Quart rules and the fast routes. HEAD and OPTIONS come with GET and
     with CORS, so they are not routes of their own."""
     routes = {*status.ROUTES, *webhooks.ROUTES, *health.ROUTES}
+    pages = app.config[PAGES]
     for rule in app.url_map.iter_rules():
-        if rule.endpoint.split(".")[0] in dashboard.PAGES:
-            continue  # the dashboard's HTML pages: a client of the API, not part of it
+        if rule.endpoint.split(".")[0] in pages:
+            continue  # HTML pages: a client of the API, not part of it
         template = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: "{" + _camel(m.group(1)) + "}", rule.rule)
         routes.update((method, template) for method in rule.methods or () if method not in _IMPLIED)
     return routes
@@ -99,7 +104,10 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def create_app(ctx: NodeContext) -> QuartTrio:
+PAGES = "EDGE_PAGE_BLUEPRINTS"  # app.config: the names of the blueprints that serve HTML pages
+
+
+def create_app(ctx: NodeContext, pages: Sequence[Blueprint] = ()) -> QuartTrio:
     # no static folder: Quart's would serve every file under edge/static, the button's raw
     # source among them; the icons and the button have routes of their own
     app = QuartTrio("edge", static_folder=None)
@@ -123,7 +131,8 @@ def create_app(ctx: NodeContext) -> QuartTrio:
     )
     for module in modules:
         app.register_blueprint(module.blueprint)
-    app.register_blueprint(dashboard.blueprint)
-    app.register_blueprint(dashboard.root)
+    for page in pages:
+        app.register_blueprint(page)
+    app.config[PAGES] = frozenset(page.name for page in pages)
     errors.install(app)
     return app

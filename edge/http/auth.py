@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from quart import request
 
+from edge.actors import accounts
 from edge.actors.context import NodeContext
 from edge.domain.ids import api_key_mode
 from edge.errors import ContractError, Forbidden, Unauthorized, project_not_found
 from edge.http.context import node
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
-from edge.store import accounts
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,7 @@ def project_caller(project_id: str, *, required: bool, sessions: bool = False) -
             check_csrf(session)
             if session.operator:  # an operator's session sees every project, as the token does
                 return Caller(mode=None)
-            if session.account_id is None or not accounts.owns(
-                ctx.store, session.account_id, project_id
-            ):
+            if session.account_id is None or not accounts.owns(ctx, session.account_id, project_id):
                 raise project_not_found()
             return Caller(mode=None, account_id=session.account_id)
     return caller_for(ctx, project_id, authorization, required=required)

@@ -1,25 +1,19 @@
-"""Liveness and readiness (CONTRACT 4.9), for load balancers and orchestrators.
+"""Liveness and readiness (CONTRACT 4.9), for load balancers and orchestrators, and the
+operator's metrics.
 
 ``GET /healthz``: the process answers. ``GET /readyz``: the store is open and the writer
-commits: a probe write (one key of the ``meta`` database) must become durable within
-``PROBE_TIMEOUT_S``. Probes are shared: callers during a probe wait for that one, and a result
-stands for ``PROBE_FRESH_S``, so an unauthenticated caller cannot turn readiness checks into
-commit load.
-
-A store that commits a small probe may still refuse real work: a full map or disk leaves a few
-pages free for a while (LMDB reuses the pages each commit frees). So the probe also claims
-``ROOM`` bytes in the same transaction, as ``ROOM_PAGES`` values that it deletes again before
-the commit (the map must have room for them, nothing stays), and the disk under the store must
-have ``ROOM`` bytes free.
+commits (``edge.actors.readiness``). Probes are shared: callers during a probe wait for that
+one, and a result stands for ``PROBE_FRESH_S``, so an unauthenticated caller cannot turn
+readiness checks into commit load.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import struct
 
 import trio
 
+from edge.actors import readiness
 from edge.actors.context import NodeContext
 from edge.domain.clientaddr import parse_networks
 from edge.errors import Unauthorized, unavailable
@@ -28,16 +22,11 @@ from edge.http.auth import is_admin_token, parse_bearer
 from edge.http.errors import method_not_allowed
 from edge.http.jsonio import dumps
 from edge.metrics import CONTENT_TYPE
-from edge.store.writer import Op
 
 HEALTH = "/healthz"
 READY = "/readyz"
 METRICS = "/metrics"
 ROUTES = (("GET", HEALTH), ("GET", READY), ("GET", METRICS))
-PROBE_KEY = b"ready-probe"
-ROOM_PAGES = 256
-ROOM = ROOM_PAGES * 1024  # what the store must still take for the node to be ready
-PROBE_TIMEOUT_S = 5.0
 PROBE_FRESH_S = 1.0
 _NO_STORE = [(b"cache-control", b"no-store")]
 _ALLOW = "GET, HEAD"
@@ -69,33 +58,12 @@ class HealthRoutes:
             return self._ready
         self._probe = done = trio.Event()
         try:
-            self._ready = await self._commits()
+            self._ready = await readiness.store_commits(self.ctx)
             self._checked_at = trio.current_time()
         finally:
             self._probe = None
             done.set()
         return self._ready
-
-    async def _commits(self) -> bool:
-        if self.ctx.store.disk_room() < ROOM:
-            return False
-        with trio.move_on_after(PROBE_TIMEOUT_S):
-            try:
-                await self.ctx.writer.write(_probe(self.ctx.clock_ms()))
-            except Exception:  # the store refused the write: not ready, and say so
-                return False
-            return True
-        return False
-
-
-def _probe(now_ms: int) -> list[Op]:
-    """The probe's writes: its time, and ``ROOM`` bytes claimed and given back."""
-    room = [(b"ready-room:%03d" % n) for n in range(ROOM_PAGES)]
-    return [
-        ("meta", PROBE_KEY, struct.pack(">Q", now_ms)),
-        *(("meta", key, bytes(ROOM // ROOM_PAGES)) for key in room),
-        *(("meta", key, None) for key in room),
-    ]
 
 
 class MetricsRoute:

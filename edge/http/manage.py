@@ -11,8 +11,8 @@ import httpx
 import trio
 from quart import Blueprint, Response, g, request
 
+from edge.actors import accounts, queries
 from edge.actors import messages as m
-from edge.actors import queries
 from edge.actors.records import iso_or_none
 from edge.domain import ids
 from edge.domain.inputs import bounded_int
@@ -27,7 +27,6 @@ from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
 from edge.providers.registry import PROVIDERS, send_simulated
-from edge.store import accounts, notifyq
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
@@ -70,7 +69,7 @@ def _project(project_id: str) -> str:
     if not ids.is_project_id(project_id):
         raise project_not_found()
     account = _account()
-    if account is not None and not accounts.owns(node().store, account, project_id):
+    if account is not None and not accounts.owns(node(), account, project_id):
         raise project_not_found()  # the same answer as an unknown project: ids cannot be probed
     return project_id
 
@@ -98,7 +97,7 @@ async def list_projects() -> Response:
         raise InvalidRequest("invalid_request", "after must be a project id", field="after")
     page = await read(
         queries.list_projects,
-        node().store,
+        node(),
         after=after,
         limit=limit(50, 100),
         owner=_account(),
@@ -177,9 +176,9 @@ async def usage(project_id: str) -> Response:
 
 @blueprint.get("/projects/<project_id>/deliveries")
 async def deliveries(project_id: str) -> Response:
-    if not queries.project_exists(node().store, _project(project_id)):
+    if not queries.project_exists(node(), _project(project_id)):
         raise project_not_found()
-    return json_response(queries.rejected_deliveries(node().store, project_id), headers=NO_STORE)
+    return json_response(queries.rejected_deliveries(node(), project_id), headers=NO_STORE)
 
 
 async def _resolvable(url: str | None) -> None:
@@ -231,7 +230,7 @@ async def endpoint_attempts(project_id: str, endpoint_id: str) -> Response:
     listed = await ask(_project(project_id), m.ListEndpoints())
     if _endpoint(endpoint_id) not in {e["endpointId"] for e in listed["items"]}:
         raise NotFound("not_found", "No endpoint with this id in this project.")
-    attempts = notifyq.log(node().store, endpoint_id)
+    attempts = queries.endpoint_attempts(node(), endpoint_id)
     return json_response({"items": [attempt_view(a) for a in attempts]}, headers=NO_STORE)
 
 
@@ -278,7 +277,7 @@ async def logs() -> Response:
     if project_id is not None:
         _project(project_id)  # another account's project is not found, as an unknown one
     account = _account()
-    owned = set(accounts.owned_projects(ctx.store, account)) if account is not None else None
+    owned = set(accounts.owned_projects(ctx, account)) if account is not None else None
 
     def keep(line: dict[str, Any]) -> bool:
         if project_id is not None and line["projectId"] != project_id:
@@ -329,7 +328,7 @@ async def trigger() -> Response:
         )
     if not isinstance(tx_id, str):
         raise InvalidRequest("invalid_request", "txId is a required string", field="txId")
-    project_id = queries.project_of_tx(node().store, tx_id)
+    project_id = queries.project_of_tx(node(), tx_id)
     if project_id is None:
         raise NotFound("not_found", "No transaction with this id on this node.", field="txId")
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))
@@ -343,17 +342,4 @@ async def trigger() -> Response:
 @blueprint.get("/stats")
 async def stats() -> Response:
     operator_only()
-    ctx = node()
-    writer = ctx.writer.stats
-    registry = ctx.registry
-    return json_response(
-        {
-            "commits": writer.commits,
-            "ticketsCommitted": writer.tickets,
-            "ticketsPerCommit": round(writer.tickets_per_commit(), 2),
-            "commitFailures": writer.failures,
-            "actors": len(registry),
-            "actorRestarts": registry.restarts,
-        },
-        headers=NO_STORE,
-    )
+    return json_response(queries.node_stats(node()), headers=NO_STORE)

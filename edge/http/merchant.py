@@ -32,7 +32,7 @@ def _caller(project_id: str) -> Caller:
         raise project_not_found()
     caller = project_caller(project_id, required=True, sessions=True)
     assert caller is not None
-    if caller.is_admin and not queries.project_exists(node().store, project_id):
+    if caller.is_admin and not queries.project_exists(node(), project_id):
         raise project_not_found()
     return caller
 
@@ -55,7 +55,7 @@ async def list_transactions(project_id: str) -> Response:
             )
     page = await read(
         queries.list_transactions,
-        node().store,
+        node(),
         project_id,
         mode=caller.mode,
         status=status,
@@ -69,7 +69,7 @@ async def list_transactions(project_id: str) -> Response:
 @blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
 async def get_transaction(project_id: str, tx_id: str) -> Response:
     caller = _caller(project_id)
-    view = await read(queries.get_transaction, node().store, project_id, tx_id, caller.mode)
+    view = await read(queries.get_transaction, node(), project_id, tx_id, caller.mode)
     return json_response(view, headers=NO_STORE)
 
 
@@ -86,7 +86,7 @@ async def events(project_id: str) -> Response:
     feed = partial(
         read,
         queries.event_feed,
-        node().store,
+        node(),
         project_id,
         mode=caller.mode,
         after=after,

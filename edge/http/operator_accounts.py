@@ -10,6 +10,7 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
+from edge.actors import accounts
 from edge.domain import emails, ids
 from edge.domain.errors import InvalidInput
 from edge.domain.timefmt import iso_ms
@@ -21,7 +22,6 @@ from edge.http.jsonio import NO_STORE, json_response, read_json_object
 from edge.http.manage import manager, operator_only
 from edge.http.password_reset import new_reset_link
 from edge.http.two_factor import without_two_factor
-from edge.store import accounts
 
 blueprint = Blueprint("operator_accounts", __name__, url_prefix="/api/manage/accounts")
 
@@ -33,7 +33,7 @@ async def _operator() -> None:
 
 
 def _account(account_id: str) -> dict[str, Any]:
-    found = accounts.account(node().store, account_id) if ids.is_account_id(account_id) else None
+    found = accounts.get(node(), account_id) if ids.is_account_id(account_id) else None
     if found is None:
         raise NotFound("account_not_found", "No account with this id.")
     return found
@@ -43,19 +43,18 @@ def _account(account_id: str) -> dict[str, Any]:
 async def list_accounts() -> Response:
     """Every account, or with ``?email=`` the one with that e-mail (none or one), each with how
     many projects it owns."""
-    store = node().store
+    ctx = node()
     asked = request.args.get("email")
     if asked is not None:
         email = emails.normalized(asked)
         if email is None:
             raise InvalidInput("email must be an e-mail address", "email")
-        found = accounts.account_by_email(store, email)
+        found = accounts.by_email(ctx, email)
         listed = [found] if found is not None else []
     else:
-        listed = accounts.all_accounts(store)
+        listed = accounts.every(ctx)
     items = [
-        {**account_view(a), "projects": len(accounts.owned_projects(store, a["id"]))}
-        for a in listed
+        {**account_view(a), "projects": len(accounts.owned_projects(ctx, a["id"]))} for a in listed
     ]
     return json_response({"items": items}, headers=NO_STORE)
 
@@ -72,7 +71,7 @@ async def patch_account(account_id: str) -> Response:
     async with ctx.accounts_lock:
         found = _account(account_id)
         found["operator"] = operator
-        await ctx.writer.write(accounts.account_ops(found))
+        await accounts.save(ctx, found)
     return json_response(account_view(found), headers=NO_STORE)
 
 
@@ -94,5 +93,5 @@ async def remove_two_factor(account_id: str) -> Response:
     ctx = node()
     async with ctx.accounts_lock:
         account = without_two_factor(_account(account_id))
-        await ctx.writer.write(accounts.account_ops(account))
+        await accounts.save(ctx, account)
     return json_response(account_view(account), headers=NO_STORE)

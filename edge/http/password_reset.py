@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, Response
 
+from edge.actors import accounts
 from edge.actors.context import NodeContext
 from edge.domain.errors import InvalidInput
 from edge.errors import Forbidden, NotFound
@@ -29,8 +30,6 @@ from edge.http.bodies import only
 from edge.http.clients import client_ip
 from edge.http.context import node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.store import accounts
-from edge.store.writer import Op
 
 log = logging.getLogger("edge.accounts")
 blueprint = Blueprint("password_reset", __name__)
@@ -48,7 +47,7 @@ async def new_reset_link(ctx: NodeContext, account: dict[str, Any]) -> tuple[str
     token = secrets.token_urlsafe(32)
     expires = ctx.clock_ms() + RESET_TTL_MS
     record = {"accountId": account["id"], "createdAt": ctx.clock_ms(), "expiresAt": expires}
-    await ctx.writer.write(accounts.reset_ops(token, record))
+    await accounts.put_reset_link(ctx, token, record)
     return f"{ctx.public_url}{LINK_PATH}?{urlencode({'token': token})}", expires
 
 
@@ -71,7 +70,7 @@ async def request_reset(email: str) -> None:
 
 async def _mail_link(ctx: NodeContext, email: str) -> None:
     """Outside any request: whatever fails is logged (never the link), and the node goes on."""
-    account = accounts.account_by_email(ctx.store, email)
+    account = accounts.by_email(ctx, email)
     if account is None or ctx.mailer is None:
         return
     try:
@@ -95,7 +94,7 @@ def usable_link(token: object) -> dict[str, Any]:
     used or expired (the same answer for all three)."""
     ctx = node()
     found = (
-        accounts.reset_link(ctx.store, token)
+        accounts.reset_link(ctx, token)
         if isinstance(token, str) and 0 < len(token) <= 100
         else None
     )
@@ -122,15 +121,10 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
     hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
         link = usable_link(token)  # a second use racing this one finds it gone
-        account = accounts.account(ctx.store, link["accountId"])
+        account = accounts.get(ctx, link["accountId"])
         if account is None:
             raise _no_such_link()
-        ops: list[Op] = accounts.account_ops({**account, "passwordHash": hashed})
-        for kind in (accounts.SESSIONS, accounts.RESETS, accounts.CHALLENGES):
-            ops += [
-                (accounts.DB, key, None) for key in accounts.keys_of(ctx.store, kind, account["id"])
-            ]
-        await ctx.writer.write(ops)
+        await accounts.set_password(ctx, account, hashed)
     log.info("password of account %s reset; its sessions ended", account["id"])
     return account
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from quart import Response, request
 
+from edge.actors import accounts
 from edge.actors.context import NodeContext
 from edge.domain import cross_site
 from edge.errors import Forbidden
-from edge.store import accounts
 
 COOKIE = "cm_session"
 # the CSRF token, for the dashboard's own forms (a page cannot read it back from the node, which
@@ -63,16 +63,16 @@ def current(ctx: NodeContext) -> Session | None:
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 100:
         return None
-    record = accounts.session(ctx.store, token)
+    record = accounts.session(ctx, token)
     now = ctx.clock_ms()
     if record is None or record["expiresAt"] <= now:
         return None
     if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
-        ctx.writer.submit(accounts.session_ops(token, {**record, "expiresAt": now + TTL_MS}))
+        accounts.put_session_soon(ctx, token, {**record, "expiresAt": now + TTL_MS})
     account_id = record["accountId"]
     # read at every request: an account made (or no longer) an operator is so at once
     operator = bool(record.get("operator")) or (
-        account_id is not None and accounts.is_operator(ctx.store, account_id)
+        account_id is not None and accounts.is_operator(ctx, account_id)
     )
     return Session(token, account_id, record["csrf"], operator)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from quart import Blueprint, Response
 
+from edge.actors import accounts
 from edge.domain import recovery_codes, totp
 from edge.domain.errors import InvalidInput
 from edge.errors import Conflict, Unauthorized
@@ -34,7 +35,6 @@ from edge.http.bodies import only
 from edge.http.clients import client_ip
 from edge.http.context import node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.store import accounts
 
 blueprint = Blueprint("two_factor", __name__)
 
@@ -58,7 +58,7 @@ def _signed_in() -> str:
 
 
 def _account(account_id: str) -> dict[str, Any]:
-    found = accounts.account(node().store, account_id)
+    found = accounts.get(node(), account_id)
     if found is None:  # a session outlives no account, but say so rather than fail
         raise Unauthorized("unauthorized", "This account no longer exists.")
     return found
@@ -117,7 +117,7 @@ async def start_enrolment() -> Response:
             "sealed": ctx.sealer.seal(secret, sealed_place(account["id"])),
             "createdAt": ctx.clock_ms(),
         }
-        await ctx.writer.write(accounts.account_ops({**account, "twoFactorPending": pending}))
+        await accounts.save(ctx, {**account, "twoFactorPending": pending})
     uri = totp.provisioning_uri(secret, account["email"], ISSUER)
     return json_response({"secret": secret, "otpauthUri": uri}, headers=NO_STORE)
 
@@ -153,7 +153,7 @@ async def confirm_enrolment() -> Response:
             "enabledAt": ctx.clock_ms(),
         }
         changed = {k: v for k, v in account.items() if k != "twoFactorPending"}
-        await ctx.writer.write(accounts.account_ops({**changed, "twoFactor": on}))
+        await accounts.save(ctx, {**changed, "twoFactor": on})
     # the only time the recovery codes are shown
     return json_response({"twoFactor": True, "recoveryCodes": codes}, headers=NO_STORE)
 
@@ -171,7 +171,7 @@ async def disable() -> Response:
             raise Conflict("two_factor_disabled", "Two-factor login is off already.")
         if spend_code(account, code, time.time()) is None:
             raise _wrong_code()
-        await ctx.writer.write(accounts.account_ops(without_two_factor(account)))
+        await accounts.save(ctx, without_two_factor(account))
     return json_response({"twoFactor": False}, headers=NO_STORE)
 
 
@@ -188,7 +188,7 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     async with ctx.accounts_lock:
-        pending = accounts.challenge(ctx.store, challenge) if len(challenge) <= 100 else None
+        pending = accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
         if pending is None or pending["expiresAt"] <= ctx.clock_ms():
             raise Unauthorized(
                 "challenge_expired", "This login has expired: log in again.", field="challenge"
@@ -199,11 +199,9 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
         if taken is None:
             tries = pending["tries"] + 1
             record = None if tries >= CHALLENGE_TRIES else {**pending, "tries": tries}
-            await ctx.writer.write(accounts.challenge_ops(challenge, record))
+            await accounts.put_challenge(ctx, challenge, record)
             raise _wrong_code()
-        await ctx.writer.write(
-            [*accounts.account_ops(taken), *accounts.challenge_ops(challenge, None)]
-        )
+        await accounts.save(ctx, taken, spent=challenge)
     return await start_session(account["id"])
 
 

@@ -13,9 +13,10 @@ import trio
 from support.nodes import node_settings
 from support.stripe_events import signed, stripe_credentials
 
+from edge.actors.readiness import PROBE_KEY
 from edge.config import DEFAULT_RATE_LIMITS
 from edge.domain.rate import Limit
-from edge.http.health import PROBE_FRESH_S, PROBE_KEY
+from edge.http.health import PROBE_FRESH_S
 from edge.node import run_node
 
 

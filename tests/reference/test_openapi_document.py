@@ -8,6 +8,7 @@ from pathlib import Path
 
 from openapi_spec_validator import validate
 
+from edge import dashboard
 from edge.http.app import create_app, served_routes
 from edge.http.openapi.document import document, document_bytes
 
@@ -39,7 +40,7 @@ def test_docs_openapi_json_is_the_document_the_node_serves() -> None:
 
 
 def test_every_route_is_documented_and_every_documented_route_exists() -> None:
-    served = served_routes(create_app(None))  # type: ignore[arg-type]
+    served = served_routes(create_app(None, dashboard.PAGES))  # type: ignore[arg-type]
     documented = documented_routes()
     assert served - documented == set(), "routes the document lacks"
     assert documented - served == set(), "documented routes the node does not serve"

@@ -63,7 +63,7 @@ async def test_a_bad_signature_is_refused_and_kept_with_its_reason(harness, echo
     with pytest.raises(Unauthorized) as info:
         await harness.call(project_id, delivery(signature="forged", id="evt_1"))
     assert info.value.extra == {"reason": "no_matching_signature"}
-    kept = queries.rejected_deliveries(harness.ctx.store, project_id)["items"]
+    kept = queries.rejected_deliveries(harness.ctx, project_id)["items"]
     assert [(r["provider"], r["code"], r["reason"]) for r in kept] == [
         ("echo", "signature_invalid", "no_matching_signature")
     ]
@@ -91,7 +91,7 @@ async def test_an_overlong_id_is_refused_for_good_and_spares_its_neighbours(harn
             nursery.start_soon(send, "x" * 600 if n % 3 == 0 else f"evt_{n}")
     assert answers.count("malformed_payload") == 4
     assert sum(1 for a in answers if isinstance(a, dict) and not a["duplicate"]) == 6
-    kept = queries.rejected_deliveries(harness.ctx.store, project_id)["items"]
+    kept = queries.rejected_deliveries(harness.ctx, project_id)["items"]
     assert {r["code"] for r in kept} == {"malformed_payload"} and len(kept) == 4
 
 
