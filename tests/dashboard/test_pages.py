@@ -142,7 +142,7 @@ async def test_a_part_of_an_address_that_is_not_what_it_names_is_400_never_500(n
             (f"/dashboard/p/{pid}/keys/key_%00/revoke", {"csrf": csrf}),
             (f"/dashboard/p/{pid}/endpoints/we_x%3fy=1/remove", {"csrf": csrf}),
             (f"/dashboard/p/{pid}/methods/nope%01", {"csrf": csrf}),
-            (f"/dashboard/p/{pid}/transactions/{tx}/refund", {"csrf": csrf}),
+            (f"/dashboard/p/{pid}/transactions/{tx}/re%01fund", {"csrf": csrf}),
         ):
             answer = await client.post(path, data=data)
             assert answer.status_code == 400, path
