@@ -17,16 +17,12 @@ from urllib.parse import quote
 
 import httpx
 
-from edge.config import NODE_FILE, ConfigError, Settings, read_admin_token
-from edge.domain.terminal import escaped, printable
+from edge.cli.client import DEFAULT_DATA, CliError, call, node_url, options, show
+from edge.config import NODE_FILE, ConfigError, Settings
+from edge.domain.terminal import printable
 
-DEFAULT_DATA = "./edge-data"
 # the demo's own data dir, apart from a real node's, unless --data or EDGE_DATA says otherwise
 DEMO_DATA = "./edge-demo-data"
-
-
-class CliError(Exception):
-    pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,7 +84,7 @@ def _backup(args: argparse.Namespace) -> int:
         dest = backup_data_dir(data, Path(args.dest), Settings.load(data))
     except OSError as exc:
         raise CliError(f"backup failed: {exc}") from None
-    _print(args, {"backup": str(dest.resolve())}, f"backup written to {dest}")
+    show(args, {"backup": str(dest.resolve())}, f"backup written to {dest}")
     return 0
 
 
@@ -101,7 +97,7 @@ def _restore(args: argparse.Namespace) -> int:
         data = restore_data_dir(Path(args.source), Path(args.data))
     except OSError as exc:
         raise CliError(f"restore failed: {exc}") from None
-    _print(
+    show(
         args,
         {"data": str(data.resolve())},
         f"data dir {data} made; start it: edge serve --data {data}",
@@ -123,7 +119,7 @@ def _button(args: argparse.Namespace) -> int:
     signer = Signer.load(data)  # the node's own key: its public half is built into the script
     script = current(signer)
     if args.project:
-        products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+        products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
         if args.product and args.product not in {p["id"] for p in products}:
             raise CliError(f"{args.project} has no product {args.product}")
     base = os.environ.get("EDGE_PUBLIC_URL") or _public_url(args)
@@ -134,7 +130,7 @@ def _button(args: argparse.Namespace) -> int:
         args.product or "your-product",
         mode=args.mode,
     )
-    _print(
+    show(
         args,
         {"integrity": script.integrity, "path": script.path, "snippet": html},
         f"{html}\n\nintegrity: {script.integrity}",
@@ -153,72 +149,9 @@ def _public_url(args: argparse.Namespace) -> str:
     except (OSError, ValueError, KeyError):
         pass
     try:
-        return _node_url(args)
+        return node_url(args)
     except CliError:
         return "http://127.0.0.1:8080"
-
-
-# -- the management API ----------------------------------------------------------------------
-
-
-def _node_url(args: argparse.Namespace) -> str:
-    if args.url:
-        return args.url.rstrip("/")
-    if os.environ.get("EDGE_URL"):
-        return os.environ["EDGE_URL"].rstrip("/")
-    node_file = Path(args.data) / NODE_FILE
-    try:
-        return json.loads(node_file.read_text())["url"]
-    except (OSError, ValueError, KeyError):
-        raise CliError(
-            f"no running node found for data dir {args.data} (start one with `edge serve`)"
-        ) from None
-
-
-def _call(
-    args: argparse.Namespace,
-    method: str,
-    path: str,
-    body: Any = None,
-    params: Any = None,
-    *,
-    raw: bool = False,
-) -> Any:
-    """The node's JSON answer. For people (no ``--json``), every string in it is made
-    ``printable``: names, references and addresses are others' text, shown on the operator's
-    terminal. ``raw``: as the node sent it, for what is passed on rather than shown."""
-    url = _node_url(args)
-    try:
-        token = read_admin_token(Path(args.data))
-    except OSError:
-        raise CliError(f"no admin token in {args.data} (is this the node's data dir?)") from None
-    try:
-        response = httpx.request(
-            method,
-            url + path,
-            json=body,
-            params=params,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30.0,
-        )
-    except httpx.TransportError:
-        raise CliError(f"the node at {url} is not running or not reachable") from None
-    try:
-        payload = response.json()
-    except ValueError:
-        raise CliError(f"{response.status_code} from {url}: not a JSON answer") from None
-    if response.status_code >= 400:
-        error = payload.get("error", {}) if isinstance(payload, dict) else {}
-        field = f" (field {error['field']})" if error.get("field") else ""
-        raise CliError(
-            f"{response.status_code} {error.get('code', 'error')}: "
-            f"{error.get('message', '')}{field}"
-        )
-    return payload if raw or args.json else escaped(payload)
-
-
-def _print(args: argparse.Namespace, payload: Any, human: str) -> None:
-    print(json.dumps(payload, indent=2) if args.json else human)
 
 
 def _project_create(args: argparse.Namespace) -> int:
@@ -230,8 +163,8 @@ def _project_create(args: argparse.Namespace) -> int:
     }
     if args.tier:
         body["tier"] = args.tier
-    project = _call(args, "POST", "/api/manage/projects", body)
-    _print(args, project, project["id"])
+    project = call(args, "POST", "/api/manage/projects", body)
+    show(args, project, project["id"])
     return 0
 
 
@@ -244,10 +177,10 @@ def _product_set(args: argparse.Namespace) -> int:
     }
     if args.interval:
         body["interval"] = args.interval
-    product = _call(
+    product = call(
         args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body
     )
-    _print(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
+    show(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
     return 0
 
 
@@ -290,30 +223,30 @@ def _provider_set(args: argparse.Namespace) -> int:
     if creds:
         for mode in modes:
             body[mode] = creds
-    result = _call(
+    result = call(
         args, "PUT", f"/api/manage/projects/{args.project}/providers/{args.provider}", body
     )
     state = "enabled" if result["enabled"] else "disabled"
-    _print(args, result, f"{result['provider']} {state}")
+    show(args, result, f"{result['provider']} {state}")
     return 0
 
 
 def _key_create(args: argparse.Namespace) -> int:
-    key = _call(
+    key = call(
         args,
         "POST",
         f"/api/manage/projects/{args.project}/keys",
         {"mode": args.mode, "name": args.name},
     )
-    _print(
+    show(
         args, key, f"{key['key']}\n(key id {key['keyId']}; shown only now: store it on your server)"
     )
     return 0
 
 
 def _key_revoke(args: argparse.Namespace) -> int:
-    result = _call(args, "DELETE", f"/api/manage/projects/{args.project}/keys/{args.key_id}")
-    _print(args, result, f"revoked {args.key_id}")
+    result = call(args, "DELETE", f"/api/manage/projects/{args.project}/keys/{args.key_id}")
+    show(args, result, f"revoked {args.key_id}")
     return 0
 
 
@@ -327,13 +260,13 @@ def _tx_list(args: argparse.Namespace) -> int:
         }.items()
         if v
     }
-    page = _call(args, "GET", f"/api/projects/{args.project}/transactions", params=params)
+    page = call(args, "GET", f"/api/projects/{args.project}/transactions", params=params)
     lines = [
         f"{tx['id']}  {tx['status']:<18} {tx['amount']} {tx['currency']}  {tx['provider']:<7} "
         f"{tx.get('reference') or ''} {tx.get('customerRef') or ''}".rstrip()
         for tx in page["items"]
     ]
-    _print(args, page, "\n".join(lines) or "no transactions")
+    show(args, page, "\n".join(lines) or "no transactions")
     return 0
 
 
@@ -346,16 +279,16 @@ def _tx_cancel(args: argparse.Namespace) -> int:
 
 
 def _tx_action(args: argparse.Namespace, action: str, body: Any) -> int:
-    tx = _call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/{action}", body)
-    _print(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
+    tx = call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/{action}", body)
+    show(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
     return 0
 
 
 def _tx_show(args: argparse.Namespace) -> int:
-    tx = _call(args, "GET", f"/api/projects/{args.project}/transactions/{args.tx}")
+    tx = call(args, "GET", f"/api/projects/{args.project}/transactions/{args.tx}")
     lines = [f"{tx['id']} {tx['status']} (version {tx['version']}) {tx['amount']} {tx['currency']}"]
     lines += [f"  {e['receivedAt']}  {e['type']}" for e in tx.get("events", [])]
-    _print(args, tx, "\n".join(lines))
+    show(args, tx, "\n".join(lines))
     return 0
 
 
@@ -371,8 +304,8 @@ def _account_create(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"email": args.email, "password": password}
     if args.operator:
         body["operator"] = True
-    account = _call(args, "POST", "/api/accounts", body)
-    _print(args, account, _account_line(account))
+    account = call(args, "POST", "/api/accounts", body)
+    show(args, account, _account_line(account))
     return 0
 
 
@@ -382,27 +315,27 @@ def _account_line(account: dict[str, Any]) -> str:
 
 
 def _account_list(args: argparse.Namespace) -> int:
-    page = _call(args, "GET", "/api/manage/accounts")
+    page = call(args, "GET", "/api/manage/accounts")
     lines = [f"{_account_line(a)}  {a['projects']} projects" for a in page["items"]]
-    _print(args, page, "\n".join(lines) or "no accounts")
+    show(args, page, "\n".join(lines) or "no accounts")
     return 0
 
 
 def _account_operator(args: argparse.Namespace) -> int:
     """Make an account the node's operator in the dashboard (it sees and manages every project,
     those made with the command line too), or no longer (``--off``)."""
-    found = _call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
+    found = call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
     if not found:
         raise CliError(f"no account with the e-mail {args.email}")
     body = {"operator": not args.off}
-    account = _call(args, "PATCH", f"/api/manage/accounts/{found[0]['accountId']}", body)
-    _print(args, account, _account_line(account))
+    account = call(args, "PATCH", f"/api/manage/accounts/{found[0]['accountId']}", body)
+    show(args, account, _account_line(account))
     return 0
 
 
 def _account_id(args: argparse.Namespace) -> str:
     """The id of the account with ``args.email``."""
-    found = _call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
+    found = call(args, "GET", "/api/manage/accounts", params={"email": args.email})["items"]
     if not found:
         raise CliError(f"no account has the e-mail {args.email}")
     return quote(str(found[0]["accountId"]), safe="")
@@ -411,8 +344,8 @@ def _account_id(args: argparse.Namespace) -> str:
 def _account_reset_link(args: argparse.Namespace) -> int:
     """A one-time link to set a new password, for the operator to hand to the account's owner
     (it is printed, never stored: the node keeps only its hash)."""
-    link = _call(args, "POST", f"/api/manage/accounts/{_account_id(args)}/reset-link")
-    _print(
+    link = call(args, "POST", f"/api/manage/accounts/{_account_id(args)}/reset-link")
+    show(
         args,
         link,
         f"{link['url']}\n(for {link['email']}; works once, until {link['expiresAt']}; "
@@ -422,8 +355,8 @@ def _account_reset_link(args: argparse.Namespace) -> int:
 
 
 def _account_2fa_remove(args: argparse.Namespace) -> int:
-    account = _call(args, "DELETE", f"/api/manage/accounts/{_account_id(args)}/two-factor")
-    _print(args, account, f"two-factor login is off for {account['email']}")
+    account = call(args, "DELETE", f"/api/manage/accounts/{_account_id(args)}/two-factor")
+    show(args, account, f"two-factor login is off for {account['email']}")
     return 0
 
 
@@ -433,7 +366,7 @@ def _project_list(args: argparse.Namespace) -> int:
     after: str | None = None
     while True:
         params = {"limit": "100", **({"after": after} if after else {})}
-        page = _call(args, "GET", "/api/manage/projects", params=params)
+        page = call(args, "GET", "/api/manage/projects", params=params)
         projects += page["items"]
         after = page["next"]
         if not after:
@@ -443,34 +376,34 @@ def _project_list(args: argparse.Namespace) -> int:
         + (", ".join(v["provider"] for v in p["providers"] if v["enabled"]) or "no providers")
         for p in projects
     ]
-    _print(args, {"items": projects}, "\n".join(lines) or "no projects")
+    show(args, {"items": projects}, "\n".join(lines) or "no projects")
     return 0
 
 
 def _project_show(args: argparse.Namespace) -> int:
-    project = _call(args, "GET", f"/api/manage/projects/{args.project}")
-    _print(args, project, json.dumps(project, indent=2))
+    project = call(args, "GET", f"/api/manage/projects/{args.project}")
+    show(args, project, json.dumps(project, indent=2))
     return 0
 
 
 def _product_list(args: argparse.Namespace) -> int:
     from edge.domain.money import exponent
 
-    products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+    products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
     lines = [
         f"{p['id']}  {p['amount']:.{exponent(p['currency'])}f} {p['currency']}"
         + (f" / {p['interval']}" if p.get("interval") else "")
         + f"  {p['kind']}  {p['name']}"
         for p in products
     ]
-    _print(args, {"items": products}, "\n".join(lines) or "no products")
+    show(args, {"items": products}, "\n".join(lines) or "no products")
     return 0
 
 
 def _provider_show(args: argparse.Namespace) -> int:
     """A provider's settings, secrets shown only as set with their last 4 characters: what a
     merchant checks when its webhooks fail."""
-    providers = _call(args, "GET", f"/api/manage/projects/{args.project}")["providers"]
+    providers = call(args, "GET", f"/api/manage/projects/{args.project}")["providers"]
     shown = [p for p in providers if args.provider in (None, p["provider"])]
     if args.provider and not shown:
         raise CliError(f"{args.provider} is not configured on {args.project}")
@@ -489,35 +422,35 @@ def _provider_show(args: argparse.Namespace) -> int:
                 if isinstance(value, dict) and value.get("set"):
                     value = f"set, ...{value['last4']}"
                 lines.append(f"  {mode}.{name}: {value}")
-    _print(args, {"items": shown}, "\n".join(lines) or "no providers")
+    show(args, {"items": shown}, "\n".join(lines) or "no providers")
     return 0
 
 
 def _key_list(args: argparse.Namespace) -> int:
-    page = _call(args, "GET", f"/api/manage/projects/{args.project}/keys")
+    page = call(args, "GET", f"/api/manage/projects/{args.project}/keys")
     lines = [f"{k['keyId']}  {k['mode']:<4}  ...{k['last4']}  {k['name']}" for k in page["items"]]
-    _print(args, page, "\n".join(lines) or "no keys")
+    show(args, page, "\n".join(lines) or "no keys")
     return 0
 
 
 def _deliveries(args: argparse.Namespace) -> int:
-    page = _call(args, "GET", f"/api/manage/projects/{args.project}/deliveries")
+    page = call(args, "GET", f"/api/manage/projects/{args.project}/deliveries")
     lines = [f"{d['at']}  {d['provider']:<7} {d['code']}: {d['reason']}" for d in page["items"]]
-    _print(args, page, "\n".join(lines) or "no refused deliveries")
+    show(args, page, "\n".join(lines) or "no refused deliveries")
     return 0
 
 
 def _trigger(args: argparse.Namespace) -> int:
     tx_id = args.tx or _test_checkout(args)
     body = {"provider": args.provider, "type": args.type, "txId": tx_id}
-    sent = _call(args, "POST", "/api/manage/trigger", body)
+    sent = call(args, "POST", "/api/manage/trigger", body)
     answer = sent["answer"]
     outcome = (
         f"stored as {answer['eventId']}" + (" (duplicate)" if answer.get("duplicate") else "")
         if sent["status"] == 200
         else f"refused: {answer.get('error', {}).get('code')}"
     )
-    _print(
+    show(
         args,
         sent,
         f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}",
@@ -532,7 +465,7 @@ def _test_checkout(args: argparse.Namespace) -> str:
         raise CliError("give --tx, or --project to start a test checkout first")
     product = args.product
     if not product:
-        products = _call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+        products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
         payments = [p["id"] for p in products if p["kind"] == "payment"] or [
             p["id"] for p in products
         ]
@@ -541,7 +474,7 @@ def _test_checkout(args: argparse.Namespace) -> str:
                 f"{args.project} has no product to check out: add one with edge product set"
             )
         product = payments[0]
-    checkout = _call(
+    checkout = call(
         args,
         "POST",
         f"/api/checkout/{args.provider}/{args.project}",
@@ -556,9 +489,9 @@ def _events(args: argparse.Namespace) -> int:
     params = {k: v for k, v in {"after": args.after, "limit": args.limit}.items() if v}
     if args.follow:
         return _follow(args, params)
-    page = _call(args, "GET", f"/api/projects/{args.project}/events", params=params)
+    page = call(args, "GET", f"/api/projects/{args.project}/events", params=params)
     lines = [_event_line(e) for e in page["items"]]
-    _print(args, page, "\n".join(lines) or "no events")
+    show(args, page, "\n".join(lines) or "no events")
     return 0
 
 
@@ -568,7 +501,7 @@ def _follow(args: argparse.Namespace, params: dict[str, Any]) -> int:
     path = f"/api/projects/{args.project}/events"
     try:
         while True:
-            page = _call(args, "GET", path, params={"wait": 25, "limit": 100, **params})
+            page = call(args, "GET", path, params={"wait": 25, "limit": 100, **params})
             for event in page["items"]:
                 print(json.dumps(event) if args.json else _event_line(event), flush=True)
             if page["next"]:
@@ -595,7 +528,7 @@ def _logs(args: argparse.Namespace) -> int:
     follow = args.follow or args.run_name == "tail"
     try:
         while True:
-            page = _call(
+            page = call(
                 args,
                 "GET",
                 "/api/manage/logs",
@@ -630,8 +563,8 @@ def _endpoint_add(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"url": args.address, "mode": args.mode, "types": args.type or []}
     if args.description:
         body["description"] = args.description
-    made = _call(args, "POST", f"/api/manage/projects/{args.project}/endpoints", body)
-    _print(
+    made = call(args, "POST", f"/api/manage/projects/{args.project}/endpoints", body)
+    show(
         args,
         made,
         f"{made['endpointId']}  {made['secret']}\n(the signing secret is shown only now)",
@@ -640,19 +573,19 @@ def _endpoint_add(args: argparse.Namespace) -> int:
 
 
 def _endpoint_list(args: argparse.Namespace) -> int:
-    page = _call(args, "GET", f"/api/manage/projects/{args.project}/endpoints")
+    page = call(args, "GET", f"/api/manage/projects/{args.project}/endpoints")
     lines = [
         f"{e['endpointId']}  {e['mode']:<4}  {'on ' if e['enabled'] else 'off'}  {e['url']}"
         + (f"  ({e['disabledReason']})" if e["disabledReason"] else "")
         for e in page["items"]
     ]
-    _print(args, page, "\n".join(lines) or "no endpoints")
+    show(args, page, "\n".join(lines) or "no endpoints")
     return 0
 
 
 def _endpoint_remove(args: argparse.Namespace) -> int:
     path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}"
-    _print(args, _call(args, "DELETE", path), f"removed {args.endpoint}")
+    show(args, call(args, "DELETE", path), f"removed {args.endpoint}")
     return 0
 
 
@@ -661,21 +594,21 @@ def _endpoint_replay(args: argparse.Namespace) -> int:
     if args.since:
         body["since"] = args.since
     path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}/replay"
-    result = _call(args, "POST", path, body)
+    result = call(args, "POST", path, body)
     more = " (more left: replay again --since " + str(result["last"]) + ")"
-    _print(args, result, f"{result['queued']} queued" + (more if result["hasMore"] else ""))
+    show(args, result, f"{result['queued']} queued" + (more if result["hasMore"] else ""))
     return 0
 
 
 def _endpoint_attempts(args: argparse.Namespace) -> int:
     path = f"/api/manage/projects/{args.project}/endpoints/{args.endpoint}/attempts"
-    page = _call(args, "GET", path)
+    page = call(args, "GET", path)
     lines = [
         f"{a['at']}  {a['eventId']}  #{a['attempt']}  {a['status'] or '-'}  {a['outcome']}"
         + (f"  {a['error']}" if a["error"] else "")
         for a in page["items"]
     ]
-    _print(args, page, "\n".join(lines) or "no attempts yet")
+    show(args, page, "\n".join(lines) or "no attempts yet")
     return 0
 
 
@@ -693,7 +626,7 @@ def _listen(args: argparse.Namespace) -> int:
     try:
         while True:
             params = {"wait": 25, "limit": 100, **({"after": cursor} if cursor else {})}
-            page = _call(args, "GET", path, params=params, raw=True)
+            page = call(args, "GET", path, params=params, raw=True)
             for event in page["items"]:
                 print(printable(_forward(args.forward_to, secret, event)), flush=True)
             cursor = page["next"] or cursor
@@ -717,14 +650,14 @@ def _feed_end(args: argparse.Namespace, path: str) -> str | None:
 
     cursor = None
     try:
-        answer = httpx.get(_node_url(args) + "/healthz", timeout=30.0)
+        answer = httpx.get(node_url(args) + "/healthz", timeout=30.0)
         node_ms = int(parsedate_to_datetime(answer.headers["date"]).timestamp() * 1000)
         cursor = "evt_" + ids.ulid_floor(max(0, node_ms - FEED_END_LOOKBACK_S * 1000))
     except (httpx.HTTPError, KeyError, ValueError, TypeError):
         pass
     while True:
         params = {"limit": 500, **({"after": cursor} if cursor else {})}
-        page = _call(args, "GET", path, params=params)
+        page = call(args, "GET", path, params=params)
         cursor = page["next"] or cursor
         if not page["hasMore"]:
             return cursor
@@ -768,14 +701,7 @@ def _path_part(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data",
-        default=os.environ.get("EDGE_DATA", DEFAULT_DATA),
-        help="data dir (default ./edge-data)",
-    )
-    common.add_argument("--url", help="the node's address (default: read from the data dir)")
-    common.add_argument("--json", action="store_true", help="print JSON")
+    common = options()
 
     parser = argparse.ArgumentParser(
         prog="edge", description="A self-contained payment integration node."
