@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,14 @@ def call(
 def show(args: argparse.Namespace, payload: Any, human: str) -> None:
     """The result: ``payload`` as JSON with ``--json``, else ``human``."""
     print(json.dumps(payload, indent=2) if args.json else human)
+
+
+def show_items(
+    args: argparse.Namespace,
+    page: dict[str, Any],
+    line: Callable[[dict[str, Any]], str],
+    none: str,
+) -> None:
+    """A list (``page["items"]``): as JSON with ``--json``, else ``line`` of each item, or
+    ``none`` when it is empty."""
+    show(args, page, "\n".join(line(item) for item in page["items"]) or none)
