@@ -132,7 +132,7 @@ async def test_edge_listen_finds_the_feeds_end_from_a_minute_back_not_from_its_s
 
     import httpx
 
-    from edge import cli
+    from edge.cli import listen
     from edge.domain import ids
 
     shop = await manual_shop(admin)
@@ -150,7 +150,7 @@ async def test_edge_listen_finds_the_feeds_end_from_a_minute_back_not_from_its_s
 
     monkeypatch.setattr(httpx, "request", noted)
     args = argparse.Namespace(data=str(node.ctx.settings.data_dir), url=None, json=False)
-    end = await trio.to_thread.run_sync(cli._feed_end, args, path)
+    end = await trio.to_thread.run_sync(listen._feed_end, args, path)
     assert end == feed[-1]["id"]
     now = node.ctx.clock_ms()
     assert asked and all(

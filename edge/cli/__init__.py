@@ -1,0 +1,85 @@
+"""The ``edge`` command line: argument parsing only. ``serve`` runs the node; every other
+command calls the running node's management API through one client (``client.py``), prints
+JSON with ``--json``, and on failure prints one line and exits non-zero. One module a command
+group; each adds its commands to the parser here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from edge.cli import (
+    account,
+    backup,
+    button,
+    deliveries,
+    endpoint,
+    events,
+    key,
+    listen,
+    logs,
+    product,
+    project,
+    provider,
+    serve,
+    trigger,
+    tx,
+)
+from edge.cli.client import CliError
+from edge.config import ConfigError
+from edge.domain.terminal import printable
+
+# in the order `edge --help` lists them
+_GROUPS = (
+    serve,
+    backup,
+    button,
+    account,
+    project,
+    product,
+    provider,
+    key,
+    endpoint,
+    listen,
+    tx,
+    deliveries,
+    trigger,
+    logs,
+    events,
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except (CliError, ConfigError) as exc:
+        print(f"edge: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="edge", description="A self-contained payment integration node."
+    )
+    parser.add_argument("--version", action="version", version=f"edge {_version()}")
+    commands = parser.add_subparsers(metavar="COMMAND")
+    for group in _GROUPS:
+        group.add_commands(commands)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("edge")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"

@@ -1,0 +1,62 @@
+"""``edge product``: a project's products (what a button sells, at what price)."""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal
+from typing import Any
+
+from edge.cli.client import CliError, call, show, show_items
+from edge.cli.parsing import Subcommands, add_command, add_group
+from edge.domain.money import exponent
+
+
+def add_commands(commands: Subcommands) -> None:
+    product = add_group(commands, "product", "products")
+    set_ = add_command(product, "set", _set, "create or replace a product", "project", "product")
+    set_.add_argument("--name", required=True)
+    set_.add_argument("--kind", choices=("payment", "subscription"), default="payment")
+    set_.add_argument("--amount", required=True)
+    set_.add_argument("--currency", required=True)
+    set_.add_argument("--interval", choices=("day", "week", "month", "year"))
+    add_command(product, "list", _list, "the project's products", "project")
+
+
+def _set(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {
+        "name": args.name,
+        "kind": args.kind,
+        "amount": _number(args.amount),
+        "currency": args.currency,
+    }
+    if args.interval:
+        body["interval"] = args.interval
+    product = call(
+        args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body
+    )
+    show(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
+    return 0
+
+
+def _number(text: str) -> float:
+    # A float's repr is the shortest string that reads back as it, so any amount of up to 15
+    # significant digits reaches the node (which parses Decimal) with exactly the digits given.
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        raise CliError(f"not a number: {text}") from None
+    if not value.is_finite() or len(value.as_tuple().digits) > 15:
+        raise CliError(f"not an amount: {text}")
+    return float(value)
+
+
+def _list(args: argparse.Namespace) -> int:
+    products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
+    show_items(args, {"items": products}, _line, "no products")
+    return 0
+
+
+def _line(p: dict[str, Any]) -> str:
+    every = f" / {p['interval']}" if p.get("interval") else ""
+    amount = f"{p['amount']:.{exponent(p['currency'])}f}"
+    return f"{p['id']}  {amount} {p['currency']}{every}  {p['kind']}  {p['name']}"
