@@ -192,6 +192,7 @@ def _provider_error(message: str) -> ProviderError:
 
 BTCPAY = BTCPayProvider(
     name="btcpay",
+    display_name="BTCPay Server",
     kind="crypto",
     checkout_type="redirect",
     default_label="Crypto",

@@ -248,6 +248,7 @@ def _provider_error(message: str, retryable: bool = True) -> ProviderError:
 
 PADDLE = PaddleProvider(
     name="paddle",
+    display_name="Paddle",
     kind="form",
     checkout_type="token",
     default_label="Card",

@@ -360,6 +360,7 @@ async def _make_plan(request: CheckoutRequest, value: str) -> str:
 
 PAYPAL = PayPalProvider(
     name="paypal",
+    display_name="PayPal",
     kind="wallet",
     checkout_type="approval",
     default_label="PayPal",

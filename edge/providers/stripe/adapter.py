@@ -232,6 +232,7 @@ def _provider_error(message: str) -> ContractError:
 
 STRIPE = StripeProvider(
     name="stripe",
+    display_name="Stripe",
     kind="card",
     checkout_type="redirect",
     default_label="Card",
