@@ -30,9 +30,9 @@ from edge.providers.base import (
     FollowUpResult,
     NormalizedEvent,
     Provider,
-    SignatureInvalid,
 )
 from edge.providers.btcpay import events, money, signature
+from edge.providers.signing import signing_mode
 
 # Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
 CHECKOUT_LIFETIME_MIN = 30
@@ -79,12 +79,10 @@ class BTCPayProvider(Provider):
         """The mode whose webhook secret signed the exact body bytes. No timestamp window:
         BTCPay's retries resend the first body (CONTRACT 4.3)."""
         digest = signature.parse_header(headers.get(signature.HEADER))
-        for mode, plain in credentials.items():
-            secret = plain.get("webhookSecret")
-            if secret and signature.signature_matches(digest, body, [str(secret)]):
-                return mode
-        raise SignatureInvalid(
-            "no_matching_signature", "No signature matches the body and the webhook secret."
+        return signing_mode(
+            credentials,
+            ("webhookSecret",),
+            lambda secrets: signature.signature_matches(digest, body, secrets),
         )
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:

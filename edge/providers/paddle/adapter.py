@@ -38,6 +38,7 @@ from edge.providers.base import (
     Provider,
 )
 from edge.providers.paddle import events, money, signature
+from edge.providers.signing import signing_mode
 
 LIVE_API_BASE = "https://api.paddle.com"
 SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
@@ -89,13 +90,14 @@ class PaddleProvider(Provider):
         sends one per secret while a destination's secret rotates). A genuine but stale
         signature is timestamp_out_of_tolerance."""
         timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
-        for mode, plain in credentials.items():
-            secret = plain.get("webhookSecret")
-            if secret and signature.signature_matches(timestamp, signatures, body, [secret]):
-                assert self.signature_window_s is not None  # Paddle signs every attempt
-                signature.check_timestamp(timestamp, now_s, self.signature_window_s)
-                return mode
-        raise signature.no_matching_signature()
+        mode = signing_mode(
+            credentials,
+            ("webhookSecret",),
+            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+        )
+        assert self.signature_window_s is not None  # Paddle signs every attempt
+        signature.check_timestamp(timestamp, now_s, self.signature_window_s)
+        return mode
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         return events.normalize(body)

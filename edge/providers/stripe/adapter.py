@@ -32,6 +32,7 @@ from edge.providers.base import (
     PriceProblem,
     Provider,
 )
+from edge.providers.signing import signing_mode
 from edge.providers.stripe import events, form, money, signature
 
 DEFAULT_API_BASE = "https://api.stripe.com"
@@ -76,12 +77,13 @@ class StripeProvider(Provider):
         that cannot be read as missing_header or malformed_header, anything else as
         no_matching_signature."""
         timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
-        for mode, plain in credentials.items():
-            secrets = [plain[k] for k in ("webhookSecret", "previousWebhookSecret") if plain.get(k)]
-            if signature.signature_matches(timestamp, signatures, body, secrets):
-                signature.check_timestamp(timestamp, now_s, self.window_s())
-                return mode
-        raise signature.no_matching_signature()
+        mode = signing_mode(
+            credentials,
+            ("webhookSecret", "previousWebhookSecret"),
+            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+        )
+        signature.check_timestamp(timestamp, now_s, self.window_s())
+        return mode
 
     def window_s(self) -> int:
         """The timestamp window: Stripe signs every attempt afresh, so one is always set."""
