@@ -1,7 +1,7 @@
 """``edge serve --demo``: the node, every registered provider's simulator and a demo shop on
 loopback, with a test project wired to them, so a person can buy and watch the status reach
-``succeeded`` without any provider account. The providers come from ``edge.providers.registry``
-(each registration's ``demo`` credentials, in registration order). The project is kept in the
+``succeeded`` without any provider account. The providers come from ``edge.sim.registry`` (each
+registration's ``demo`` credentials, in registration order). The project is kept in the
 data dir and rewired on every start (a new simulator means a new webhook secret)."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from edge.config import Settings
 from edge.datadir import write_private
 from edge.http.button import snippet
 from edge.node import RunningNode, run_node
-from edge.providers.registry import REGISTRATIONS, Simulator
+from edge.sim.registration import Simulator
+from edge.sim.registry import REGISTRATIONS
 from edge.sim.shop import DemoShop
 
 DEMO_FILE = "demo.json"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
@@ -157,6 +158,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         activity=activity,
                         hashing=hashing,
                         mailer=_mailer(settings, settings.public_url or url),
+                        send_simulated=_send_simulated,
                     )
 
                     async def shutdown_trigger() -> None:
@@ -268,6 +270,21 @@ class _Projects:
             project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
         )
         return said
+
+
+async def _send_simulated(
+    http: httpx.AsyncClient,
+    node_url: str,
+    project_id: str,
+    provider: str,
+    event_type: str,
+    material: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``edge trigger``'s way to the simulators' event builders and signers: imported on the
+    first trigger, so a node that never triggers loads none of ``edge.sim``."""
+    from edge.sim.registry import send_simulated
+
+    return await send_simulated(http, node_url, project_id, provider, event_type, material)
 
 
 def _mailer(settings: Settings, public_url: str) -> Mailer | None:

@@ -60,3 +60,8 @@ def test_http_reads_through_the_actors_and_knows_no_pages(banned: str) -> None:
 @pytest.mark.parametrize("package", ["actors", "store", "providers"])
 def test_the_layers_below_http_never_reach_up(package: str) -> None:
     assert offenders(package, banned=("edge.http", "edge.dashboard", "edge.cli")) == {}
+
+
+@pytest.mark.parametrize("package", ["actors", "store", "providers", "domain", "http"])
+def test_production_layers_never_import_a_simulator(package: str) -> None:
+    assert offenders(package, banned=("edge.sim",)) == {}

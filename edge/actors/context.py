@@ -1,6 +1,6 @@
 """What the node's parts share: the store and its writer, the actor registry, the secret sealer,
-the public-info signer, settings, the HTTP client for provider calls, the API key index, and
-where the node listens.
+the public-info signer, settings, the HTTP client for provider calls, the API key index, where
+the node listens, and the way to the simulators for ``edge trigger``.
 
 Complete when constructed: ``open_node`` opens every piece first (store, writer, registry, the
 listening socket) and only then builds the context.
@@ -9,8 +9,9 @@ listening socket) and only then builds the context.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import trio
@@ -22,6 +23,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
+from edge.errors import Conflict
 from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.sealing import Sealer
@@ -32,6 +34,26 @@ from edge.store.writer import StoreWriter
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+# ``edge trigger``: (a client for the node's own address, the node's URL, project, provider,
+# normalized event type, the actor's ``TriggerMaterial``) -> what the node answered the signed,
+# simulated delivery. The secrets it signs with stay in the node: the answer carries none.
+SendSimulated = Callable[
+    [httpx.AsyncClient, str, str, str, str, Mapping[str, Any]], Awaitable[dict[str, Any]]
+]
+
+
+async def no_simulators(
+    http: httpx.AsyncClient,
+    node_url: str,
+    project_id: str,
+    provider: str,
+    event_type: str,
+    material: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A context made without the composition root's simulators (tests of one part)."""
+    raise Conflict("not_simulated", "This node was started without its simulators.")
 
 
 class Load:
@@ -90,6 +112,10 @@ class NodeContext:
     accounts_lock: trio.Lock = field(default_factory=trio.Lock)
     hashing: HashingPool = field(default_factory=HashingPool)  # passwords: bounded, off the loop
     mailer: Mailer | None = None  # EDGE_SMTP_URL: where reset links are e-mailed
+    # the simulators' signed deliveries, which the composition root (edge.node) loads on the
+    # first trigger: the HTTP layer never imports edge.sim, and a node that never triggers
+    # loads none of it
+    send_simulated: SendSimulated = no_simulators
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -39,3 +39,20 @@ class EventType(StrEnum):
 # provider; counting it would charge the merchant for their own traffic and
 # could make a checkout push the project over quota before anything is paid.
 QUOTA_EXEMPT: frozenset[EventType] = frozenset({EventType.CHECKOUT_CREATED})
+
+# What ``edge trigger`` may ask a provider's simulator to send (CONTRACT 10): every type but
+# those the node records itself (a checkout's creation, a payment marked by hand, an amount
+# that does not match) and ``unmatched``, which is no event of its own. Each simulator sends
+# some of them (``409 not_simulated`` for the others); together they send all
+# (tests/sim/test_sim_registry.py holds them to it).
+SIMULATED: tuple[EventType, ...] = tuple(
+    t
+    for t in EventType
+    if t
+    not in {
+        EventType.CHECKOUT_CREATED,
+        EventType.MANUAL_MARKED_PAID,
+        EventType.PAYMENT_AMOUNT_MISMATCH,
+        EventType.UNMATCHED,
+    }
+)

@@ -10,13 +10,13 @@ from quart import Blueprint, Response, request
 
 from edge.actors.messages import StartCheckout
 from edge.domain import ids
-from edge.domain.providers import CONTRACT_PROVIDERS
 from edge.errors import InvalidRequest, NotFound, project_not_found
 from edge.http import bodies
 from edge.http.auth import project_caller
 from edge.http.clients import charge
 from edge.http.context import ask
 from edge.http.jsonio import dumps, json_response, read_json_object
+from edge.providers.registry import PROVIDERS
 
 blueprint = Blueprint("checkout", __name__)
 
@@ -28,10 +28,9 @@ _IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{MAX_IDEMPOTENCY_KEY}}}")
 
 @blueprint.post("/api/checkout/<provider>/<project_id>")
 async def start_checkout(provider: str, project_id: str) -> Response:
-    if provider not in CONTRACT_PROVIDERS:
+    if provider not in PROVIDERS:
         raise NotFound(
-            "unknown_provider",
-            f"No provider {provider!r}; use one of {', '.join(CONTRACT_PROVIDERS)}.",
+            "unknown_provider", f"No provider {provider!r}; use one of {', '.join(PROVIDERS)}."
         )
     if not ids.is_project_id(project_id):
         raise project_not_found()

@@ -26,7 +26,7 @@ from edge.http.paging import limit, read
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
-from edge.providers.registry import PROVIDERS, send_simulated
+from edge.providers.registry import PROVIDERS
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
@@ -335,7 +335,9 @@ async def trigger() -> Response:
     ctx = node()
     # the node posts to itself: its own address, not one an account holder set
     async with httpx.AsyncClient(timeout=15.0, trust_env=False) as own:
-        sent = await send_simulated(own, ctx.bound_url, project_id, provider, event_type, material)
+        sent = await ctx.send_simulated(
+            own, ctx.bound_url, project_id, provider, event_type, material
+        )
     return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=NO_STORE)
 
 

@@ -15,11 +15,11 @@ from edge.actors.context import NodeContext
 from edge.actors.deliveries import deliver
 from edge.actors.messages import Charge, Webhook
 from edge.domain import ids
-from edge.domain.providers import CONTRACT_PROVIDERS
 from edge.errors import NotFound, project_not_found
 from edge.http.asgi import Receive, Scope, Send, answer, encode, read_body
 from edge.http.errors import method_not_allowed, no_such_endpoint
 from edge.http.jsonio import dumps
+from edge.providers.registry import PROVIDERS
 
 PREFIX = "/webhook/"
 ROUTES = (("POST", "/webhook/{provider}/{projectId}"),)
@@ -44,7 +44,7 @@ class WebhookRoute:
             return
         if method != "POST":
             raise method_not_allowed(ALLOW)
-        if provider not in CONTRACT_PROVIDERS:
+        if provider not in PROVIDERS:
             raise NotFound("unknown_provider", f"No provider {provider!r}.")
         if not ids.is_project_id(project_id):
             raise project_not_found()

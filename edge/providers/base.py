@@ -206,6 +206,7 @@ class Provider:
     checkout_type: str  # redirect, approval, token, reference
     default_label: str
     icon: str  # file name under /static/icons/
+    display_name: str = ""  # how buyers and merchants know it ("BTCPay Server"); else ``name``
     credential_fields: tuple[CredentialField, ...] = field(default=())
     publishable_field: str | None = None
     uses_reference_code: bool = False

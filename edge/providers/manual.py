@@ -27,6 +27,7 @@ class ManualProvider(Provider):
 
 MANUAL = ManualProvider(
     name="manual",
+    display_name="Pay by mail",
     kind="manual",
     checkout_type="reference",
     default_label="Pay by mail",

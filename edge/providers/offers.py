@@ -14,18 +14,15 @@ from typing import Any
 from edge.domain.status import Kind
 from edge.providers import prices
 from edge.providers.base import Provider
-
-NAMES = {
-    "stripe": "Stripe",
-    "paypal": "PayPal",
-    "paddle": "Paddle",
-    "btcpay": "BTCPay Server",
-    "manual": "Pay by mail",
-}
+from edge.providers.registry import PROVIDERS
 
 
 def display_name(provider: Provider) -> str:
-    return NAMES.get(provider.name, provider.name)
+    return provider.display_name or provider.name
+
+
+# each provider's name in words, by its name in paths (the dashboard's sentences)
+NAMES = {name: display_name(provider) for name, provider in PROVIDERS.items()}
 
 
 def missing_fields(provider: Provider, stored: Mapping[str, Any]) -> list[str]:

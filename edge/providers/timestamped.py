@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from edge.providers.base import SignatureInvalid
+from edge.providers.signing import no_matching_signature
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
@@ -119,7 +120,4 @@ def check_timestamp(timestamp: int, now_s: float, tolerance_s: int) -> None:
     )
 
 
-def no_matching_signature() -> SignatureInvalid:
-    return SignatureInvalid(
-        "no_matching_signature", "No signature matches the body and the webhook secret."
-    )
+__all__ = ["Scheme", "check_timestamp", "no_matching_signature"]

@@ -2,8 +2,8 @@
 to this node's own webhook endpoint, so it runs through the whole pipeline (signature,
 normalization, deduplication, transitions, storage) exactly as a real delivery would.
 
-Each provider's ``Trigger`` is part of its registration (``edge.providers.registry``); this
-module knows no provider by name."""
+Each provider's ``Trigger`` is part of its simulator's registration (``edge.sim.registry``);
+this module knows no provider by name."""
 
 from __future__ import annotations
 

@@ -1,45 +1,48 @@
-"""One registration per provider, and the layers that must not reach around it."""
+"""One registration per provider, and the layers that must not reach around it: the adapters'
+registry holds adapters only, and neither the providers, the actors nor the HTTP layer import a
+simulator (the simulators' own registry is tests/sim/test_sim_registry.py)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import httpx
 import pytest
 
-from edge.errors import Conflict
-from edge.providers.registry import PROVIDERS, REGISTRATIONS, send_simulated
+from edge.providers.base import Provider
+from edge.providers.registry import PROVIDERS
 
 EDGE = Path(__file__).parents[2] / "edge"
 
 
-def test_registrations_name_their_adapters() -> None:
-    assert list(REGISTRATIONS) == ["stripe", "paypal", "paddle", "btcpay", "manual"]
-    for name, registration in REGISTRATIONS.items():
-        assert registration.name == name
-        assert PROVIDERS[name] is registration.adapter
+def test_the_registry_names_its_adapters() -> None:
+    assert list(PROVIDERS) == ["stripe", "paypal", "paddle", "btcpay", "manual"]
+    for name, adapter in PROVIDERS.items():
+        assert isinstance(adapter, Provider) and adapter.name == name
 
 
-def test_stripe_is_fully_registered() -> None:
-    stripe = REGISTRATIONS["stripe"]
-    assert stripe.simulator is not None and stripe.trigger is not None and stripe.demo
-    assert "payment.succeeded" in stripe.trigger.events
-    assert stripe.adapter.signature_window_s == 300
+def test_stripe_is_registered_with_its_window() -> None:
+    assert PROVIDERS["stripe"].signature_window_s == 300
 
 
-async def test_a_provider_without_a_trigger_is_refused() -> None:
-    async with httpx.AsyncClient() as http:
-        with pytest.raises(Conflict) as caught:
-            await send_simulated(http, "http://127.0.0.1:9", "p", "manual", "payment.succeeded", {})
-    assert caught.value.code == "not_simulated"
-    assert "stripe" in caught.value.message
-
-
-@pytest.mark.parametrize("path", sorted((EDGE / "http").glob("*.py")), ids=lambda p: p.name)
-def test_http_never_imports_the_simulators(path: Path) -> None:
+def _imported(path: Path) -> list[str]:
+    names: list[str] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            assert not (node.module or "").startswith("edge.sim")
+            names.append(node.module or "")
         elif isinstance(node, ast.Import):
-            assert not any(alias.name.startswith("edge.sim") for alias in node.names)
+            names.extend(alias.name for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        p
+        for layer in ("http", "providers", "actors", "domain", "store")
+        for p in (EDGE / layer).rglob("*.py")
+    ),
+    ids=lambda p: str(p.relative_to(EDGE)),
+)
+def test_the_node_s_layers_never_import_the_simulators(path: Path) -> None:
+    assert not [name for name in _imported(path) if name.startswith("edge.sim")]

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from edge.domain import credential_shapes, emails
-from edge.domain.events import EventType
+from edge.domain.events import SIMULATED, EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.quota import DEFAULT_TIERS
 from edge.domain.status import Status
 from edge.http.openapi import patterns
 from edge.providers.base import CredentialField, Provider
-from edge.providers.registry import PROVIDERS, REGISTRATIONS
+from edge.providers.registry import PROVIDERS
 
 Schema = dict[str, Any]
 
@@ -124,7 +124,7 @@ REDIRECT_IN: Schema = {
 # which ECMA's \s does not
 NOT_BLANK = "[^\\s\\u001c-\\u001f\\u0085]"
 MODE: Schema = {"type": "string", "enum": ["live", "test"]}
-PROVIDER: Schema = {"type": "string", "enum": ["stripe", "paypal", "paddle", "btcpay", "manual"]}
+PROVIDER: Schema = {"type": "string", "enum": list(PROVIDERS)}
 
 
 def schemas() -> dict[str, Schema]:
@@ -1001,9 +1001,7 @@ def _manage_schemas() -> dict[str, Schema]:
                 "provider": PROVIDER,
                 "type": {
                     "type": "string",
-                    "enum": sorted(
-                        {t for r in REGISTRATIONS.values() if r.trigger for t in r.trigger.events}
-                    ),
+                    "enum": sorted(SIMULATED),
                     "description": "An event type a provider's simulator can send; one this "
                     "provider's cannot is 409 not_simulated.",
                 },

@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from edge.errors import Conflict, ProviderError
+from edge.errors import Conflict
+from edge.providers import calls
 from edge.providers.base import (
     REFUND,
     CheckoutRequest,
@@ -29,13 +30,12 @@ from edge.providers.base import (
     FollowUpResult,
     NormalizedEvent,
     Provider,
-    SignatureInvalid,
 )
 from edge.providers.btcpay import events, money, signature
+from edge.providers.signing import signing_mode
 
 # Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
 CHECKOUT_LIFETIME_MIN = 30
-MAX_ANSWER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class BTCPayProvider(Provider):
         invoice = await _call(request.http, credentials, base + path, invoice_body(request))
         invoice_id, url = invoice.get("id"), invoice.get("checkoutLink")
         if not isinstance(invoice_id, str) or not invoice_id or not isinstance(url, str):
-            raise _provider_error("BTCPay answered without an invoice and its checkout link.")
+            raise calls.provider_error("BTCPay answered without an invoice and its checkout link.")
         expires = invoice.get("expirationTime")
         return CheckoutResult(
             fields={"url": url},
@@ -79,12 +79,10 @@ class BTCPayProvider(Provider):
         """The mode whose webhook secret signed the exact body bytes. No timestamp window:
         BTCPay's retries resend the first body (CONTRACT 4.3)."""
         digest = signature.parse_header(headers.get(signature.HEADER))
-        for mode, plain in credentials.items():
-            secret = plain.get("webhookSecret")
-            if secret and signature.signature_matches(digest, body, [str(secret)]):
-                return mode
-        raise SignatureInvalid(
-            "no_matching_signature", "No signature matches the body and the webhook secret."
+        return signing_mode(
+            credentials,
+            ("webhookSecret",),
+            lambda secrets: signature.signature_matches(digest, body, secrets),
         )
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
@@ -145,30 +143,11 @@ def invoice_body(request: CheckoutRequest) -> dict[str, Any]:
 async def _call(
     http: httpx.AsyncClient, credentials: Mapping[str, Any], url: str, body: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """POST JSON to BTCPay and return the JSON object; ``502 provider_error`` on a transport
-    error, a non-2xx answer or a body that is not a JSON object."""
-    headers = {"Authorization": f"token {credentials['apiKey']}", "Accept": "application/json"}
-    try:
-        response = await http.post(url, json=body, headers=headers)
-    except httpx.HTTPError as exc:
-        raise _provider_error(f"Could not reach BTCPay Server ({type(exc).__name__}).") from None
-    try:
-        answer = response.json() if len(response.content) <= MAX_ANSWER else None
-    except ValueError:
-        answer = None
-    if not response.is_success:
-        message = f"BTCPay Server answered {response.status_code}"
-        detail = _error_message(answer)
-        if detail:
-            message += ": " + detail.replace(str(credentials["apiKey"]), "[api key]")
-        raise ProviderError(
-            "provider_error",
-            message[:500] + ".",
-            retryable=response.status_code >= 500 or response.status_code == 429,
-        )
-    if not isinstance(answer, dict):
-        raise _provider_error("BTCPay Server answered with something that is not a JSON object.")
-    return answer
+    """POST JSON to BTCPay and return the JSON object (``edge.providers.calls``: its errors,
+    limits and retry rule)."""
+    key = str(credentials["apiKey"])
+    headers = {"Authorization": f"token {key}", "Accept": "application/json"}
+    return await calls.call(http, API, "POST", url, headers=headers, hidden=[key], json_body=body)
 
 
 def _error_message(answer: Any) -> str | None:
@@ -186,12 +165,12 @@ def _error_message(answer: Any) -> str | None:
     return None
 
 
-def _provider_error(message: str) -> ProviderError:
-    return ProviderError("provider_error", message, retryable=True)
+API = calls.Api("BTCPay Server", _error_message)
 
 
 BTCPAY = BTCPayProvider(
     name="btcpay",
+    display_name="BTCPay Server",
     kind="crypto",
     checkout_type="redirect",
     default_label="Crypto",

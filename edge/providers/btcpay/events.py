@@ -29,14 +29,13 @@ verified delivery would lose it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from edge.domain import ids
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent
+from edge.providers.reading import integer, json_object, mapping, refs, string, tx_id
 
 E, S = EventType, Status
 
@@ -69,36 +68,23 @@ def dedup_key(event: Mapping[str, Any]) -> str | None:
 def normalize(body: bytes) -> NormalizedEvent:
     """The ``NormalizedEvent`` of a verified BTCPay delivery; ``MalformedPayload`` when the body
     is not a JSON object with a ``type`` and a delivery id. Never raises otherwise."""
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedPayload("The body is not JSON.") from None
-    if not isinstance(event, dict):
-        raise MalformedPayload("The body is not a JSON object.")
-    btcpay_type, delivery = event.get("type"), dedup_key(event)
-    if not isinstance(btcpay_type, str) or not btcpay_type or delivery is None:
+    event = json_object(body)
+    btcpay_type, delivery = string(event, "type"), dedup_key(event)
+    if btcpay_type is None or delivery is None:
         raise MalformedPayload("A BTCPay delivery needs type and deliveryId.")
-    invoice_id = _str(event.get("invoiceId"))
+    invoice_id = string(event, "invoiceId")
     by_hand = event.get("manuallyMarked") is True
     row = EVENT_TABLE.get((btcpay_type, by_hand)) if invoice_id else None
     event_type, target = row or (E.UNMATCHED, None)
-    metadata = event.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    order_id = metadata.get("orderId")
-    timestamp = event.get("timestamp")
+    metadata = mapping(event, "metadata")
+    timestamp = integer(event, "timestamp")
     return NormalizedEvent(
         provider_event_id=delivery,
         type=event_type,
         provider_type=btcpay_type,
-        occurred_at_ms=timestamp * 1000
-        if isinstance(timestamp, int) and not isinstance(timestamp, bool) and timestamp > 0
-        else None,
-        tx_id=order_id if ids.is_tx_id(order_id) else None,
-        refs=(invoice_id,) if invoice_id else (),
+        occurred_at_ms=timestamp * 1000 if timestamp is not None and timestamp > 0 else None,
+        tx_id=tx_id(metadata.get("orderId")),
+        refs=refs(invoice_id),
         payment_status=target,
-        customer_ref=_str(metadata.get("customerRef")),
+        customer_ref=string(metadata, "customerRef"),
     )
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None

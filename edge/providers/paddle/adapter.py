@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from edge.errors import Conflict, ProviderError
+from edge.errors import Conflict
+from edge.providers import calls
 from edge.providers.base import (
     REFUND,
     CheckoutRequest,
@@ -37,6 +38,7 @@ from edge.providers.base import (
     Provider,
 )
 from edge.providers.paddle import events, money, signature
+from edge.providers.signing import signing_mode
 
 LIVE_API_BASE = "https://api.paddle.com"
 SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
@@ -46,7 +48,6 @@ MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
 # transaction-price-create-base): the node sends the product's name there
 MIN_NAME = 2
-MAX_ANSWER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class PaddleProvider(Provider):
         )
         txn = answer.get("id")
         if not isinstance(txn, str) or not txn.startswith("txn_"):
-            raise _provider_error("Paddle answered without a transaction id.")
+            raise calls.provider_error("Paddle answered without a transaction id.")
         return CheckoutResult(
             fields={"token": txn, "publishableKey": request.credentials["clientToken"]},
             provider_ref=txn,
@@ -89,13 +90,14 @@ class PaddleProvider(Provider):
         sends one per secret while a destination's secret rotates). A genuine but stale
         signature is timestamp_out_of_tolerance."""
         timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
-        for mode, plain in credentials.items():
-            secret = plain.get("webhookSecret")
-            if secret and signature.signature_matches(timestamp, signatures, body, [secret]):
-                assert self.signature_window_s is not None  # Paddle signs every attempt
-                signature.check_timestamp(timestamp, now_s, self.signature_window_s)
-                return mode
-        raise signature.no_matching_signature()
+        mode = signing_mode(
+            credentials,
+            ("webhookSecret",),
+            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+        )
+        assert self.signature_window_s is not None  # Paddle signs every attempt
+        signature.check_timestamp(timestamp, now_s, self.signature_window_s)
+        return mode
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         return events.normalize(body)
@@ -123,7 +125,7 @@ class PaddleProvider(Provider):
         general = urls.get("general") if isinstance(urls, dict) else None
         url = general.get("overview") if isinstance(general, dict) else None
         if not isinstance(url, str) or not url:
-            raise _provider_error("Paddle answered without a portal address.")
+            raise calls.provider_error("Paddle answered without a portal address.")
         return PortalResult(url=url)
 
 
@@ -146,7 +148,9 @@ async def refund(request: FollowUpRequest) -> FollowUpResult:
         lines = entity.get("details", {}).get("line_items") if isinstance(entity, dict) else None
         line = lines[0].get("id") if isinstance(lines, list) and lines else None
         if not isinstance(line, str):
-            raise _provider_error("Paddle's transaction has no line to refund.", retryable=False)
+            raise calls.provider_error(
+                "Paddle's transaction has no line to refund.", retryable=False
+            )
         amount = money.to_paddle(int(params["amount"]), str(tx["currency"]))
         body.update(type="partial", items=[{"item_id": line, "type": "partial", "amount": amount}])
     made = await _call(request.http, credentials, tx["isTest"], "/adjustments", body)
@@ -199,36 +203,19 @@ async def _call(
     body: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """POST JSON to Paddle (GET when ``body`` is None; its sandbox for test mode unless
-    ``apiBase`` says otherwise) and return the answer's ``data`` object; ``502
-    provider_error`` on a transport error, a refusal, or an answer without a ``data`` object."""
+    ``apiBase`` says otherwise) and return the answer's ``data`` object
+    (``edge.providers.calls``: its errors, limits and retry rule)."""
     default = SANDBOX_API_BASE if test else LIVE_API_BASE
     base = str(credentials.get("apiBase") or default).rstrip("/")
     key = str(credentials["apiKey"])
     headers = {"Authorization": f"Bearer {key}", "Paddle-Version": API_VERSION}
-    try:
-        if body is None:
-            response = await http.get(base + path, headers=headers)
-        else:
-            response = await http.post(base + path, json=body, headers=headers)
-    except httpx.HTTPError as exc:
-        # the exception text may carry the request; the class name says enough
-        raise _provider_error(f"Could not reach Paddle ({type(exc).__name__}).") from None
-    try:
-        answer = response.json() if len(response.content) <= MAX_ANSWER else None
-    except ValueError:
-        answer = None
-    if not response.is_success:
-        message = f"Paddle answered {response.status_code}"
-        detail = _error_message(answer)
-        if detail:
-            message += ": " + detail.replace(key, "[API key]")
-        raise _provider_error(
-            message[:500] + ("" if message.endswith(".") else "."),
-            retryable=response.status_code >= 500 or response.status_code == 429,
-        )
-    data = answer.get("data") if isinstance(answer, dict) else None
+    method = "GET" if body is None else "POST"
+    answer = await calls.call(
+        http, API, method, base + path, headers=headers, hidden=[key], json_body=body
+    )
+    data = answer.get("data")
     if not isinstance(data, dict):
-        raise _provider_error("Paddle answered with something that is not a Paddle entity.")
+        raise calls.provider_error("Paddle answered with something that is not a Paddle entity.")
     return data
 
 
@@ -242,12 +229,12 @@ def _error_message(answer: Any) -> str | None:
     return text or None
 
 
-def _provider_error(message: str, retryable: bool = True) -> ProviderError:
-    return ProviderError("provider_error", message, retryable=retryable)
+API = calls.Api("Paddle", _error_message)
 
 
 PADDLE = PaddleProvider(
     name="paddle",
+    display_name="Paddle",
     kind="form",
     checkout_type="token",
     default_label="Card",

@@ -28,19 +28,27 @@ Paddle facts that shape it:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from edge.domain import ids
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent
 from edge.providers.paddle.money import from_paddle
+from edge.providers.reading import (
+    json_object,
+    look_up,
+    mapping,
+    node_money,
+    refs,
+    string,
+    strings,
+    tx_id,
+)
 
 E, S = EventType, Status
 
@@ -152,18 +160,12 @@ class _Facts:
 def normalize(body: bytes) -> NormalizedEvent:
     """The ``NormalizedEvent`` of a verified Paddle event; ``MalformedPayload`` when the body is
     not JSON or lacks ``event_id``, ``event_type`` or ``data``. Never raises otherwise."""
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedPayload("The body is not JSON.") from None
-    if not isinstance(event, dict):
-        raise MalformedPayload("The body is not a JSON object.")
-    event_id, paddle_type = _str(event, "event_id"), _str(event, "event_type")
+    event = json_object(body)
+    event_id, paddle_type = string(event, "event_id"), string(event, "event_type")
     data = event.get("data")
     if not event_id or not paddle_type or not isinstance(data, dict):
         raise MalformedPayload("A Paddle event needs event_id, event_type and data.")
-    variant = VARIANTS.get(paddle_type, lambda d: "")(data)
-    row = EVENT_TABLE.get((paddle_type, variant)) or EVENT_TABLE.get((paddle_type, ""))
+    variant, row = look_up(EVENT_TABLE, VARIANTS, paddle_type, data)
     event_type, payment_target, subscription_target = row or (E.UNMATCHED, None, None)
     facts = _reader(paddle_type)(variant, data)
     if subscription_target == FROM_DATA:
@@ -174,7 +176,7 @@ def normalize(body: bytes) -> NormalizedEvent:
         type=event_type,
         provider_type=paddle_type,
         occurred_at_ms=time_ms(event.get("occurred_at")),
-        tx_id=_tx_id(custom.get("txId")),
+        tx_id=tx_id(custom.get("txId")),
         refs=facts.refs,
         link_refs=facts.link_refs,
         payment_status=payment_target,
@@ -201,17 +203,17 @@ def normalize(body: bytes) -> NormalizedEvent:
 
 def _read_transaction(variant: str, d: Mapping[str, Any]) -> _Facts:
     txn, sub, customer = _id(d, "id", "txn_"), _id(d, "subscription_id", "sub_"), _customer(d)
-    totals = _dict(_dict(d, "details"), "totals")
+    totals = mapping(mapping(d, "details"), "totals")
     checkout = variant == CHECKOUT
     currency = d.get("currency_code")
     charged = from_paddle(totals.get("grand_total") or totals.get("total"), currency)
     return _Facts(
         # a renewal is found by its subscription; its own txn_ is not the checkout's
-        refs=_ids(txn, sub) if checkout else _ids(sub, txn),
+        refs=refs(txn, sub) if checkout else refs(sub, txn),
         # a customer buys other things too: the node never links one to a checkout
-        link_refs=_ids(txn, sub) if checkout else (),
+        link_refs=refs(txn, sub) if checkout else (),
         subscription_ref=sub,
-        period_end_ms=time_ms(_dict(d, "billing_period").get("ends_at")) if sub else None,
+        period_end_ms=time_ms(mapping(d, "billing_period").get("ends_at")) if sub else None,
         customer=customer,
         **_items_money(d.get("items"), totals.get("discount"), currency),
         charged=charged,
@@ -222,11 +224,11 @@ def _read_transaction(variant: str, d: Mapping[str, Any]) -> _Facts:
 def _read_subscription(variant: str, d: Mapping[str, Any]) -> _Facts:
     sub, txn, customer = _id(d, "id", "sub_"), _id(d, "transaction_id", "txn_"), _customer(d)
     return _Facts(
-        refs=_ids(sub, txn),
-        link_refs=_ids(sub, txn),
+        refs=refs(sub, txn),
+        link_refs=refs(sub, txn),
         subscription_ref=sub,
-        subscription_status=_str(d, "status"),
-        period_end_ms=time_ms(_dict(d, "current_billing_period").get("ends_at")),
+        subscription_status=string(d, "status"),
+        period_end_ms=time_ms(mapping(d, "current_billing_period").get("ends_at")),
         customer=customer,
         **_items_money(d.get("items"), None, d.get("currency_code")),
         custom_data=_custom(d),
@@ -235,12 +237,12 @@ def _read_subscription(variant: str, d: Mapping[str, Any]) -> _Facts:
 
 def _read_adjustment(variant: str, d: Mapping[str, Any]) -> _Facts:
     # only the transaction: a customer has many, and a renewal's refund is not the checkout's
-    totals = _dict(d, "totals")
+    totals = mapping(d, "totals")
     money = _money(totals.get("total"), d.get("currency_code") or totals.get("currency_code"))
-    adjustment = _str(d, "id") or "adjustment"
+    adjustment = string(d, "id") or "adjustment"
     given_back = money["amount"]
     return _Facts(
-        refs=_ids(_id(d, "transaction_id", "txn_")),
+        refs=refs(_id(d, "transaction_id", "txn_")),
         customer=_customer(d),
         **money,
         refund=Refund(given_back, adjustment) if given_back is not None else None,
@@ -248,7 +250,7 @@ def _read_adjustment(variant: str, d: Mapping[str, Any]) -> _Facts:
 
 
 def _read_other(variant: str, d: Mapping[str, Any]) -> _Facts:
-    return _Facts(refs=_ids(_str(d, "id")), custom_data=_custom(d))
+    return _Facts(refs=refs(string(d, "id")), custom_data=_custom(d))
 
 
 Reader = Callable[[str, Mapping[str, Any]], _Facts]
@@ -263,21 +265,11 @@ def _reader(paddle_type: str) -> Reader:
     return _READERS.get(paddle_type.partition(".")[0], _read_other)
 
 
-# --- small readers of untrusted JSON values ---------------------------------------------
+# --- Paddle's own shapes of JSON values (edge.providers.reading reads the rest) ---------
 
 _PADDLE_ID = re.compile(r"[a-z]{2,6}_[a-z0-9]{26}")
 # RFC 3339 as Paddle writes it, with 0 to 9 fraction digits (read to the millisecond)
 _TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)")
-
-
-def _str(o: Mapping[str, Any], key: str) -> str | None:
-    value = o.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = o.get(key)
-    return value if isinstance(value, dict) else {}
 
 
 def _id(o: Mapping[str, Any], key: str, prefix: str) -> str | None:
@@ -291,32 +283,14 @@ def _customer(d: Mapping[str, Any]) -> str | None:
     return _id(d, "customer_id", "ctm_")
 
 
-def _ids(*values: str | None) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v for v in values if v))
-
-
-def _tx_id(value: Any) -> str | None:
-    return value if ids.is_tx_id(value) else None
-
-
 def _custom(d: Mapping[str, Any]) -> dict[str, str]:
     """The string values of ``custom_data`` (the node wrote txId, customerRef and the
-    transaction's metadata there; anything else a merchant added is not the node's)."""
-    custom = d.get("custom_data")
-    if not isinstance(custom, dict):
-        return {}
-    return {k: v for k, v in custom.items() if isinstance(k, str) and isinstance(v, str)}
+    transaction's metadata there)."""
+    return strings(d.get("custom_data"))
 
 
 def _money(amount: Any, currency: Any) -> dict[str, Any]:
-    """The node's minor units of a Paddle amount; ``unreadable`` Paddle's own figure when it
-    stated one the node cannot read (never a match for a checkout's amount)."""
-    if amount is None:
-        return {"amount": None, "currency": None, "unreadable": None}
-    minor = from_paddle(amount, currency)
-    if minor is None:
-        return {"amount": None, "currency": None, "unreadable": f"{amount} {currency}"[:40]}
-    return {"amount": minor, "currency": currency, "unreadable": None}
+    return node_money(amount, currency, from_paddle(amount, currency))
 
 
 def _items_money(items: Any, discount: Any, currency: Any) -> dict[str, Any]:
@@ -327,7 +301,7 @@ def _items_money(items: Any, discount: Any, currency: Any) -> dict[str, Any]:
         return {"amount": None, "currency": None, "unreadable": None}
     total = 0
     for item in items:
-        unit = _dict(_dict(item if isinstance(item, dict) else {}, "price"), "unit_price")
+        unit = mapping(mapping(item if isinstance(item, dict) else {}, "price"), "unit_price")
         quantity = item.get("quantity") if isinstance(item, dict) else None
         minor = from_paddle(unit.get("amount"), unit.get("currency_code"))
         if (

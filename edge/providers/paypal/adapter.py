@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from edge.errors import Conflict
+from edge.providers import calls
 from edge.providers.base import (
     REFUND,
     CheckoutRequest,
@@ -82,11 +83,11 @@ class PayPalProvider(Provider):
             request_id=tx["id"],
         )
         if not answer.ok:
-            raise api.provider_error(answer.describe() + ".", retryable=answer.status >= 500)
+            raise api.refused(answer, request.credentials)
         order_id = answer.body.get("id")
         url = api.link(answer.body, "payer-action", "approve")
         if not isinstance(order_id, str) or url is None:
-            raise api.provider_error("PayPal answered without an order and its approval address.")
+            raise calls.provider_error("PayPal answered without an order and its approval address.")
         return CheckoutResult(fields={"url": url}, provider_ref=order_id, expires_at_ms=expires_at)
 
     async def verify_webhook(
@@ -157,7 +158,7 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
     answer = await api.call(
         request.http, credentials, tx["isTest"], "POST", path + "/capture", {}, capture_key(tx)
     )
-    issues = answer.issues()
+    issues = api.issues(answer.body)
     if not answer.ok and "ORDER_ALREADY_CAPTURED" in issues:
         answer = await api.call(request.http, credentials, tx["isTest"], "GET", path)
     elif answer.status == 422 and "INSTRUMENT_DECLINED" in issues:
@@ -189,14 +190,12 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
             body=answer.raw,
         )
     elif answer.status == 422 and "ORDER_NOT_APPROVED" in issues:
-        raise api.provider_error("The buyer has not approved the order yet.")
+        raise calls.provider_error("The buyer has not approved the order yet.")
     if not answer.ok:
-        raise api.provider_error(
-            answer.describe() + ".", retryable=answer.status >= 500 or answer.status == 429
-        )
+        raise api.refused(answer, credentials)
     outcome = events.capture_event(answer.body)
     if outcome is None:
-        raise api.provider_error("PayPal answered the capture without a capture in it.")
+        raise calls.provider_error("PayPal answered the capture without a capture in it.")
     return FollowUpResult(
         detail=f"captured: {outcome.provider_type.rsplit(' ', 1)[-1]}",
         events=(outcome,),
@@ -213,10 +212,10 @@ async def refund(request: FollowUpRequest) -> FollowUpResult:
         request.http, credentials, tx["isTest"], "GET", f"/v2/checkout/orders/{tx['providerRef']}"
     )
     if not order.ok:
-        raise api.provider_error(order.describe() + ".", retryable=order.status >= 500)
+        raise api.refused(order, credentials)
     capture = events.first_capture(order.body)
     if capture is None:
-        raise api.provider_error("The PayPal order has no capture to refund.", retryable=False)
+        raise calls.provider_error("The PayPal order has no capture to refund.", retryable=False)
     value = money.to_paypal(int(params["amount"]), str(tx["currency"]))
     body: dict[str, Any] = {"amount": {"currency_code": tx["currency"], "value": value}}
     if params.get("reason"):
@@ -231,9 +230,7 @@ async def refund(request: FollowUpRequest) -> FollowUpResult:
         request_id=str(params["refundId"]),
     )
     if not answer.ok:
-        raise api.provider_error(
-            answer.describe() + ".", retryable=answer.status >= 500 or answer.status == 429
-        )
+        raise api.refused(answer, credentials)
     return FollowUpResult(
         detail=f"PayPal took refund {answer.body.get('id')} ({answer.body.get('status')})"
     )
@@ -295,11 +292,13 @@ async def _subscribe(request: CheckoutRequest, value: str, expires_at: int) -> C
         request_id=tx["id"],
     )
     if not answer.ok:
-        raise api.provider_error(answer.describe() + ".", retryable=answer.status >= 500)
+        raise api.refused(answer, request.credentials)
     subscription_id = answer.body.get("id")
     url = api.link(answer.body, "approve")
     if not isinstance(subscription_id, str) or url is None:
-        raise api.provider_error("PayPal answered without a subscription and its approval address.")
+        raise calls.provider_error(
+            "PayPal answered without a subscription and its approval address."
+        )
     return CheckoutResult(
         fields={"url": url},
         provider_ref=subscription_id,
@@ -321,9 +320,11 @@ async def _make_plan(request: CheckoutRequest, value: str) -> str:
         {"name": name, "type": "SERVICE"},
         request_id=f"{tx['id']}-product",
     )
+    if not product.ok:
+        raise api.refused(product, credentials)
     product_id = product.body.get("id")
-    if not product.ok or not isinstance(product_id, str):
-        raise api.provider_error(product.describe() + ".", retryable=product.status >= 500)
+    if not isinstance(product_id, str):
+        raise calls.provider_error("PayPal answered without a catalog product id.")
     plan = await api.call(
         http,
         credentials,
@@ -352,14 +353,17 @@ async def _make_plan(request: CheckoutRequest, value: str) -> str:
         },
         request_id=f"{tx['id']}-plan",
     )
+    if not plan.ok:
+        raise api.refused(plan, credentials)
     plan_id = plan.body.get("id")
-    if not plan.ok or not isinstance(plan_id, str):
-        raise api.provider_error(plan.describe() + ".", retryable=plan.status >= 500)
+    if not isinstance(plan_id, str):
+        raise calls.provider_error("PayPal answered without a billing plan id.")
     return plan_id
 
 
 PAYPAL = PayPalProvider(
     name="paypal",
+    display_name="PayPal",
     kind="wallet",
     checkout_type="approval",
     default_label="PayPal",

@@ -14,51 +14,47 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from edge.errors import ProviderError
+from edge.providers import calls
+from edge.providers.calls import Answer
 
 SANDBOX_API = "https://api-m.sandbox.paypal.com"
 LIVE_API = "https://api-m.paypal.com"
 TOKEN_MARGIN_S = 60.0
 TOKENS_KEPT = 256
-MAX_ANSWER = 1 << 20
 
 _tokens: OrderedDict[tuple[str, str, str], tuple[str, float]] = OrderedDict()
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A PayPal answer that came back: status, the JSON body (``{}`` when there was none) and
-    the bytes it was read from."""
+def words(body: Any) -> str | None:
+    """PayPal's own words for a refusal: its error name, issues and message."""
+    body = body if isinstance(body, dict) else {}
+    name = body.get("name") or body.get("error") or ""
+    message = body.get("message") or body.get("error_description") or ""
+    parts = [p for p in (str(name), ", ".join(issues(body)), str(message)) if p]
+    return "; ".join(parts) or None
 
-    status: int
-    body: dict[str, Any]
-    raw: bytes
 
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
+API = calls.Api("PayPal", words)
 
-    def issues(self) -> tuple[str, ...]:
-        """The ``details[].issue`` codes of a PayPal error (``ORDER_ALREADY_CAPTURED``)."""
-        details = self.body.get("details")
-        if not isinstance(details, list):
-            return ()
-        return tuple(
-            d["issue"] for d in details if isinstance(d, dict) and isinstance(d.get("issue"), str)
-        )
 
-    def describe(self) -> str:
-        """PayPal's own words for a refusal: its error name, issues and message."""
-        name = self.body.get("name") or self.body.get("error") or ""
-        message = self.body.get("message") or self.body.get("error_description") or ""
-        issues = ", ".join(self.issues())
-        parts = [p for p in (str(name), issues, str(message)) if p]
-        return f"PayPal answered {self.status}" + (": " + "; ".join(parts) if parts else "")
+def issues(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``details[].issue`` codes of a PayPal error (``ORDER_ALREADY_CAPTURED``)."""
+    details = body.get("details")
+    if not isinstance(details, list):
+        return ()
+    return tuple(
+        d["issue"] for d in details if isinstance(d, dict) and isinstance(d.get("issue"), str)
+    )
+
+
+def refused(answer: Answer, credentials: Mapping[str, Any]) -> ProviderError:
+    """A refusal's error, as every provider's (``calls.refusal``)."""
+    return calls.refusal(API, answer, [str(credentials["clientSecret"])])
 
 
 def api_base(credentials: Mapping[str, Any], test: bool) -> str:
@@ -74,8 +70,9 @@ async def call(
     body: Mapping[str, Any] | None = None,
     request_id: str | None = None,
 ) -> Answer:
-    """One API call with a bearer token. Any answer PayPal gives comes back (the caller reads
-    refusals); a transport failure or a body that is not JSON is ``502 provider_error``."""
+    """One API call with a bearer token (``calls.send``). Any answer PayPal gives comes back
+    (the caller reads refusals, ``refused``); no answer, or a success that is not a JSON
+    object, is ``502 provider_error``."""
     base = api_base(credentials, test)
     headers = {"Content-Type": "application/json", "Prefer": "return=representation"}
     if request_id:
@@ -83,12 +80,19 @@ async def call(
     content = json.dumps(body).encode() if body is not None else b""
     for fresh in (False, True):
         token = await _token(http, credentials, base, fresh)
-        answer = await _send(
-            http, method, base + path, content, {**headers, "Authorization": f"Bearer {token}"}
+        answer = await calls.send(
+            http,
+            API,
+            method,
+            base + path,
+            headers={**headers, "Authorization": f"Bearer {token}"},
+            content=content,
         )
         if answer.status != 401:
             break
         _forget(credentials, base)
+    if answer.ok and not isinstance(answer.json, dict):
+        raise calls.not_an_object(API)
     return answer
 
 
@@ -103,24 +107,25 @@ async def _token(
     basic = base64.b64encode(
         f"{credentials['clientId']}:{credentials['clientSecret']}".encode()
     ).decode()
-    answer = await _send(
+    answer = await calls.send(
         http,
+        API,
         "POST",
         base + "/v1/oauth2/token",
-        b"grant_type=client_credentials",
-        {
+        headers={
             "Authorization": f"Basic {basic}",
             "Content-Type": "application/x-www-form-urlencoded",
             "Accept": "application/json",
         },
+        content=b"grant_type=client_credentials",
     )
+    if answer.status in (400, 401):
+        raise calls.provider_error("PayPal refused the client id and secret.", retryable=False)
+    if not answer.ok:
+        raise refused(answer, credentials)
     token, expires_in = answer.body.get("access_token"), answer.body.get("expires_in")
-    if not answer.ok or not isinstance(token, str) or not token:
-        raise provider_error(
-            "PayPal refused the client id and secret."
-            if answer.status in (400, 401)
-            else answer.describe() + "."
-        )
+    if not isinstance(token, str) or not token:
+        raise calls.provider_error("PayPal answered without an access token.")
     lifetime = float(expires_in) if isinstance(expires_in, int) and expires_in > 0 else 300.0
     _tokens[key] = (token, time.monotonic() + max(0.0, lifetime - TOKEN_MARGIN_S))
     _tokens.move_to_end(key)
@@ -137,32 +142,6 @@ def _token_key(credentials: Mapping[str, Any], base: str) -> tuple[str, str, str
 
 def _forget(credentials: Mapping[str, Any], base: str) -> None:
     _tokens.pop(_token_key(credentials, base), None)
-
-
-async def _send(
-    http: httpx.AsyncClient, method: str, url: str, content: bytes, headers: dict[str, str]
-) -> Answer:
-    try:
-        response = await http.request(method, url, content=content, headers=headers)
-    except httpx.HTTPError as exc:
-        # the exception text may carry the request; the class name says enough
-        raise provider_error(f"Could not reach PayPal ({type(exc).__name__}).") from None
-    raw = response.content[:MAX_ANSWER]
-    if not raw.strip():
-        return Answer(response.status_code, {}, raw)
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise provider_error(
-            f"PayPal answered {response.status_code} with something that is not a JSON object."
-        )
-    return Answer(response.status_code, body, raw)
-
-
-def provider_error(message: str, retryable: bool = True) -> ProviderError:
-    return ProviderError("provider_error", message[:500], retryable=retryable)
 
 
 def link(body: Mapping[str, Any], *rels: str) -> str | None:

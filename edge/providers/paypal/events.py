@@ -20,18 +20,26 @@ Three PayPal facts shape the table:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from edge.domain import ids
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
 from edge.providers.base import FollowUp, MalformedPayload, NormalizedEvent
 from edge.providers.paypal.money import from_paypal
+from edge.providers.reading import (
+    first,
+    json_object,
+    look_up,
+    mapping,
+    node_money,
+    refs,
+    string,
+    tx_id,
+)
 
 E, S = EventType, Status
 CAPTURE = "capture"
@@ -72,13 +80,13 @@ DISPUTE_LOST = frozenset({"RESOLVED_BUYER_FAVOUR", "ACCEPTED", "RESOLVED_WITH_PA
 VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
     "CUSTOMER.DISPUTE.RESOLVED": lambda r: (
         "won"
-        if _str(_dict(r, "dispute_outcome"), "outcome_code") in DISPUTE_WON
+        if string(mapping(r, "dispute_outcome"), "outcome_code") in DISPUTE_WON
         else "lost"
-        if _str(_dict(r, "dispute_outcome"), "outcome_code") in DISPUTE_LOST
+        if string(mapping(r, "dispute_outcome"), "outcome_code") in DISPUTE_LOST
         else ""
     ),
     # a sale outside a subscription is a v1 payment the node never makes
-    "PAYMENT.SALE.COMPLETED": lambda r: "subscription" if _str(r, "billing_agreement_id") else "",
+    "PAYMENT.SALE.COMPLETED": lambda r: "subscription" if string(r, "billing_agreement_id") else "",
 }
 
 SUBSCRIPTION_STATUS: Mapping[str, Status | None] = {
@@ -122,18 +130,12 @@ class _Facts:
 def normalize(body: bytes) -> NormalizedEvent:
     """The ``NormalizedEvent`` of a verified PayPal event; ``MalformedPayload`` when the body is
     not JSON or lacks ``id``, ``event_type`` or ``resource``. Never raises otherwise."""
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedPayload("The body is not JSON.") from None
-    if not isinstance(event, dict):
-        raise MalformedPayload("The body is not a JSON object.")
-    event_id, paypal_type = _str(event, "id"), _str(event, "event_type")
+    event = json_object(body)
+    event_id, paypal_type = string(event, "id"), string(event, "event_type")
     resource = event.get("resource")
     if not event_id or not paypal_type or not isinstance(resource, dict):
         raise MalformedPayload("A PayPal event needs id, event_type and resource.")
-    variant = VARIANTS.get(paypal_type, lambda r: "")(resource)
-    row = EVENT_TABLE.get((paypal_type, variant)) or EVENT_TABLE.get((paypal_type, ""))
+    _, row = look_up(EVENT_TABLE, VARIANTS, paypal_type, resource)
     event_type, payment_target, subscription_target = row or (E.UNMATCHED, None, None)
     facts = _reader(paypal_type)(paypal_type, resource)
     if subscription_target == FROM_RESOURCE:
@@ -165,11 +167,11 @@ def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
     """The event a capture's answer (an order with its capture) stands for: the same facts
     and the same dedup id as the capture's own webhook, so whichever comes second is a
     duplicate. None when the answer holds no capture in a status the node knows."""
-    unit = _first(order.get("purchase_units"))
-    capture = _first(_dict(unit, "payments").get("captures"))
-    status = _str(capture, "status") or ""
+    unit = first(order.get("purchase_units"))
+    capture = first(mapping(unit, "payments").get("captures"))
+    status = string(capture, "status") or ""
     outcome = CAPTURE_OUTCOMES.get(status)
-    capture_id = _str(capture, "id")
+    capture_id = string(capture, "id")
     if outcome is None or capture_id is None:
         return None
     facts = _read_capture(f"PAYMENT.CAPTURE.{status}", capture)
@@ -180,8 +182,8 @@ def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
         type=event_type,
         provider_type=f"capture answer {status}",
         occurred_at_ms=_time_ms(capture.get("update_time") or capture.get("create_time")),
-        tx_id=facts.tx_id or _tx_id(unit.get("custom_id")),
-        refs=(*facts.refs, *_ids(order.get("id"))),
+        tx_id=facts.tx_id or tx_id(unit.get("custom_id")),
+        refs=(*facts.refs, *refs(order.get("id"))),
         link_refs=facts.link_refs,
         payment_status=target,
         amount_minor=facts.amount,
@@ -193,35 +195,35 @@ def capture_event(order: Mapping[str, Any]) -> NormalizedEvent | None:
 
 def first_capture(order: Mapping[str, Any]) -> str | None:
     """The id of an order's (first) capture, from ``GET /v2/checkout/orders/{id}``."""
-    unit = _first(order.get("purchase_units"))
-    return _str(_first(_dict(unit, "payments").get("captures")), "id")
+    unit = first(order.get("purchase_units"))
+    return string(first(mapping(unit, "payments").get("captures")), "id")
 
 
 # --- readers, one per resource kind ------------------------------------------------------
 
 
 def _read_order(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    unit = _first(r.get("purchase_units"))
-    order_id = _str(r, "id")
+    unit = first(r.get("purchase_units"))
+    order_id = string(r, "id")
     approved = order_id is not None and r.get("status") == "APPROVED"
     return _Facts(
-        tx_id=_tx_id(unit.get("custom_id")) or _tx_id(unit.get("invoice_id")),
-        refs=_ids(order_id),
-        **_money(_dict(unit, "amount")),
+        tx_id=tx_id(unit.get("custom_id")) or tx_id(unit.get("invoice_id")),
+        refs=refs(order_id),
+        **_money(mapping(unit, "amount")),
         follow_ups=(FollowUp(CAPTURE, {"orderId": order_id}),) if approved else (),
     )
 
 
 def _read_capture(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    capture_id = _str(r, "id")
-    order_id = _str(_dict(_dict(r, "supplementary_data"), "related_ids"), "order_id")
-    status = _str(r, "status")
+    capture_id = string(r, "id")
+    order_id = string(mapping(mapping(r, "supplementary_data"), "related_ids"), "order_id")
+    status = string(r, "status")
     dedup = f"capture:{capture_id}:{status}" if capture_id and status in CAPTURE_OUTCOMES else None
     return _Facts(
-        tx_id=_tx_id(r.get("custom_id")) or _tx_id(r.get("invoice_id")),
-        refs=_ids(order_id, capture_id),
-        link_refs=_ids(capture_id),
-        **_money(_dict(r, "amount")),
+        tx_id=tx_id(r.get("custom_id")) or tx_id(r.get("invoice_id")),
+        refs=refs(order_id, capture_id),
+        link_refs=refs(capture_id),
+        **_money(mapping(r, "amount")),
         capture_dedup=dedup,
     )
 
@@ -229,57 +231,57 @@ def _read_capture(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
 def _read_refund(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
     """A refund of a capture: the total refunded from the capture so far when PayPal gives it,
     else this refund's own amount (counted once under its id)."""
-    breakdown = _dict(r, "seller_payable_breakdown")
-    total = _dict(breakdown, "total_refunded_amount")
-    money = _money(total) if total else _money(_dict(r, "amount"))
+    breakdown = mapping(r, "seller_payable_breakdown")
+    total = mapping(breakdown, "total_refunded_amount")
+    money = _money(total) if total else _money(mapping(r, "amount"))
     amount = money["amount"]
     refund = None
     if amount is not None:
-        refund = Refund(amount) if total else Refund(amount, _str(r, "id") or "refund")
+        refund = Refund(amount) if total else Refund(amount, string(r, "id") or "refund")
     return _Facts(
-        tx_id=_tx_id(r.get("custom_id")) or _tx_id(r.get("invoice_id")),
-        refs=_ids(_capture_of(r), r.get("id")),
+        tx_id=tx_id(r.get("custom_id")) or tx_id(r.get("invoice_id")),
+        refs=refs(_capture_of(r), r.get("id")),
         **money,
         refund=refund,
     )
 
 
 def _read_dispute(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    disputed = _first(r.get("disputed_transactions"))
+    disputed = first(r.get("disputed_transactions"))
     return _Facts(
-        tx_id=_tx_id(disputed.get("custom")) or _tx_id(disputed.get("invoice_number")),
-        refs=_ids(disputed.get("seller_transaction_id")),
-        **_money(_dict(r, "dispute_amount")),
+        tx_id=tx_id(disputed.get("custom")) or tx_id(disputed.get("invoice_number")),
+        refs=refs(disputed.get("seller_transaction_id")),
+        **_money(mapping(r, "dispute_amount")),
     )
 
 
 def _read_sale(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    agreement = _str(r, "billing_agreement_id")
-    amount = _dict(r, "amount")
+    agreement = string(r, "billing_agreement_id")
+    amount = mapping(r, "amount")
     return _Facts(
-        tx_id=_tx_id(r.get("custom")),
-        refs=_ids(agreement, r.get("id")),
+        tx_id=tx_id(r.get("custom")),
+        refs=refs(agreement, r.get("id")),
         subscription_ref=agreement,
         **_money({"value": amount.get("total"), "currency_code": amount.get("currency")}),
     )
 
 
 def _read_subscription(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    subscription_id = _str(r, "id")
-    billing = _dict(r, "billing_info")
-    last = _dict(_dict(billing, "last_payment"), "amount")
+    subscription_id = string(r, "id")
+    billing = mapping(r, "billing_info")
+    last = mapping(mapping(billing, "last_payment"), "amount")
     return _Facts(
-        tx_id=_tx_id(r.get("custom_id")),
-        refs=_ids(subscription_id),
+        tx_id=tx_id(r.get("custom_id")),
+        refs=refs(subscription_id),
         subscription_ref=subscription_id,
-        subscription_status=_str(r, "status"),
+        subscription_status=string(r, "status"),
         period_end_ms=_time_ms(billing.get("next_billing_time")),
         **(_money(last) if last else {"amount": None, "currency": None, "unreadable": None}),
     )
 
 
 def _read_other(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
-    return _Facts(refs=_ids(r.get("id")))
+    return _Facts(refs=refs(r.get("id")))
 
 
 Reader = Callable[[str, Mapping[str, Any]], _Facts]
@@ -301,29 +303,7 @@ def _reader(paypal_type: str) -> Reader:
     return next((read for prefix, read in _READERS if paypal_type.startswith(prefix)), _read_other)
 
 
-# --- small readers of untrusted JSON values ---------------------------------------------
-
-
-def _str(o: Mapping[str, Any], key: str) -> str | None:
-    value = o.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = o.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _first(value: Any) -> Mapping[str, Any]:
-    return value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else {}
-
-
-def _ids(*values: Any) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v))
-
-
-def _tx_id(value: Any) -> str | None:
-    return value if ids.is_tx_id(value) else None
+# --- PayPal's own shapes of JSON values (edge.providers.reading reads the rest) ---------
 
 
 def _capture_of(refund: Mapping[str, Any]) -> str | None:
@@ -337,16 +317,9 @@ def _capture_of(refund: Mapping[str, Any]) -> str | None:
 
 
 def _money(amount: Mapping[str, Any]) -> dict[str, Any]:
-    """``amount`` in the node's minor units and ``currency`` of a PayPal ``{currency_code,
-    value}``; both None when it is absent, and ``unreadable`` PayPal's own figure when it
-    stated one the node cannot read exactly (never a match for a checkout's amount)."""
+    """``node_money`` of a PayPal ``{currency_code, value}``."""
     value, currency = amount.get("value"), amount.get("currency_code")
-    if value is None:
-        return {"amount": None, "currency": None, "unreadable": None}
-    minor = from_paypal(value, currency)
-    if minor is None:
-        return {"amount": None, "currency": None, "unreadable": f"{value} {currency}"[:40]}
-    return {"amount": minor, "currency": currency, "unreadable": None}
+    return node_money(value, currency, from_paypal(value, currency))
 
 
 def _time_ms(value: Any) -> int | None:

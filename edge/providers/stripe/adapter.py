@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from edge.errors import Conflict, ContractError, ProviderError
+from edge.errors import Conflict
+from edge.providers import calls
 from edge.providers.base import (
     REFUND,
     CheckoutRequest,
@@ -31,6 +32,7 @@ from edge.providers.base import (
     PriceProblem,
     Provider,
 )
+from edge.providers.signing import signing_mode
 from edge.providers.stripe import events, form, money, signature
 
 DEFAULT_API_BASE = "https://api.stripe.com"
@@ -54,7 +56,7 @@ class StripeProvider(Provider):
         )
         url, session_id = session.get("url"), session.get("id")
         if not isinstance(url, str) or not isinstance(session_id, str):
-            raise _provider_error("Stripe answered without a checkout session address.")
+            raise calls.provider_error("Stripe answered without a checkout session address.")
         expires_at = session.get("expires_at")
         return CheckoutResult(
             fields={"url": url},
@@ -75,12 +77,13 @@ class StripeProvider(Provider):
         that cannot be read as missing_header or malformed_header, anything else as
         no_matching_signature."""
         timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
-        for mode, plain in credentials.items():
-            secrets = [plain[k] for k in ("webhookSecret", "previousWebhookSecret") if plain.get(k)]
-            if signature.signature_matches(timestamp, signatures, body, secrets):
-                signature.check_timestamp(timestamp, now_s, self.window_s())
-                return mode
-        raise signature.no_matching_signature()
+        mode = signing_mode(
+            credentials,
+            ("webhookSecret", "previousWebhookSecret"),
+            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+        )
+        signature.check_timestamp(timestamp, now_s, self.window_s())
+        return mode
 
     def window_s(self) -> int:
         """The timestamp window: Stripe signs every attempt afresh, so one is always set."""
@@ -109,7 +112,7 @@ class StripeProvider(Provider):
         )
         url = session.get("url")
         if not isinstance(url, str):
-            raise _provider_error("Stripe answered without a portal address.")
+            raise calls.provider_error("Stripe answered without a portal address.")
         return PortalResult(url=url)
 
 
@@ -124,9 +127,7 @@ async def refund(request: FollowUpRequest) -> FollowUpResult:
     intent = session.get("payment_intent")
     intent = intent.get("id") if isinstance(intent, dict) else intent
     if not isinstance(intent, str) or not intent:
-        raise ProviderError(
-            "provider_error", "The Stripe checkout has no payment to refund.", retryable=False
-        )
+        raise calls.provider_error("The Stripe checkout has no payment to refund.", retryable=False)
     amount = money.to_stripe(int(params["amount"]), str(tx["currency"]))
     body: dict[str, Any] = {
         "payment_intent": intent,
@@ -183,55 +184,35 @@ async def _call(
     params: Mapping[str, Any] | None,
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
-    """POST a form to Stripe (GET when ``params`` is None) and return the JSON object;
-    ``ContractError 502 provider_error`` on a transport error, a non-2xx answer (retryable but
-    for a refusal of the request itself) or a body that is not a JSON object."""
+    """POST a form to Stripe (GET when ``params`` is None) and return the JSON object
+    (``edge.providers.calls``: its errors, limits and retry rule)."""
     base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
-    headers = {"Authorization": f"Bearer {credentials['secretKey']}"}
+    key = str(credentials["secretKey"])
+    headers = {"Authorization": f"Bearer {key}"}
     if idempotency_key:
         headers["Idempotency-Key"] = idempotency_key
-    try:
-        if params is None:
-            response = await http.get(base + path, headers=headers)
-        else:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-            response = await http.post(base + path, content=form.encode(params), headers=headers)
-    except httpx.HTTPError as exc:
-        # The exception text may carry the request; the class name says enough.
-        raise _provider_error(f"Could not reach Stripe ({type(exc).__name__}).") from None
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not response.is_success:
-        message = f"Stripe answered {response.status_code}"
-        detail = _error_message(body)
-        if detail:
-            message += ": " + detail.replace(str(credentials["secretKey"]), "[secret key]")
-        # 400, 402, 404: Stripe refused the request itself, and will again
-        retryable = response.status_code not in (400, 402, 404)
-        raise ProviderError(
-            "provider_error",
-            message[:500] + ("" if message.endswith(".") else "."),
-            retryable=retryable,
-        )
-    if not isinstance(body, dict):
-        raise _provider_error("Stripe answered with something that is not a JSON object.")
-    return body
+    method, content = "GET", None
+    if params is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        method, content = "POST", form.encode(params).encode()
+    return await calls.call(
+        http, API, method, base + path, headers=headers, hidden=[key], content=content
+    )
 
 
 def _error_message(body: Any) -> str | None:
+    """Stripe's ``error.message``."""
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) and message else None
 
 
-def _provider_error(message: str) -> ContractError:
-    return ProviderError("provider_error", message, retryable=True)
+API = calls.Api("Stripe", _error_message)
 
 
 STRIPE = StripeProvider(
     name="stripe",
+    display_name="Stripe",
     kind="card",
     checkout_type="redirect",
     default_label="Card",

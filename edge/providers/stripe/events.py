@@ -17,17 +17,27 @@ old and the new places are read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.domain import ids
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent
+from edge.providers.reading import (
+    first,
+    integer,
+    json_object,
+    look_up,
+    mapping,
+    node_money,
+    refs,
+    string,
+    strings,
+    tx_id,
+)
 from edge.providers.stripe.money import from_stripe
 
 E, S = EventType, Status
@@ -70,11 +80,11 @@ EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | s
 }  # fmt: skip
 
 VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
-    "checkout.session.completed": lambda o: _str(o, "payment_status") or "",
+    "checkout.session.completed": lambda o: string(o, "payment_status") or "",
     "charge.refunded": lambda o: (
-        "full" if (_int(o, "amount_refunded") or 0) >= (_int(o, "amount") or 0) else "partial"
+        "full" if (integer(o, "amount_refunded") or 0) >= (integer(o, "amount") or 0) else "partial"
     ),
-    "charge.dispute.closed": lambda o: _str(o, "status") or "",
+    "charge.dispute.closed": lambda o: string(o, "status") or "",
     "customer.subscription.updated": lambda o: (
         "past_due" if o.get("status") in ("past_due", "unpaid") else ""
     ),
@@ -121,25 +131,19 @@ class _Facts:
 def normalize(body: bytes) -> NormalizedEvent:
     """The ``NormalizedEvent`` of a verified Stripe event body; ``MalformedPayload`` when the
     body is not JSON or lacks ``id``, ``type`` or ``data.object``. Never raises otherwise."""
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MalformedPayload("The body is not JSON.") from None
-    if not isinstance(event, dict):
-        raise MalformedPayload("The body is not a JSON object.")
-    event_id, stripe_type = _str(event, "id"), _str(event, "type")
+    event = json_object(body)
+    event_id, stripe_type = string(event, "id"), string(event, "type")
     data = event.get("data")
     obj = data.get("object") if isinstance(data, dict) else None
     if not event_id or not stripe_type or not isinstance(obj, dict):
         raise MalformedPayload("A Stripe event needs id, type and data.object.")
 
-    variant = VARIANTS.get(stripe_type, lambda o: "")(obj)
-    row = EVENT_TABLE.get((stripe_type, variant)) or EVENT_TABLE.get((stripe_type, ""))
+    _, row = look_up(EVENT_TABLE, VARIANTS, stripe_type, obj)
     event_type, payment_target, subscription_target = row or (E.UNMATCHED, None, None)
-    facts = _READERS.get(_str(obj, "object") or "", _read_other)(stripe_type, obj)
+    facts = _READERS.get(string(obj, "object") or "", _read_other)(stripe_type, obj)
     if subscription_target == FROM_OBJECT:
         subscription_target = SUBSCRIPTION_STATUS.get(facts.subscription_status or "")
-    created = _int(event, "created")
+    created = integer(event, "created")
     period_end = facts.current_period_end_s
     metadata = facts.metadata
     return NormalizedEvent(
@@ -147,7 +151,7 @@ def normalize(body: bytes) -> NormalizedEvent:
         type=event_type,
         provider_type=stripe_type,
         occurred_at_ms=created * 1000 if created is not None else None,
-        tx_id=facts.tx_id or _tx_id(metadata.get("txId")),
+        tx_id=facts.tx_id or tx_id(metadata.get("txId")),
         refs=facts.refs,
         link_refs=facts.link_refs,
         payment_status=payment_target,
@@ -174,13 +178,13 @@ def normalize(body: bytes) -> NormalizedEvent:
 def _read_session(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     # a customer pays for many things: the node never links one to a checkout
     return _Facts(
-        tx_id=_tx_id(o.get("client_reference_id")),
+        tx_id=tx_id(o.get("client_reference_id")),
         refs=_ids(o.get("id")),
         link_refs=_ids(o.get("payment_intent"), o.get("subscription")),
         subscription_ref=_id(o.get("subscription")),
         provider_customer=_id(o.get("customer")),
         **_money(o, "amount_total"),
-        metadata=_metadata(o.get("metadata")),
+        metadata=strings(o.get("metadata")),
     )
 
 
@@ -190,7 +194,7 @@ def _read_payment_intent(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
         link_refs=_ids(o.get("latest_charge")),
         provider_customer=_id(o.get("customer")),
         **_money(o, "amount"),
-        metadata=_metadata(o.get("metadata")),
+        metadata=strings(o.get("metadata")),
     )
 
 
@@ -205,7 +209,7 @@ def _read_charge(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
         **money,
         # ``amount_refunded`` is everything refunded from the charge so far
         refund=Refund(total) if refunded and total is not None else None,
-        metadata=_metadata(o.get("metadata")),
+        metadata=strings(o.get("metadata")),
     )
 
 
@@ -213,31 +217,33 @@ def _read_dispute(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     return _Facts(
         refs=_ids(o.get("payment_intent"), o.get("charge")),
         **_money(o, "amount"),
-        metadata=_metadata(o.get("metadata")),
+        metadata=strings(o.get("metadata")),
     )
 
 
 def _read_subscription(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     item = _first(o.get("items"))
-    price = _dict(item, "price")
-    unit, quantity = _int(price, "unit_amount"), _int(item, "quantity") or 1
+    price = mapping(item, "price")
+    unit, quantity = integer(price, "unit_amount"), integer(item, "quantity") or 1
     money = _node_money(unit * quantity if unit is not None else None, o.get("currency"))
     return _Facts(
         refs=_ids(o.get("id")),
         subscription_ref=_id(o.get("id")),
-        subscription_status=_str(o, "status"),
-        current_period_end_s=_int(o, "current_period_end") or _int(item, "current_period_end"),
+        subscription_status=string(o, "status"),
+        current_period_end_s=(
+            integer(o, "current_period_end") or integer(item, "current_period_end")
+        ),
         provider_customer=_id(o.get("customer")),
         **money,
-        metadata=_metadata(o.get("metadata")),
+        metadata=strings(o.get("metadata")),
     )
 
 
 def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
-    details = _dict(_dict(o, "parent"), "subscription_details")  # basil and later
-    old_details = _dict(o, "subscription_details")  # before basil
+    details = mapping(mapping(o, "parent"), "subscription_details")  # basil and later
+    old_details = mapping(o, "subscription_details")  # before basil
     line = _first(o.get("lines"))
-    item_details = _dict(_dict(line, "parent"), "subscription_item_details")
+    item_details = mapping(mapping(line, "parent"), "subscription_item_details")
     subscription = (
         _id(o.get("subscription"))
         or _id(details.get("subscription"))
@@ -245,17 +251,17 @@ def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
         or _id(line.get("subscription"))
     )
     metadata = (
-        _metadata(old_details.get("metadata"))
-        or _metadata(details.get("metadata"))
-        or _metadata(line.get("metadata"))
-        or _metadata(o.get("metadata"))
+        strings(old_details.get("metadata"))
+        or strings(details.get("metadata"))
+        or strings(line.get("metadata"))
+        or strings(o.get("metadata"))
     )
-    period = _dict(line, "period")
+    period = mapping(line, "period")
     paid = stripe_type == "invoice.paid"
     return _Facts(
         refs=_ids(subscription, o.get("id")),
         subscription_ref=subscription,
-        current_period_end_s=_int(period, "end") if subscription else None,
+        current_period_end_s=integer(period, "end") if subscription else None,
         provider_customer=_id(o.get("customer")),
         **_money(o, "amount_paid" if paid else "amount_due"),
         metadata=metadata,
@@ -263,7 +269,7 @@ def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
 
 
 def _read_other(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
-    return _Facts(refs=_ids(o.get("id")), metadata=_metadata(o.get("metadata")))
+    return _Facts(refs=_ids(o.get("id")), metadata=strings(o.get("metadata")))
 
 
 _READERS: Mapping[str, Callable[[str, Mapping[str, Any]], _Facts]] = {
@@ -276,22 +282,7 @@ _READERS: Mapping[str, Callable[[str, Mapping[str, Any]], _Facts]] = {
 }
 
 
-# --- small readers of untrusted JSON values ---------------------------------------------
-
-
-def _str(o: Mapping[str, Any], key: str) -> str | None:
-    value = o.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _int(o: Mapping[str, Any], key: str) -> int | None:
-    value = o.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(o: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = o.get(key)
-    return value if isinstance(value, dict) else {}
+# --- Stripe's own shapes of JSON values (edge.providers.reading reads the rest) ----------
 
 
 def _id(value: Any) -> str | None:
@@ -302,23 +293,12 @@ def _id(value: Any) -> str | None:
 
 
 def _ids(*values: Any) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(i for i in map(_id, values) if i))
-
-
-def _tx_id(value: Any) -> str | None:
-    return value if ids.is_tx_id(value) else None
+    return refs(*map(_id, values))
 
 
 def _first(stripe_list: Any) -> Mapping[str, Any]:
     """The first element of a Stripe list object (``{"object": "list", "data": [...]}``)."""
-    data = stripe_list.get("data") if isinstance(stripe_list, dict) else None
-    return data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
-
-
-def _metadata(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+    return first(stripe_list.get("data") if isinstance(stripe_list, dict) else None)
 
 
 def _currency(value: Any) -> str | None:
@@ -329,22 +309,18 @@ def _currency(value: Any) -> str | None:
 
 
 def _money(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
-    return _node_money(_int(o, amount_key), o.get("currency"))
+    return _node_money(integer(o, amount_key), o.get("currency"))
 
 
 def _node_money(stripe_amount: int | None, stripe_currency: Any) -> dict[str, Any]:
-    """``amount`` in the node's minor units (converted from Stripe's, ``money``) and
-    ``currency``; both None when either is missing, and ``unreadable`` Stripe's own figure when
-    it stated one that has no exact node value (never a match for a checkout's amount)."""
-    if stripe_amount is None:
-        return {"amount": None, "currency": None, "unreadable": None}
+    """``node_money`` of a Stripe amount (converted from Stripe's minor units, ``money``), in
+    the upper-case currency; Stripe's own figure when it has no exact node value."""
     currency = _currency(stripe_currency)
     amount = (
         from_stripe(stripe_amount, currency)
-        if currency is not None and stripe_amount >= 0
+        if stripe_amount is not None and currency is not None and stripe_amount >= 0
         else None
     )
     if amount is None:
-        shown = stripe_currency if isinstance(stripe_currency, str) else "?"
-        return {"amount": None, "currency": None, "unreadable": f"{stripe_amount} {shown}"[:40]}
-    return {"amount": amount, "currency": currency, "unreadable": None}
+        currency = stripe_currency if isinstance(stripe_currency, str) else "?"
+    return node_money(stripe_amount, currency, amount)

@@ -1,0 +1,162 @@
+"""Calls to a provider's API, one way for every adapter: ``call`` (or ``send``, where an adapter
+reads a refusal's details itself, as PayPal's does), so that a failure means the same whichever
+provider it came from (CONTRACT 4.3: ``502 provider_error``).
+
+- No answer (the connection refused, reset or timed out, an address the node does not call) is
+  retryable; the message names the error's class only, because its text may carry the request.
+- An answer is kept up to ``MAX_ANSWER`` bytes and no further, and its JSON is read by one rule
+  (``read_json``): an empty body is ``{}``; one that is not JSON, or is larger, is None.
+- A refusal (``refusal``): 5xx and 429 are retryable (the provider may answer otherwise later);
+  any other status that is not 2xx is not (the provider refused the request itself, and will
+  again). The message is the provider's own words for it (``Api.words``), with every secret of
+  the call taken out.
+- A success that is not a JSON object is retryable.
+
+The adapters put credentials into headers only; ``hidden`` names them once more so that no
+message the node keeps or answers contains them, whatever the provider echoed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from edge.errors import ProviderError
+
+MAX_ANSWER = 1 << 20  # bytes of an answer the node reads
+MAX_MESSAGE = 500
+HIDDEN = "[secret]"
+
+# a provider's own words for a refusal, read from its answer's JSON (None when it says nothing)
+Words = Callable[[Any], str | None]
+
+
+@dataclass(frozen=True)
+class Api:
+    """A provider's API as the node calls it: its name in messages, its words for a refusal."""
+
+    name: str  # "Stripe", "BTCPay Server"
+    words: Words
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a provider answered: the status, its JSON (``read_json``) and the bytes read."""
+
+    status: int
+    json: Any
+    raw: bytes
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The JSON object answered; ``{}`` when the answer is no JSON object."""
+        return self.json if isinstance(self.json, dict) else {}
+
+
+async def call(
+    http: httpx.AsyncClient,
+    api: Api,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    hidden: Iterable[str],
+    content: bytes | None = None,
+    json_body: Any = None,
+) -> dict[str, Any]:
+    """One request; the JSON object of a 2xx answer. ``ProviderError`` for no answer, a refusal
+    (``refusal``) or a success that is not a JSON object."""
+    answer = await send(
+        http, api, method, url, headers=headers, content=content, json_body=json_body
+    )
+    if not answer.ok:
+        raise refusal(api, answer, hidden)
+    if not isinstance(answer.json, dict):
+        raise not_an_object(api)
+    return answer.json
+
+
+async def send(
+    http: httpx.AsyncClient,
+    api: Api,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    content: bytes | None = None,
+    json_body: Any = None,
+) -> Answer:
+    """One request; whatever the provider answered, read (at most ``MAX_ANSWER`` bytes).
+    ``ProviderError`` (retryable) when it did not answer."""
+    try:
+        request = http.build_request(method, url, headers=headers, content=content, json=json_body)
+        response = await http.send(request, stream=True)
+        try:
+            raw = await _read(response)
+        finally:
+            await response.aclose()
+    except httpx.HTTPError as exc:
+        # the exception's text may carry the request; its class says enough
+        raise provider_error(f"Could not reach {api.name} ({type(exc).__name__}).") from None
+    return Answer(response.status_code, None if raw is None else read_json(raw), raw or b"")
+
+
+async def _read(response: httpx.Response) -> bytes | None:
+    """The answer's bytes; None when they pass ``MAX_ANSWER``. One that says so up front
+    (``Content-Length``) is not read at all; one that does not is read to its end and dropped
+    past the cap (stopping half-way would leave httpcore's reader of the body open)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_ANSWER:
+        return None
+    read, over = bytearray(), False
+    async for chunk in response.aiter_bytes():
+        if not over:
+            read += chunk
+            over = len(read) > MAX_ANSWER
+            if over:
+                read.clear()
+    return None if over else bytes(read)
+
+
+def read_json(raw: bytes) -> Any:
+    """The JSON of an answer: ``{}`` for an empty body, None for one that is not JSON."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def refusal(api: Api, answer: Answer, hidden: Iterable[str]) -> ProviderError:
+    """The error for an answer that is not 2xx: retryable for 5xx and 429 only, in the
+    provider's own words, no secret of ``hidden`` in them."""
+    message = f"{api.name} answered {answer.status}"
+    words = api.words(answer.json)
+    if words:
+        message += ": " + words
+    for secret in hidden:
+        if secret:
+            message = message.replace(secret, HIDDEN)
+    retryable = answer.status >= 500 or answer.status == 429
+    return provider_error(message, retryable=retryable)
+
+
+def not_an_object(api: Api) -> ProviderError:
+    return provider_error(f"{api.name} answered with something that is not a JSON object.")
+
+
+def provider_error(message: str, retryable: bool = True) -> ProviderError:
+    """``502 provider_error`` with ``message`` as a sentence of at most ``MAX_MESSAGE``."""
+    message = message[: MAX_MESSAGE - 1]
+    return ProviderError(
+        "provider_error", message if message.endswith(".") else message + ".", retryable=retryable
+    )
