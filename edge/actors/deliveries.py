@@ -22,7 +22,7 @@ import httpx
 from edge.actors import messages as m
 from edge.actors.registry import ActorRegistry
 from edge.errors import ContractError
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 
 
 async def deliver(
@@ -42,7 +42,7 @@ async def deliver(
     verdict: m.WebhookVerified | m.WebhookRefused
     try:
         mode = await keys.provider.verify_webhook(
-            delivery.headers, delivery.body, keys.credentials, wall_s(), http
+            Delivery(delivery.headers, delivery.body, keys.credentials, wall_s(), http)
         )
     except SignatureInvalid as exc:
         verdict = m.WebhookRefused(delivery.provider, exc.reason, exc.message, delivery.body)

@@ -7,7 +7,7 @@ project actor stays the only owner of state. Adapters raise ``ContractError`` fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,6 +200,22 @@ class FollowUpResult:
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery to verify. ``headers`` have lower-case names; ``credentials`` maps
+    each mode that has credentials to its opened (plain) credentials; ``http`` is for a
+    provider that fetches what it verifies with (PayPal's signing certificate)."""
+
+    headers: Mapping[str, str]
+    body: bytes
+    credentials: Mapping[str, Mapping[str, Any]]
+    now_s: float
+    http: httpx.AsyncClient
+
+
+FollowUpAction = Callable[[FollowUpRequest], Awaitable[FollowUpResult]]
+
+
+@dataclass(frozen=True)
 class Provider:
     name: str
     kind: str  # card, wallet, form, crypto, manual
@@ -226,6 +242,10 @@ class Provider:
     # False where a subscription product cannot be sold (BTCPay invoices and pay by mail are
     # one-off): not offered for one, and its checkout is refused before anything is stored.
     supports_subscriptions: bool = True
+    # How a verified body is read (the adapter's events.normalize); None takes no webhooks.
+    read_event: Callable[[bytes], NormalizedEvent] | None = None
+    # The durable follow-ups it carries out, by action (capture, refund).
+    follow_ups: Mapping[str, FollowUpAction] = field(default_factory=dict, hash=False)
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product
@@ -245,23 +265,17 @@ class Provider:
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         raise NotImplementedError
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
-        """Return the mode ("test" or "live") whose webhook secret signed ``body``; raise
-        ``SignatureInvalid``. ``headers`` have lower-case names; ``credentials`` maps each mode
-        that has credentials to its opened (plain) credentials. Runs off the project's actor
-        (it may call the provider: PayPal fetches its signing certificate with ``http``)."""
+    async def verify_webhook(self, delivery: Delivery) -> str:
+        """Return the mode ("test" or "live") whose webhook secret signed the delivery's body;
+        raise ``SignatureInvalid``. Runs off the project's actor (it may call the provider)."""
         raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        """Read a verified body; raise ``MalformedPayload`` when it is not a readable event."""
-        raise MalformedPayload(f"{self.name} takes no webhooks")
+        """Read a verified body with the adapter's ``read_event``; raise ``MalformedPayload``
+        when it is not a readable event."""
+        if self.read_event is None:
+            raise MalformedPayload(f"{self.name} takes no webhooks")
+        return self.read_event(body)
 
     def returned(self, tx: Mapping[str, Any], query: Mapping[str, str]) -> tuple[FollowUp, ...]:
         """What the node owes the provider when the buyer comes back through the node's return
@@ -269,8 +283,13 @@ class Provider:
         return ()
 
     async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        """Carry out a durable follow-up this adapter's ``normalize`` asked for."""
-        return FollowUpResult(done=True, detail=f"{self.name} has no follow-up actions")
+        """Carry out a durable follow-up (a capture ``normalize`` asked for, a refund) by the
+        adapter's ``follow_ups``; one it has not is done, with nothing carried out."""
+        action = request.follow_up.action
+        carry_out = self.follow_ups.get(action)
+        if carry_out is None:
+            return FollowUpResult(detail=f"{self.display_name or self.name} has no {action!r}")
+        return await carry_out(request)
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         raise Conflict("portal_unsupported", f"{self.name} has no hosted subscription portal.")

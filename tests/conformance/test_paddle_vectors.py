@@ -15,7 +15,7 @@ import httpx
 import pytest
 from paddle_billing.Notifications import Secret, Verifier
 
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.paddle import PADDLE
 from edge.providers.paddle.signature import parse_header, sign_header, verify
 
@@ -66,9 +66,12 @@ async def test_the_adapter_takes_the_vectors_within_its_window_and_no_later(prov
         "live": {"webhookSecret": vectors["secret"]},
     }
     async with httpx.AsyncClient() as http:
-        assert await PADDLE.verify_webhook(headers, body, credentials, ts + 299, http) == "live"
+        assert (
+            await PADDLE.verify_webhook(Delivery(headers, body, credentials, ts + 299, http))
+            == "live"
+        )
         with pytest.raises(SignatureInvalid) as caught:
-            await PADDLE.verify_webhook(headers, body, credentials, ts + 301, http)
+            await PADDLE.verify_webhook(Delivery(headers, body, credentials, ts + 301, http))
     assert caught.value.reason == "timestamp_out_of_tolerance"
 
 

@@ -15,7 +15,7 @@ import trio
 from support.asgi import serve_asgi
 
 from edge.domain.egress import allow_list
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.egress import provider_client
 from edge.providers.paypal import PAYPAL, certs
 
@@ -84,11 +84,13 @@ async def verify(
     }
     async with provider_client(allow_list(["127.0.0.1"])) as http:
         return await PAYPAL.verify_webhook(
-            headers(vector, cert_url, **changed),
-            vector["event_body"].encode() if body is None else body,
-            credentials,
-            0.0,
-            http,
+            Delivery(
+                headers(vector, cert_url, **changed),
+                vector["event_body"].encode() if body is None else body,
+                credentials,
+                0.0,
+                http,
+            )
         )
 
 

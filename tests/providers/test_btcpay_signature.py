@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.btcpay import BTCPAY, signature
 from edge.sim.btcpay import objects
 
@@ -46,7 +46,7 @@ def test_as_btcpays_own_test_computes_it():
 async def verify(headers: dict[str, str], body: bytes, **modes: str) -> str:
     credentials = {mode: {"webhookSecret": secret} for mode, secret in modes.items()}
     async with httpx.AsyncClient() as http:
-        return await BTCPAY.verify_webhook(headers, body, credentials, 0.0, http)
+        return await BTCPAY.verify_webhook(Delivery(headers, body, credentials, 0.0, http))
 
 
 async def test_the_raw_indented_body_verifies_and_a_reserialized_one_does_not():
@@ -72,7 +72,9 @@ async def test_no_window_applies_to_the_bodys_old_timestamp():
     credentials = {"live": {"webhookSecret": "s"}}
     async with httpx.AsyncClient() as http:
         later = EVENT["timestamp"] + 86400.0  # type: ignore[operator]
-        assert await BTCPAY.verify_webhook(header, raw, credentials, later, http) == "live"
+        assert (
+            await BTCPAY.verify_webhook(Delivery(header, raw, credentials, later, http)) == "live"
+        )
 
 
 @pytest.mark.parametrize(

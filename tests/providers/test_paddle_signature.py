@@ -11,7 +11,7 @@ import json
 import httpx
 import pytest
 
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.paddle import PADDLE
 from edge.providers.paddle.signature import WINDOW_S, parse_header, sign_header, verify
 
@@ -102,20 +102,25 @@ async def test_the_adapter_answers_the_mode_whose_secret_signed() -> None:
     credentials = {"test": {"webhookSecret": SECRET}, "live": {"webhookSecret": OTHER}}
     for secret, mode in ((SECRET, "test"), (OTHER, "live")):
         headers = {"paddle-signature": sign_header(secret, BODY, NOW)}
-        assert await PADDLE.verify_webhook(headers, BODY, credentials, NOW, UNUSED_HTTP) == mode
+        assert (
+            await PADDLE.verify_webhook(Delivery(headers, BODY, credentials, NOW, UNUSED_HTTP))
+            == mode
+        )
     with pytest.raises(SignatureInvalid) as caught:
-        await PADDLE.verify_webhook({}, BODY, credentials, NOW, UNUSED_HTTP)
+        await PADDLE.verify_webhook(Delivery({}, BODY, credentials, NOW, UNUSED_HTTP))
     assert caught.value.reason == "missing_header"
     stale = {"paddle-signature": sign_header(OTHER, BODY, NOW - WINDOW_S - 1)}
     with pytest.raises(SignatureInvalid) as caught:
-        await PADDLE.verify_webhook(stale, BODY, credentials, NOW, UNUSED_HTTP)
+        await PADDLE.verify_webhook(Delivery(stale, BODY, credentials, NOW, UNUSED_HTTP))
     assert caught.value.reason == "timestamp_out_of_tolerance"
     with pytest.raises(SignatureInvalid) as caught:
         await PADDLE.verify_webhook(
-            {"paddle-signature": sign_header("pdl_other", BODY, NOW)},
-            BODY,
-            credentials,
-            NOW,
-            UNUSED_HTTP,
+            Delivery(
+                {"paddle-signature": sign_header("pdl_other", BODY, NOW)},
+                BODY,
+                credentials,
+                NOW,
+                UNUSED_HTTP,
+            )
         )
     assert caught.value.reason == "no_matching_signature"

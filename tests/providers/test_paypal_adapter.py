@@ -11,7 +11,7 @@ import pytest
 
 from edge.domain.events import EventType
 from edge.errors import ProviderError
-from edge.providers.base import CheckoutRequest, FollowUp, FollowUpRequest
+from edge.providers.base import CheckoutRequest, Delivery, FollowUp, FollowUpRequest
 from edge.providers.paypal import PAYPAL
 
 TX = "tx_01JD0000000000000000000002"
@@ -82,7 +82,9 @@ async def test_the_mode_is_the_one_whose_webhook_id_signed(paypal):
         "live": {"webhookId": "LIVE-WEBHOOK", "certHosts": ["127.0.0.1"]},
     }
     async with httpx.AsyncClient() as http:
-        assert await PAYPAL.verify_webhook(headers, body, credentials, 0.0, http) == "live"
+        assert (
+            await PAYPAL.verify_webhook(Delivery(headers, body, credentials, 0.0, http)) == "live"
+        )
 
 
 async def test_a_refused_client_id_is_a_provider_error_that_says_so(paypal):

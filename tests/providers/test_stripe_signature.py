@@ -11,7 +11,7 @@ import json
 import httpx
 import pytest
 
-from edge.providers.base import SignatureInvalid
+from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.signature import WINDOW_S, parse_header, sign_header, verify
 
@@ -106,13 +106,13 @@ async def test_verify_webhook_answers_the_mode_whose_secret_signed() -> None:
     creds = credentials(test={"webhookSecret": SECRET}, live={"webhookSecret": OTHER})
     for secret, mode in ((SECRET, "test"), (OTHER, "live")):
         headers = {"stripe-signature": sign_header(secret, BODY, NOW)}
-        assert await STRIPE.verify_webhook(headers, BODY, creds, NOW, UNUSED_HTTP) == mode
+        assert await STRIPE.verify_webhook(Delivery(headers, BODY, creds, NOW, UNUSED_HTTP)) == mode
 
 
 async def test_verify_webhook_takes_the_previous_secret_during_rotation() -> None:
     creds = credentials(live={"webhookSecret": SECRET, "previousWebhookSecret": OTHER})
     headers = {"stripe-signature": sign_header(OTHER, BODY, NOW)}
-    assert await STRIPE.verify_webhook(headers, BODY, creds, NOW, UNUSED_HTTP) == "live"
+    assert await STRIPE.verify_webhook(Delivery(headers, BODY, creds, NOW, UNUSED_HTTP)) == "live"
 
 
 @pytest.mark.parametrize(
@@ -135,7 +135,7 @@ async def test_verify_webhook_takes_the_previous_secret_during_rotation() -> Non
 async def test_verify_webhook_reasons(headers: dict[str, str], now: int, reason: str) -> None:
     creds = credentials(test={"webhookSecret": OTHER}, live={"webhookSecret": SECRET})
     with pytest.raises(SignatureInvalid) as caught:
-        await STRIPE.verify_webhook(headers, BODY, creds, now, UNUSED_HTTP)
+        await STRIPE.verify_webhook(Delivery(headers, BODY, creds, now, UNUSED_HTTP))
     assert caught.value.reason == reason
 
 
@@ -143,7 +143,7 @@ async def test_verify_webhook_without_any_secret_matches_nothing() -> None:
     headers = {"stripe-signature": sign_header(SECRET, BODY, NOW)}
     with pytest.raises(SignatureInvalid) as caught:
         await STRIPE.verify_webhook(
-            headers, BODY, {"test": {"secretKey": "sk_test_x"}}, NOW, UNUSED_HTTP
+            Delivery(headers, BODY, {"test": {"secretKey": "sk_test_x"}}, NOW, UNUSED_HTTP)
         )
     assert caught.value.reason == "no_matching_signature"
 
@@ -153,7 +153,9 @@ async def test_verify_webhook_uses_the_adapters_own_window() -> None:
     narrow = dataclasses.replace(STRIPE, signature_window_s=10)
     creds = credentials(test={"webhookSecret": SECRET})
     headers = {"stripe-signature": sign_header(SECRET, BODY, NOW)}
-    assert await narrow.verify_webhook(headers, BODY, creds, NOW + 10, UNUSED_HTTP) == "test"
+    assert (
+        await narrow.verify_webhook(Delivery(headers, BODY, creds, NOW + 10, UNUSED_HTTP)) == "test"
+    )
     with pytest.raises(SignatureInvalid) as caught:
-        await narrow.verify_webhook(headers, BODY, creds, NOW + 11, UNUSED_HTTP)
+        await narrow.verify_webhook(Delivery(headers, BODY, creds, NOW + 11, UNUSED_HTTP))
     assert caught.value.reason == "timestamp_out_of_tolerance"

@@ -18,6 +18,7 @@ import trio
 from support.asgi import serve_asgi
 
 from edge.domain.events import EventType as E
+from edge.providers.base import Delivery
 from edge.providers.paddle import PADDLE
 from edge.providers.paddle.events import normalize
 from edge.sim.paddle import SUPPORTED_TRIGGERS, PaddleSimulator, event_for_trigger
@@ -169,7 +170,9 @@ async def test_paying_a_subscription_notifies_in_paddles_order_and_form(http, pa
             signature = got_headers["paddle-signature"]
             assert re.fullmatch(r"ts=\d+;h1=[0-9a-f]{64}", signature)
             assert (
-                await PADDLE.verify_webhook(got_headers, body, credentials, time.time(), unused)
+                await PADDLE.verify_webhook(
+                    Delivery(got_headers, body, credentials, time.time(), unused)
+                )
                 == "test"
             )
             event = json.loads(body)
@@ -238,7 +241,9 @@ async def test_each_attempt_is_signed_afresh_and_a_replay_is_a_new_notification(
     async with httpx.AsyncClient() as unused:
         for got_headers, body in app.got:
             mode = await PADDLE.verify_webhook(
-                got_headers, body, {"live": {"webhookSecret": secret}}, time.time(), unused
+                Delivery(
+                    got_headers, body, {"live": {"webhookSecret": secret}}, time.time(), unused
+                )
             )
             assert mode == "live"
     assert txn_id

@@ -13,6 +13,7 @@ import pytest
 import trio
 from support.asgi import serve_asgi
 
+from edge.providers.base import Delivery
 from edge.providers.paypal import PAYPAL
 from edge.providers.paypal.signature import load_public_key, signature_matches
 from edge.sim.paypal import SUPPORTED_TRIGGERS, PayPalSimulator, event_for_trigger
@@ -197,7 +198,7 @@ async def test_deliveries_verify_with_the_certificate_they_name(http, paypal, re
     assert not signature_matches(key, headers, body, "another-webhook")
     # and the node's own verification agrees, with the simulator's host allowed
     credentials = {"test": {"webhookId": webhook_id, "certHosts": ["127.0.0.1"]}}
-    assert await PAYPAL.verify_webhook(headers, body, credentials, 0.0, http) == "test"
+    assert await PAYPAL.verify_webhook(Delivery(headers, body, credentials, 0.0, http)) == "test"
 
 
 async def test_a_failing_endpoint_gets_the_same_transmission_again(http, paypal, receiver):

@@ -26,9 +26,9 @@ from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    Delivery,
     FollowUpRequest,
     FollowUpResult,
-    NormalizedEvent,
     Provider,
 )
 from edge.providers.btcpay import events, money, signature
@@ -40,11 +40,6 @@ CHECKOUT_LIFETIME_MIN = 30
 
 @dataclass(frozen=True)
 class BTCPayProvider(Provider):
-    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        if request.follow_up.action != REFUND:
-            return FollowUpResult(detail=f"BTCPay has no follow-up {request.follow_up.action!r}")
-        return await refund(request)
-
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         tx, credentials = request.tx, request.credentials
         if tx["kind"] == "subscription":
@@ -68,25 +63,15 @@ class BTCPayProvider(Provider):
             else None,
         )
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
+    async def verify_webhook(self, delivery: Delivery) -> str:
         """The mode whose webhook secret signed the exact body bytes. No timestamp window:
         BTCPay's retries resend the first body (CONTRACT 4.3)."""
-        digest = signature.parse_header(headers.get(signature.HEADER))
+        digest = signature.parse_header(delivery.headers.get(signature.HEADER))
         return signing_mode(
-            credentials,
+            delivery.credentials,
             ("webhookSecret",),
-            lambda secrets: signature.signature_matches(digest, body, secrets),
+            lambda secrets: signature.signature_matches(digest, delivery.body, secrets),
         )
-
-    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        return events.normalize(body)
 
 
 async def refund(request: FollowUpRequest) -> FollowUpResult:
@@ -183,4 +168,6 @@ BTCPAY = BTCPayProvider(
     ),
     refunds=True,
     supports_subscriptions=False,
+    read_event=events.normalize,
+    follow_ups={REFUND: refund},
 )

@@ -29,9 +29,9 @@ from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    Delivery,
     FollowUpRequest,
     FollowUpResult,
-    NormalizedEvent,
     PortalRequest,
     PortalResult,
     PriceProblem,
@@ -78,34 +78,21 @@ class PaddleProvider(Provider):
             expires_at_ms=None,
         )
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
+    async def verify_webhook(self, delivery: Delivery) -> str:
         """The mode whose webhook secret signed the body (any of the header's ``h1``: Paddle
         sends one per secret while a destination's secret rotates). A genuine but stale
         signature is timestamp_out_of_tolerance."""
-        timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
+        timestamp, signatures = signature.parse_header(delivery.headers.get(SIGNATURE_HEADER))
         mode = signing_mode(
-            credentials,
+            delivery.credentials,
             ("webhookSecret",),
-            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+            lambda secrets: signature.signature_matches(
+                timestamp, signatures, delivery.body, secrets
+            ),
         )
         assert self.signature_window_s is not None  # Paddle signs every attempt
-        signature.check_timestamp(timestamp, now_s, self.signature_window_s)
+        signature.check_timestamp(timestamp, delivery.now_s, self.signature_window_s)
         return mode
-
-    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        return events.normalize(body)
-
-    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        if request.follow_up.action != REFUND:
-            return FollowUpResult(detail=f"Paddle has no follow-up {request.follow_up.action!r}")
-        return await refund(request)
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
@@ -249,4 +236,6 @@ PADDLE = PaddleProvider(
     publishable_field="clientToken",
     signature_window_s=signature.WINDOW_S,
     refunds=True,
+    read_event=events.normalize,
+    follow_ups={REFUND: refund},
 )

@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from edge.errors import Conflict
 from edge.providers import calls
 from edge.providers.base import (
@@ -34,6 +32,7 @@ from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    Delivery,
     FollowUp,
     FollowUpRequest,
     FollowUpResult,
@@ -90,36 +89,29 @@ class PayPalProvider(Provider):
             raise calls.provider_error("PayPal answered without an order and its approval address.")
         return CheckoutResult(fields={"url": url}, provider_ref=order_id, expires_at_ms=expires_at)
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
+    async def verify_webhook(self, delivery: Delivery) -> str:
         """The mode whose ``webhookId`` the delivery was signed for, with a certificate from one
         of that mode's ``certHosts``. No timestamp window: PayPal's retries resend the first
         signature, and the event id deduplicates a replay."""
-        missing = [name for name in signature.HEADERS if not headers.get(name)]
+        missing = [name for name in signature.HEADERS if not delivery.headers.get(name)]
         if missing:
             raise SignatureInvalid("missing_header", f"No {missing[0].upper()} header.")
-        if headers[signature.AUTH_ALGO] != signature.ALGORITHM:
+        if delivery.headers[signature.AUTH_ALGO] != signature.ALGORITHM:
             raise SignatureInvalid(
                 "malformed_header", f"PAYPAL-AUTH-ALGO must be {signature.ALGORITHM}."
             )
-        if signature.decode_signature(headers[signature.TRANSMISSION_SIG]) is None:
+        if signature.decode_signature(delivery.headers[signature.TRANSMISSION_SIG]) is None:
             raise SignatureInvalid("malformed_header", "PAYPAL-TRANSMISSION-SIG is not base64.")
-        cert_url = headers[signature.CERT_URL]
+        cert_url = delivery.headers[signature.CERT_URL]
         hosts_checked = False
-        for mode, plain in credentials.items():
+        for mode, plain in delivery.credentials.items():
             hosts = plain.get("certHosts") or certs.default_hosts(mode == "test")
             if not certs.host_allowed(cert_url, hosts):
                 continue
             hosts_checked = True
-            key = await certs.public_key(http, cert_url)
+            key = await certs.public_key(delivery.http, cert_url)
             if key is not None and signature.signature_matches(
-                key, headers, body, str(plain["webhookId"])
+                key, delivery.headers, delivery.body, str(plain["webhookId"])
             ):
                 return mode
         raise SignatureInvalid(
@@ -129,21 +121,11 @@ class PayPalProvider(Provider):
             else "PAYPAL-CERT-URL is not on a certificate host of this project's PayPal settings.",
         )
 
-    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        return events.normalize(body)
-
     def returned(self, tx: Mapping[str, Any], query: Mapping[str, str]) -> tuple[FollowUp, ...]:
         # the order is the one the node made: never one named in the buyer's query string
         if tx["kind"] != "payment" or not tx.get("providerRef"):
             return ()
         return (FollowUp(events.CAPTURE, {"orderId": tx["providerRef"]}),)
-
-    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        if request.follow_up.action == events.CAPTURE:
-            return await capture(request)
-        if request.follow_up.action == REFUND:
-            return await refund(request)
-        return FollowUpResult(detail=f"PayPal has no follow-up {request.follow_up.action!r}")
 
 
 async def capture(request: FollowUpRequest) -> FollowUpResult:
@@ -379,4 +361,6 @@ PAYPAL = PayPalProvider(
     expires_checkouts=False,
     returns_through_node=True,
     refunds=True,
+    read_event=events.normalize,
+    follow_ups={events.CAPTURE: capture, REFUND: refund},
 )

@@ -24,9 +24,9 @@ from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    Delivery,
     FollowUpRequest,
     FollowUpResult,
-    NormalizedEvent,
     PortalRequest,
     PortalResult,
     PriceProblem,
@@ -64,39 +64,26 @@ class StripeProvider(Provider):
             expires_at_ms=expires_at * 1000 if isinstance(expires_at, int) else None,
         )
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
+    async def verify_webhook(self, delivery: Delivery) -> str:
         """The mode whose webhook secret (or previous secret, during a rotation) signed the
         body. A genuine but stale signature is reported as timestamp_out_of_tolerance, a header
         that cannot be read as missing_header or malformed_header, anything else as
         no_matching_signature."""
-        timestamp, signatures = signature.parse_header(headers.get(SIGNATURE_HEADER))
+        timestamp, signatures = signature.parse_header(delivery.headers.get(SIGNATURE_HEADER))
         mode = signing_mode(
-            credentials,
+            delivery.credentials,
             ("webhookSecret", "previousWebhookSecret"),
-            lambda secrets: signature.signature_matches(timestamp, signatures, body, secrets),
+            lambda secrets: signature.signature_matches(
+                timestamp, signatures, delivery.body, secrets
+            ),
         )
-        signature.check_timestamp(timestamp, now_s, self.window_s())
+        signature.check_timestamp(timestamp, delivery.now_s, self.window_s())
         return mode
 
     def window_s(self) -> int:
         """The timestamp window: Stripe signs every attempt afresh, so one is always set."""
         assert self.signature_window_s is not None
         return self.signature_window_s
-
-    def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
-        return events.normalize(body)
-
-    async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
-        if request.follow_up.action != REFUND:
-            return FollowUpResult(detail=f"Stripe has no follow-up {request.follow_up.action!r}")
-        return await refund(request)
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
@@ -240,4 +227,6 @@ STRIPE = StripeProvider(
     publishable_field="publishableKey",
     signature_window_s=signature.WINDOW_S,
     refunds=True,
+    read_event=events.normalize,
+    follow_ups={REFUND: refund},
 )

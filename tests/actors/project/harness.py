@@ -4,7 +4,7 @@ drives, deliveries."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
+    Delivery,
     FollowUp,
     MalformedPayload,
     NormalizedEvent,
@@ -132,20 +133,13 @@ class EchoProvider(Provider):
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         return CheckoutResult(fields={"url": EchoProvider.checkout_url}, provider_ref="c_1")
 
-    async def verify_webhook(
-        self,
-        headers: Mapping[str, str],
-        body: bytes,
-        credentials: Mapping[str, Mapping[str, Any]],
-        now_s: float,
-        http: httpx.AsyncClient,
-    ) -> str:
+    async def verify_webhook(self, delivery: Delivery) -> str:
         if EchoProvider.gate is not None:
             await EchoProvider.gate.wait()
-        if headers.get("x-signature") != "ok":
+        if delivery.headers.get("x-signature") != "ok":
             raise SignatureInvalid("no_matching_signature")
-        assert credentials["test"]["secret"] == "s3cret"  # opened, not sealed
-        return headers.get("x-mode", "test")
+        assert delivery.credentials["test"]["secret"] == "s3cret"  # opened, not sealed
+        return delivery.headers.get("x-mode", "test")
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         data = json.loads(body)
