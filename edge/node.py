@@ -42,6 +42,7 @@ from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
 from edge.domain import notifications, smtp
+from edge.domain.events import Simulated
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.mailer import Mailer
@@ -272,19 +273,12 @@ class _Projects:
         return said
 
 
-async def _send_simulated(
-    http: httpx.AsyncClient,
-    node_url: str,
-    project_id: str,
-    provider: str,
-    event_type: str,
-    material: Mapping[str, Any],
-) -> dict[str, Any]:
+async def _send_simulated(http: httpx.AsyncClient, ask: Simulated) -> dict[str, Any]:
     """``edge trigger``'s way to the simulators' event builders and signers: imported on the
     first trigger, so a node that never triggers loads none of ``edge.sim``."""
     from edge.sim.registry import send_simulated
 
-    return await send_simulated(http, node_url, project_id, provider, event_type, material)
+    return await send_simulated(http, ask)
 
 
 def _mailer(settings: Settings, public_url: str) -> Mailer | None:

@@ -9,7 +9,7 @@ listening socket) and only then builds the context.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
+from edge.domain.events import Simulated
 from edge.errors import Conflict
 from edge.mailer import Mailer
 from edge.metrics import Metrics
@@ -36,22 +37,13 @@ def wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-# ``edge trigger``: (a client for the node's own address, the node's URL, project, provider,
-# normalized event type, the actor's ``TriggerMaterial``) -> what the node answered the signed,
-# simulated delivery. The secrets it signs with stay in the node: the answer carries none.
-SendSimulated = Callable[
-    [httpx.AsyncClient, str, str, str, str, Mapping[str, Any]], Awaitable[dict[str, Any]]
-]
+# ``edge trigger``: (a client for the node's own address, what to simulate) -> what the node
+# answered the signed, simulated delivery. The secrets it signs with stay in the node: the
+# answer carries none.
+SendSimulated = Callable[[httpx.AsyncClient, Simulated], Awaitable[dict[str, Any]]]
 
 
-async def no_simulators(
-    http: httpx.AsyncClient,
-    node_url: str,
-    project_id: str,
-    provider: str,
-    event_type: str,
-    material: Mapping[str, Any],
-) -> dict[str, Any]:
+async def no_simulators(http: httpx.AsyncClient, ask: Simulated) -> dict[str, Any]:
     """A context made without the composition root's simulators (tests of one part)."""
     raise Conflict("not_simulated", "This node was started without its simulators.")
 

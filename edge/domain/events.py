@@ -6,7 +6,10 @@ dashboard and the merchant's server only ever see these values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class EventType(StrEnum):
@@ -56,3 +59,17 @@ SIMULATED: tuple[EventType, ...] = tuple(
         EventType.UNMATCHED,
     }
 )
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """``edge trigger``'s ask: a signed, simulated ``event_type`` of ``provider`` about a
+    transaction of ``project_id``, built from the project actor's ``material`` (the
+    transaction, its subscription, the credentials to sign with) and delivered to the node at
+    ``node_url``."""
+
+    node_url: str
+    project_id: str
+    provider: str
+    event_type: str
+    material: Mapping[str, Any]

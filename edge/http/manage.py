@@ -15,6 +15,7 @@ from edge.actors import accounts, queries
 from edge.actors import messages as m
 from edge.actors.records import iso_or_none
 from edge.domain import ids
+from edge.domain.events import Simulated
 from edge.domain.inputs import bounded_int
 from edge.domain.logfilter import status_filter
 from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found
@@ -336,7 +337,7 @@ async def trigger() -> Response:
     # the node posts to itself: its own address, not one an account holder set
     async with httpx.AsyncClient(timeout=15.0, trust_env=False) as own:
         sent = await ctx.send_simulated(
-            own, ctx.bound_url, project_id, provider, event_type, material
+            own, Simulated(ctx.bound_url, project_id, provider, event_type, material)
         )
     return json_response({"projectId": project_id, "txId": tx_id, **sent}, headers=NO_STORE)
 

@@ -9,11 +9,11 @@ Adding a provider: its adapter package under ``edge/providers/`` (one line in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from edge.domain.events import Simulated
 from edge.errors import Conflict
 from edge.sim import manual
 from edge.sim.btcpay import registration as btcpay
@@ -34,20 +34,13 @@ REGISTRATIONS: dict[str, Registration] = {
 }
 
 
-async def send_simulated(
-    http: httpx.AsyncClient,
-    node_url: str,
-    project_id: str,
-    provider: str,
-    event_type: str,
-    material: Mapping[str, Any],
-) -> dict[str, Any]:
+async def send_simulated(http: httpx.AsyncClient, ask: Simulated) -> dict[str, Any]:
     """``edge trigger``: deliver a signed simulated ``event_type`` through the provider's
     registered ``Trigger``; ``Conflict not_simulated`` when it has none."""
-    registration = REGISTRATIONS.get(provider)
+    registration = REGISTRATIONS.get(ask.provider)
     if registration is None or registration.trigger is None:
         simulated = ", ".join(name for name, r in REGISTRATIONS.items() if r.trigger)
-        raise Conflict("not_simulated", f"There is no simulator for {provider}; try: {simulated}.")
-    return await registration.trigger.send(
-        http, node_url, project_id, provider, event_type, material
-    )
+        raise Conflict(
+            "not_simulated", f"There is no simulator for {ask.provider}; try: {simulated}."
+        )
+    return await registration.trigger.send(http, ask)

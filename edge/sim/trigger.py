@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from edge.domain.events import Simulated
 from edge.errors import Conflict
 
 # (normalized event type, the transaction as the builder reads it) -> the provider's event
@@ -38,18 +39,11 @@ class Trigger:
     sign: Signer
     event_id: EventId = _event_id
 
-    async def send(
-        self,
-        http: httpx.AsyncClient,
-        node_url: str,
-        project_id: str,
-        provider: str,
-        event_type: str,
-        material: Mapping[str, Any],
-    ) -> dict[str, Any]:
+    async def send(self, http: httpx.AsyncClient, ask: Simulated) -> dict[str, Any]:
         """Build, sign and deliver one event; return what the node answered."""
+        material = ask.material
         try:
-            event = self.build(event_type, _tx_for_builder(material))
+            event = self.build(ask.event_type, _tx_for_builder(material))
         except ValueError as exc:
             # a type this provider's simulator cannot send: a conflict with the provider asked
             # for (another may send it), as with a provider that has no simulator
@@ -60,7 +54,9 @@ class Trigger:
             **await self.sign(http, material["credentials"], body),
         }
         response = await http.post(
-            f"{node_url}/webhook/{provider}/{project_id}", content=body, headers=headers
+            f"{ask.node_url}/webhook/{ask.provider}/{ask.project_id}",
+            content=body,
+            headers=headers,
         )
         return {
             "providerEventId": self.event_id(event),

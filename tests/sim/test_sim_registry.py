@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from edge.domain.events import SIMULATED
+from edge.domain.events import SIMULATED, Simulated
 from edge.errors import Conflict
 from edge.providers.registry import PROVIDERS
 from edge.sim.registry import REGISTRATIONS, send_simulated
@@ -36,6 +36,8 @@ def test_the_simulators_together_send_every_type_the_api_reference_names() -> No
 async def test_a_provider_without_a_trigger_is_refused() -> None:
     async with httpx.AsyncClient() as http:
         with pytest.raises(Conflict) as caught:
-            await send_simulated(http, "http://127.0.0.1:9", "p", "manual", "payment.succeeded", {})
+            await send_simulated(
+                http, Simulated("http://127.0.0.1:9", "p", "manual", "payment.succeeded", {})
+            )
     assert caught.value.code == "not_simulated"
     assert "stripe" in caught.value.message
