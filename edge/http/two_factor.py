@@ -64,6 +64,15 @@ def _account(account_id: str) -> dict[str, Any]:
     return found
 
 
+async def _signed_in_with_code() -> tuple[str, str]:
+    """The signed-in account and the code its body (``{"code": ...}`` and nothing else)
+    brings."""
+    account_id = _signed_in()
+    body = await read_json_object()
+    only(body, {"code"})
+    return account_id, _code_of(body)
+
+
 def _code_of(body: dict[str, Any]) -> str:
     code = body.get("code")
     if not isinstance(code, str) or not code.strip() or len(code) > 40:
@@ -124,10 +133,7 @@ async def start_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/confirm")
 async def confirm_enrolment() -> Response:
-    account_id = _signed_in()
-    body = await read_json_object()
-    only(body, {"code"})
-    code = _code_of(body)
+    account_id, code = await _signed_in_with_code()
     ctx = node()
     async with ctx.accounts_lock:
         account = _account(account_id)
@@ -160,10 +166,7 @@ async def confirm_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/disable")
 async def disable() -> Response:
-    account_id = _signed_in()
-    body = await read_json_object()
-    only(body, {"code"})
-    code = _code_of(body)
+    account_id, code = await _signed_in_with_code()
     ctx = node()
     async with ctx.accounts_lock:
         account = _account(account_id)
