@@ -78,22 +78,20 @@ async def test_an_idempotent_answer_is_kept_across_an_actor_rebuild(node, admin,
     assert again.json() == answers[0].json() and again.headers["idempotent-replayed"] == "true"
 
 
-async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http, monkeypatch):
+async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http):
     shop = await manual_shop(admin)
     pid = shop.project_id
     tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
-    real_commit = node.ctx.writer._commit
 
-    def full_disk(group):
+    def full_disk(group):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(node.ctx.writer, "_commit", full_disk)
-    refused = await http.post(
-        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
-    )
+    with node.ctx.writer.inject(full_disk):
+        refused = await http.post(
+            f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+        )
     assert (refused.status_code, refused.json()["error"]["code"]) == (503, "unavailable")
     assert refused.json()["error"]["retryable"] is True
-    monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
     # the actor read its state again from the store: the change that never landed is gone
     status = (await http.get(f"/status/{pid}/{tx}")).json()
     assert (status["status"], status["version"]) == ("pending", 1)
