@@ -106,7 +106,7 @@ async def test_idle_actors_are_evicted_and_come_back_on_demand(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=0.05)
         await registry.call("a", "inc")
-        await trio.sleep(0.2)
+        await trio.sleep(0.2)  # mock time, the subject: idle past idle_s and the sweep
         assert "a" not in registry
         assert await registry.call("a", "inc") == 2
         assert Counter.loads["a"] == 2
