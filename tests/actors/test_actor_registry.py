@@ -131,7 +131,7 @@ async def test_a_full_mailbox_is_backpressure_then_503(autojump_clock):
             callers.start_soon(call, "inc", 5)  # fills the one mailbox slot
             await wait_all_tasks_blocked()
             callers.start_soon(call, "inc", 0.1)  # waits for room, then gives up
-            await trio.sleep(0.3)  # mock time: past the third caller's timeout
+            await trio.sleep(0.3)  # mock time, the subject: past the third caller's timeout
             assert results == ["unavailable"]
             gate.set()
         assert sorted(results, key=str) == [1, 2, "unavailable"]
