@@ -17,6 +17,11 @@ Guarantees:
 - A commit that fails for want of room or of a working disk (the map or the disk full, an I/O
   error) fails its tickets with ``StoreUnavailable``, a contract ``503 unavailable`` the caller
   may retry; any other failure is a bug and keeps its own error.
+
+Fault injection (tests only; production never sets it): ``with writer.inject(fault):`` calls
+``fault(group)`` in the worker thread before each commit's transaction begins. A fault that
+raises fails that commit as the disk would (nothing of the group is written), one that blocks is
+a slow disk; returning lets the commit go on.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from __future__ import annotations
 import errno
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 import lmdb
@@ -106,6 +111,10 @@ class Ticket:
                 log.exception("ticket callback failed")
 
 
+# called with a commit's group of tickets, in the worker thread, before its transaction begins
+Fault = Callable[[Sequence[Ticket]], None]
+
+
 @dataclass
 class WriterStats:
     commits: int = 0
@@ -125,6 +134,18 @@ class StoreWriter:
         self._closing = False
         self._limiter = trio.CapacityLimiter(1)
         self.stats = WriterStats()
+        self.fault: Fault | None = None  # see ``inject``; never set in production
+
+    @contextmanager
+    def inject(self, fault: Fault) -> Iterator[None]:
+        """Tests' seam: ``fault(group)`` runs before each commit inside the block (in the worker
+        thread, before the transaction begins). Raising fails the commit as a failing disk would;
+        blocking holds it, as a slow disk. The fault in place before is put back on leaving."""
+        before, self.fault = self.fault, fault
+        try:
+            yield
+        finally:
+            self.fault = before
 
     def submit(self, ops: Sequence[Op]) -> Ticket:
         if self._closing:
@@ -186,6 +207,8 @@ class StoreWriter:
         return group
 
     def _commit(self, group: list[Ticket]) -> None:
+        if self.fault is not None:
+            self.fault(group)
         dbs = self._store.dbs
         with self._store.env.begin(write=True) as txn:
             for ticket in group:

@@ -106,7 +106,7 @@ async def test_idle_actors_are_evicted_and_come_back_on_demand(autojump_clock):
     async with trio.open_nursery() as nursery:
         registry = ActorRegistry(factory, nursery, idle_s=0.05)
         await registry.call("a", "inc")
-        await trio.sleep(0.2)
+        await trio.sleep(0.2)  # mock time, the subject: idle past idle_s and the sweep
         assert "a" not in registry
         assert await registry.call("a", "inc") == 2
         assert Counter.loads["a"] == 2
@@ -131,7 +131,7 @@ async def test_a_full_mailbox_is_backpressure_then_503(autojump_clock):
             callers.start_soon(call, "inc", 5)  # fills the one mailbox slot
             await wait_all_tasks_blocked()
             callers.start_soon(call, "inc", 0.1)  # waits for room, then gives up
-            await trio.sleep(0.3)  # mock time: past the third caller's timeout
+            await trio.sleep(0.3)  # mock time, the subject: past the third caller's timeout
             assert results == ["unavailable"]
             gate.set()
         assert sorted(results, key=str) == [1, 2, "unavailable"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import trio
+from support.waits import Pulse
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors.followups import BACKOFF_S, AttemptWatch, FollowUpWorker
@@ -29,9 +30,11 @@ class Scripted(Provider):
 
     answers: list[Any] = field(default_factory=list)
     calls: list[FollowUpRequest] = field(default_factory=list)
+    called: Pulse = field(default_factory=Pulse)  # fired at each call
 
     async def follow_up(self, request: FollowUpRequest) -> FollowUpResult:
         self.calls.append(request)
+        self.called.fire()
         answer = self.answers.pop(0) if self.answers else FollowUpResult(detail="captured")
         if isinstance(answer, BaseException):
             raise answer
@@ -82,22 +85,27 @@ async def enqueue(writer: StoreWriter, action: str = "capture") -> str:
     return ops[0][1][len(outbox.ENTRY) :].decode()
 
 
-async def settled(store: Store, entry_id: str) -> dict[str, Any]:
-    """The entry once it is no longer pending. What is observed is the store itself; under the
-    autojump clock a poll costs no real time."""
-    while (entry := outbox.entry(store, entry_id)) is not None and entry["state"] == "pending":  # noqa: ASYNC110
-        await trio.sleep(0.5)
-    assert entry is not None
-    return entry
+async def settled(store: Store, watch: AttemptWatch, entry_id: str) -> dict[str, Any]:
+    """The entry once it is no longer pending, as the store holds it: looked at again at each
+    attempt the worker records (``watch``), never on a timer, so under the autojump clock time
+    moves only to the worker's own deadlines."""
+    while True:
+        with watch.expecting(TX) as attempted:  # entered before the look: no attempt is missed
+            entry = outbox.entry(store, entry_id)
+            assert entry is not None
+            if entry["state"] != "pending":
+                return entry
+            await attempted.wait()
 
 
 async def run_until_settled(
     store: Store, writer: StoreWriter, provider: Scripted, targets: Targets, entry_id: str
 ) -> dict[str, Any]:
+    watch = AttemptWatch()
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
-        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
+        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms, watch)
         await nursery.start(worker.run)
-        entry = await settled(store, entry_id)
+        entry = await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     return entry
 
@@ -176,26 +184,29 @@ async def test_a_target_that_cannot_be_told_now_is_asked_again(store, writer, au
 
     flaky = Flaky()
 
-    provider = scripted()
+    provider, watch = scripted(), AttemptWatch()
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
-        worker = FollowUpWorker(store, writer, flaky, http, {"scripted": provider}, now_ms)
+        worker = FollowUpWorker(store, writer, flaky, http, {"scripted": provider}, now_ms, watch)
         await nursery.start(worker.run)
-        await settled(store, entry_id)
+        await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     assert [a["outcome"] for a in outbox.attempts(store, entry_id)] == ["retry", "done"]
 
 
 async def test_new_entries_wake_an_idle_worker(store, writer, autojump_clock):
-    provider = scripted()
+    provider, watch = scripted(), AttemptWatch()
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
-        worker = FollowUpWorker(store, writer, Targets(), http, {"scripted": provider}, now_ms)
+        worker = FollowUpWorker(
+            store, writer, Targets(), http, {"scripted": provider}, now_ms, watch
+        )
         await nursery.start(worker.run)
         await wait_all_tasks_blocked()
         entry_id = await enqueue(writer)
-        await trio.sleep(3600)  # written behind its back: it does not poll
+        # an hour of mock time, the subject: written behind its back, it does not poll
+        await trio.sleep(3600)
         assert outbox.entry(store, entry_id)["state"] == "pending"
         worker.notify()
-        await settled(store, entry_id)
+        await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     assert len(provider.calls) == 1
 
@@ -217,9 +228,9 @@ async def test_a_store_that_cannot_record_stops_neither_the_worker_nor_the_node(
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
         worker = FollowUpWorker(store, closed, Targets(), http, {"scripted": provider}, now_ms)
         await nursery.start(worker.run)
-        with trio.fail_after(10):
-            while len(provider.calls) < 2:  # noqa: ASYNC110 (observing the provider's calls)
-                await trio.sleep(0.05)
+        await provider.called.until(
+            lambda: len(provider.calls) >= 2, what="the worker asking again after a failed pass"
+        )
         nursery.cancel_scope.cancel()  # still running: nothing escaped into the nursery
     assert len(provider.calls) >= 2  # tried again after the failed pass
     entry = outbox.entry(store, entry_id)
@@ -247,13 +258,13 @@ async def test_a_checkout_is_expired_by_the_node_when_its_time_comes(store, writ
     ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", outbox.EXPIRE, {}, now_ms(), due)
     await writer.write(ops)
     entry_id = ops[0][1][len(outbox.ENTRY) :].decode()
-    targets, provider = Targets(), scripted()
+    targets, provider, watch = Targets(), scripted(), AttemptWatch()
     async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
-        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
+        worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms, watch)
         await nursery.start(worker.run)
-        await trio.sleep(3 * 3600 - 1)
+        await trio.sleep(3 * 3600 - 1)  # mock time, the subject: a second before it is due
         assert targets.expired == [] and outbox.entry(store, entry_id)["state"] == "pending"
-        entry = await settled(store, entry_id)
+        entry = await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     assert targets.expired == [TX] and provider.calls == []
     assert (entry["state"], entry["detail"]) == ("done", "expired")

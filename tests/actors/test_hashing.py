@@ -9,6 +9,7 @@ import threading
 import pytest
 import trio
 import trio.testing
+from support.waits import until_notified
 
 from edge.actors.hashing import HashingPool
 from edge.errors import RateLimited
@@ -25,26 +26,28 @@ class Gate:
     """A blocking call that records how many run at once, and holds them until ``release``."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.changed = threading.Condition()
         self.running = self.most = self.calls = 0
         self.open = threading.Event()
 
     def call(self, value: int) -> int:
-        with self.lock:
+        with self.changed:
             self.calls += 1
             self.running += 1
             self.most = max(self.most, self.running)
+            self.changed.notify_all()
         self.open.wait(10)
-        with self.lock:
+        with self.changed:
             self.running -= 1
+            self.changed.notify_all()
         return value * 2
 
     async def reached(self, running: int) -> None:
         """Until ``running`` calls are inside ``call`` (the pool's threads start them on their
-        own time)."""
-        with trio.fail_after(10):
-            while self.running < running:  # noqa: ASYNC110 (set by other threads)
-                await trio.sleep(0.001)
+        own time, and say so)."""
+        await until_notified(
+            self.changed, lambda: self.running >= running, what=f"{running} calls running"
+        )
 
 
 async def test_at_most_workers_run_and_the_queue_is_bounded(pool):

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import trio
+from support.waits import Pulse
 
 from edge.actors import messages as m
 from edge.actors.notifier import BUSY_BACKOFF_S, PER_ENDPOINT, Notifier
@@ -61,17 +62,26 @@ RECORD = {  # the project as the store holds it: the endpoint the entries are ow
 @asynccontextmanager
 async def notifying(
     store: Store, writer: StoreWriter, answer: Callable[[httpx.Request], Any], **options: Any
-) -> AsyncIterator[Notifier]:
-    """A running notifier whose receiver's answers are ``answer(request)``; stopped on leaving."""
+) -> AsyncIterator[tuple[Notifier, Pulse]]:
+    """A running notifier whose receiver's answers are ``answer(request)``, and a pulse fired
+    at each attempt it records (its ``observed``); stopped on leaving."""
+    attempts = Pulse()
     async with (
         httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
         trio.open_nursery() as nursery,
     ):
         notifier = Notifier(
-            store, writer, Project().targets, Project().call, http, now_ms, **options
+            store,
+            writer,
+            Project().targets,
+            Project().call,
+            http,
+            now_ms,
+            observed=attempts.fire,
+            **options,
         )
         await nursery.start(notifier.run)
-        yield notifier
+        yield notifier, attempts
         nursery.cancel_scope.cancel()
 
 
@@ -86,27 +96,40 @@ async def enqueue(writer: StoreWriter, count: int = 1) -> list[str]:
     return entries
 
 
-async def settled(store: Store, entry_id: str) -> dict[str, Any]:
-    while (  # noqa: ASYNC110 (observing the store)
-        entry := outbox.entry(store, entry_id, db=notifyq.DB)
-    ) is not None and entry["state"] == "pending":
-        await trio.sleep(0.5)
-    assert entry is not None
-    return entry
+async def settled(store: Store, attempts: Pulse, entry_id: str) -> dict[str, Any]:
+    """The entry once it is no longer pending, as the store holds it: looked at again at each
+    attempt the notifier records (``attempts``), never on a timer."""
+
+    def done() -> dict[str, Any] | None:
+        entry = outbox.entry(store, entry_id, db=notifyq.DB)
+        assert entry is not None
+        return entry if entry["state"] != "pending" else None
+
+    found = await attempts.until(done, what=f"entry {entry_id} settled", timeout_s=None)
+    assert found is not None
+    return found
 
 
 async def run(store, writer, project, http, entry_ids, told=True):  # type: ignore[no-untyped-def]
-    """Until every attempt's outcome is told (``told``): waiting on an event, not polling, so
-    the autojump clock moves only to the notifier's own deadlines (a poll's timer would let it
-    run on while a thread writes); else until the entries settle."""
+    """Until every attempt's outcome is told (``told``), then until the entries settle: waiting
+    on events, not polling, so the autojump clock moves only to the notifier's own deadlines (a
+    poll's timer would let it run on while a thread writes)."""
+    attempts = Pulse()
     async with trio.open_nursery() as nursery:
         notifier = Notifier(
-            store, writer, project.targets, project.call, http, now_ms, wall_s=trio.current_time
+            store,
+            writer,
+            project.targets,
+            project.call,
+            http,
+            now_ms,
+            wall_s=trio.current_time,
+            observed=attempts.fire,
         )
         await nursery.start(notifier.run)
         if told:
             await project.told.wait()
-        entries = [await settled(store, e) for e in entry_ids]
+        entries = [await settled(store, attempts, e) for e in entry_ids]
         nursery.cancel_scope.cancel()
     return entries
 
@@ -153,7 +176,7 @@ async def test_one_endpoint_gets_a_bounded_number_at_once(store, writer, autojum
         nonlocal at_once, peak
         at_once += 1
         peak = max(peak, at_once)
-        await trio.sleep(2)
+        await trio.sleep(2)  # mock time, the subject: a slow receiver, so attempts overlap
         at_once -= 1
         return httpx.Response(204)
 
@@ -175,9 +198,9 @@ async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(sto
         return httpx.Response(204)
 
     entry_ids = await enqueue(writer, 60)
-    async with notifying(store, writer, answer, busy=lambda: busy) as notifier:
+    async with notifying(store, writer, answer, busy=lambda: busy) as (notifier, attempts):
         began = trio.current_time()
-        await trio.sleep(0.5)
+        await trio.sleep(0.5)  # the subject: the real-time window the pace is measured over
         paced = len(starts)
         assert 3 <= paced <= 1 + 0.5 / BUSY_BACKOFF_S
         gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
@@ -185,7 +208,7 @@ async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(sto
         busy = False
         notifier.notify()
         with trio.fail_after(10):
-            entries = [await settled(store, e) for e in entry_ids]
+            entries = [await settled(store, attempts, e) for e in entry_ids]
     assert {e["state"] for e in entries} == {"done"} and len(starts) == 60
 
 
@@ -214,10 +237,11 @@ async def test_owed_events_and_an_earlier_nodes_fan_out_entry_reach_the_endpoint
         seen.append(request.headers["webhook-id"])
         return httpx.Response(204)
 
-    async with notifying(store, writer, answer):
-        with trio.fail_after(10):
-            while len(seen) < 3 or notifyq.depth(store, 10):  # noqa: ASYNC110
-                await trio.sleep(0.02)
+    async with notifying(store, writer, answer) as (_, attempts):
+        await attempts.until(
+            lambda: len(seen) >= 3 and not notifyq.depth(store, 10),
+            what="three events sent and the queue emptied",
+        )
     assert sorted(seen) == [event["id"] for event in owed]
 
 
@@ -227,9 +251,9 @@ async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_req
     await writer.write([("records", keys.project(PROJECT), pack(gone))])
     asked: list[httpx.Request] = []
     commits = writer.stats.commits
-    async with notifying(store, writer, asked.append):
+    async with notifying(store, writer, asked.append) as (_, attempts):
         with trio.fail_after(10):
-            entries = [await settled(store, e) for e in entry_ids]
+            entries = [await settled(store, attempts, e) for e in entry_ids]
     assert {e["state"] for e in entries} == {"dropped"} and asked == []
     assert writer.stats.commits - commits == 1
     (attempt,) = outbox.attempts(store, entry_ids[0], db=notifyq.DB)
@@ -248,14 +272,23 @@ async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attem
         await answer_now.wait()
         return httpx.Response(204)
 
-    async with notifying(store, writer, slow) as notifier:
+    passes = Pulse()
+
+    def busy() -> bool:  # asked as each pass of the notifier begins: counts them
+        passes.fire()
+        return False
+
+    async with notifying(store, writer, slow, busy=busy) as (notifier, attempts):
         await asked.wait()
         await writer.write([("records", keys.project(PROJECT), pack({**RECORD, "endpoints": {}}))])
+        before = passes.fired
         notifier.notify()  # a pass while the attempt is under way
-        await trio.sleep(0.2)
+        await passes.until(lambda: passes.fired > before, what="a pass after the endpoint went")
+        notifier.notify()  # the next pass begins once that one has ended
+        await passes.until(lambda: passes.fired > before + 1, what="that pass ended")
         answer_now.set()
         with trio.fail_after(10):
-            entry = await settled(store, entry_id)
+            entry = await settled(store, attempts, entry_id)
     assert (entry["state"], entry["attempts"]) == ("done", 1)
     assert [line["outcome"] for line in notifyq.log(store, ENDPOINT)] == ["done"]
 
@@ -269,12 +302,14 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
         provider_client(frozenset({"localhost"}), resolve=loopback) as http,
         trio.open_nursery() as nursery,
     ):
-        project = Project()
-        notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
+        project, attempts = Project(), Pulse()
+        notifier = Notifier(
+            store, writer, project.targets, project.call, http, now_ms, observed=attempts.fire
+        )
         await nursery.start(notifier.run)
-        with trio.fail_after(10):
-            while not outbox.attempts(store, entry_id, db=notifyq.DB):  # noqa: ASYNC110
-                await trio.sleep(0.02)
+        await attempts.until(
+            lambda: outbox.attempts(store, entry_id, db=notifyq.DB), what="the attempt recorded"
+        )
         nursery.cancel_scope.cancel()
     (attempt,) = outbox.attempts(store, entry_id, db=notifyq.DB)
     assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]

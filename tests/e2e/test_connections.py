@@ -14,6 +14,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from support.nodes import node_settings
+from support.waits import until
 
 from edge.config import Settings
 from edge.node import KEEP_ALIVE_S, run_node
@@ -120,7 +121,7 @@ async def strict_node(tmp_path):  # type: ignore[no-untyped-def]
 
 async def _dribble(stream: trio.SocketStream, lines: list[bytes], every_s: float) -> None:
     for line in lines:
-        await trio.sleep(every_s)
+        await trio.sleep(every_s)  # the subject: a client's pace
         try:
             await stream.send_all(line)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -154,7 +155,7 @@ async def test_headers_after_a_pause_have_their_whole_time(strict_node):
     url = urlsplit(strict_node.url)
     stream = await trio.open_tcp_stream(url.hostname, url.port)
     async with stream:
-        await trio.sleep(KEEP_ALIVE_S - 1.5)
+        await trio.sleep(KEEP_ALIVE_S - 1.5)  # the subject: idle for most of the keep-alive
         lines = [b"GET /status/x/y HTTP/1.1\r\n", b"Host: x\r\n", b"X-A: 1\r\n", b"\r\n"]
         await _dribble(stream, lines, 0.7)
         answer = await read_answer(stream)
@@ -190,7 +191,7 @@ async def test_hypercorn_alone_cuts_partial_headers_on_its_idle_timer():
         assert answer == b""
         stream = await trio.open_tcp_stream(url.hostname, url.port)
         async with stream:
-            await trio.sleep(0.6)  # then a whole request within 0.6 s of its first byte
+            await trio.sleep(0.6)  # the subject: idle, then a whole request within 0.6 s
             lines = [b"GET / HTTP/1.1\r\n", b"Host: x\r\n", b"\r\n"]
             async with trio.open_nursery() as dribbling:
                 dribbling.start_soon(_dribble, stream, lines, 0.3)
@@ -213,7 +214,7 @@ async def test_a_body_slower_than_the_least_rate_is_answered_408_and_closed(stri
                     await stream.send_all(b"x" * 100)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
-                await trio.sleep(1)
+                await trio.sleep(1)  # the subject: the body's pace
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(dribble)
@@ -232,7 +233,7 @@ async def test_a_body_at_a_fair_rate_is_taken(strict_node):
         await stream.send_all(head + b"Content-Length: %d\r\n\r\n" % len(body))
         for start in range(0, len(body), 2000):  # 2 KiB a second
             await stream.send_all(body[start : start + 2000])
-            await trio.sleep(1)
+            await trio.sleep(1)  # the subject: the body's pace
         answer = await read_answer(stream)
     assert answer.startswith(b"HTTP/1.1 404")  # read to its end, then answered: no such project
 
@@ -255,11 +256,18 @@ async def test_connections_beyond_the_cap_are_refused_at_accept(strict_node):
     finally:
         for stream in held:
             await stream.aclose()
-    await trio.sleep(0.2)  # the node sees the closes
-    again = await trio.open_tcp_stream(url.hostname, url.port)
-    async with again:  # places were given back
-        await again.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert (await read_answer(again)).startswith(b"HTTP/1.1 404")
+
+    async def served() -> bool:
+        again = await trio.open_tcp_stream(url.hostname, url.port)
+        async with again:  # refused at accept, closed at once, until the node saw the closes
+            try:
+                await again.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
+                return (await read_answer(again)).startswith(b"HTTP/1.1 404")
+            except trio.BrokenResourceError:
+                return False
+
+    # nothing announces the node has seen the closes: a new connection is asked again
+    await until(served, what="a new connection served: the places were given back")
 
 
 async def test_places_come_back_when_the_node_cuts_connections(strict_node):

@@ -81,7 +81,9 @@ async def test_sigterm_answers_open_long_polls_at_once_and_exits(process):
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(poll)
-            await trio.sleep(0.5)  # the poll is waiting in the actor
+            # the subject: a SIGTERM while the poll waits in the actor; the child process shows
+            # nothing of a parked poll, so it is given this long to get there
+            await trio.sleep(0.5)
             started = time.monotonic()
             assert await trio.to_thread.run_sync(process.terminate) == 0
             stopped_in = time.monotonic() - started

@@ -42,7 +42,7 @@ async def test_readyz_shares_one_probe_among_callers(node, http):
 
 
 async def test_a_node_whose_writer_stopped_is_not_ready(node, http):
-    await trio.sleep(PROBE_FRESH_S)  # a fresh earlier result would stand
+    await trio.sleep(PROBE_FRESH_S)  # the subject: a fresh earlier result would stand
     node.ctx.writer.close()
     answer = await http.get("/readyz")
     assert answer.status_code == 503
@@ -125,7 +125,9 @@ async def test_a_full_store_answers_503_and_is_not_ready(tmp_path):
             assert made.status_code == 503, made.text
             assert made.json()["error"]["code"] == "unavailable"
             assert made.json()["error"]["retryable"] is True
-            await trio.sleep(PROBE_FRESH_S)  # the ready answer before the store filled stands
+            # the subject: the probe's freshness window, in which the answer from before the
+            # store filled would stand
+            await trio.sleep(PROBE_FRESH_S)
             ready = await http.get("/readyz")
             assert ready.status_code == 503, ready.text
             assert ready.json()["error"]["code"] == "unavailable"

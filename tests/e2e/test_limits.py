@@ -283,7 +283,7 @@ async def test_long_poll_answers_on_change_or_timeout_and_counts_once(admin, htt
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(poll)
-        await trio.sleep(0.3)
+        await trio.sleep(0.3)  # the subject: a change that comes while the poll waits
         marked_at = trio.current_time()
         await http.post(
             f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)

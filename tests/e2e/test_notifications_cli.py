@@ -4,8 +4,10 @@ that ``edge listen`` follows (CONTRACT 4.8, 10)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -13,22 +15,14 @@ import trio
 from standardwebhooks import Webhook
 from support.asgi import serve_asgi
 from support.client import bearer, manual_shop
+from support.merchant import Merchant
 
 from edge.domain import standard_webhooks
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.got: list[tuple[dict[str, str], bytes]] = []
-
-    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
-        self.got.append(({k.decode(): v.decode() for k, v in scope["headers"]}, body))
-        return 200, b""
-
-
 @pytest.fixture
-async def inbox() -> AsyncIterator[tuple[Inbox, str]]:
-    server = Inbox()
+async def inbox() -> AsyncIterator[tuple[Merchant, str]]:
+    server = Merchant()
     async with trio.open_nursery() as nursery:
         yield server, await nursery.start(serve_asgi, server)
         nursery.cancel_scope.cancel()
@@ -52,16 +46,12 @@ async def test_endpoint_commands_add_list_replay_show_attempts_and_remove(admin,
     assert added.returncode == 0, added.stderr
     made = json.loads(added.stdout)
     await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
-    with trio.fail_after(10):
-        while not server.got:  # noqa: ASYNC110
-            await trio.sleep(0.05)
+    await server.wait_for(1)
     listed = await edge(node, "endpoint", "list", pid)
     assert made["endpointId"] in listed.stdout.decode() and "on " in listed.stdout.decode()
     replayed = await edge(node, "endpoint", "replay", pid, made["endpointId"])
     assert replayed.stdout.decode().strip() == "1 queued"
-    with trio.fail_after(10):
-        while len(server.got) < 2:  # noqa: ASYNC110
-            await trio.sleep(0.05)
+    await server.wait_for(2)
     attempts = await edge(node, "endpoint", "attempts", pid, made["endpointId"], "--json")
     items = json.loads(attempts.stdout)["items"]
     assert [(a["status"], a["outcome"]) for a in items] == [(200, "done"), (200, "done")]
@@ -81,14 +71,22 @@ async def test_edge_listen_forwards_new_events_signed(admin, http, node, inbox):
     secret = standard_webhooks.new_secret()
     async with trio.open_nursery() as nursery:
         listening = await nursery.start(
-            trio.run_process,
-            [
-                sys.executable, "-m", "edge", "listen", pid,
-                "--forward-to", f"{base}/local", "--secret", secret, "--once",
-                "--data", str(node.ctx.settings.data_dir),
-            ],
+            partial(
+                trio.run_process,
+                [
+                    sys.executable, "-m", "edge", "listen", pid,
+                    "--forward-to", f"{base}/local", "--secret", secret, "--once",
+                    "--data", str(node.ctx.settings.data_dir),
+                ],
+                stdout=subprocess.PIPE,
+            )
         )  # fmt: skip
-        await trio.sleep(1.5)  # it has skipped to the end of the feed and waits
+        said = b""
+        with trio.fail_after(20):  # it says "Ready." once it has found the feed's end
+            while b"Ready." not in said:
+                more = await listening.stdout.receive_some()
+                assert more, f"edge listen ended before it was ready: {said!r}"
+                said += more
         tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()
         with trio.fail_after(20):
             await listening.wait()
@@ -106,7 +104,7 @@ async def test_the_feed_waits_for_what_comes_next(admin, http):
     assert first.status_code == 201
 
     async def later() -> None:
-        await trio.sleep(0.5)
+        await trio.sleep(0.5)  # the subject: a change that comes while the poll waits
         await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
 
     async with trio.open_nursery() as nursery:

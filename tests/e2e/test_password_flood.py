@@ -57,7 +57,7 @@ async def test_a_login_and_signup_flood_stays_within_the_memory_bound(tmp_path):
             async def sample(done: trio.Event) -> None:
                 while not done.is_set():
                     peak[0] = max(peak[0], rss_mib(pid))
-                    await trio.sleep(0.01)
+                    await trio.sleep(0.01)  # the subject: memory sampled while the flood lasts
 
             done = trio.Event()
             async with trio.open_nursery() as sampling:

@@ -83,6 +83,25 @@ async def feed(http: httpx.AsyncClient, shop: PayPalShop) -> list[dict[str, Any]
     return list(answer.json()["items"])
 
 
+async def event_of(http: httpx.AsyncClient, shop: PayPalShop, tx: str, kind: str) -> None:
+    """Once the feed has an event ``kind`` of ``tx``, by the feed's long poll (an event is
+    stored with what it did to its transaction, in one commit)."""
+    after = None
+    with trio.fail_after(15):
+        while True:
+            params = {"wait": 10, "limit": 100, **({"after": after} if after else {})}
+            page = (
+                await http.get(
+                    f"/api/projects/{shop.project_id}/events",
+                    params=params,
+                    headers=bearer(shop.test_key),
+                )
+            ).json()
+            if any((e["type"], e.get("txId")) == (kind, tx) for e in page["items"]):
+                return
+            after = page["next"] or after
+
+
 class BuyersPage:
     """The shop's page in the buyer's browser, with the JS SDK loaded by the shop's client id."""
 
@@ -258,17 +277,13 @@ async def test_an_invoice_id_taken_first_in_the_browser_is_told_to_the_merchant(
     await page.approve(order)
     await page.capture(order["id"])  # the browser's order takes the invoice id first
     await press(buyer, url, "Approve")  # the node's own order, approved: the node captures
-    with trio.fail_after(15):
-        while True:
-            record = (
-                await http.get(
-                    f"/api/projects/{shop.project_id}/transactions/{tx}",
-                    headers=bearer(shop.test_key),
-                )
-            ).json()
-            if record["needsAttention"]:
-                break
-            await trio.sleep(0.05)
+    await event_of(http, shop, tx, "payment.attempt_failed")  # the refusal, flag and all
+    record = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx}", headers=bearer(shop.test_key)
+        )
+    ).json()
+    assert record["needsAttention"] is True
     assert record["status"] == "pending"
     assert [flag["code"] for flag in record["attention"]] == ["capture_refused"]
     assert paypal.capture_count(order_of(url)) == 0

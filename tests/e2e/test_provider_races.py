@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 import trio
 from support.client import bearer, manual_shop
 from support.stripe_shop import stripe_shop
+from support.waits import sending
 
 TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
 
@@ -19,10 +21,14 @@ async def _events_of(http, shop, tx_id):
     return [e["type"] for e in tx["events"]]
 
 
+def to_the_provider(request: httpx.Request) -> bool:
+    return request.url.path.startswith("/v1/")  # the node's calls to Stripe (the simulator)
+
+
 @pytest.mark.parametrize("provider_fails", [False, True])
-async def test_a_cancel_during_the_provider_call_stands(admin, http, sim, provider_fails):
+async def test_a_cancel_during_the_provider_call_stands(node, admin, http, sim, provider_fails):
     shop = await stripe_shop(admin, sim)
-    sim.delay_s = 0.5
+    sim.delay_s = 0.5  # the provider thinks this long about each call
     sim.fail_next_requests = 1 if provider_fails else 0
     answers = []
 
@@ -36,8 +42,9 @@ async def test_a_cancel_during_the_provider_call_stands(admin, http, sim, provid
         )
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(checkout)
-        await trio.sleep(0.2)  # the pending transaction is stored; the provider is still thinking
+        with sending(node.ctx.http, to_the_provider) as called:
+            nursery.start_soon(checkout)
+            await called.wait()  # so the pending transaction is stored; the provider thinks
         canceled = await http.post(
             f"/api/projects/{shop.project_id}/transactions/{TX}/cancel",
             headers=bearer(shop.test_key),
@@ -65,8 +72,9 @@ async def test_an_idempotent_answer_is_kept_across_an_actor_rebuild(node, admin,
         )
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(checkout)
-        await trio.sleep(0.2)
+        with sending(node.ctx.http, to_the_provider) as called:
+            nursery.start_soon(checkout)
+            await called.wait()  # the provider thinks
         del node.ctx.registry._entries[
             shop.project_id
         ]  # evicted mid-call: a fresh actor finishes it
@@ -78,22 +86,20 @@ async def test_an_idempotent_answer_is_kept_across_an_actor_rebuild(node, admin,
     assert again.json() == answers[0].json() and again.headers["idempotent-replayed"] == "true"
 
 
-async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http, monkeypatch):
+async def test_a_refused_commit_is_503_and_nothing_of_it_shows(node, admin, http):
     shop = await manual_shop(admin)
     pid = shop.project_id
     tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
-    real_commit = node.ctx.writer._commit
 
-    def full_disk(group):
+    def full_disk(group):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(node.ctx.writer, "_commit", full_disk)
-    refused = await http.post(
-        f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
-    )
+    with node.ctx.writer.inject(full_disk):
+        refused = await http.post(
+            f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
+        )
     assert (refused.status_code, refused.json()["error"]["code"]) == (503, "unavailable")
     assert refused.json()["error"]["retryable"] is True
-    monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
     # the actor read its state again from the store: the change that never landed is gone
     status = (await http.get(f"/status/{pid}/{tx}")).json()
     assert (status["status"], status["version"]) == ("pending", 1)

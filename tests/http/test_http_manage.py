@@ -188,33 +188,40 @@ async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin,
     assert bad.json()["error"]["field"] == "mode"
 
 
-async def test_a_key_used_while_its_revocation_commits_stops_with_it(
-    node, admin, http, monkeypatch
-):
-    import time
+async def test_a_key_used_while_its_revocation_commits_stops_with_it(node, admin, http):
+    import threading
 
     import trio
+
+    from edge.domain import ids
 
     shop = await manual_shop(admin)
     pid = shop.project_id
     created = await admin.ok("POST", f"/api/manage/projects/{pid}/keys", {"mode": "live"}, 201)
     path = f"/api/projects/{pid}/transactions"
     assert (await http.get(path, headers=bearer(created["key"]))).status_code == 200
-    real_commit = node.ctx.writer._commit
+    digest = ids.hash_api_key(created["key"])
+    committing, written = trio.Event(), threading.Event()
 
-    def slow_disk(group):  # the real commit, on a disk whose fsync takes 300 ms
-        time.sleep(0.3)
-        real_commit(group)
+    def slow_disk(group):  # type: ignore[no-untyped-def]
+        """The revocation's commit is held (a disk whose fsync has not returned) until the key
+        was used meanwhile; every other commit goes through."""
+        if any(op == ("apikeys", digest, None) for ticket in group for op in ticket.ops):
+            trio.from_thread.run_sync(committing.set)
+            written.wait(10)
 
-    monkeypatch.setattr(node.ctx.writer, "_commit", slow_disk)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(
-            admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}"
-        )
-        await trio.sleep(0.1)  # the revocation is committing: the key is still in the store
-        during = await http.get(path, headers=bearer(created["key"]))
-        assert during.status_code == 200
-    monkeypatch.setattr(node.ctx.writer, "_commit", real_commit)
+    with node.ctx.writer.inject(slow_disk):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}"
+            )
+            try:
+                with trio.fail_after(10):
+                    await committing.wait()  # the revocation is committing: the key is stored
+                during = await http.get(path, headers=bearer(created["key"]))
+            finally:
+                written.set()
+            assert during.status_code == 200
     after = await http.get(path, headers=bearer(created["key"]))
     assert after.status_code == 401
 

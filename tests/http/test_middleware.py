@@ -259,7 +259,7 @@ async def test_a_slow_handler_after_the_body_is_not_cut_as_a_slow_body(autojump_
                 await receive()
 
             nursery.start_soon(wait_for_disconnect)
-            await trio.sleep(30)  # the handler's own slow work, long past the body's grace
+            await trio.sleep(30)  # mock time, the subject: slow work long past the body's grace
             await answer(send, 200, b"{}")
             nursery.cancel_scope.cancel()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
+from support.waits import until
 
 from edge.domain import ids
 from edge.store import notifyq, outbox
@@ -91,7 +91,9 @@ async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
     for n, endpoint_id in enumerate(endpoints):  # 3, 4 and 5 lines
         await writer.write([notifyq.log_op(endpoint_id, line) for _ in range(3 + n)])
     cut = ids.ulid_time_ms(ids.new_ulid()) + 1
-    await trio.sleep(0.01)  # the fresh line's millisecond is past the cut
+    await until(  # the fresh line's millisecond is past the cut: the clock has moved on
+        lambda: ids.ulid_time_ms(ids.new_ulid()) >= cut, what="the next millisecond", every=0.001
+    )
     fresh = notifyq.log_op(endpoints[1], line)
     await writer.write([fresh])
     later = cut + outbox.RETENTION_MS

@@ -8,7 +8,7 @@ import trio
 
 from edge.store.codec import pack, unpack
 from edge.store.env import open_store
-from edge.store.writer import StoreClosed, StoreWriter, open_writer
+from edge.store.writer import StoreClosed, StoreUnavailable, StoreWriter, open_writer
 
 
 async def test_concurrent_writers_share_commits_and_all_land(tmp_path):
@@ -96,3 +96,20 @@ async def test_open_writer_commits_what_was_submitted_before_it_closes(tmp_path)
         ]
         with pytest.raises(StoreClosed):
             writer.submit([("records", b"late", pack({}))])
+
+
+async def test_an_injected_fault_fails_the_commits_it_sees_and_goes_with_its_block(tmp_path):
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        async with open_writer(store) as writer:
+            seen: list[int] = []
+
+            def full_disk(group):  # type: ignore[no-untyped-def]
+                seen.append(len(group))
+                raise OSError(28, "No space left on device")
+
+            with writer.inject(full_disk), pytest.raises(StoreUnavailable):  # a 503, retryable
+                await writer.write([("records", b"refused", pack({}))])
+            assert seen == [1] and store.get_raw(b"refused") is None  # nothing of it written
+            assert writer.fault is None  # gone with its block: commits land again
+            await writer.write([("records", b"landed", pack({}))])
+            assert store.get_raw(b"landed") is not None and seen == [1]

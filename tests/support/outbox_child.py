@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import trio
 
-from edge.actors.followups import FollowUpWorker
+from edge.actors.followups import AttemptWatch, FollowUpWorker
 from edge.providers.base import FollowUpRequest, FollowUpResult, Provider
 from edge.store import outbox
 from edge.store.env import open_store
@@ -69,8 +69,9 @@ async def main(phase: str, data: Path, ledger: str) -> None:
 
     with open_store(data, 2**26) as store:
         async with open_writer(store) as writer, httpx.AsyncClient() as http:
+            watch = AttemptWatch()
             worker = FollowUpWorker(
-                store, writer, Projects(), http, {"wallet": provider}, lambda: 0
+                store, writer, Projects(), http, {"wallet": provider}, lambda: 0, watch
             )
             if phase == "commit":
                 ops = outbox.enqueue_ops(PROJECT, TX, "wallet", "live", "capture", {}, 0)
@@ -80,8 +81,11 @@ async def main(phase: str, data: Path, ledger: str) -> None:
                 return
             async with trio.open_nursery() as nursery:
                 await nursery.start(worker.run)
-                while outbox.next_due_ms(store) is not None:  # noqa: ASYNC110
-                    await trio.sleep(0.01)
+                while True:  # looked at again at each attempt the worker records
+                    with watch.expecting(TX) as attempted:
+                        if outbox.next_due_ms(store) is None:
+                            break
+                        await attempted.wait()
                 nursery.cancel_scope.cancel()
             entries = [
                 {"entry": unpacked, "attempts": outbox.attempts(store, unpacked["id"])}

@@ -12,30 +12,35 @@ from contextlib import contextmanager
 from email.message import EmailMessage
 from typing import Any
 
-import trio
 from aiosmtpd.controller import Controller
+
+from support.waits import until_notified
 
 
 class Inbox:
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
-        self._lock = threading.Lock()
+        # the messages come in on aiosmtpd's own thread and event loop: each one is announced
+        self._arrived = threading.Condition()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 (aiosmtpd's name)
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self._lock:
+        with self._arrived:
             self.messages.append(message)  # type: ignore[arg-type]
+            self._arrived.notify_all()
         return "250 OK"
 
     def to(self, address: str) -> list[EmailMessage]:
-        with self._lock:
+        with self._arrived:
             return [m for m in self.messages if m["To"] == address]
 
     async def wait_for(self, address: str, timeout_s: float = 10.0) -> EmailMessage:
-        with trio.fail_after(timeout_s):
-            # the messages come in on aiosmtpd's own thread and event loop: polled from here
-            while not self.to(address):  # noqa: ASYNC110
-                await trio.sleep(0.02)
+        await until_notified(
+            self._arrived,
+            lambda: any(m["To"] == address for m in self.messages),
+            what=f"an e-mail to {address}",
+            timeout_s=timeout_s,
+        )
         return self.to(address)[0]
 
 

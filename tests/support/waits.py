@@ -1,0 +1,144 @@
+"""Waiting in tests for what is awaited, never for a while and hoping it has happened.
+
+- ``Pulse``: for a test's own stand-ins (a receiver, a scripted provider, a callback the code
+  under test takes, such as the notifier's ``observed``): ``fire()`` at each change, and
+  ``await pulse.until(predicate)`` looks again at each one. It never polls, so under an autojump
+  clock time moves only to the deadlines of the code under test.
+- ``until_notified``: for state other threads change under a ``threading.Condition``.
+- ``sending``: an event set when an httpx client is about to send a matching request (a
+  provider call under way).
+- ``notifications_settled`` and ``follow_ups_settled``: a node in this trio run has nothing
+  left to notify, or owes no provider call now.
+- ``until``: for state nothing announces (the store written by a child process, another
+  server's answers): looked at again every ``every`` seconds. The last resort, and the one
+  polling sleep of the suite.
+
+Each fails with an ``AssertionError`` naming ``what`` never happened and how long was waited.
+Timeouts are in the run's clock: virtual under a ``MockClock``, where ``Pulse.until`` may take
+``timeout_s=None``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import httpx
+import trio
+
+from edge.store import notifyq, outbox
+
+T = TypeVar("T")
+
+
+def _never(what: str, timeout_s: float | None) -> AssertionError:
+    return AssertionError(f"never happened within {timeout_s} s: {what}")
+
+
+async def until(
+    predicate: Callable[[], T | Awaitable[T]],
+    *,
+    what: str,
+    timeout_s: float = 10.0,
+    every: float = 0.02,
+) -> T:
+    """``predicate()``'s first true value (it may be async), looked at every ``every`` s."""
+    with trio.move_on_after(timeout_s):
+        while True:
+            holds = predicate()
+            if inspect.isawaitable(holds):
+                holds = await holds
+            if holds:
+                return holds  # type: ignore[return-value]
+            await trio.sleep(every)  # nothing announces this change: look again
+    raise _never(what, timeout_s)
+
+
+class Pulse:
+    """Wakes whoever waits on it at each ``fire()`` (from the trio thread; it takes and ignores
+    arguments, so it can stand as any callback)."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+        self.fired = 0
+
+    def fire(self, *_: Any) -> None:
+        self.fired += 1
+        self._event.set()
+        self._event = trio.Event()
+
+    async def until(
+        self, predicate: Callable[[], T], *, what: str, timeout_s: float | None = 10.0
+    ) -> T:
+        """``predicate()``'s first true value, looked at now and after each ``fire()``."""
+        with trio.move_on_after(math.inf if timeout_s is None else timeout_s):
+            while not (holds := predicate()):
+                await self._event.wait()
+            return holds
+        raise _never(what, timeout_s)
+
+
+async def until_notified(
+    condition: threading.Condition,
+    predicate: Callable[[], bool],
+    *,
+    what: str,
+    timeout_s: float = 10.0,
+) -> None:
+    """Once ``predicate()`` holds, for state that other threads change holding ``condition``
+    and ``notify_all`` at each change; waited for in a worker thread."""
+
+    def wait() -> bool:
+        with condition:
+            return condition.wait_for(predicate, timeout_s)
+
+    if not await trio.to_thread.run_sync(wait, abandon_on_cancel=True):
+        raise _never(what, timeout_s)
+
+
+@contextmanager
+def sending(
+    client: httpx.AsyncClient, matches: Callable[[httpx.Request], bool]
+) -> Iterator[trio.Event]:
+    """An event set when ``client`` is about to send a request that ``matches`` (its request
+    hook), for as long as the block lasts."""
+    sent = trio.Event()
+
+    async def hook(request: httpx.Request) -> None:
+        if matches(request):
+            sent.set()
+
+    hooks = client.event_hooks
+    client.event_hooks = {**hooks, "request": [*hooks["request"], hook]}
+    try:
+        yield sent
+    finally:
+        hooks = client.event_hooks
+        client.event_hooks = {**hooks, "request": [h for h in hooks["request"] if h is not hook]}
+
+
+async def notifications_settled(node: Any, timeout_s: float = 10.0) -> None:
+    """Once the node (running in this trio run) has nothing left to notify: no event still to
+    fan out, no notification pending. What it will ever send for the events so far is sent."""
+    await until(
+        lambda: notifyq.depth(node.ctx.store, 1) == 0,
+        what="the node's notification queue emptied",
+        timeout_s=timeout_s,
+    )
+
+
+async def follow_ups_settled(node: Any, tx_id: str, timeout_s: float = 10.0) -> None:
+    """Once the node (running in this trio run) owes no provider call now: nothing due in its
+    follow-up queue. Each attempt it records for ``tx_id`` wakes the wait, so it is for tests
+    whose due follow-ups are that transaction's."""
+    with trio.move_on_after(timeout_s):
+        while True:
+            with node.ctx.attempts.expecting(tx_id) as attempted:
+                if not outbox.due(node.ctx.store, node.ctx.clock_ms(), 1):
+                    return
+                await attempted.wait()
+    raise _never(f"the node's follow-ups of {tx_id} settled", timeout_s)
