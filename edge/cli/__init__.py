@@ -13,6 +13,7 @@ from edge.cli import (
     account,
     backup,
     button,
+    cluster,
     deliveries,
     endpoint,
     events,
@@ -47,6 +48,7 @@ _GROUPS = (
     trigger,
     logs,
     events,
+    cluster,
 )
 
 

@@ -1,0 +1,1 @@
+"""Cluster mode: several nodes behind HAProxy on one shared store (issue 28)."""
