@@ -12,9 +12,10 @@ provider type strings) is a per-provider expectation here, asserted by the suite
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,6 +27,10 @@ from support.client import Admin, bearer
 from support.paddle_shop import PaddleShop, paddle_shop
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
+from support.stories import btcpay as btcpay_stories
+from support.stories import paddle as paddle_stories
+from support.stories import paypal as paypal_stories
+from support.stories import stripe as stripe_stories
 from support.stripe_events import event_body, signed, stripe_object
 from support.stripe_shop import SECRET_KEY, StripeShop, stripe_shop
 
@@ -47,6 +52,29 @@ class Checkout:
     tx: str
     ref: str  # the provider object the node created for it (its ``providerRef``)
     answer: dict[str, Any]
+
+
+@dataclass
+class Story:
+    """A story of events for convergence: the product its checkout buys, where in-order
+    delivery ends (the transaction's status and version; the subscription's, if it makes one)
+    and, where the provider's story says it, whether the merchant must look."""
+
+    product: str
+    end: tuple[str, int]
+    sub_end: tuple[str, int] | None = None
+    attention: bool | None = None
+
+
+@dataclass
+class Played:
+    """One story played for a new checkout: ``count`` deliveries, ``body(i)`` the i-th as the
+    provider sends it (again: as it resends it); ``ids`` what finds its events in the store."""
+
+    tx: str
+    count: int
+    body: Callable[[int], bytes]
+    ids: Any = None
 
 
 class Driver:
@@ -112,6 +140,22 @@ class Driver:
     async def close_dispute(self, c: Checkout, won: bool) -> None:
         raise NotImplementedError
 
+    # --- stories for convergence ----------------------------------------------------------
+
+    stories: ClassVar[dict[str, Story]] = {}
+    samples: ClassVar[int] = 10  # orders tried when there are too many to try them all
+
+    async def story_setup(self) -> None:
+        """Ready the project for stories delivered by hand."""
+
+    async def play(self, name: str) -> Played:
+        raise NotImplementedError
+
+    async def stored_once(self, played: Played, record: dict[str, Any], story: Story) -> None:
+        """Every delivery of ``played`` is stored once, however often it came, and matched
+        (the provider's own way of finding its events)."""
+        raise NotImplementedError
+
     async def refund_approved(self, c: Checkout) -> None:
         """Whatever the provider does after the node's refund call before money moves."""
 
@@ -145,7 +189,9 @@ class Driver:
 
     async def status(self, item: str, version: int = 0) -> dict[str, Any]:
         params = {"wait": 10, "version": version} if version else {}
-        answer = await self.http.get(f"/status/{self.project_id}/{item}", params=params)
+        answer = await self.http.get(
+            f"/status/{self.project_id}/{item}", params=params, headers=bearer(self.test_key)
+        )
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
 
@@ -275,6 +321,32 @@ class StripeDriver(Driver):
     async def refund(self, c: Checkout, amount_minor: int | None = None) -> None:
         await self.sim.refund(c.ref, amount_minor=amount_minor)
 
+    stories = {
+        name: Story(
+            product,
+            end,
+            stripe_stories.SUBSCRIPTION_END if name == "subscription" else None,
+        )
+        for name, (product, _, end) in stripe_stories.STORIES.items()
+    }
+    samples = 12
+
+    async def play(self, name: str) -> Played:
+        product, build, _ = stripe_stories.STORIES[name]
+        c = await self.checkout(product)
+        tail = c.tx[-12:].lower()
+        ids = stripe_stories.Ids(c.tx, c.ref, f"pi_conv{tail}", f"ch_conv{tail}", f"sub_conv{tail}")
+        bodies = build(ids)
+        return Played(c.tx, len(bodies), bodies.__getitem__)
+
+    async def stored_once(self, played: Played, record: dict[str, Any], story: Story) -> None:
+        events = record["events"]
+        # every delivery stored once, none left unmatched once its story is complete
+        assert len(events) == played.count + 1, events  # and the node's checkout.created
+        assert not [e for e in events if e["type"] == "unmatched"], events
+        held = [e for e in events if e["appliedAt"] is None and e["type"] != "checkout.created"]
+        assert all(e["type"] != "payment.paid_late" for e in held)
+
     async def dispute(self, c: Checkout) -> None:
         await self.sim.dispute(c.ref)
 
@@ -359,6 +431,33 @@ class PayPalDriver(Driver):
             part = {"amount": {"currency_code": "EUR", "value": value}}
         await self._api("POST", f"/v2/payments/captures/{self._capture(c)}/refund", part)
 
+    stories = {
+        name: Story(product, end, sub_end)
+        for name, (product, _, end, sub_end) in paypal_stories.STORIES.items()
+    }
+
+    async def play(self, name: str) -> Played:
+        product, build, _, _ = paypal_stories.STORIES[name]
+        c = await self.checkout(product)
+        tail = c.tx[-12:].upper()
+        if product == "pro-monthly":  # the subscription made at PayPal
+            ids = paypal_stories.Ids(c.tx, f"O{tail}", f"C{tail}", c.ref)
+        else:  # the order made at PayPal
+            ids = paypal_stories.Ids(c.tx, c.ref, f"C{tail}", f"I-{tail}")
+        bodies = build(ids)
+        return Played(c.tx, len(bodies), bodies.__getitem__)
+
+    async def stored_once(self, played: Played, record: dict[str, Any], story: Story) -> None:
+        # the simulator's own BILLING.SUBSCRIPTION.CREATED of the checkout is not the story's
+        events = [
+            e
+            for e in record["events"]
+            if (e["providerEventId"] or "").startswith(f"WH-{played.tx[-10:]}-")
+            or e["type"] == "checkout.created"
+        ]
+        assert len(events) == played.count + 1, events  # each once, and checkout.created
+        assert not [e for e in events if e["type"] == "unmatched"], events
+
     async def dispute(self, c: Checkout) -> None:
         self._dispute = await self.sim.dispute(self._capture(c))
 
@@ -435,6 +534,50 @@ class PaddleDriver(Driver):
     async def refund(self, c: Checkout, amount_minor: int | None = None) -> None:
         await self.sim.refund(c.ref, amount=amount_minor)
 
+    stories = {
+        name: Story(product, end, sub_end)
+        for name, (product, _, end, sub_end) in paddle_stories.STORIES.items()
+    }
+    samples = 8
+
+    async def play(self, name: str) -> Played:
+        """A new checkout, and the notifications its story makes, as Paddle would stamp them
+        (``occurred_at`` ten seconds apart, in the order they happened); one sent again is a
+        redelivery (a new ``notification_id``, the same ``event_id``)."""
+        product, play, _, _ = paddle_stories.STORIES[name]
+        c = await self.checkout(product)
+        self.sim.deliveries_paused = True
+        try:
+            await play(self.sim, c.ref)
+        finally:
+            self.sim.deliveries_paused = False
+        held, self.sim.held = self.sim.held, []
+        events = [event for _, event in held]
+        for n, event in enumerate(events):
+            at = paddle_stories.START + dt.timedelta(seconds=10 * n)
+            event["occurred_at"] = at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+        sent: set[int] = set()
+
+        def body(index: int) -> bytes:
+            event = events[index]
+            if index in sent:
+                event = paddle_objects.redelivered(event)
+            sent.add(index)
+            return paddle_objects.body_of(event)
+
+        return Played(c.tx, len(events), body, {e["event_id"] for e in events})
+
+    async def stored_once(self, played: Played, record: dict[str, Any], story: Story) -> None:
+        stored = [e for e in await self.feed() if e["providerEventId"] in played.ids]
+        assert len(stored) == len(played.ids), stored  # each once, however often delivered
+        others = [e for e in stored if e["txId"] != played.tx]
+        if story.end == ("pending", 1):  # paid elsewhere: none of it is the checkout's
+            assert {(e["type"], e["txId"]) for e in others} == {("unmatched", None)}
+            assert {e.get("claimedTxId") for e in others} <= {played.tx, None}
+            assert any(e.get("claimedTxId") == played.tx for e in others)
+        else:
+            assert others == [], others
+
     async def dispute(self, c: Checkout) -> None:
         await self.sim.chargeback(c.ref)
 
@@ -505,6 +648,28 @@ class BTCPayDriver(Driver):
     ) -> bytes:
         assert (amount_minor, currency) == (PRICE_MINOR, "EUR"), "BTCPay states no amount"
         return self._settled(c.ref, c.tx, n)
+
+    stories = {
+        name: Story("ten", (status, version), None, attention)
+        for name, (_, (status, version, attention)) in btcpay_stories.STORIES.items()
+    }
+
+    async def story_setup(self) -> None:
+        # the store's own webhook goes nowhere: only the story's deliveries reach the node
+        self.shop = await btcpay_shop(self.admin, self.sim, "http://127.0.0.1:9/nobody")
+        self.project_id, self.test_key = self.shop.project_id, self.shop.test_key
+
+    async def play(self, name: str) -> Played:
+        story, _ = btcpay_stories.STORIES[name]
+        c = await self.checkout()
+        deliveries = btcpay_stories.Deliveries(self.shop, c.tx, c.ref, story)
+        return Played(c.tx, len(story), deliveries.body)
+
+    async def stored_once(self, played: Played, record: dict[str, Any], story: Story) -> None:
+        from_btcpay = [e for e in record["events"] if e["provider"] == "btcpay"]
+        tail = played.tx[-12:]
+        mine = [e for e in from_btcpay if (e["providerEventId"] or "").endswith(tail)]
+        assert len(mine) == played.count, from_btcpay  # retries stored once
 
     def elsewhere_event(self, c: Checkout) -> bytes:
         # an invoice made at the store's Point of Sale with an orderId of the buyer's choosing
