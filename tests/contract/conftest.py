@@ -40,3 +40,6 @@ async def driver(
         await made.setup()
         yield made
         simulator.stop()
+        # at once: the node still holds a kept-alive connection to the simulator, which a
+        # graceful stop would wait out
+        nursery.cancel_scope.cancel()

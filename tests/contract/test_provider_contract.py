@@ -266,3 +266,19 @@ async def test_a_dispute_lost_ends_refunded(driver: Driver) -> None:
     await driver.until(made.tx, "disputed")
     await driver.close_dispute(made, won=False)
     await driver.until(made.tx, "refunded")
+
+
+@pytest.mark.parametrize("provider", ALL)
+async def test_money_after_the_merchant_canceled_is_paid_late(driver: Driver) -> None:
+    made = await driver.checkout()
+    canceled = await driver.http.post(
+        f"/api/projects/{driver.project_id}/transactions/{made.tx}/cancel",
+        headers=bearer(driver.test_key),
+    )
+    assert canceled.json()["status"] == "canceled"
+    assert canceled.json()["needsAttention"] is False
+    await driver.delivered(driver.paid_event(made))
+    tx = await driver.record(made.tx)
+    assert (tx["status"], tx["version"], tx["needsAttention"]) == ("canceled", 2, True)
+    late = [e for e in tx["events"] if e["type"] == "payment.paid_late"]
+    assert len(late) == 1 and late[0]["amount"] is not None and late[0]["appliedAt"] is None

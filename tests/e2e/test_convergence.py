@@ -1,6 +1,7 @@
 """Convergence through the real node (CONTRACT 2), what only Stripe's stories show: a refund
 that comes before the payment it refunds is held (unmatched: it names only pi_/ch_ ids) and
-takes effect when the session links it; money after the merchant canceled is paid late.
+takes effect when the session links it. Money after the merchant canceled is paid late for
+every provider: tests/contract.
 
 Every Stripe story in every order of its deliveries is played by tests/contract
 (test_convergence_contract.py), with the stories in tests/support/stories/stripe.py.
@@ -89,25 +90,3 @@ async def test_a_held_refund_takes_effect_with_the_payment_and_says_when(admin, 
     assert (matched["type"], matched["txId"]) == ("payment.refunded", ids.tx)
     assert matched["appliedAt"] is not None and matched["receivedAt"] == early["receivedAt"]
     assert (await story.status(ids.tx))["status"] == "refunded"
-
-
-async def test_money_after_the_merchant_canceled_is_paid_late(admin, http, sim):
-    shop = await stripe_shop(admin, sim)
-    story = Story(http, shop)
-    ids = await story.open("book")
-    canceled = await http.post(
-        f"/api/projects/{shop.project_id}/transactions/{ids.tx}/cancel",
-        headers=bearer(shop.test_key),
-    )
-    assert canceled.json()["status"] == "canceled"
-    assert canceled.json()["needsAttention"] is False
-    await story.deliver(ids, paid_and_refunded_in_parts(ids)[:1])
-    tx = (
-        await http.get(
-            f"/api/projects/{shop.project_id}/transactions/{ids.tx}",
-            headers=bearer(shop.test_key),
-        )
-    ).json()
-    assert (tx["status"], tx["version"], tx["needsAttention"]) == ("canceled", 2, True)
-    late = [e for e in tx["events"] if e["type"] == "payment.paid_late"]
-    assert len(late) == 1 and late[0]["amount"] is not None and late[0]["appliedAt"] is None
