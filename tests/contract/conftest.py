@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -13,19 +12,6 @@ from contract.drivers import DRIVERS, Driver
 from support.client import Admin
 
 from edge.node import RunningNode
-
-PROVIDERS = tuple(DRIVERS)
-
-
-def providers(**lacking: str) -> list[Any]:
-    """Every provider, as ``provider`` parameters; one that lacks the behaviour (``name=why``)
-    is skipped, saying why."""
-    return [
-        pytest.param(name, marks=pytest.mark.skip(reason=lacking[name]))
-        if name in lacking
-        else name
-        for name in PROVIDERS
-    ]
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx
+import pytest
 import trio
 from support import paypal_events as pe
 from support.btcpay_shop import BTCPayShop, btcpay_shop
@@ -679,6 +680,17 @@ class BTCPayDriver(Driver):
 DRIVERS: dict[str, type[Driver]] = {
     d.name: d for d in (StripeDriver, PayPalDriver, PaddleDriver, BTCPayDriver)
 }
+
+
+def providers(**lacking: str) -> list[Any]:
+    """Every provider, as ``provider`` parameters; one that lacks the behaviour (``name=why``)
+    is skipped, saying why."""
+    return [
+        pytest.param(name, marks=pytest.mark.skip(reason=lacking[name]))
+        if name in lacking
+        else name
+        for name in DRIVERS
+    ]
 
 
 def body_id(body: bytes) -> str:

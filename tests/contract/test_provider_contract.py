@@ -10,8 +10,7 @@ import json
 
 import pytest
 import trio
-from contract.conftest import providers
-from contract.drivers import PRICE_MINOR, Driver, body_id
+from contract.drivers import PRICE_MINOR, Driver, body_id, providers
 from support.asgi import serve_asgi
 from support.client import Admin, bearer
 from support.merchant import Merchant, add_endpoint

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import itertools
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -21,37 +20,12 @@ from support.client import bearer
 from support.paddle_shop import PaddleShop, paddle_shop
 from support.stories.paddle import START
 
-from edge.sim.paddle import PaddleSimulator
 from edge.sim.paddle import objects as paddle_objects
-
-Play = Callable[[PaddleSimulator, str], Awaitable[None]]
 
 
 class Story:
     def __init__(self, http: httpx.AsyncClient, shop: PaddleShop) -> None:
         self.http, self.shop = http, shop
-
-    async def play(self, product: str, play: Play) -> tuple[str, list[dict[str, Any]]]:
-        """A new checkout, and the notifications its story makes, as Paddle would stamp them
-        (``occurred_at`` ten seconds apart, in the order they happened)."""
-        answer = await self.http.post(
-            f"/api/checkout/paddle/{self.shop.project_id}",
-            json={"productId": product},
-            headers=bearer(self.shop.test_key),
-        )
-        assert answer.status_code == 201, answer.text
-        sim = self.shop.sim
-        sim.deliveries_paused = True
-        try:
-            await play(sim, answer.json()["token"])
-        finally:
-            sim.deliveries_paused = False
-        held, sim.held = sim.held, []
-        events = [event for _, event in held]
-        for n, event in enumerate(events):
-            at = START + dt.timedelta(seconds=10 * n)
-            event["occurred_at"] = at.isoformat(timespec="microseconds").replace("+00:00", "Z")
-        return answer.json()["txId"], events
 
     async def deliver(self, tx: str, events: list[dict[str, Any]], order: list[int]) -> list[Any]:
         """Deliver in this order (a repeat as a redelivery); (version, sub version, status)
