@@ -37,6 +37,7 @@ from support.stripe_shop import SECRET_KEY, StripeShop, stripe_shop
 
 from edge.node import RunningNode
 from edge.providers.btcpay.signature import sign_header as btcpay_sign
+from edge.providers.paddle.signature import sign_header as paddle_sign
 from edge.sim.btcpay import BTCPaySimulator
 from edge.sim.btcpay import objects as btcpay_objects
 from edge.sim.paddle import PaddleSimulator
@@ -85,7 +86,6 @@ class Driver:
     label: ClassVar[str]  # how the dashboard names the provider
     shape: ClassVar[tuple[str, str]]  # the checkout answer's (type, kind)
     refund_detail: ClassVar[str]  # the start of a sent refund's ``detail``
-    states_amounts: ClassVar[bool] = True
     # how many of the provider's events of one payment say it succeeded (each stored as
     # payment.succeeded; the first moves the status)
     succeeded_events: ClassVar[int] = 1
@@ -491,9 +491,7 @@ class PaddleDriver(Driver):
         return self.sim.sign_headers(self.shop.webhook_secret, body)
 
     def refusals(self, body: bytes) -> dict[str, dict[str, str]]:
-        from edge.providers.paddle.signature import sign_header
-
-        old = sign_header(self.shop.webhook_secret, body, int(time.time()) - 301)
+        old = paddle_sign(self.shop.webhook_secret, body, int(time.time()) - 301)
         return {
             "missing_header": {"Content-Type": "application/json"},
             "malformed_header": {"Paddle-Signature": "garbage"},
@@ -597,8 +595,8 @@ class PaddleDriver(Driver):
 class BTCPayDriver(Driver):
     name, label = "btcpay", "BTCPay"
     shape = ("redirect", "crypto")
+    # a refund is a pull payment at the BTCPay server (tests/e2e/test_refunds.py)
     refund_detail = "BTCPay"
-    states_amounts = False  # a webhook names the invoice, never an amount
     sim: BTCPaySimulator
 
     @staticmethod
