@@ -66,21 +66,6 @@ async def test_a_declined_card_keeps_the_checkout_open_and_a_cancel_ends_it(admi
     assert (await record(http, shop, answer["txId"]))["status"] == "canceled"
 
 
-async def test_refunds_and_chargebacks_reach_the_transaction(admin, http, paddle):
-    shop = await paddle_shop(admin, paddle)
-    refunded, disputed = await checkout(http, shop), await checkout(http, shop)
-    for answer in (refunded, disputed):
-        await paddle.pay(answer["token"])
-    await paddle.refund(refunded["token"], amount=300)
-    assert (await record(http, shop, refunded["txId"]))["status"] == "partially_refunded"
-    await paddle.refund(refunded["token"])
-    assert (await record(http, shop, refunded["txId"]))["status"] == "refunded"
-    await paddle.chargeback(disputed["token"])
-    assert (await record(http, shop, disputed["txId"]))["status"] == "disputed"
-    await paddle.chargeback_reverse(disputed["token"])
-    assert (await record(http, shop, disputed["txId"]))["status"] == "succeeded"
-
-
 async def test_a_subscription_lives_through_renewals_and_the_portal(admin, http, paddle):
     shop = await paddle_shop(admin, paddle)
     answer = await checkout(http, shop, "pro-monthly")

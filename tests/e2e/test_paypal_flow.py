@@ -206,32 +206,6 @@ async def test_an_ended_checkout_says_it_has_ended(admin, http, paypal, buyer):
     assert paypal.capture_count(order_of(answer)) == 0
 
 
-async def test_refunds_in_parts_then_a_dispute_that_is_won(admin, http, paypal, buyer):
-    shop = await paypal_shop(admin, paypal)
-    answer = await checkout(http, shop)
-    tx_id, order_id = answer["txId"], order_of(answer)
-    await press(buyer, answer["url"], "Approve")
-    await until(http, shop, tx_id, "succeeded")
-    order = await sim_api(paypal, "GET", f"/v2/checkout/orders/{order_id}")
-    capture_id = order["purchase_units"][0]["payments"]["captures"][0]["id"]
-
-    part = {"amount": {"currency_code": "EUR", "value": "5.00"}}
-    await sim_api(paypal, "POST", f"/v2/payments/captures/{capture_id}/refund", part)
-    await until(http, shop, tx_id, "partially_refunded")
-    dispute_id = await paypal.dispute(capture_id)
-    await until(http, shop, tx_id, "disputed")
-    await paypal.resolve_dispute(dispute_id, "RESOLVED_SELLER_FAVOUR")
-    # a dispute won moves it back to succeeded (CONTRACT 2: disputed -> succeeded, dispute won),
-    # and takes back no refund: the 5.00 refunded before still counts when the rest is refunded
-    # (refunds are summed by amount, CONTRACT 4.3)
-    await until(http, shop, tx_id, "succeeded")
-    await sim_api(paypal, "POST", f"/v2/payments/captures/{capture_id}/refund", {})
-    done = await until(http, shop, tx_id, "refunded")
-    assert done["version"] >= 5
-    events = await history(http, shop, tx_id)
-    assert events.count("payment.dispute_closed") == 1 and events[-1] == "payment.refunded"
-
-
 async def test_a_subscription_is_approved_renewed_fails_and_is_cancelled(
     admin, http, node, paypal, buyer
 ):

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import trio
 from support.client import bearer
-from support.stripe_events import event_body, signed
 from support.stripe_shop import stripe_shop
 
 
@@ -34,14 +32,14 @@ async def _tx(http, shop, tx_id):
     ).json()
 
 
-async def test_payment_checkout_pay_webhook_succeeded(admin, http, sim):
+async def test_the_hosted_page_pays_the_session_the_node_made_and_returns_to_the_shop(
+    admin, http, sim
+):
+    """What only Stripe's checkout shows: the hosted page of the session the node made, which
+    carries the transaction id and customerRef, and the redirect back to the success URL (the
+    rest of checkout -> pay -> succeeded is tests/contract, for every provider)."""
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
-    assert (checkout["type"], checkout["provider"], checkout["kind"]) == (
-        "redirect",
-        "stripe",
-        "card",
-    )
     assert checkout["url"].startswith(sim.url + "/c/pay/cs_test_")
     assert checkout["isTest"] is True and checkout["expiresAt"]
     session = sim.session(_session_id(checkout))
@@ -56,10 +54,6 @@ async def test_payment_checkout_pay_webhook_succeeded(admin, http, sim):
     )
     status = (await http.get(f"/status/{shop.project_id}/{checkout['txId']}")).json()
     assert status["status"] == "succeeded" and status["version"] == 2
-    tx = await _tx(http, shop, checkout["txId"])
-    succeeded = [e for e in tx["events"] if e["type"] == "payment.succeeded"]
-    assert len(succeeded) == 1 and succeeded[0]["customerRef"] == "user-42"
-    assert succeeded[0]["provider"] == "stripe" and succeeded[0]["isTest"] is True
 
 
 async def test_declined_attempt_leaves_pending_then_pay_and_refund(admin, http, sim):
@@ -161,26 +155,6 @@ async def test_manual_has_no_portal(admin, http, sim):
     assert response.status_code == 404
 
 
-async def test_same_event_five_times_is_stored_and_counted_once(admin, http, sim):
-    shop = await stripe_shop(admin, sim)
-    checkout = await _checkout(http, shop)
-    await sim.complete(_session_id(checkout))
-    event, _ = next((e, s) for e, s in sim.delivered if e["type"] == "checkout.session.completed")
-    project = await admin.ok("GET", f"/api/manage/projects/{shop.project_id}")
-    assert "whsec" not in json.dumps(project)  # secrets are write-only
-    usage_before = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"][
-        "used"
-    ]
-    answers = [await sim.send("sk_test_shop0123456789abcdefghij", event) for _ in range(5)]
-    assert answers == [[200]] * 5
-    tx = await _tx(http, shop, checkout["txId"])
-    assert [e["type"] for e in tx["events"]].count("payment.succeeded") == 1
-    usage_after = (await admin.ok("GET", f"/api/manage/projects/{shop.project_id}/usage"))["test"][
-        "used"
-    ]
-    assert usage_after == usage_before
-
-
 async def test_out_of_order_events_never_move_backwards(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     checkout = await _checkout(http, shop)
@@ -213,45 +187,6 @@ async def test_provider_failure_is_502_and_the_transaction_canceled(admin, http,
     assert "sk_test" not in response.text
     status = (await http.get(f"/status/{shop.project_id}/tx_01M7YS2H2CXEBWK64PPXXP5WHD")).json()
     assert status["status"] == "canceled"
-
-
-async def test_refused_deliveries_are_kept_with_their_reason(admin, http, sim):
-    shop = await stripe_shop(admin, sim)
-    pid = shop.project_id
-    body = event_body(
-        "evt_forged", "checkout.session.completed", {"id": "cs_x", "object": "checkout.session"}
-    )
-    cases = {
-        "missing_header": {"Content-Type": "application/json"},
-        "malformed_header": {"Stripe-Signature": "garbage", "Content-Type": "application/json"},
-        "no_matching_signature": signed(body, "whsec_wrong"),
-        "timestamp_out_of_tolerance": signed(
-            body, shop.webhook_secret, timestamp=int(time.time()) - 301
-        ),
-    }
-    for reason, headers in cases.items():
-        response = await http.post(f"/webhook/stripe/{pid}", content=body, headers=headers)
-        assert response.status_code == 401
-        assert response.json()["error"]["code"] == "signature_invalid"
-        assert response.json()["error"]["reason"] == reason
-    tampered = await http.post(
-        f"/webhook/stripe/{pid}", content=body + b" ", headers=signed(body, "whsec_wrong")
-    )
-    assert tampered.json()["error"]["reason"] == "no_matching_signature"
-    not_enabled = await http.post(f"/webhook/paypal/{pid}", content=body)
-    assert (not_enabled.status_code, not_enabled.json()["error"]["code"]) == (
-        404,
-        "provider_not_enabled",
-    )
-    deliveries = (await admin.ok("GET", f"/api/manage/projects/{pid}/deliveries"))["items"]
-    assert [d["reason"] for d in deliveries] == [
-        "no_matching_signature",
-        "timestamp_out_of_tolerance",
-        "no_matching_signature",
-        "malformed_header",
-        "missing_header",
-    ]
-    assert all(d["provider"] == "stripe" and len(d["bodySha256"]) == 64 for d in deliveries)
 
 
 async def test_unmatched_events_are_stored_and_acknowledged(admin, http, sim):

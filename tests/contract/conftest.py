@@ -1,0 +1,31 @@
+"""The provider contract suite's fixtures: ``driver`` is the provider named by the test's
+``provider`` parameter, its simulator running on port 0 and a project wired to it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import trio
+from contract.drivers import DRIVERS, Driver
+from support.client import Admin
+
+from edge.node import RunningNode
+
+
+@pytest.fixture
+async def driver(
+    provider: str, node: RunningNode, admin: Admin, http: httpx.AsyncClient
+) -> AsyncIterator[Driver]:
+    kind = DRIVERS[provider]
+    simulator = kind.simulator()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(simulator.run)
+        made = kind(simulator, admin, http, node)
+        await made.setup()
+        yield made
+        simulator.stop()
+        # at once: the node still holds a kept-alive connection to the simulator, which a
+        # graceful stop would wait out
+        nursery.cancel_scope.cancel()
