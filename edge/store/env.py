@@ -110,7 +110,10 @@ class Store:
 
 def _seek_last_below(cursor: lmdb.Cursor, prefix: bytes, before: bytes | None) -> bool:
     """Position on the last key under ``prefix`` that is below ``before`` (if given)."""
-    upper = before if before is not None else prefix_end(prefix)
+    end = prefix_end(prefix)
+    # a ``before`` past the prefix's keys bounds nothing: seek from the prefix's end, not from
+    # keys beyond it (whose predecessor would not be under the prefix)
+    upper = end if before is None or (end is not None and before > end) else before
     if upper is None:
         return cursor.last()
     if cursor.set_range(upper):
