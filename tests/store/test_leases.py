@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import psycopg
 import pytest
 import trio
 from support.postgres import require_psycopg
 
-require_psycopg()  # before edge.store.postgres, which needs libpq
+require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
+
+import psycopg  # noqa: E402
 
 from edge.store.leases import LeaseHeld, LeaseLost, Leases, UnknownNode  # noqa: E402
 from edge.store.postgres import open_postgres_store  # noqa: E402

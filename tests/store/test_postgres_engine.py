@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.postgres import require_psycopg
 
-require_psycopg()  # before edge.store.postgres, which needs libpq
+require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
+
+import psycopg  # noqa: E402
 
 from edge.store import keys  # noqa: E402
 from edge.store.codec import pack, unpack  # noqa: E402
