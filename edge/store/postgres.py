@@ -69,6 +69,17 @@ SCHEMA: list[sql.SQL | sql.Composed] = [
         " expires_at timestamptz NOT NULL)"
     ),
 ]
+_UPSERT = {
+    db: sql.SQL(
+        "INSERT INTO {} (key, value) SELECT * FROM unnest(%s::bytea[], %s::bytea[])"
+        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+    ).format(table)
+    for db, table in TABLES.items()
+}
+_DELETE = {
+    db: sql.SQL("DELETE FROM {} WHERE key = ANY(%s::bytea[])").format(table)
+    for db, table in TABLES.items()
+}
 # Nodes starting together create the schema one at a time (CREATE ... IF NOT EXISTS races).
 SCHEMA_LOCK = 0x65646765  # "edge"
 
@@ -202,27 +213,22 @@ class PostgresStore:
                 if not 0 < len(key) <= MAX_KEY:
                     raise ValueError(f"a key is 1 to {MAX_KEY} bytes, not {len(key)}")
                 final[db, key] = value
+        puts: dict[str, list[tuple[bytes, bytes]]] = {}
+        gone: dict[str, list[bytes]] = {}
+        for (db, key), value in final.items():
+            if value is None:
+                gone.setdefault(db, []).append(key)
+            else:
+                puts.setdefault(db, []).append((key, value))
         try:
             conn = self._writer_connection()
             with conn.transaction(), conn.cursor() as cursor:
                 self._check_fence(cursor, final)
-                for db, table in TABLES.items():
-                    puts = [(k, v) for (d, k), v in final.items() if d == db and v is not None]
-                    gone = [k for (d, k), v in final.items() if d == db and v is None]
-                    if puts:
-                        cursor.execute(
-                            sql.SQL(
-                                "INSERT INTO {} (key, value)"
-                                " SELECT * FROM unnest(%s::bytea[], %s::bytea[])"
-                                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-                            ).format(table),
-                            ([k for k, _ in puts], [v for _, v in puts]),
-                        )
-                    if gone:
-                        cursor.execute(
-                            sql.SQL("DELETE FROM {} WHERE key = ANY(%s::bytea[])").format(table),
-                            (gone,),
-                        )
+                for db, rows in puts.items():
+                    written = ([key for key, _ in rows], [value for _, value in rows])
+                    cursor.execute(_UPSERT[db], written, prepare=True)
+                for db, keys_ in gone.items():
+                    cursor.execute(_DELETE[db], (keys_,), prepare=True)
         except psycopg.OperationalError as exc:
             raise _unavailable(exc) from exc
 
