@@ -34,7 +34,7 @@ import psycopg
 
 from edge.store.postgres import ConnectionPool
 
-LEASE_S = 10.0  # how long a lease lasts unrenewed; the node renews it every third of that
+LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well within it
 NODE_S = 10.0  # a node that has not beaten for this long is not alive
 
 _ROW = "project_id, owner, epoch, expires_at, expires_at > clock_timestamp()"
@@ -101,7 +101,10 @@ class Leases:
         return dict(self._held)
 
     async def acquire(self, project_id: str) -> Lease:
-        """Take the project's lease at a new epoch, or raise ``LeaseHeld``."""
+        """Take the project's lease at a new epoch, or raise ``LeaseHeld``. Taking up a lease
+        this node already holds moves its epoch too (an earlier incarnation of the node, paused
+        with the old epoch, is fenced out); a commit of the project in flight meanwhile fails
+        with ``StaleEpoch``, retryable."""
         lease = await self.pool.run(lambda conn: self._acquire(conn, project_id))
         self._held[project_id] = lease.epoch
         return lease

@@ -24,8 +24,8 @@ from edge.store import keys  # noqa: E402
 from edge.store.codec import pack, unpack  # noqa: E402
 from edge.store.env import DATABASES, Store, open_store  # noqa: E402
 from edge.store.leases import Leases  # noqa: E402
-from edge.store.postgres import StaleEpoch, open_postgres_store  # noqa: E402
-from edge.store.writer import StoreWriter, open_writer  # noqa: E402
+from edge.store.postgres import PostgresStore, StaleEpoch, open_postgres_store  # noqa: E402
+from edge.store.writer import StoreUnavailable, StoreWriter, open_writer  # noqa: E402
 
 A = "prj_aaaaaaaaaaaaaaaa"
 B = "prj_bbbbbbbbbbbbbbbb"
@@ -156,6 +156,17 @@ async def test_a_group_commits_in_order_and_a_bad_ticket_fails_alone(engine: Eng
         await bad.wait()
     assert await engine.reads.get_raw(b"half") is None  # a ticket is all or nothing
     assert await engine.reads.get_raw(b"later") == b""
+
+
+async def test_a_server_out_of_reach_is_store_unavailable(tmp_path) -> None:
+    store = PostgresStore(f"postgresql://postgres@/none?host={tmp_path}&connect_timeout=2")
+    with pytest.raises(StoreUnavailable):
+        await store.get_raw(b"k")
+    async with open_writer(store) as writer:
+        with pytest.raises(StoreUnavailable) as refused:
+            await writer.write([("records", b"k", b"")])
+    assert refused.value.retryable
+    store.close()
 
 
 # Random keys and ops: both engines answer every read the same.
