@@ -177,8 +177,7 @@ class StoreWriter:
     async def _commit_group(self, group: list[Ticket]) -> BaseException | None:
         try:
             # Not cancellable: a commit is never abandoned half-way by a cancelled caller.
-            op_lists = [ticket.ops for ticket in group]
-            await trio.to_thread.run_sync(self._store.commit, op_lists, limiter=self._limiter)
+            await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
         except Exception as exc:  # nothing of the group was written
             self.stats.failures += 1
             return _unavailable(exc)
@@ -195,6 +194,9 @@ class StoreWriter:
             ops += len(ticket.ops)
             group.append(ticket)
         return group
+
+    def _commit(self, group: list[Ticket]) -> None:
+        self._store.commit([ticket.ops for ticket in group])
 
 
 @asynccontextmanager
