@@ -29,7 +29,7 @@ lock:
 	  --strip-extras --no-emit-index-url --no-emit-find-links \
 	  --output-file requirements/runtime.lock pyproject.toml
 	PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip-compile -q --generate-hashes --allow-unsafe \
-	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test --extra dev \
+	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test --extra dev --extra cluster \
 	  --output-file requirements/dev.lock pyproject.toml
 
 run: $(STAMP)

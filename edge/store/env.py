@@ -2,13 +2,14 @@
 
 Reads are short read-only transactions; py-lmdb always sets MDB_NOTLS, so they may run on the
 event loop thread (they touch only the memory map) or in worker threads. Writes go through
-``edge.store.writer`` only.
+``edge.store.writer`` only, which calls ``Store.commit`` in its thread (the PostgreSQL engine,
+``edge.store.postgres``, has a ``commit`` of the same shape).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ from edge.store.codec import unpack
 
 DATABASES = ("records", "apikeys", "meta", "outbox", "notify", "accounts")
 STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
+
+# (database name, key, value); value None deletes the key.
+Op = tuple[str, bytes, bytes | None]
 
 
 class Store:
@@ -74,14 +78,26 @@ class Store:
         out: list[bytes] = []
         with self.env.begin(db=self.dbs[db], buffers=False) as txn:
             cursor = txn.cursor()
-            start = _prefix_end(after) if after is not None else b""
+            start = prefix_end(after) if after is not None else b""
             positioned = start is not None and cursor.set_range(start)
             while positioned and len(out) < limit:
                 head = bytes(cursor.key()[:width])
                 out.append(head)
-                following = _prefix_end(head)
+                following = prefix_end(head)
                 positioned = following is not None and cursor.set_range(following)
         return out
+
+    def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
+        """Apply every list of ops, in order, in one write transaction (all or nothing). Called
+        by the writer only, in one worker thread call: the transaction begins and commits in
+        the same thread."""
+        with self.env.begin(write=True) as txn:
+            for ops in op_lists:
+                for db, key, value in ops:
+                    if value is None:
+                        txn.delete(key, db=self.dbs[db])
+                    else:
+                        txn.put(key, value, db=self.dbs[db])
 
     def disk_room(self) -> int:
         """Bytes the store's file may still grow by on its disk."""
@@ -94,7 +110,10 @@ class Store:
 
 def _seek_last_below(cursor: lmdb.Cursor, prefix: bytes, before: bytes | None) -> bool:
     """Position on the last key under ``prefix`` that is below ``before`` (if given)."""
-    upper = before if before is not None else _prefix_end(prefix)
+    end = prefix_end(prefix)
+    # a ``before`` past the prefix's keys bounds nothing: seek from the prefix's end, not from
+    # keys beyond it (whose predecessor would not be under the prefix)
+    upper = end if before is None or (end is not None and before > end) else before
     if upper is None:
         return cursor.last()
     if cursor.set_range(upper):
@@ -102,7 +121,7 @@ def _seek_last_below(cursor: lmdb.Cursor, prefix: bytes, before: bytes | None) -
     return cursor.last()
 
 
-def _prefix_end(prefix: bytes) -> bytes | None:
+def prefix_end(prefix: bytes) -> bytes | None:
     """The smallest key greater than every key starting with ``prefix``."""
     trimmed = prefix.rstrip(b"\xff")
     if not trimmed:

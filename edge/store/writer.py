@@ -1,10 +1,12 @@
 """The single writer: every durable change of the node goes through here.
 
 Callers ``submit`` a list of operations and get a ``Ticket``. The writer task takes every
-ticket waiting at that moment, applies them all in one LMDB write transaction inside one worker
-thread call (begin and commit in the same thread: a transaction split across calls deadlocks
-later writers), commits with fsync, then resolves each ticket. So under load many callers share
-one fsync (group commit), and no caller is ever told "done" before its data is on disk.
+ticket waiting at that moment, applies them all in one write transaction of its engine inside
+one worker thread call (begin and commit in the same thread: an LMDB transaction split across
+calls deadlocks later writers), commits with fsync, then resolves each ticket. The engine is the
+LMDB store (``Store.commit``) or the PostgreSQL one (``edge.store.postgres``). So under load
+many callers share one fsync (group commit), and no caller is ever told "done" before its data
+is on disk.
 
 Guarantees:
 - Tickets commit in submission order; a caller's later ticket never commits before its earlier.
@@ -32,20 +34,28 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import lmdb
 import trio
 
 from edge.errors import Unavailable
-from edge.store.env import Store
+from edge.store.env import Op
 
 log = logging.getLogger("edge.store")
 
-# (database name, key, value); value None deletes the key.
-Op = tuple[str, bytes, bytes | None]
 Callback = Callable[[BaseException | None], None]
 
 MAX_OPS_PER_COMMIT = 20_000
+
+
+class Engine(Protocol):
+    """What the writer commits through: the LMDB store (``edge.store.env.Store``) or the
+    PostgreSQL one (``edge.store.postgres.PostgresStore``)."""
+
+    def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
+        """Apply the lists of ops in order, all or nothing, in one transaction; called in a
+        worker thread, one call at a time."""
 
 
 class StoreClosed(Exception):
@@ -127,7 +137,7 @@ class WriterStats:
 
 
 class StoreWriter:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Engine) -> None:
         self._store = store
         self._queue: deque[Ticket] = deque()
         self._wakeup = trio.Event()
@@ -209,18 +219,11 @@ class StoreWriter:
     def _commit(self, group: list[Ticket]) -> None:
         if self.fault is not None:
             self.fault(group)
-        dbs = self._store.dbs
-        with self._store.env.begin(write=True) as txn:
-            for ticket in group:
-                for db, key, value in ticket.ops:
-                    if value is None:
-                        txn.delete(key, db=dbs[db])
-                    else:
-                        txn.put(key, value, db=dbs[db])
+        self._store.commit([ticket.ops for ticket in group])
 
 
 @asynccontextmanager
-async def open_writer(store: Store) -> AsyncIterator[StoreWriter]:
+async def open_writer(store: Engine) -> AsyncIterator[StoreWriter]:
     """A running writer for ``store``. On exit it stops taking work and returns once everything
     already submitted is committed (so the store may close right after)."""
     writer = StoreWriter(store)

@@ -1,0 +1,324 @@
+"""The store on PostgreSQL (cluster mode, issue 28): the LMDB store's data model and reads, and a
+``commit`` the single writer (``edge.store.writer``) calls like LMDB's.
+
+Layout: one table per database of ``env.DATABASES`` (``store_records``, ``store_apikeys``, ...),
+each ``(key bytea PRIMARY KEY, value bytea NOT NULL)``, as LMDB keeps one B-tree per named
+database. So a range scan needs no database column in its index, and the queue-like databases
+(``outbox``, ``notify``: keys made and deleted all day) are vacuumed apart from ``records``.
+Keys are compared as ``bytea``: byte by byte, a prefix before its extensions, which is LMDB's
+order; no collation is involved. Keys are 1 to ``MAX_KEY`` bytes, as LMDB takes them, so a store
+can move between the engines.
+
+Reads are ``async``: each runs one statement (``heads``: one read-only snapshot) in a worker
+thread on a connection of the store's own small pool (psycopg 3's sync API; the writer has one
+connection of its own). A lost connection answers ``StoreUnavailable``.
+
+A commit applies a group of op lists in ONE transaction. Inside a transaction only its outcome
+is visible, so the ops are reduced to the last one of each key first: one upsert and one delete
+statement a database, however many ops.
+
+Fencing: a store opened with a ``Fence`` (a node's ``edge.store.leases.Leases``) checks in the
+commit's own transaction that every project whose ``records`` keys the group writes is leased to
+this node at the epoch it holds, still unexpired by PostgreSQL's clock, and holds those lease rows
+``FOR SHARE`` until the commit ends: a takeover (an ``UPDATE`` of the row) waits for the commit,
+or the commit sees the new owner and fails with ``StaleEpoch``, writing nothing. Only
+``records`` keys name their project (its first ``PROJECT_ID_LEN`` bytes); the other databases
+are written either with a ``records`` key of the same project in the same ticket (``apikeys``,
+``meta``'s ``tx:`` owners, the outbox entries and notifications an event makes) or by node-wide
+work that no lease covers yet (``accounts``, the follow-up and notification workers, ``meta``'s
+probe and canary); see docs/cluster.md. A store opened without a fence checks nothing (one node,
+or tools such as a copy between engines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+import trio
+from psycopg import sql
+
+from edge.errors import Unavailable
+from edge.store.codec import unpack
+from edge.store.env import DATABASES, Op, prefix_end
+from edge.store.keys import PROJECT_ID_LEN
+from edge.store.writer import StoreUnavailable
+
+T = TypeVar("T")
+
+MAX_KEY = 511  # LMDB's largest key (its default build)
+TABLES = {db: sql.Identifier(f"store_{db}") for db in DATABASES}
+
+SCHEMA: list[sql.SQL | sql.Composed] = [
+    *(
+        sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {} (key bytea PRIMARY KEY, value bytea NOT NULL)"
+        ).format(table)
+        for table in TABLES.values()
+    ),
+    sql.SQL(
+        "CREATE TABLE IF NOT EXISTS nodes ("
+        " node_id text PRIMARY KEY, address text NOT NULL, heartbeat_at timestamptz NOT NULL)"
+    ),
+    sql.SQL(
+        "CREATE TABLE IF NOT EXISTS leases ("
+        " project_id text PRIMARY KEY, owner text NOT NULL, epoch bigint NOT NULL,"
+        " expires_at timestamptz NOT NULL)"
+    ),
+]
+_UPSERT = {
+    db: sql.SQL(
+        "INSERT INTO {} (key, value) SELECT * FROM unnest(%s::bytea[], %s::bytea[])"
+        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+    ).format(table)
+    for db, table in TABLES.items()
+}
+_DELETE = {
+    db: sql.SQL("DELETE FROM {} WHERE key = ANY(%s::bytea[])").format(table)
+    for db, table in TABLES.items()
+}
+# Nodes starting together create the schema one at a time (CREATE ... IF NOT EXISTS races).
+SCHEMA_LOCK = 0x65646765  # "edge"
+
+_FENCE = sql.SQL(
+    "SELECT project_id, epoch FROM leases"
+    " WHERE project_id = ANY(%s) AND owner = %s AND expires_at > clock_timestamp()"
+    " ORDER BY project_id FOR SHARE"
+)
+
+
+class Fence(Protocol):
+    """A node's leases, as a commit checks them."""
+
+    node_id: str
+
+    def epoch(self, project_id: str) -> int | None:
+        """The epoch this node holds the project's lease at, or None."""
+
+
+class StaleEpoch(Unavailable):
+    """A commit wrote a project this node no longer holds (its lease expired, was taken over or
+    moved): nothing of it was written. An ``Unavailable`` (retryable, 503), not a
+    ``StoreUnavailable``: the store is fine, another node serves the project, and the caller's
+    retry belongs there."""
+
+    def __init__(self, projects: Sequence[str], node_id: str) -> None:
+        self.projects = tuple(projects)
+        super().__init__(
+            "unavailable",
+            f"node {node_id} no longer holds the lease of {', '.join(self.projects)}; "
+            "the project is served elsewhere now, retry",
+        )
+
+
+class ConnectionPool:
+    """At most ``size`` connections (autocommit), each used by one worker thread at a time."""
+
+    def __init__(self, url: str, size: int) -> None:
+        self.url = url
+        self._limiter = trio.CapacityLimiter(size)
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._closed = False
+
+    async def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work(connection)`` in a worker thread; a lost connection is ``StoreUnavailable``."""
+        return await trio.to_thread.run_sync(self._run, work, limiter=self._limiter)
+
+    def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        conn = self._idle.pop() if self._idle else _connect(self.url)
+        try:
+            return work(conn)
+        except psycopg.OperationalError as exc:
+            raise _unavailable(exc) from exc
+        finally:
+            if self._closed or conn.broken:
+                conn.close()
+            else:
+                self._idle.append(conn)
+
+    def close(self) -> None:
+        self._closed = True
+        while self._idle:
+            self._idle.pop().close()
+
+
+class PostgresStore:
+    """The six databases in PostgreSQL; reads as ``env.Store``'s, but awaited."""
+
+    def __init__(self, url: str, *, fence: Fence | None = None, readers: int = 4) -> None:
+        self.url = url
+        self.fence = fence
+        self.pool = ConnectionPool(url, readers)
+        self._writer: psycopg.Connection[Any] | None = None  # the writer thread's own
+
+    async def create_schema(self) -> None:
+        await self.pool.run(_create_schema)
+
+    async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
+        query = sql.SQL("SELECT value FROM {} WHERE key = %s").format(TABLES[db])
+        rows = await self.pool.run(partial(_fetch, query, (key,)))
+        return rows[0][0] if rows else None
+
+    async def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
+        raw = await self.get_raw(key, db)
+        return None if raw is None else unpack(raw)
+
+    async def scan(
+        self,
+        prefix: bytes,
+        *,
+        after: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        db: str = "records",
+    ) -> list[tuple[bytes, bytes]]:
+        """Keys and raw values under ``prefix`` in key order (or reversed), strictly past
+        ``after`` (a full key) in the direction of travel."""
+        where = [sql.SQL("key >= %s")]
+        params: list[Any] = [prefix]
+        end = prefix_end(prefix)
+        if end is not None:
+            where.append(sql.SQL("key < %s"))
+            params.append(end)
+        if after is not None:
+            where.append(sql.SQL("key < %s" if reverse else "key > %s"))
+            params.append(after)
+        query = sql.SQL("SELECT key, value FROM {} WHERE {} ORDER BY key {}").format(
+            TABLES[db], sql.SQL(" AND ").join(where), sql.SQL("DESC" if reverse else "ASC")
+        )
+        if limit is not None:
+            query += sql.SQL(" LIMIT %s")
+            params.append(limit)
+        rows = await self.pool.run(partial(_fetch, query, tuple(params)))
+        return [(key, value) for key, value in rows]
+
+    async def heads(
+        self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"
+    ) -> list[bytes]:
+        """The distinct first ``width`` bytes of keys, in key order, past ``after``: one index
+        seek per head, in one snapshot (the project ids of ``records``)."""
+        return await self.pool.run(partial(_heads, TABLES[db], width, after, limit))
+
+    def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
+        """The writer's engine method: every op of the group in one transaction, fenced (see
+        the module's docstring). Runs in the writer's thread, one call at a time."""
+        final: dict[tuple[str, bytes], bytes | None] = {}
+        for ops in op_lists:
+            for db, key, value in ops:
+                if db not in TABLES:
+                    raise KeyError(f"no database {db!r}")
+                if not 0 < len(key) <= MAX_KEY:
+                    raise ValueError(f"a key is 1 to {MAX_KEY} bytes, not {len(key)}")
+                final[db, key] = value
+        puts: dict[str, list[tuple[bytes, bytes]]] = {}
+        gone: dict[str, list[bytes]] = {}
+        for (db, key), value in final.items():
+            if value is None:
+                gone.setdefault(db, []).append(key)
+            else:
+                puts.setdefault(db, []).append((key, value))
+        try:
+            conn = self._writer_connection()
+            with conn.transaction(), conn.cursor() as cursor:
+                self._check_fence(cursor, final)
+                for db, rows in puts.items():
+                    written = ([key for key, _ in rows], [value for _, value in rows])
+                    cursor.execute(_UPSERT[db], written, prepare=True)
+                for db, keys_ in gone.items():
+                    cursor.execute(_DELETE[db], (keys_,), prepare=True)
+        except psycopg.OperationalError as exc:
+            raise _unavailable(exc) from exc
+
+    def _check_fence(
+        self, cursor: psycopg.Cursor[Any], final: dict[tuple[str, bytes], bytes | None]
+    ) -> None:
+        if self.fence is None:
+            return
+        projects = sorted(
+            {
+                key[:PROJECT_ID_LEN].decode("ascii", "replace")
+                for db, key in final
+                if db == "records"
+            }
+        )
+        if not projects:
+            return
+        cursor.execute(_FENCE, (projects, self.fence.node_id))
+        held = dict(cursor.fetchall())
+        stale = [p for p in projects if held.get(p) is None or held[p] != self.fence.epoch(p)]
+        if stale:
+            raise StaleEpoch(stale, self.fence.node_id)
+
+    def _writer_connection(self) -> psycopg.Connection[Any]:
+        if self._writer is None or self._writer.broken or self._writer.closed:
+            self._writer = _connect(self.url)
+        return self._writer
+
+    def close(self) -> None:
+        self.pool.close()
+        if self._writer is not None:
+            self._writer.close()
+
+
+@asynccontextmanager
+async def open_postgres_store(
+    url: str, *, fence: Fence | None = None, readers: int = 4
+) -> AsyncIterator[PostgresStore]:
+    """The store at ``url`` (a ``postgresql://`` URL), its tables made if missing, closed on
+    exit. Close its writer (``open_writer``) before it."""
+    store = PostgresStore(url, fence=fence, readers=readers)
+    try:
+        await store.create_schema()
+        yield store
+    finally:
+        store.close()
+
+
+def _connect(url: str) -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise _unavailable(exc) from exc
+
+
+def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
+    """PostgreSQL out of reach, out of room or shutting down: the caller may retry."""
+    return StoreUnavailable("unavailable", f"The store cannot commit now ({exc}); retry later.")
+
+
+def _create_schema(conn: psycopg.Connection[Any]) -> None:
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        for statement in SCHEMA:
+            conn.execute(statement)
+
+
+def _fetch(
+    query: sql.Composed, params: tuple[Any, ...], conn: psycopg.Connection[Any]
+) -> list[tuple[Any, ...]]:
+    return conn.execute(query, params, prepare=True).fetchall()
+
+
+def _heads(
+    table: sql.Identifier,
+    width: int,
+    after: bytes | None,
+    limit: int,
+    conn: psycopg.Connection[Any],
+) -> list[bytes]:
+    seek = sql.SQL("SELECT key FROM {} WHERE key >= %s ORDER BY key LIMIT 1").format(table)
+    out: list[bytes] = []
+    start = prefix_end(after) if after is not None else b""
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        while start is not None and len(out) < limit:
+            row = conn.execute(seek, (start,), prepare=True).fetchone()
+            if row is None:
+                break
+            head = bytes(row[0][:width])
+            out.append(head)
+            start = prefix_end(head)
+    return out

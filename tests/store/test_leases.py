@@ -1,0 +1,154 @@
+"""Leases and node heartbeats (edge.store.leases) on a real PostgreSQL: acquire, renew, expiry,
+takeover, release, move, heartbeats. Time passing is PostgreSQL's: a test ends a lease by moving
+its end into the past (``_expire``), or waits out a short one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+from support.postgres import require_psycopg
+
+require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
+
+import psycopg  # noqa: E402
+
+from edge.store.leases import LeaseHeld, LeaseLost, Leases, UnknownNode  # noqa: E402
+from edge.store.postgres import open_postgres_store  # noqa: E402
+
+P = "prj_aaaaaaaaaaaaaaaa"
+Q = "prj_bbbbbbbbbbbbbbbb"
+
+
+def _execute(url: str, query: str, *params: Any) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(query, params)  # type: ignore[call-overload]
+
+
+async def _expire(url: str, project: str) -> None:
+    """The lease's time is up: it ended a second ago by PostgreSQL's clock."""
+    await trio.to_thread.run_sync(
+        _execute,
+        url,
+        "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
+        " WHERE project_id = %s",
+        project,
+    )
+
+
+@pytest.fixture
+async def nodes(pg_url: str) -> AsyncIterator[tuple[Leases, Leases]]:
+    async with open_postgres_store(pg_url) as store:
+        yield (
+            Leases(store.pool, "node-a", "10.0.0.1:8080"),
+            Leases(store.pool, "node-b", "10.0.0.2:8080"),
+        )
+
+
+async def test_a_free_lease_is_taken_at_epoch_one_and_a_live_one_refused(nodes) -> None:
+    a, b = nodes
+    lease = await a.acquire(P)
+    assert (lease.project_id, lease.owner, lease.epoch, lease.live) == (P, "node-a", 1, True)
+    assert a.epoch(P) == 1
+    with pytest.raises(LeaseHeld) as refused:
+        await b.acquire(P)
+    assert (refused.value.owner, refused.value.expires_at) == ("node-a", lease.expires_at)
+    assert "leased to node node-a until" in str(refused.value)
+    assert b.epoch(P) is None
+    again = await a.acquire(P)  # its own live lease: taken up anew, a new epoch
+    assert again.epoch == 2 and a.epoch(P) == 2
+
+
+async def test_an_expired_lease_is_taken_over_at_the_next_epoch(nodes, pg_url) -> None:
+    a, b = nodes
+    await a.acquire(P)
+    await _expire(pg_url, P)
+    taken = await b.acquire(P)
+    assert (taken.owner, taken.epoch) == ("node-b", 2)
+    with pytest.raises(LeaseLost):  # a cannot renew what it lost
+        await a.renew(P)
+    assert a.epoch(P) is None
+    leases = {lease.project_id: lease for lease in await a.leases()}
+    assert (leases[P].owner, leases[P].epoch, leases[P].live) == ("node-b", 2, True)
+
+
+async def test_a_short_lease_runs_out_by_postgresql_clock(pg_url) -> None:
+    async with open_postgres_store(pg_url) as store:
+        a = Leases(store.pool, "node-a", "a", lease_s=0.2)
+        b = Leases(store.pool, "node-b", "b", lease_s=0.2)
+        await a.acquire(P)
+        with pytest.raises(LeaseHeld):
+            await b.acquire(P)
+        await trio.sleep(0.3)  # real time: the lease's end is PostgreSQL's clock's
+        assert (await b.acquire(P)).epoch == 2
+
+
+async def test_renew_moves_the_end_of_a_held_lease(nodes, pg_url) -> None:
+    a, _ = nodes
+    first = await a.acquire(P)
+    renewed = await a.renew(P)
+    assert renewed.epoch == first.epoch and renewed.expires_at > first.expires_at
+    with pytest.raises(LeaseLost):
+        await a.renew(Q)  # never held
+    await _expire(pg_url, P)
+    with pytest.raises(LeaseLost):  # expired, even untaken: acquire it anew (a new epoch)
+        await a.renew(P)
+    assert (await a.acquire(P)).epoch == 2
+
+
+async def test_release_frees_the_lease_for_the_next_node(nodes) -> None:
+    a, b = nodes
+    await a.acquire(P)
+    await a.acquire(Q)
+    await a.release(P)
+    assert a.held() == {Q: 1}
+    assert (await b.acquire(P)).epoch == 2
+    await a.release_all()  # a drain
+    assert a.held() == {}
+    assert (await b.acquire(Q)).epoch == 2
+    await a.release(P)  # not a's any more: nothing changes
+    lease = await b.lease(P)
+    assert lease is not None and (lease.owner, lease.live) == ("node-b", True)
+
+
+async def test_heartbeat_records_the_node_and_renews_its_leases(nodes, pg_url) -> None:
+    a, b = nodes
+    await a.acquire(P)
+    await a.acquire(Q)
+    before = {lease.project_id: lease.expires_at for lease in await a.leases()}
+    assert await a.heartbeat() == []
+    after = {lease.project_id: lease.expires_at for lease in await a.leases()}
+    assert all(after[p] > before[p] for p in (P, Q))
+    await _expire(pg_url, Q)
+    await b.acquire(Q)
+    assert await a.heartbeat() == [Q]  # lost to b: dropped
+    assert a.held() == {P: 1}
+    await b.heartbeat()
+    listed = await a.nodes()
+    assert [(n.node_id, n.address, n.alive) for n in listed] == [
+        ("node-a", "10.0.0.1:8080", True),
+        ("node-b", "10.0.0.2:8080", True),
+    ]
+    await trio.to_thread.run_sync(
+        _execute, pg_url, "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '1 hour'"
+    )
+    assert not any(n.alive for n in await a.nodes())
+
+
+async def test_move_hands_a_project_to_a_live_node(nodes) -> None:
+    a, b = nodes
+    await a.acquire(P)
+    with pytest.raises(UnknownNode):  # b has never beaten
+        await a.move(P, "node-b")
+    await b.heartbeat()
+    moved = await a.move(P, "node-b")
+    assert (moved.owner, moved.epoch) == ("node-b", 2)
+    assert a.epoch(P) is None  # a's commits of P fail from now on
+    with pytest.raises(LeaseHeld):
+        await a.acquire(P)
+    taken_up = await b.acquire(P)  # b's next request takes it up
+    assert (taken_up.owner, taken_up.epoch) == ("node-b", 3)
+    never_leased = await a.move(Q, "node-b")
+    assert (never_leased.owner, never_leased.epoch) == ("node-b", 1)
