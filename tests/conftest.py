@@ -1,9 +1,11 @@
-"""Shared fixtures: a real node on port 0 in this trio run, a management client for it, and a
-real store with its writer (for the store and queue workers' tests)."""
+"""Shared fixtures: a real node on port 0 in this trio run, a management client for it, a
+real store with its writer (for the store and queue workers' tests), and a throwaway
+PostgreSQL server (one a session, started on first use) with a database for each test that asks
+for ``pg_url``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 import trio
 from support.client import Admin
 from support.nodes import node_settings
+from support.postgres import PostgresServer, running_postgres
 
 from edge.node import RunningNode, run_node
 from edge.sim.btcpay import BTCPaySimulator
@@ -95,3 +98,14 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 async def writer(store: Store) -> AsyncIterator[StoreWriter]:
     async with open_writer(store) as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    return postgres.new_database()

@@ -1,18 +1,25 @@
-"""``edge cluster``: the HAProxy side of cluster mode. ``haproxy-config`` prints the
-configuration that routes each project to one node; ``pins``, ``pin`` and ``unpin`` move a
-project to a named node (or back to the consistent hash) live, through HAProxy's runtime API."""
+"""``edge cluster``: cluster mode's operator commands. ``nodes`` and ``leases`` read the shared
+PostgreSQL store (``--store``, else ``EDGE_STORE``); ``move`` hands a project's lease to a named
+node (fencing out its holder at once) and pins it there in HAProxy; ``drain`` ends every lease of
+a node. ``haproxy-config`` prints the configuration that routes each project to one node;
+``pins``, ``pin`` and ``unpin`` change HAProxy's routing live, through its runtime API."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import trio
 
 from edge.cli.client import CliError, show
 from edge.cli.parsing import Subcommands, add_group
-from edge.cluster.haproxy import Node, RuntimeApi, render
+from edge.cluster.haproxy import PROJECT_ID, Node, RuntimeApi, render
 from edge.domain.terminal import printable
+from edge.errors import Unavailable
 
 T = TypeVar("T")
 
@@ -48,6 +55,33 @@ def add_commands(commands: Subcommands) -> None:
     _haproxy_options(unpin)
     unpin.add_argument("--json", action="store_true", help="print JSON")
     unpin.set_defaults(run=_unpin)
+
+    nodes = group.add_parser("nodes", help="the nodes that beat their heartbeat, and when")
+    _store_options(nodes)
+    nodes.set_defaults(run=_nodes)
+    leases = group.add_parser("leases", help="which node serves which project, to when")
+    _store_options(leases)
+    leases.set_defaults(run=_leases)
+    move = group.add_parser("move", help="hand a project to a node now (and pin it there)")
+    move.add_argument("project")
+    move.add_argument("node")
+    _store_options(move)
+    _haproxy_options(move)
+    move.add_argument("--no-pin", action="store_true", help="leave HAProxy's routing as it is")
+    move.set_defaults(run=_move)
+    drain = group.add_parser("drain", help="end every lease of a node now")
+    drain.add_argument("node")
+    _store_options(drain)
+    drain.set_defaults(run=_drain)
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        default=os.environ.get("EDGE_STORE"),
+        help="the cluster's PostgreSQL (postgresql://...), default EDGE_STORE",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _haproxy_options(parser: argparse.ArgumentParser) -> None:
@@ -101,6 +135,102 @@ def _unpin(args: argparse.Namespace) -> int:
     _call(lambda: _api(args).unpin(args.project))
     show(args, {"project": args.project, "node": None}, f"{args.project} -> consistent hash")
     return 0
+
+
+def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
+    """``work(pool)`` on the cluster's store; its failures as one line."""
+    if not args.store or not str(args.store).startswith(("postgresql://", "postgres://")):
+        raise CliError("give the cluster's store: --store postgresql://... or EDGE_STORE")
+    try:
+        from edge.store.postgres import ConnectionPool
+    except ImportError:
+        raise CliError(
+            "cluster commands need psycopg 3 and libpq: pip install 'edge[cluster]'"
+        ) from None
+
+    async def run() -> T:
+        pool = ConnectionPool(args.store, 1)
+        try:
+            return await work(pool)
+        finally:
+            pool.close()
+
+    try:
+        return trio.run(run)
+    except Unavailable:
+        raise CliError("cannot reach the cluster's store (--store / EDGE_STORE)") from None
+
+
+def _nodes(args: argparse.Namespace) -> int:
+    from edge.store.leases import Leases
+
+    found = _in_store(args, lambda pool: Leases(pool, "operator", "").nodes())
+    show(
+        args,
+        {"items": [_json(n) for n in found]},
+        "\n".join(
+            f"{n.node_id}  {n.address}  {'alive' if n.alive else 'gone '}  "
+            f"{n.heartbeat_at.isoformat(timespec='seconds')}"
+            for n in found
+        )
+        or "no nodes",
+    )
+    return 0
+
+
+def _leases(args: argparse.Namespace) -> int:
+    from edge.store.leases import Leases
+
+    found = _in_store(args, lambda pool: Leases(pool, "operator", "").leases())
+    show(
+        args,
+        {"items": [_json(lease) for lease in found]},
+        "\n".join(_lease_line(lease) for lease in found) or "no leases",
+    )
+    return 0
+
+
+def _move(args: argparse.Namespace) -> int:
+    from edge.store.leases import Leases, UnknownNode
+
+    if not re.fullmatch(PROJECT_ID, args.project):
+        raise CliError(f"not a project id: {printable(args.project)}")
+
+    async def move(pool: Any) -> Any:
+        try:
+            return await Leases(pool, "operator", "").move(args.project, args.node)
+        except UnknownNode as exc:
+            raise CliError(printable(str(exc))) from None
+
+    lease = _in_store(args, move)
+    if not args.no_pin:
+        _call(lambda: _api(args).pin(args.project, args.node))
+    show(args, _json(lease), _lease_line(lease))
+    return 0
+
+
+def _drain(args: argparse.Namespace) -> int:
+    from edge.store.leases import drain_node
+
+    released = _in_store(args, lambda pool: drain_node(pool, args.node))
+    show(
+        args,
+        {"node": args.node, "released": released},
+        f"{args.node}: {len(released)} leases ended",
+    )
+    return 0
+
+
+def _lease_line(lease: Any) -> str:
+    state = "live " if lease.live else "ended"
+    return (
+        f"{lease.project_id}  {lease.owner}  epoch {lease.epoch}  {state}  "
+        f"{lease.expires_at.isoformat(timespec='seconds')}"
+    )
+
+
+def _json(row: Any) -> dict[str, Any]:
+    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in vars(row).items()}
 
 
 def _call(do: Callable[[], T]) -> T:

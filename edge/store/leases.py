@@ -244,3 +244,18 @@ class Leases:
 def _lease(conn: psycopg.Connection[Any], project_id: str) -> Lease | None:
     row = conn.execute(f"SELECT {_ROW} FROM leases WHERE project_id = %s", (project_id,)).fetchone()
     return None if row is None else Lease(*row)
+
+
+async def drain_node(pool: ConnectionPool, node_id: str) -> list[str]:
+    """The operator's drain (``edge cluster drain``): end every live lease of ``node_id`` now,
+    whatever that node believes it holds; its commits of those projects fail from this instant
+    (fencing), and the next node a project's request reaches takes it up. The projects
+    released, by id."""
+    rows = await pool.run(
+        lambda conn: conn.execute(
+            "UPDATE leases SET expires_at = clock_timestamp()"
+            " WHERE owner = %s AND expires_at > clock_timestamp() RETURNING project_id",
+            (node_id,),
+        ).fetchall()
+    )
+    return sorted(row[0] for row in rows)
