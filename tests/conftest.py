@@ -52,40 +52,32 @@ async def http(node: RunningNode) -> AsyncIterator[httpx.AsyncClient]:
 async def sim() -> AsyncIterator[StripeSimulator]:
     """A Stripe simulator on port 0."""
     simulator = StripeSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 @pytest.fixture
 async def paypal() -> AsyncIterator[PayPalSimulator]:
     """A PayPal simulator on port 0."""
     simulator = PayPalSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 @pytest.fixture
 async def btcpay() -> AsyncIterator[BTCPaySimulator]:
     """A BTCPay Server simulator on port 0 that retries a failed delivery three times, quickly."""
     simulator = BTCPaySimulator(retry_delays_s=(0.05, 0.1, 0.2))
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 @pytest.fixture
 async def paddle() -> AsyncIterator[PaddleSimulator]:
     """A Paddle Billing simulator on port 0."""
     simulator = PaddleSimulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 @pytest.fixture

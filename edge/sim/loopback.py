@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 
 import trio
@@ -42,3 +44,15 @@ class LoopbackServer:
 
     def stop(self) -> None:
         self._stop.set()
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[str]:
+        """Serve for the block (its value: the base URL); at its end, stopped at once: a client
+        still holding a kept-alive connection (the node) is not waited for."""
+        async with trio.open_nursery() as nursery:
+            url: str = await nursery.start(self.run)
+            try:
+                yield url
+            finally:
+                self.stop()
+                nursery.cancel_scope.cancel()

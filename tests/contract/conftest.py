@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import trio
 from contract.drivers import DRIVERS, Driver
 from support.client import Admin
 
@@ -20,12 +19,7 @@ async def driver(
 ) -> AsyncIterator[Driver]:
     kind = DRIVERS[provider]
     simulator = kind.simulator()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         made = kind(simulator, admin, http, node)
         await made.setup()
         yield made
-        simulator.stop()
-        # at once: the node still holds a kept-alive connection to the simulator, which a
-        # graceful stop would wait out
-        nursery.cancel_scope.cancel()

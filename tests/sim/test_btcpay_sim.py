@@ -38,10 +38,8 @@ class Receiver:
 @pytest.fixture
 async def btcpay() -> AsyncIterator[BTCPaySimulator]:
     simulator = BTCPaySimulator(retry_delays_s=(0.01, 0.02, 0.03))
-    async with trio.open_nursery() as nursery:
-        await nursery.start(simulator.run)
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 async def listening(nursery: trio.Nursery, receiver: Receiver) -> str:

@@ -25,7 +25,6 @@ from typing import Any
 
 import httpx
 import pytest
-import trio
 
 from edge.providers.stripe import form as stripe_form
 from edge.sim.stripe import StripeSimulator
@@ -35,11 +34,9 @@ SECRET_KEY = "sk_test_money_0123456789"
 
 @pytest.fixture
 async def sim() -> AsyncIterator[StripeSimulator]:
-    async with trio.open_nursery() as nursery:
-        simulator = StripeSimulator()
-        await nursery.start(simulator.run)
+    simulator = StripeSimulator()
+    async with simulator.serving():
         yield simulator
-        simulator.stop()
 
 
 async def post(
