@@ -1,41 +1,23 @@
 """Leases and node heartbeats (edge.store.leases) on a real PostgreSQL: acquire, renew, expiry,
 takeover, release, move, heartbeats. Time passing is PostgreSQL's: a test ends a lease by moving
-its end into the past (``_expire``), or waits out a short one."""
+its end into the past (``expire_lease``), or waits out a short one."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import trio
-from support.postgres import require_psycopg
+from support.postgres import execute, expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
-import psycopg  # noqa: E402
 
 from edge.store.leases import LeaseHeld, LeaseLost, Leases, UnknownNode  # noqa: E402
 from edge.store.postgres import open_postgres_store  # noqa: E402
 
 P = "prj_aaaaaaaaaaaaaaaa"
 Q = "prj_bbbbbbbbbbbbbbbb"
-
-
-def _execute(url: str, query: str, *params: Any) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(query, params)  # type: ignore[call-overload]
-
-
-async def _expire(url: str, project: str) -> None:
-    """The lease's time is up: it ended a second ago by PostgreSQL's clock."""
-    await trio.to_thread.run_sync(
-        _execute,
-        url,
-        "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
-        " WHERE project_id = %s",
-        project,
-    )
 
 
 @pytest.fixture
@@ -64,7 +46,7 @@ async def test_a_free_lease_is_taken_at_epoch_one_and_a_live_one_refused(nodes) 
 async def test_an_expired_lease_is_taken_over_at_the_next_epoch(nodes, pg_url) -> None:
     a, b = nodes
     await a.acquire(P)
-    await _expire(pg_url, P)
+    await expire_lease(pg_url, P)
     taken = await b.acquire(P)
     assert (taken.owner, taken.epoch) == ("node-b", 2)
     with pytest.raises(LeaseLost):  # a cannot renew what it lost
@@ -92,7 +74,7 @@ async def test_renew_moves_the_end_of_a_held_lease(nodes, pg_url) -> None:
     assert renewed.epoch == first.epoch and renewed.expires_at > first.expires_at
     with pytest.raises(LeaseLost):
         await a.renew(Q)  # never held
-    await _expire(pg_url, P)
+    await expire_lease(pg_url, P)
     with pytest.raises(LeaseLost):  # expired, even untaken: acquire it anew (a new epoch)
         await a.renew(P)
     assert (await a.acquire(P)).epoch == 2
@@ -121,7 +103,7 @@ async def test_heartbeat_records_the_node_and_renews_its_leases(nodes, pg_url) -
     assert await a.heartbeat() == []
     after = {lease.project_id: lease.expires_at for lease in await a.leases()}
     assert all(after[p] > before[p] for p in (P, Q))
-    await _expire(pg_url, Q)
+    await expire_lease(pg_url, Q)
     await b.acquire(Q)
     assert await a.heartbeat() == [Q]  # lost to b: dropped
     assert a.held() == {P: 1}
@@ -132,7 +114,7 @@ async def test_heartbeat_records_the_node_and_renews_its_leases(nodes, pg_url) -
         ("node-b", "10.0.0.2:8080", True),
     ]
     await trio.to_thread.run_sync(
-        _execute, pg_url, "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '1 hour'"
+        execute, pg_url, "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '1 hour'"
     )
     assert not any(n.alive for n in await a.nodes())
 

@@ -14,7 +14,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.postgres import require_psycopg
+from support.postgres import execute, expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
@@ -259,25 +259,6 @@ def _tx(project: str, n: int = 0) -> tuple[str, bytes, bytes]:
     return ("records", keys.record(project, keys.TRANSACTION, f"tx_{n}"), pack({"n": n}))
 
 
-def _execute(url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
-    """One statement on a connection of its own (psycopg's async API wants asyncio: its sync
-    one runs in a worker thread here, as the engine's does)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        cursor = conn.execute(query, params)  # type: ignore[call-overload]
-        return cursor.fetchall() if cursor.description else []
-
-
-async def _expire(url: str, project: str) -> None:
-    """Time passes for the lease: it ended a second ago by PostgreSQL's clock."""
-    await trio.to_thread.run_sync(
-        _execute,
-        url,
-        "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
-        " WHERE project_id = %s",
-        project,
-    )
-
-
 @dataclass
 class FencedNode:
     leases: Leases
@@ -315,7 +296,7 @@ async def test_a_paused_owner_cannot_commit_after_a_takeover(two_nodes, pg_url) 
     a, b = two_nodes
     await a.leases.acquire(A)
     await a.writer.write([_tx(A, 0)])
-    await _expire(pg_url, A)  # node a paused past its lease
+    await expire_lease(pg_url, A)  # node a paused past its lease
     with pytest.raises(StaleEpoch):  # expired, not yet taken: already refused
         await a.writer.write([_tx(A, 1)])
     taken = await b.leases.acquire(A)
@@ -347,7 +328,7 @@ async def test_a_takeover_waits_for_a_commit_holding_the_lease(two_nodes, pg_url
     comes meanwhile waits for it, so no commit of the old owner lands after a takeover."""
     a, b = two_nodes
     await a.leases.acquire(A)
-    await _expire(pg_url, A)
+    await expire_lease(pg_url, A)
     taken: list[Any] = []
     in_flight = await trio.to_thread.run_sync(psycopg.connect, pg_url)
     try:  # a transaction holding the lease row as a's commit does
@@ -362,7 +343,7 @@ async def test_a_takeover_waits_for_a_commit_holding_the_lease(two_nodes, pg_url
             nursery.start_soon(take)
             with trio.fail_after(5):
                 while True:  # PostgreSQL tells when its backend waits: no event to wait on
-                    if await trio.to_thread.run_sync(_execute, pg_url, WAITING_ON_A_LOCK):
+                    if await trio.to_thread.run_sync(execute, pg_url, WAITING_ON_A_LOCK):
                         break
                     await trio.sleep(0.01)
             assert not taken  # the takeover waits on the row

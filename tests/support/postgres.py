@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,26 @@ def running_postgres(*, fsync: bool = False) -> Iterator[PostgresServer]:
                 server.stop()
         finally:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def execute(url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    """One statement on a connection of its own, its rows (none for a statement without). Run
+    it in a worker thread from trio: psycopg's async API wants asyncio."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(query, params)  # type: ignore[call-overload]
+        return cursor.fetchall() if cursor.description else []
+
+
+async def expire_lease(url: str, project: str) -> None:
+    """The project's lease ended a second ago, by PostgreSQL's clock."""
+    import trio
+
+    await trio.to_thread.run_sync(
+        execute,
+        url,
+        "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
+        " WHERE project_id = %s",
+        project,
+    )
