@@ -18,6 +18,7 @@ from support.client import ORIGIN, bearer, manual_shop
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 from support.returns import read_return_page
+from support.waits import follow_ups_settled
 
 from edge.sim.paypal import PayPalSimulator
 
@@ -110,7 +111,7 @@ async def test_an_approved_order_is_captured_once_and_the_buyer_returns_to_the_s
     page = read_return_page(await buyer.get(back))
     assert (page.outcome, page.succeeded, page.next) == ("paid", True, f"{ORIGIN}/thanks")
     assert page.main == page.next  # from the popup, the main window goes to the success page
-    await trio.sleep(0.5)  # the return owes nothing more: the order is captured
+    await follow_ups_settled(node, tx_id)  # the return owes nothing more: the order is captured
     assert paypal.capture_count(order_id) == 1
     events = await history(http, shop, tx_id)
     assert events.count("payment.succeeded") == 1 and events.count("payment.processing") == 1
@@ -134,7 +135,8 @@ async def test_the_buyer_returning_before_the_webhook_is_captured_and_the_webhoo
 
     paypal.deliveries_paused = False
     await paypal.release_held()  # the approval, then the capture's own webhook
-    await trio.sleep(1.0)  # the approval owes a capture again: PayPal-Request-Id makes it one
+    # the approval owes a capture again: PayPal-Request-Id makes it one
+    await follow_ups_settled(node, tx_id)
     assert paypal.capture_count(order_id) == 1
     events = await history(http, shop, tx_id)
     assert events.count("payment.succeeded") == 1, events
