@@ -69,10 +69,19 @@ def add_commands(commands: Subcommands) -> None:
     _haproxy_options(move)
     move.add_argument("--no-pin", action="store_true", help="leave HAProxy's routing as it is")
     move.set_defaults(run=_move)
-    drain = group.add_parser("drain", help="end every lease of a node now")
+    drain = group.add_parser("drain", help="take a node out of HAProxy's hash, end its leases")
     drain.add_argument("node")
     _store_options(drain)
+    _haproxy_options(drain)
+    drain.add_argument(
+        "--no-haproxy", action="store_true", help="end the leases only, routing unchanged"
+    )
     drain.set_defaults(run=_drain)
+    undrain = group.add_parser("undrain", help="a drained node back in HAProxy's hash")
+    undrain.add_argument("node")
+    _haproxy_options(undrain)
+    undrain.add_argument("--json", action="store_true", help="print JSON")
+    undrain.set_defaults(run=_undrain)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -148,9 +157,14 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
             "cluster commands need psycopg 3 and libpq: pip install 'edge[cluster]'"
         ) from None
 
+    import psycopg
+
+    from edge.store.postgres import create_schema
+
     async def run() -> T:
         pool = ConnectionPool(args.store, 1)
         try:
+            await pool.run(create_schema)  # a new cluster's store has no tables yet
             return await work(pool)
         finally:
             pool.close()
@@ -159,6 +173,13 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
         return trio.run(run)
     except Unavailable:
         raise CliError("cannot reach the cluster's store (--store / EDGE_STORE)") from None
+    except psycopg.Error as exc:
+        # never str(exc): PostgreSQL's words may quote the connection string
+        state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+        raise CliError(
+            f"the cluster's store refused: {type(exc).__name__}{state} "
+            "(check --store / EDGE_STORE and the role's rights)"
+        ) from None
 
 
 def _nodes(args: argparse.Namespace) -> int:
@@ -204,7 +225,13 @@ def _move(args: argparse.Namespace) -> int:
 
     lease = _in_store(args, move)
     if not args.no_pin:
-        _call(lambda: _api(args).pin(args.project, args.node))
+        try:
+            _call(lambda: _api(args).pin(args.project, args.node))
+        except CliError as exc:
+            raise CliError(
+                f"the lease moved to {args.node} (epoch {lease.epoch}), but HAProxy was not "
+                f"told: {exc}; pin it with edge cluster pin {args.project} {args.node}"
+            ) from None
     show(args, _json(lease), _lease_line(lease))
     return 0
 
@@ -212,12 +239,21 @@ def _move(args: argparse.Namespace) -> int:
 def _drain(args: argparse.Namespace) -> int:
     from edge.store.leases import drain_node
 
+    if not args.no_haproxy:  # first: no new request may reach it to take a lease back
+        _call(lambda: _api(args).set_state(args.node, "drain"))
     released = _in_store(args, lambda pool: drain_node(pool, args.node))
     show(
         args,
         {"node": args.node, "released": released},
-        f"{args.node}: {len(released)} leases ended",
+        f"{args.node}: {len(released)} leases ended"
+        + ("" if args.no_haproxy else "; HAProxy sends it no new request"),
     )
+    return 0
+
+
+def _undrain(args: argparse.Namespace) -> int:
+    _call(lambda: _api(args).set_state(args.node, "ready"))
+    show(args, {"node": args.node, "state": "ready"}, f"{args.node}: back in HAProxy's hash")
     return 0
 
 

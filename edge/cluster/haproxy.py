@@ -71,8 +71,8 @@ def render(
     if len({n.name for n in nodes}) != len(nodes):
         raise ValueError("node names are unique")
     take = "\n".join(
-        f"    http-request set-var(txn.project) path,field({field},/) "
-        f"if !{{ var(txn.project) -m found }} {{ path_beg {prefix} }}"
+        f"    http-request set-var(txn.project) var(txn.path),field({field},/) "
+        f"if !{{ var(txn.project) -m found }} {{ var(txn.path) -m beg {prefix} }}"
         for prefix, field in PROJECT_PATHS
     )
     servers = "\n".join(f"    server {n.name} {n.address} check" for n in nodes)
@@ -108,6 +108,11 @@ frontend edge
     bind {bind}
     # a client cannot choose the node: the header is the proxy's own
     http-request del-header {ROUTE_HEADER}
+    # the client's own address, replacing any it sent (list HAProxy in EDGE_TRUSTED_PROXIES:
+    # the per-address rate limits are the client's, not the proxy's)
+    http-request set-header X-Forwarded-For %[src]
+    # the path as the node reads it (percent-decoded), so that an encoded id routes the same
+    http-request set-var(txn.path) path,url_dec
     # the project a path names, from its place in each path shape
 {take}
     http-request unset-var(txn.project) if {found} {not_an_id}
@@ -129,7 +134,9 @@ backend edge_nodes
 
 class RuntimeApi:
     """HAProxy's runtime API on its admin socket (``stats socket ... level admin``): pins are
-    map entries, changed live, no reload."""
+    map entries, changed live, no reload, and written to the map file as well, so that they
+    outlive a reload or a restart (the file must exist before HAProxy starts: an empty one for
+    no pins)."""
 
     def __init__(self, admin_socket: Path, pins_map: Path, timeout_s: float = 5.0) -> None:
         self.admin_socket = admin_socket
@@ -168,12 +175,37 @@ class RuntimeApi:
         else:
             answer = self.command(f"add map {self.pins_map} {project_id} {pin_backend(node)}")
         _expect_done(answer)
+        self._save()
 
     def unpin(self, project_id: str) -> None:
         """Back to the consistent hash for ``project_id``."""
         _check_project(project_id)
         if project_id in self.pins():
             _expect_done(self.command(f"del map {self.pins_map} {project_id}"))
+        self._save()
+
+    def set_state(self, node: str, state: str) -> None:
+        """``drain``: HAProxy sends ``node`` no new request (its projects hash to the others);
+        ``ready``: back in the hash."""
+        if not NODE_NAME.fullmatch(node) or state not in ("drain", "ready"):
+            raise ValueError(f"not a node name: {node!r}" if state in ("drain", "ready") else state)
+        for backend in ("edge_nodes", pin_backend(node)):
+            answer = self.command(f"set server {backend}/{node} state {state}")
+            if answer.strip():
+                raise RuntimeError(f"HAProxy refused: {answer.strip()}")
+
+    def _save(self) -> None:
+        """The live pins, written to the map file (a new file moved over the old one)."""
+        lines = "".join(f"{p} {pin_backend(n)}\n" for p, n in sorted(self.pins().items()))
+        written = self.pins_map.with_name(self.pins_map.name + ".new")
+        try:
+            written.write_text(lines)
+            written.replace(self.pins_map)
+        except OSError as exc:
+            raise RuntimeError(
+                f"the pins changed live, but {self.pins_map} could not be written "
+                f"({exc.strerror}): they last until HAProxy reloads"
+            ) from None
 
 
 def _check_project(project_id: str) -> None:

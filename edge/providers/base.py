@@ -288,7 +288,9 @@ class Provider:
         action = request.follow_up.action
         carry_out = self.follow_ups.get(action)
         if carry_out is None:
-            return FollowUpResult(detail=f"{self.display_name or self.name} has no {action!r}")
+            return FollowUpResult(
+                detail=f"{self.display_name or self.name} has no follow-up {action!r}"
+            )
         return await carry_out(request)
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:

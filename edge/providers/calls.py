@@ -41,6 +41,9 @@ class Api:
 
     name: str  # "Stripe", "BTCPay Server"
     words: Words
+    # refusals of this provider that a retry can change, besides every provider's (5xx, 429,
+    # 408): Stripe's 409 idempotency_key_in_use while the first request with the key still runs
+    retry_also: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -137,8 +140,9 @@ def read_json(raw: bytes) -> Any:
 
 
 def refusal(api: Api, answer: Answer, hidden: Iterable[str]) -> ProviderError:
-    """The error for an answer that is not 2xx: retryable for 5xx and 429 only, in the
-    provider's own words, no secret of ``hidden`` in them."""
+    """The error for an answer that is not 2xx: retryable for 5xx, 429 and 408 (and the
+    provider's ``retry_also``), in the provider's own words, no secret of ``hidden`` in
+    them."""
     message = f"{api.name} answered {answer.status}"
     words = api.words(answer.json)
     if words:
@@ -146,7 +150,9 @@ def refusal(api: Api, answer: Answer, hidden: Iterable[str]) -> ProviderError:
     for secret in hidden:
         if secret:
             message = message.replace(secret, HIDDEN)
-    retryable = answer.status >= 500 or answer.status == 429
+    retryable = (
+        answer.status >= 500 or answer.status in (429, 408) or answer.status in api.retry_also
+    )
     return provider_error(message, retryable=retryable)
 
 

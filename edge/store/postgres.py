@@ -32,6 +32,7 @@ or tools such as a copy between engines).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -46,6 +47,8 @@ from edge.store.codec import unpack
 from edge.store.env import DATABASES, Op, prefix_end
 from edge.store.keys import PROJECT_ID_LEN
 from edge.store.writer import StoreUnavailable
+
+log = logging.getLogger("edge.store")
 
 T = TypeVar("T")
 
@@ -155,7 +158,7 @@ class PostgresStore:
         self._writer: psycopg.Connection[Any] | None = None  # the writer thread's own
 
     async def create_schema(self) -> None:
-        await self.pool.run(_create_schema)
+        await self.pool.run(create_schema)
 
     async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
         query = sql.SQL("SELECT value FROM {} WHERE key = %s").format(TABLES[db])
@@ -215,7 +218,8 @@ class PostgresStore:
                 final[db, key] = value
         puts: dict[str, list[tuple[bytes, bytes]]] = {}
         gone: dict[str, list[bytes]] = {}
-        for (db, key), value in final.items():
+        # in key order: two writers' transactions lock rows in one order, never in a cycle
+        for (db, key), value in sorted(final.items()):
             if value is None:
                 gone.setdefault(db, []).append(key)
             else:
@@ -285,11 +289,18 @@ def _connect(url: str) -> psycopg.Connection[Any]:
 
 
 def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
-    """PostgreSQL out of reach, out of room or shutting down: the caller may retry."""
-    return StoreUnavailable("unavailable", f"The store cannot commit now ({exc}); retry later.")
+    """PostgreSQL out of reach, out of room or shutting down: the caller may retry. The
+    answer's words are fixed: PostgreSQL's own (addresses, settings of the connection string)
+    go to the log only, by their class and SQLSTATE."""
+    log.warning("store: PostgreSQL failed: %s (SQLSTATE %s)", type(exc).__name__, exc.sqlstate)
+    failure = StoreUnavailable(
+        "unavailable", "The store cannot be reached or cannot write now; retry later."
+    )
+    failure.__cause__ = exc
+    return failure
 
 
-def _create_schema(conn: psycopg.Connection[Any]) -> None:
+def create_schema(conn: psycopg.Connection[Any]) -> None:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         for statement in SCHEMA:

@@ -67,7 +67,7 @@ async def test_move_fences_the_holder_at_once_and_drain_ends_a_nodes_leases(
     assert (await b.acquire(moved)).epoch == 3  # the new one takes it up
     nowhere = await edge("move", kept, "node-z", "--store", pg_url, "--no-pin")
     assert nowhere.returncode == 1 and b"no live node node-z" in nowhere.stderr
-    drained = await edge("drain", "node-a", "--store", pg_url, "--json")
+    drained = await edge("drain", "node-a", "--store", pg_url, "--no-haproxy", "--json")
     assert json.loads(drained.stdout) == {"node": "node-a", "released": [kept]}
     assert (await b.acquire(kept)).owner == "node-b"  # free for the next node at once
 
@@ -79,3 +79,12 @@ async def test_without_a_store_or_with_a_wrong_one_it_says_so_in_one_line() -> N
         assert answer.stderr.decode().count("\n") == 1, answer.stderr
     gone = await edge("nodes", "--store", "postgresql:///nowhere?host=/nonexistent")
     assert gone.returncode == 1 and b"cannot reach the cluster's store" in gone.stderr
+
+
+async def test_a_new_store_has_no_nodes_and_a_bad_url_never_echoes_its_password(pg_url) -> None:
+    fresh = await edge("leases", "--store", pg_url)  # no tables yet: made, then listed
+    assert (fresh.returncode, fresh.stdout.decode().strip()) == (0, "no leases")
+    bad = await edge("nodes", "--store", "postgresql://edge:s3cr%zzet@127.0.0.1:1/x")
+    said = bad.stderr.decode()
+    assert bad.returncode == 1 and said.count("\n") == 1, said
+    assert "s3cr" not in said and "Traceback" not in said

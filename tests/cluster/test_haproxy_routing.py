@@ -60,6 +60,7 @@ class StandIn:
 
     name: str
     seen: list[tuple[str, str | None]] = field(default_factory=list)
+    forwarded: list[str | None] = field(default_factory=list)
     up: bool = True
 
     async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
@@ -68,6 +69,7 @@ class StandIn:
             return 503, b"down"
         if scope["path"] != "/readyz":
             self.seen.append((scope["path"], headers.get(ROUTE_HEADER.lower())))
+            self.forwarded.append(headers.get("x-forwarded-for"))
         return 200, self.name.encode()
 
 
@@ -174,6 +176,12 @@ async def test_a_client_cannot_choose_the_node_and_paths_without_a_project_go_an
                 headers={ROUTE_HEADER: forged},
             )
             assert answer.text == home
+        # a percent-encoded id is the same project to the node (it decodes the path): the same
+        # node, never round robin
+        encoded = f"/api/projects/{project_id.replace('_', '%5F')}/public-info"
+        assert {await _node_of(http, proxy, "GET", encoded) for _ in range(6)} == {home}
+        # the client's address reaches the node as the proxy saw it, whatever the client said
+        await http.get(f"{proxy.url}/docs", headers={"X-Forwarded-For": "203.0.113.9"})
         anywhere = Counter([await _node_of(http, proxy, "GET", "/docs") for _ in range(9)])
         # not a project id where one belongs: no project, so no pinning to one node
         odd = Counter(
@@ -183,6 +191,8 @@ async def test_a_client_cannot_choose_the_node_and_paths_without_a_project_go_an
     assert set(odd) == set(NAMES), odd
     seen = [project for node in proxy.nodes.values() for path, project in node.seen]
     assert ids.is_project_id(project_id) and all(p in (None, project_id) for p in seen)
+    forwarded = {f for node in proxy.nodes.values() for f in node.forwarded}
+    assert forwarded == {"127.0.0.1"}, forwarded
 
 
 async def test_a_pin_moves_one_project_live_and_unpinning_returns_it(proxy: Proxy) -> None:
@@ -200,8 +210,11 @@ async def test_a_pin_moves_one_project_live_and_unpinning_returns_it(proxy: Prox
         again = next(n for n in NAMES if n not in (before[moved], target))
         proxy.api.pin(moved, again)  # a pinned project moves again
         assert await _node_of(http, proxy, "GET", f"/status/{moved}/x") == again
+        # written to the map file too: a reload or a restart keeps it
+        assert proxy.api.pins_map.read_text() == f"{moved} pin_{again}\n"
         proxy.api.unpin(moved)
         assert proxy.api.pins() == {}
+        assert proxy.api.pins_map.read_text() == ""
         assert await _node_of(http, proxy, "GET", f"/status/{moved}/x") == before[moved]
     with pytest.raises(ValueError):
         proxy.api.pin("prj_x; shutdown", target)
@@ -303,3 +316,19 @@ async def test_edge_cluster_pins_and_unpins_through_haproxy(proxy: Proxy) -> Non
         assert refused.returncode == 1 and refused.stderr.decode().count("\n") == 1
         assert (await edge("unpin", project_id)).returncode == 0
         assert await _node_of(http, proxy, "GET", f"/status/{project_id}/x") == home
+
+
+async def test_a_drained_node_gets_no_new_request_and_comes_back_when_ready(proxy: Proxy) -> None:
+    projects = [ids.new_project_id() for _ in range(30)]
+    async with httpx.AsyncClient() as http:
+        before = {p: await _node_of(http, proxy, "GET", f"/status/{p}/x") for p in projects}
+        drained = Counter(before.values()).most_common(1)[0][0]
+        proxy.api.set_state(drained, "drain")
+        during = {p: await _node_of(http, proxy, "GET", f"/status/{p}/x") for p in projects}
+        assert drained not in during.values()
+        assert all(during[p] == before[p] for p in projects if before[p] != drained)
+        proxy.api.set_state(drained, "ready")
+        after = {p: await _node_of(http, proxy, "GET", f"/status/{p}/x") for p in projects}
+    assert after == before
+    with pytest.raises(ValueError):
+        proxy.api.set_state("n1", "maint")

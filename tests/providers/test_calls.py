@@ -1,5 +1,6 @@
-"""One way to call a provider (edge.providers.calls), and every adapter on it: no answer and 5xx
-and 429 are retryable, any other refusal is not; the provider's own words come back without the
+"""One way to call a provider (edge.providers.calls), and every adapter on it: no answer, 5xx,
+429 and 408 are retryable (and Stripe's 409, a request with the same Idempotency-Key still
+running), any other refusal is not; the provider's own words come back without the
 credential's secret; answers are read up to 1 MiB; JSON is read by one rule."""
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ async def _call(url: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("status", "retryable"),
-    [(500, True), (503, True), (429, True), (400, False), (401, False), (402, False),
-     (404, False), (409, False), (422, False)],
+    [(500, True), (503, True), (429, True), (408, True), (400, False), (401, False),
+     (402, False), (404, False), (409, False), (422, False)],
 )  # fmt: skip
-async def test_a_refusal_is_retryable_for_5xx_and_429_only(serve, status, retryable) -> None:
+async def test_a_refusal_is_retryable_for_5xx_429_and_408_only(serve, status, retryable) -> None:
     said = json.dumps({"message": f"no, not with {SECRET}"}).encode()
     url = await serve(answering(status, said))
     with pytest.raises(ProviderError) as refused:
@@ -183,7 +184,7 @@ def refusing(status: int) -> Handler:
 
 @pytest.mark.parametrize("name", list(NAMES))
 @pytest.mark.parametrize(
-    ("status", "retryable"), [(409, False), (401, False), (503, True), (429, True)]
+    ("status", "retryable"), [(422, False), (401, False), (503, True), (429, True)]
 )
 async def test_every_adapter_maps_a_refusal_the_same_way(serve, name, status, retryable) -> None:
     provider = PROVIDERS[name]
@@ -195,3 +196,16 @@ async def test_every_adapter_maps_a_refusal_the_same_way(serve, name, status, re
     assert message.startswith(f"{NAMES[name]} answered {status}: ")
     assert "refused" in message and SECRET not in message
     assert refused.value.retryable is retryable
+
+
+@pytest.mark.parametrize("name", list(NAMES))
+async def test_a_conflict_is_retried_only_where_the_provider_says_it_passes(serve, name) -> None:
+    """Stripe answers 409 idempotency_key_in_use while a request with the same Idempotency-Key
+    is still running (stripe.com/docs/api/idempotent_requests): a refund retried then must be
+    retried again, not settled as refused. Elsewhere a 409 is a refusal."""
+    provider = PROVIDERS[name]
+    url = await serve(refusing(409))
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(ProviderError) as refused:
+            await provider.create_checkout(_checkout(provider, url, http))
+    assert refused.value.retryable is (name == "stripe")

@@ -194,7 +194,9 @@ def _error_message(body: Any) -> str | None:
     return message if isinstance(message, str) and message else None
 
 
-API = calls.Api("Stripe", _error_message)
+# a refund retried while Stripe still runs the first attempt with its Idempotency-Key is 409
+# idempotency_key_in_use (stripe.com/docs/api/idempotent_requests): later, it answers the first
+API = calls.Api("Stripe", _error_message, retry_also=frozenset({409}))
 
 
 STRIPE = StripeProvider(
