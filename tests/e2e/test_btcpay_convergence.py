@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from support.btcpay_shop import BTCPayShop, btcpay_shop
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.orders import delivery_orders
 from support.stories.btcpay import CONTRADICTED, Deliveries
 
@@ -24,11 +24,7 @@ from edge.providers.btcpay.signature import sign_header
 
 
 async def open_checkout(http: httpx.AsyncClient, shop: BTCPayShop) -> tuple[str, str]:
-    answer = await http.post(
-        f"/api/checkout/btcpay/{shop.project_id}",
-        json={"productId": "ten"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "btcpay", shop, "ten")
     assert answer.status_code == 201, answer.text
     tx = answer.json()["txId"]
     return tx, shop.sim.invoice_of(tx)

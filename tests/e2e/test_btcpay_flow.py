@@ -13,18 +13,14 @@ import pytest
 import trio
 from support.asgi import serve_asgi
 from support.btcpay_shop import API_KEY, BTCPayShop, btcpay_shop
-from support.client import ORIGIN, Admin, bearer
+from support.client import ORIGIN, Admin, bearer, post_checkout
 from support.pages import press
 
 from edge.sim.btcpay import BTCPaySimulator
 
 
 async def _checkout(http: httpx.AsyncClient, shop: BTCPayShop, **body: Any) -> dict[str, Any]:
-    answer = await http.post(
-        f"/api/checkout/btcpay/{shop.project_id}",
-        json={"productId": "ten", **body},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "btcpay", shop, "ten", **body)
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
 
@@ -224,11 +220,7 @@ async def test_a_subscription_is_refused(admin, http, btcpay: BTCPaySimulator):
     await admin.product(
         shop.project_id, "monthly", name="Monthly", kind="subscription", amount=5, interval="month"
     )
-    answer = await http.post(
-        f"/api/checkout/btcpay/{shop.project_id}",
-        json={"productId": "monthly"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "btcpay", shop, "monthly")
     assert answer.status_code == 409, answer.text
     assert answer.json()["error"]["code"] == "subscription_not_supported"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.stripe_shop import stripe_shop
 
 from edge.node import store_path
@@ -16,11 +16,7 @@ NAME = "Ada Privateperson"
 
 async def test_a_session_naming_the_buyer_leaves_no_trace_in_the_store(node, admin, http, sim):
     shop = await stripe_shop(admin, sim)
-    response = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "book"},
-        headers=bearer(shop.test_key),
-    )
+    response = await post_checkout(http, "stripe", shop, "book")
     checkout = response.json()
     await sim.complete(checkout["url"].rsplit("/", 1)[-1])
     event, _ = next((e, s) for e, s in sim.delivered if e["type"] == "checkout.session.completed")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.stories.stripe import Ids, paid_and_refunded_in_parts
 from support.stripe_events import signed
 from support.stripe_shop import StripeShop, stripe_shop
@@ -23,11 +23,7 @@ class Story:
         self.http, self.shop = http, shop
 
     async def open(self, product: str) -> Ids:
-        answer = await self.http.post(
-            f"/api/checkout/stripe/{self.shop.project_id}",
-            json={"productId": product},
-            headers=bearer(self.shop.test_key),
-        )
+        answer = await post_checkout(self.http, "stripe", self.shop, product)
         assert answer.status_code == 201, answer.text
         tx_id = answer.json()["txId"]
         session = answer.json()["url"].rsplit("/", 1)[-1]

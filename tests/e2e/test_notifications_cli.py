@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import trio
 from standardwebhooks import Webhook
-from support.asgi import serve_asgi
+from support.asgi import serving
 from support.client import bearer, manual_shop
 from support.merchant import Merchant
 
@@ -23,9 +23,8 @@ from edge.domain import standard_webhooks
 @pytest.fixture
 async def inbox() -> AsyncIterator[tuple[Merchant, str]]:
     server = Merchant()
-    async with trio.open_nursery() as nursery:
-        yield server, await nursery.start(serve_asgi, server)
-        nursery.cancel_scope.cancel()
+    async with serving(server) as url:
+        yield server, url
 
 
 async def edge(node: Any, *args: str) -> trio.CompletedProcess[bytes]:

@@ -9,7 +9,7 @@ import sys
 
 import trio
 from support.btcpay_shop import btcpay_shop
-from support.client import Admin, bearer
+from support.client import Admin, bearer, post_checkout
 from support.stripe_shop import SECRET_KEY, stripe_shop
 
 
@@ -27,11 +27,7 @@ async def test_no_crypto_or_pay_by_mail_for_a_subscription(admin, http, sim, btc
     assert await _offered(http, shop.project_id, "book") == ["btcpay", "stripe", "manual"]
     assert await _offered(http, shop.project_id, "pro-monthly") == ["stripe"]
     for provider in ("btcpay", "manual"):
-        refused = await http.post(
-            f"/api/checkout/{provider}/{shop.project_id}",
-            json={"productId": "pro-monthly"},
-            headers=bearer(shop.test_key),
-        )
+        refused = await post_checkout(http, provider, shop, "pro-monthly")
         assert refused.status_code == 409, refused.text
         assert refused.json()["error"]["code"] == "subscription_not_supported"
     stored = await http.get(

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paddle_shop import PaddleShop, paddle_shop
 from support.stories.paddle import START
 
@@ -91,11 +91,7 @@ async def test_a_canceled_and_paid_transaction_needs_attention_in_both_orders(
     story = Story(http, shop)
     ends: set[tuple[int, int, str]] = set()
     for order in ([0, 1], [1, 0], [0, 1, 0], [1, 0, 1]):
-        answer = await http.post(
-            f"/api/checkout/paddle/{shop.project_id}",
-            json={"productId": "ten"},
-            headers=bearer(shop.test_key),
-        )
+        answer = await post_checkout(http, "paddle", shop, "ten")
         tx, txn = answer.json()["txId"], paddle.transaction(answer.json()["token"])
         canceled = copy.deepcopy(txn)
         canceled.update(status="canceled", updated_at=paddle_objects.now_iso())

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import trio
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paddle_shop import CLIENT_TOKEN, PaddleShop, paddle_shop
 
 
@@ -163,11 +163,7 @@ async def test_a_name_paddle_cannot_take_is_refused_at_save_not_at_checkout(admi
     await admin.product(before, "one", name="X", amount=5, currency="EUR")  # no Paddle yet
     earlier = await paddle_shop(admin, paddle, project_id=before)
     made = len(paddle.delivered)
-    refused = await http.post(
-        f"/api/checkout/paddle/{earlier.project_id}",
-        json={"productId": "one"},
-        headers=bearer(earlier.test_key),
-    )
+    refused = await post_checkout(http, "paddle", earlier, "one")
     assert refused.status_code == 409, refused.text
     assert refused.json()["error"]["code"] == "amount_not_supported"
     assert len(paddle.delivered) == made  # no transaction.created: Paddle was never asked

@@ -16,16 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paddle_shop import API_KEY, CLIENT_TOKEN, PaddleShop, paddle_shop
 
 
 async def checkout(http: httpx.AsyncClient, shop: PaddleShop, product: str) -> dict[str, Any]:
-    answer = await http.post(
-        f"/api/checkout/paddle/{shop.project_id}",
-        json={"productId": product},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paddle", shop, product)
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paddle_shop import PaddleShop, paddle_shop
 
 from edge.sim.paddle import PaddleSimulator
@@ -76,11 +76,7 @@ STORIES: dict[str, list[tuple[Refund, str]]] = {
 
 
 async def paid_checkout(http: httpx.AsyncClient, shop: PaddleShop) -> tuple[str, str, str]:
-    answer = await http.post(
-        f"/api/checkout/paddle/{shop.project_id}",
-        json={"productId": "ten"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paddle", shop, "ten")
     assert answer.status_code == 201, answer.text
     txn = answer.json()["token"]
     await shop.sim.pay(txn)

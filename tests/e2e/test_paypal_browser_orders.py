@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 
@@ -48,11 +48,7 @@ async def buyer() -> AsyncIterator[httpx.AsyncClient]:
 
 async def checkout(http: httpx.AsyncClient, shop: PayPalShop, product: str) -> tuple[str, str]:
     """A checkout of ``product``: its transaction id and its approval address."""
-    answer = await http.post(
-        f"/api/checkout/paypal/{shop.project_id}",
-        json={"productId": product},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paypal", shop, product)
     assert answer.status_code == 201, answer.text
     return answer.json()["txId"], answer.json()["url"]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trio
 from support import paypal_events as pe
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paypal_shop import PayPalShop, paypal_shop
 from support.stories.paypal import Ids, _capture, _e
 
@@ -32,11 +32,7 @@ class Story:
         self.http, self.shop, self.certs = http, shop, certs
 
     async def open(self, product: str) -> Ids:
-        answer = await self.http.post(
-            f"/api/checkout/paypal/{self.shop.project_id}",
-            json={"productId": product},
-            headers=bearer(self.shop.test_key),
-        )
+        answer = await post_checkout(self.http, "paypal", self.shop, product)
         assert answer.status_code == 201, answer.text
         tx_id = answer.json()["txId"]
         tail = tx_id[-12:].upper()

@@ -4,7 +4,7 @@ pending PayPal checkouts (CONTRACT 4.3): the checkout's answer owes a durable ex
 
 from __future__ import annotations
 
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.paypal_shop import paypal_shop
 
 from edge.actors import messages as m
@@ -14,11 +14,7 @@ from edge.store import outbox
 
 async def test_a_checkout_never_approved_is_expired_by_the_node(admin, http, node, paypal):
     shop = await paypal_shop(admin, paypal)
-    answer = await http.post(
-        f"/api/checkout/paypal/{shop.project_id}",
-        json={"productId": "book"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paypal", shop, "book")
     tx_id, expires_ms = answer.json()["txId"], parse_iso_ms(answer.json()["expiresAt"])
     store = node.ctx.store
     owed = [e for e in outbox.due(store, expires_ms, 100) if e["txId"] == tx_id]
@@ -38,11 +34,7 @@ async def test_a_checkout_never_approved_is_expired_by_the_node(admin, http, nod
 
 async def test_an_ended_checkout_is_not_expired_again(admin, http, node, paypal):
     shop = await paypal_shop(admin, paypal)
-    answer = await http.post(
-        f"/api/checkout/paypal/{shop.project_id}",
-        json={"productId": "book"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paypal", shop, "book")
     tx_id = answer.json()["txId"]
     await http.post(
         f"/api/projects/{shop.project_id}/transactions/{tx_id}/cancel",

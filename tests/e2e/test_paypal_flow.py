@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from support.client import ORIGIN, bearer, manual_shop
+from support.client import ORIGIN, bearer, manual_shop, post_checkout
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 from support.returns import read_return_page
@@ -277,10 +277,8 @@ async def test_an_amount_paypal_cannot_charge_is_refused_and_nothing_stays_pendi
 
     earlier = await manual_shop(admin, {"amount": 10.5, "currency": "BHD"})
     await paypal_shop(admin, paypal, project_id=earlier.project_id)
-    answer = await http.post(
-        f"/api/checkout/paypal/{earlier.project_id}",
-        json={"productId": "book", "txId": "tx_01JD0000000000000000000BHD"},
-        headers=bearer(earlier.test_key),
+    answer = await post_checkout(
+        http, "paypal", earlier, "book", txId="tx_01JD0000000000000000000BHD"
     )
     assert (answer.status_code, answer.json()["error"]["code"]) == (409, "amount_not_supported")
     missing = await http.get(f"/status/{earlier.project_id}/tx_01JD0000000000000000000BHD")

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from support.client import bearer
+from support.client import post_checkout
 from support.pages import press
 from support.paypal_shop import paypal_shop
 
@@ -39,11 +39,7 @@ async def test_a_price_paypal_refuses_is_refused_when_the_product_is_saved(
 async def test_a_whole_forint_price_is_an_order_paypal_takes(admin, http, paypal):
     shop = await paypal_shop(admin, paypal)
     await admin.product(shop.project_id, "tea", name="Tea", amount=1000, currency="HUF")
-    answer = await http.post(
-        f"/api/checkout/paypal/{shop.project_id}",
-        json={"productId": "tea"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "paypal", shop, "tea")
     assert answer.status_code == 201, answer.text
     tx_id = answer.json()["txId"]
     order_id = parse_qs(urlsplit(answer.json()["url"]).query)["token"][0]

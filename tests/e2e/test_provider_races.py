@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
-from support.client import bearer, manual_shop
+from support.client import bearer, manual_shop, post_checkout
 from support.stripe_shop import stripe_shop
 from support.waits import sending
 
@@ -33,13 +33,7 @@ async def test_a_cancel_during_the_provider_call_stands(node, admin, http, sim, 
     answers = []
 
     async def checkout() -> None:
-        answers.append(
-            await http.post(
-                f"/api/checkout/stripe/{shop.project_id}",
-                json={"productId": "book", "txId": TX},
-                headers=bearer(shop.test_key),
-            )
-        )
+        answers.append(await post_checkout(http, "stripe", shop, "book", txId=TX))
 
     async with trio.open_nursery() as nursery:
         with sending(node.ctx.http, to_the_provider) as called:

@@ -25,16 +25,12 @@ import httpx
 import pytest
 import trio
 from support.btcpay_shop import btcpay_shop
-from support.client import bearer, manual_shop
+from support.client import bearer, manual_shop, post_checkout
 from support.paddle_shop import paddle_shop
 
 
 async def _checkout(http: httpx.AsyncClient, shop: Any, provider: str, product: str) -> dict:
-    answer = await http.post(
-        f"/api/checkout/{provider}/{shop.project_id}",
-        json={"productId": product, "mode": "test"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, provider, shop, product, mode="test")
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
 

@@ -6,7 +6,7 @@ import json
 import sys
 
 import trio
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.stripe_shop import stripe_shop
 
 
@@ -176,10 +176,8 @@ async def test_out_of_order_events_never_move_backwards(admin, http, sim):
 async def test_provider_failure_is_502_and_the_transaction_canceled(admin, http, sim):
     shop = await stripe_shop(admin, sim)
     sim.fail_next_requests = 1
-    response = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "book", "txId": "tx_01M7YS2H2CXEBWK64PPXXP5WHD"},
-        headers=bearer(shop.test_key),
+    response = await post_checkout(
+        http, "stripe", shop, "book", txId="tx_01M7YS2H2CXEBWK64PPXXP5WHD"
     )
     assert response.status_code == 502
     error = response.json()["error"]

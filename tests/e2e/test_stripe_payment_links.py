@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.stripe_shop import SECRET_KEY, StripeShop, stripe_shop
 
 from edge.providers.stripe import form as stripe_form
@@ -52,11 +52,7 @@ async def _stripe(sim: StripeSimulator, path: str, params: dict[str, Any]) -> di
 
 async def _big_checkout(http: httpx.AsyncClient, admin: Any, shop: StripeShop) -> str:
     await admin.product(shop.project_id, "big", name="Everything", amount=BIG, currency="EUR")
-    answer = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "big"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "stripe", shop, "big")
     assert answer.status_code == 201, answer.text
     return str(answer.json()["txId"])
 

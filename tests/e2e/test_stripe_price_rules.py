@@ -12,7 +12,7 @@ at checkout (tests/sim/test_stripe_sim_money.py) is never reached.
 from __future__ import annotations
 
 import pytest
-from support.client import bearer, manual_shop
+from support.client import manual_shop, post_checkout
 from support.stripe_shop import SECRET_KEY, stripe_shop
 
 
@@ -62,11 +62,7 @@ async def test_the_prices_stripe_takes_are_saved_and_paid(
 ):
     shop = await stripe_shop(admin, sim)
     await admin.product(shop.project_id, "tea", name="Tea", amount=amount, currency=currency)
-    answer = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "tea"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "stripe", shop, "tea")
     assert answer.status_code == 201, answer.text
     (session,) = sim.sessions(SECRET_KEY)
     assert (session["amount_total"], session["currency"]) == (stripe_amount, currency.lower())
@@ -80,10 +76,8 @@ async def test_a_quantity_beyond_stripes_limit_is_refused_before_anything_is_sto
 ):
     shop = await stripe_shop(admin, sim)
     await admin.product(shop.project_id, "big", name="Big", amount=600_000, currency="EUR")
-    answer = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "big", "quantity": 2, "txId": "tx_01JD00000000000000000000Q2"},
-        headers=bearer(shop.test_key),
+    answer = await post_checkout(
+        http, "stripe", shop, "big", quantity=2, txId="tx_01JD00000000000000000000Q2"
     )
     assert answer.status_code == 409, answer.text
     assert (answer.json()["error"]["code"], answer.json()["error"]["field"]) == (
@@ -100,11 +94,7 @@ async def test_a_product_saved_before_stripe_was_enabled_is_refused_at_checkout(
     before anything is stored, never sent to Stripe."""
     shop = await manual_shop(admin, {"amount": 12.345, "currency": "KWD"})
     await stripe_shop(admin, sim, project_id=shop.project_id)
-    answer = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "book"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "stripe", shop, "book")
     assert answer.status_code == 409, answer.text
     assert answer.json()["error"]["code"] == "amount_not_supported"
     assert sim.sessions(SECRET_KEY) == []

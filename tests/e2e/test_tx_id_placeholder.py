@@ -5,7 +5,7 @@ merchant's page knows which status to ask about."""
 from __future__ import annotations
 
 from support.btcpay_shop import btcpay_shop
-from support.client import ORIGIN, bearer
+from support.client import ORIGIN, bearer, post_checkout
 from support.pages import press
 from support.stripe_shop import stripe_shop
 
@@ -17,11 +17,7 @@ async def test_stripe_sends_the_buyer_to_the_project_addresses_with_the_tx_id(ad
         f"/api/manage/projects/{shop.project_id}",
         {"successUrl": f"{ORIGIN}/thanks?tx={{TX_ID}}", "cancelUrl": f"{ORIGIN}/cart/{{TX_ID}}"},
     )
-    answer = await http.post(
-        f"/api/checkout/stripe/{shop.project_id}",
-        json={"productId": "book"},
-        headers=bearer(shop.test_key),
-    )
+    answer = await post_checkout(http, "stripe", shop, "book")
     assert answer.status_code == 201, answer.text
     tx_id = answer.json()["txId"]
     session = sim.session(answer.json()["url"].rsplit("/", 1)[-1])

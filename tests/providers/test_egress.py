@@ -8,35 +8,21 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+from support.asgi import Answer, serve_asgi
 
 from edge.providers.egress import provider_client, resolves_private
 
 
-async def _answer(scope: Any, receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            await send({"type": message["type"] + ".complete"})
-            if message["type"] == "lifespan.shutdown":
-                return
+async def _answer(scope: dict[str, Any], body: bytes) -> Answer:
     if scope["path"] == "/moved":
-        headers = [(b"location", b"http://169.254.169.254/latest/meta-data")]
-        await send({"type": "http.response.start", "status": 302, "headers": headers})
-    else:
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"ok"})
+        return 302, b"ok", [(b"location", b"http://169.254.169.254/latest/meta-data")]
+    return 200, b"ok"
 
 
 @pytest.fixture
 async def upstream():  # type: ignore[no-untyped-def]
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.errorlog = None
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve, _answer, config)
-        yield binds[0]
+        yield await nursery.start(serve_asgi, _answer)
         nursery.cancel_scope.cancel()
 
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-import trio
-from support.asgi import serve_asgi
+from support.asgi import serving
 
 from edge.providers.base import Delivery
 from edge.providers.paypal import PAYPAL
@@ -37,9 +36,8 @@ class Receiver:
 @pytest.fixture
 async def receiver() -> AsyncIterator[tuple[Receiver, str]]:
     app = Receiver()
-    async with trio.open_nursery() as nursery:
-        yield app, await nursery.start(serve_asgi, app)
-        nursery.cancel_scope.cancel()
+    async with serving(app) as url:
+        yield app, url
 
 
 @pytest.fixture

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+from support.asgi import serve_asgi
 
 from edge.domain.events import EventType as E
 from edge.errors import Conflict, ContractError, ProviderError
@@ -36,25 +34,10 @@ class Receiver:
         self.answers: list[int] = []
         self.url = ""
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                kind = message["type"].rsplit(".", 1)[-1]
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+    async def __call__(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.received.append((headers, body))
-        status = self.answers.pop(0) if self.answers else 200
-        await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
+        return (self.answers.pop(0) if self.answers else 200), b"{}"
 
     def events(self, secret: str) -> list[dict[str, Any]]:
         """Every received body, each verified with the endpoint secret."""
@@ -78,16 +61,9 @@ async def sim() -> AsyncIterator[StripeSimulator]:
 async def receiver() -> AsyncIterator[Receiver]:
     async with trio.open_nursery() as nursery:
         app = Receiver()
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.accesslog = None
-        config.graceful_timeout = 1.0
-        stop = trio.Event()
-        serving = partial(serve, app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-        binds = await nursery.start(serving)
-        app.url = binds[0] + "/webhook/stripe/prj_x"
+        app.url = await nursery.start(serve_asgi, app) + "/webhook/stripe/prj_x"
         yield app
-        stop.set()
+        nursery.cancel_scope.cancel()
 
 
 @pytest.fixture

@@ -1,17 +1,20 @@
 """A bare ASGI endpoint on loopback for tests that stand in for someone else's server (a
 certificate host, a merchant's webhook endpoint): ``url = await nursery.start(serve_asgi,
-handler)``, where ``handler(scope, body)`` answers ``(status, body)``."""
+handler)``, where ``handler(scope, body)`` answers ``(status, body)``, or ``(status, body,
+headers)``."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
-Handler = Callable[[dict[str, Any], bytes], Awaitable[tuple[int, bytes]]]
+Answer = tuple[int, bytes] | tuple[int, bytes, list[tuple[bytes, bytes]]]
+Handler = Callable[[dict[str, Any], bytes], Awaitable[Answer]]
 
 
 def asgi(handler: Handler) -> Callable[..., Awaitable[None]]:
@@ -28,9 +31,10 @@ def asgi(handler: Handler) -> Callable[..., Awaitable[None]]:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        status, answer = await handler(scope, body)
-        await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": answer})
+        answer = await handler(scope, body)
+        headers = answer[2] if len(answer) == 3 else []
+        await send({"type": "http.response.start", "status": answer[0], "headers": headers})
+        await send({"type": "http.response.body", "body": answer[1]})
 
     return app
 
@@ -46,3 +50,11 @@ async def serve_asgi(
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(serve, asgi(handler), config)
         task_status.started(binds[0])
+
+
+@asynccontextmanager
+async def serving(handler: Handler) -> AsyncIterator[str]:
+    """``handler`` served on loopback for the block (its value: the base URL)."""
+    async with trio.open_nursery() as nursery:
+        yield await nursery.start(serve_asgi, handler)
+        nursery.cancel_scope.cancel()

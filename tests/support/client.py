@@ -102,3 +102,15 @@ async def shop_or_new(admin: Admin, project_id: str | None) -> Shop:
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+async def post_checkout(
+    http: httpx.AsyncClient, provider: str, shop: Any, product_id: str, **body: Any
+) -> httpx.Response:
+    """``POST /api/checkout/{provider}/{project}`` for ``product_id`` (and the rest of
+    ``body``), with the shop's test key: the answer, whatever it is."""
+    return await http.post(
+        f"/api/checkout/{provider}/{shop.project_id}",
+        json={"productId": product_id, **body},
+        headers=bearer(shop.test_key),
+    )
