@@ -209,3 +209,22 @@ async def test_a_conflict_is_retried_only_where_the_provider_says_it_passes(serv
         with pytest.raises(ProviderError) as refused:
             await provider.create_checkout(_checkout(provider, url, http))
     assert refused.value.retryable is (name == "stripe")
+
+
+async def test_paypal_never_repeats_the_access_token_it_was_given(serve) -> None:
+    """PayPal's calls carry a bearer token got with the client secret: a refusal that quotes it
+    (an echo of the request, a proxy's page) says ``[secret]`` in its place, as for the client
+    secret itself."""
+
+    async def echoing(scope: dict[str, Any], received: bytes) -> tuple[int, bytes]:
+        if scope["path"] == "/v1/oauth2/token":
+            return 200, json.dumps({"access_token": "A21-token-xyz", "expires_in": 3600}).encode()
+        return 422, json.dumps({"name": "REFUSED", "message": "bad A21-token-xyz"}).encode()
+
+    provider = PROVIDERS["paypal"]
+    url = await serve(echoing)
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(ProviderError) as refused:
+            await provider.create_checkout(_checkout(provider, url, http))
+    assert "A21-token-xyz" not in refused.value.message
+    assert "[secret]" in refused.value.message

@@ -53,8 +53,12 @@ def issues(body: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def refused(answer: Answer, credentials: Mapping[str, Any]) -> ProviderError:
-    """A refusal's error, as every provider's (``calls.refusal``)."""
-    return calls.refusal(API, answer, [str(credentials["clientSecret"])])
+    """A refusal's error, as every provider's (``calls.refusal``): neither the client secret
+    nor an access token it was given (for any API base) is ever in its words."""
+    secret = str(credentials["clientSecret"])
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    tokens = [token for (_, _, key), (token, _) in _tokens.items() if key == digest]
+    return calls.refusal(API, answer, [secret, *tokens])
 
 
 def api_base(credentials: Mapping[str, Any], test: bool) -> str:
