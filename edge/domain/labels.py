@@ -1,4 +1,5 @@
-"""The labels buyers see for a project's payment methods (CONTRACT 4.1).
+"""The labels buyers see for a project's payment methods (CONTRACT 4.1), and the icon of each
+kind of payment.
 
 A label is the merchant's (per project, or per product) or the provider's default. Two
 providers of one kind share a default ("Card" for Stripe and for Paddle), and a buyer shown two
@@ -11,6 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+# A method's icon is the kind of payment a buyer makes, whoever the provider: a card (a hosted
+# page or a card form), a wallet, crypto, a payment by mail (files under /static/icons/).
+ICONS = {
+    "card": "card.svg",
+    "form": "card.svg",
+    "wallet": "wallet.svg",
+    "crypto": "bitcoin.svg",
+    "manual": "mail.svg",
+}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import httpx
 
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
+from edge.domain.labels import ICONS
 from edge.domain.status import Status
 from edge.errors import Conflict
 
@@ -221,7 +222,6 @@ class Provider:
     kind: str  # card, wallet, form, crypto, manual
     checkout_type: str  # redirect, approval, token, reference
     default_label: str
-    icon: str  # file name under /static/icons/
     display_name: str = ""  # how buyers and merchants know it ("BTCPay Server"); else ``name``
     credential_fields: tuple[CredentialField, ...] = field(default=())
     publishable_field: str | None = None
@@ -252,6 +252,11 @@ class Provider:
         called ``name`` (its own money and length rules, CONTRACT 4.3); None when it can.
         Checked when a product or an override is saved, and for a quantity at checkout."""
         return None
+
+    @property
+    def icon(self) -> str:
+        """Its icon's file under /static/icons/: the kind of payment's (``labels.ICONS``)."""
+        return ICONS[self.kind]
 
     def is_configured(self, credentials: Mapping[str, Any]) -> bool:
         return all(f.name in credentials for f in self.credential_fields if f.required)

@@ -31,7 +31,6 @@ MANUAL = ManualProvider(
     kind="manual",
     checkout_type="reference",
     default_label="Pay by mail",
-    icon="mail.svg",
     credential_fields=(CredentialField("mailingAddress", shape="address"),),
     uses_reference_code=True,
     refunds=True,  # money sent back by hand, recorded by the merchant

@@ -43,7 +43,7 @@ class Scripted(Provider):
 
 
 def scripted(*answers: Any) -> Scripted:
-    return Scripted("scripted", "wallet", "approval", "Wallet", "wallet.svg", answers=list(answers))
+    return Scripted("scripted", "wallet", "approval", "Wallet", answers=list(answers))
 
 
 def now_ms() -> int:

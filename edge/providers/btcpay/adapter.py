@@ -159,7 +159,6 @@ BTCPAY = BTCPayProvider(
     kind="crypto",
     checkout_type="redirect",
     default_label="Crypto",
-    icon="bitcoin.svg",
     credential_fields=(
         CredentialField("serverUrl", shape="url"),
         CredentialField("apiKey", secret=True),

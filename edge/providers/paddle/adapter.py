@@ -225,7 +225,6 @@ PADDLE = PaddleProvider(
     kind="form",
     checkout_type="token",
     default_label="Card",
-    icon="card.svg",
     credential_fields=(
         # keys made before May 2025 are 50 random characters, so any other shape is allowed
         CredentialField("apiKey", secret=True, kinds=("paddle_api_key",)),

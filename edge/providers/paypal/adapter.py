@@ -349,7 +349,6 @@ PAYPAL = PayPalProvider(
     kind="wallet",
     checkout_type="approval",
     default_label="PayPal",
-    icon="wallet.svg",
     credential_fields=(
         CredentialField("clientId"),
         CredentialField("clientSecret", secret=True),

@@ -205,7 +205,6 @@ STRIPE = StripeProvider(
     kind="card",
     checkout_type="redirect",
     default_label="Card",
-    icon="card.svg",
     credential_fields=(
         CredentialField(
             "secretKey",

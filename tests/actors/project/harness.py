@@ -167,7 +167,6 @@ ECHO = EchoProvider(
     kind="card",
     checkout_type="redirect",
     default_label="Echo",
-    icon="card.svg",
     credential_fields=(CredentialField("secret", secret=True),),
 )
 
