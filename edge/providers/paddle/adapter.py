@@ -39,6 +39,7 @@ from edge.providers.base import (
 )
 from edge.providers.paddle import events, money, signature
 from edge.providers.signing import signing_mode
+from edge.providers.timestamped import check_timestamp
 
 LIVE_API_BASE = "https://api.paddle.com"
 SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
@@ -91,7 +92,7 @@ class PaddleProvider(Provider):
             ),
         )
         assert self.signature_window_s is not None  # Paddle signs every attempt
-        signature.check_timestamp(timestamp, delivery.now_s, self.signature_window_s)
+        check_timestamp(timestamp, delivery.now_s, self.signature_window_s)
         return mode
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:

@@ -11,26 +11,12 @@ keys are skipped.
 
 from __future__ import annotations
 
-from edge.providers.timestamped import Scheme, check_timestamp, no_matching_signature
+from edge.providers.timestamped import Scheme
 
 WINDOW_S = 300
-SCHEME = "h1"
-PADDLE = Scheme("Paddle-Signature", ";", "ts", SCHEME, ":", WINDOW_S)
+PADDLE = Scheme("Paddle-Signature", ";", "ts", "h1", ":", WINDOW_S)
 
-compute_signature = PADDLE.compute
 sign_header = PADDLE.sign_header
 parse_header = PADDLE.parse
 signature_matches = PADDLE.matches
 verify = PADDLE.verify
-
-__all__ = [
-    "SCHEME",
-    "WINDOW_S",
-    "check_timestamp",
-    "compute_signature",
-    "no_matching_signature",
-    "parse_header",
-    "sign_header",
-    "signature_matches",
-    "verify",
-]

@@ -34,6 +34,7 @@ from edge.providers.base import (
 )
 from edge.providers.signing import signing_mode
 from edge.providers.stripe import events, form, money, signature
+from edge.providers.timestamped import check_timestamp
 
 DEFAULT_API_BASE = "https://api.stripe.com"
 SIGNATURE_HEADER = "stripe-signature"
@@ -77,7 +78,7 @@ class StripeProvider(Provider):
                 timestamp, signatures, delivery.body, secrets
             ),
         )
-        signature.check_timestamp(timestamp, delivery.now_s, self.window_s())
+        check_timestamp(timestamp, delivery.now_s, self.window_s())
         return mode
 
     def window_s(self) -> int:

@@ -8,28 +8,14 @@ more than the window in the future are refused too (CONTRACT 4.3).
 
 from __future__ import annotations
 
-from edge.providers.timestamped import Scheme, check_timestamp, no_matching_signature
+from edge.providers.timestamped import Scheme
 
 # Stripe's window (it signs every retry afresh); the adapter declares it as its
 # ``signature_window_s``, and ``verify`` uses it unless told otherwise.
 WINDOW_S = 300
-SCHEME = "v1"
-STRIPE = Scheme("Stripe-Signature", ",", "t", SCHEME, ".", WINDOW_S)
+STRIPE = Scheme("Stripe-Signature", ",", "t", "v1", ".", WINDOW_S)
 
-compute_signature = STRIPE.compute
 sign_header = STRIPE.sign_header
 parse_header = STRIPE.parse
 signature_matches = STRIPE.matches
 verify = STRIPE.verify
-
-__all__ = [
-    "SCHEME",
-    "WINDOW_S",
-    "check_timestamp",
-    "compute_signature",
-    "no_matching_signature",
-    "parse_header",
-    "sign_header",
-    "signature_matches",
-    "verify",
-]
