@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from quart import Blueprint, Response, redirect, render_template, request
@@ -14,6 +15,7 @@ from edge.dashboard.api import Api, ApiRefused, api_for
 from edge.dashboard.paths import wrong_part
 from edge.dashboard.words import money
 from edge.http import sessions
+from edge.http.assets import answer
 from edge.http.context import node
 
 blueprint = Blueprint(
@@ -21,8 +23,16 @@ blueprint = Blueprint(
     __name__,
     url_prefix="/dashboard",
     template_folder="templates",
-    static_folder="static",
 )
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+@blueprint.get("/static/<name>")
+async def _static(name: str) -> Response:
+    """The dashboard's style sheet and script, never kept, as every dashboard answer (a node's
+    upgrade reaches every open dashboard at its next page)."""
+    return answer(STATIC, name, "no-store")
+
 
 # the node's own root: a person who opens the node's address lands on the dashboard
 root = Blueprint("root", __name__)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quart import Blueprint, Response, request, send_from_directory
+from quart import Blueprint, Response, request
 
 from edge.actors.messages import GetPublicInfo
 from edge.actors.project import PublicInfo
 from edge.domain import ids
 from edge.errors import NotFound, project_not_found
 from edge.http import bodies
+from edge.http.assets import answer
 from edge.http.clients import charge
 from edge.http.context import ask, node
 from edge.http.jsonio import json_response
@@ -64,6 +65,4 @@ async def signing_keys() -> Response:
 async def icon(name: str) -> Response:
     if not name.endswith(".svg") or "/" in name:
         raise NotFound("not_found", "No such icon.")
-    response = await send_from_directory(ICONS, name)
-    response.headers["Cache-Control"] = "public, max-age=86400"
-    return response
+    return answer(ICONS, name, "public, max-age=86400")

@@ -15,11 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import trio
-from quart import Blueprint, Response, request, send_from_directory
+from quart import Blueprint, Response, request
 
 from edge.actors.messages import BuyerReturned, Returned
 from edge.domain import ids
 from edge.errors import NotFound, project_not_found
+from edge.http.assets import answer
 from edge.http.clients import charge
 from edge.http.context import ask, node
 from edge.http.return_page import SHOWN, render
@@ -79,6 +80,4 @@ async def static_file(name: str) -> Response:
     """The return page's script and style sheet (the node's CSP runs no inline ones)."""
     if name not in ("return.js", "return.css"):
         raise NotFound("not_found", "No such file.")
-    response = await send_from_directory(STATIC, name)
-    response.headers["Cache-Control"] = "public, max-age=300"
-    return response
+    return answer(STATIC, name, "public, max-age=300")
