@@ -29,7 +29,14 @@ DEFAULT_SOCKET = "/run/haproxy/admin.sock"
 
 def add_commands(commands: Subcommands) -> None:
     group = add_group(commands, "cluster", "several nodes behind HAProxy: routing and pins")
-    config = group.add_parser("haproxy-config", help="print the HAProxy configuration")
+    config = _command(
+        group,
+        "haproxy-config",
+        _haproxy_config,
+        "print the HAProxy configuration",
+        haproxy=True,
+        json=False,
+    )
     config.add_argument(
         "--node",
         action="append",
@@ -38,66 +45,81 @@ def add_commands(commands: Subcommands) -> None:
         help="a node, once for each (its name is HAProxy's server name)",
     )
     config.add_argument("--bind", default="*:80", help="where HAProxy listens (default *:80)")
-    _haproxy_options(config)
-    config.set_defaults(run=_haproxy_config)
-    pins = group.add_parser("pins", help="the projects pinned to a node")
-    _haproxy_options(pins)
-    pins.add_argument("--json", action="store_true", help="print JSON")
-    pins.set_defaults(run=_pins)
-    pin = group.add_parser("pin", help="send every request for a project to one node, now")
-    pin.add_argument("project")
-    pin.add_argument("node")
-    _haproxy_options(pin)
-    pin.add_argument("--json", action="store_true", help="print JSON")
-    pin.set_defaults(run=_pin)
-    unpin = group.add_parser("unpin", help="a project back to the consistent hash")
-    unpin.add_argument("project")
-    _haproxy_options(unpin)
-    unpin.add_argument("--json", action="store_true", help="print JSON")
-    unpin.set_defaults(run=_unpin)
-
-    nodes = group.add_parser("nodes", help="the nodes that beat their heartbeat, and when")
-    _store_options(nodes)
-    nodes.set_defaults(run=_nodes)
-    leases = group.add_parser("leases", help="which node serves which project, to when")
-    _store_options(leases)
-    leases.set_defaults(run=_leases)
-    move = group.add_parser("move", help="hand a project to a node now (and pin it there)")
-    move.add_argument("project")
-    move.add_argument("node")
-    _store_options(move)
-    _haproxy_options(move)
+    _command(group, "pins", _pins, "the projects pinned to a node", haproxy=True)
+    _command(
+        group,
+        "pin",
+        _pin,
+        "send every request for a project to one node, now",
+        "project",
+        "node",
+        haproxy=True,
+    )
+    _command(
+        group, "unpin", _unpin, "a project back to the consistent hash", "project", haproxy=True
+    )
+    _command(group, "nodes", _nodes, "the nodes that beat their heartbeat, and when", store=True)
+    _command(group, "leases", _leases, "which node serves which project, to when", store=True)
+    move = _command(
+        group,
+        "move",
+        _move,
+        "hand a project to a node now (and pin it there)",
+        "project",
+        "node",
+        store=True,
+        haproxy=True,
+    )
     move.add_argument("--no-pin", action="store_true", help="leave HAProxy's routing as it is")
-    move.set_defaults(run=_move)
-    drain = group.add_parser("drain", help="take a node out of HAProxy's hash, end its leases")
-    drain.add_argument("node")
-    _store_options(drain)
-    _haproxy_options(drain)
+    drain = _command(
+        group,
+        "drain",
+        _drain,
+        "take a node out of HAProxy's hash, end its leases",
+        "node",
+        store=True,
+        haproxy=True,
+    )
     drain.add_argument(
         "--no-haproxy", action="store_true", help="end the leases only, routing unchanged"
     )
-    drain.set_defaults(run=_drain)
-    undrain = group.add_parser("undrain", help="a drained node back in HAProxy's hash")
-    undrain.add_argument("node")
-    _haproxy_options(undrain)
-    undrain.add_argument("--json", action="store_true", help="print JSON")
-    undrain.set_defaults(run=_undrain)
-
-
-def _store_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        default=os.environ.get("EDGE_STORE"),
-        help="the cluster's PostgreSQL (postgresql://...), default EDGE_STORE",
+    _command(
+        group, "undrain", _undrain, "a drained node back in HAProxy's hash", "node", haproxy=True
     )
-    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _haproxy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pins-map", default=DEFAULT_PINS, help=f"default {DEFAULT_PINS}")
-    parser.add_argument(
-        "--haproxy-socket", default=DEFAULT_SOCKET, help=f"admin socket, default {DEFAULT_SOCKET}"
-    )
+def _command(
+    group: Subcommands,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    help: str,
+    *positionals: str,
+    store: bool = False,
+    haproxy: bool = False,
+    json: bool = True,
+) -> argparse.ArgumentParser:
+    """An ``edge cluster`` command: its positionals, then the options of what it talks to (the
+    shared store, HAProxy's admin socket and pins map) and ``--json``."""
+    parser = group.add_parser(name, help=help)
+    for positional in positionals:
+        parser.add_argument(positional)
+    if store:
+        parser.add_argument(
+            "--store",
+            default=os.environ.get("EDGE_STORE"),
+            help="the cluster's PostgreSQL (postgresql://...), default EDGE_STORE",
+        )
+    if haproxy:
+        parser.add_argument("--pins-map", default=DEFAULT_PINS, help=f"default {DEFAULT_PINS}")
+        parser.add_argument(
+            "--haproxy-socket",
+            default=DEFAULT_SOCKET,
+            help=f"admin socket, default {DEFAULT_SOCKET}",
+        )
+    if json:
+        parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run)
+    return parser
 
 
 def _haproxy_config(args: argparse.Namespace) -> int:

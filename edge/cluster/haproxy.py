@@ -170,19 +170,18 @@ class RuntimeApi:
         _check_project(project_id)
         if not NODE_NAME.fullmatch(node):
             raise ValueError(f"not a node name: {node!r}")
-        if project_id in self.pins():
-            answer = self.command(f"set map {self.pins_map} {project_id} {pin_backend(node)}")
-        else:
-            answer = self.command(f"add map {self.pins_map} {project_id} {pin_backend(node)}")
-        _expect_done(answer)
-        self._save()
+        pins = self.pins()
+        verb = "set" if project_id in pins else "add"
+        _expect_done(self.command(f"{verb} map {self.pins_map} {project_id} {pin_backend(node)}"))
+        self._save({**pins, project_id: node})
 
     def unpin(self, project_id: str) -> None:
         """Back to the consistent hash for ``project_id``."""
         _check_project(project_id)
-        if project_id in self.pins():
+        pins = self.pins()
+        if pins.pop(project_id, None) is not None:
             _expect_done(self.command(f"del map {self.pins_map} {project_id}"))
-        self._save()
+        self._save(pins)
 
     def set_state(self, node: str, state: str) -> None:
         """``drain``: HAProxy sends ``node`` no new request (its projects hash to the others);
@@ -194,9 +193,9 @@ class RuntimeApi:
             if answer.strip():
                 raise RuntimeError(f"HAProxy refused: {answer.strip()}")
 
-    def _save(self) -> None:
-        """The live pins, written to the map file (a new file moved over the old one)."""
-        lines = "".join(f"{p} {pin_backend(n)}\n" for p, n in sorted(self.pins().items()))
+    def _save(self, pins: dict[str, str]) -> None:
+        """``pins``, the live ones, written to the map file (a new file moved over the old)."""
+        lines = "".join(f"{p} {pin_backend(n)}\n" for p, n in sorted(pins.items()))
         written = self.pins_map.with_name(self.pins_map.name + ".new")
         try:
             written.write_text(lines)

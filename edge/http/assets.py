@@ -50,11 +50,15 @@ def asset(folder: Path, name: str) -> Asset:
     return made
 
 
+def etags(header: str) -> set[str]:
+    """The ETags an ``If-None-Match`` header names."""
+    return {part.strip() for part in header.split(",") if part.strip()}
+
+
 def answer(folder: Path, name: str, cache_control: str) -> Response:
     """The file as an answer: 200 with it, or 304 when ``If-None-Match`` names its ETag."""
     found = asset(folder, name)
     headers = {"ETag": found.etag, "Cache-Control": cache_control}
-    asked = {part.strip() for part in request.headers.get("If-None-Match", "").split(",")}
-    if found.etag in asked:
+    if found.etag in etags(request.headers.get("If-None-Match", "")):
         return Response(b"", status=304, headers=headers)
     return Response(found.body, status=200, content_type=found.content_type, headers=headers)

@@ -12,7 +12,7 @@ from edge.actors.project import PublicInfo
 from edge.domain import ids
 from edge.errors import NotFound, project_not_found
 from edge.http import bodies
-from edge.http.assets import answer
+from edge.http.assets import answer, etags
 from edge.http.clients import charge
 from edge.http.context import ask, node
 from edge.http.jsonio import json_response
@@ -44,13 +44,9 @@ async def public_info(project_id: str) -> Response:
         # On the 304 too: a cache merges its headers into the stored answer.
         SIGNATURE_HEADER: node().signer.sign_once(info.etag, info.body),
     }
-    if info.etag in _etags(request.headers.get("If-None-Match", "")):
+    if info.etag in etags(request.headers.get("If-None-Match", "")):
         return Response(b"", status=304, headers=headers)
     return Response(info.body, status=200, content_type="application/json", headers=headers)
-
-
-def _etags(header: str) -> set[str]:
-    return {part.strip() for part in header.split(",") if part.strip()}
 
 
 @blueprint.get("/.well-known/cm-signing-keys")

@@ -35,6 +35,10 @@ HIDDEN = "[secret]"
 Words = Callable[[Any], str | None]
 
 
+# refusals a retry can change, whoever the provider: too many requests, a request timeout
+RETRYABLE = frozenset({408, 429})
+
+
 @dataclass(frozen=True)
 class Api:
     """A provider's API as the node calls it: its name in messages, its words for a refusal."""
@@ -150,9 +154,7 @@ def refusal(api: Api, answer: Answer, hidden: Iterable[str]) -> ProviderError:
     for secret in hidden:
         if secret:
             message = message.replace(secret, HIDDEN)
-    retryable = (
-        answer.status >= 500 or answer.status in (429, 408) or answer.status in api.retry_also
-    )
+    retryable = answer.status >= 500 or answer.status in RETRYABLE | api.retry_also
     return provider_error(message, retryable=retryable)
 
 
