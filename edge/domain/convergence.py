@@ -358,16 +358,18 @@ def _is_late(step: Step, status: Status) -> bool:
 
 
 def contradicted(steps: Iterable[Step]) -> bool:
-    """Does the story say both that the checkout was paid and that it ended unpaid? No order
-    of delivery can honour both (terminal stays terminal, a success is never taken back), so
-    the merchant must look, whichever the record took."""
-    paid = ended = False
+    """Does the story say both that the checkout was paid and that it ended unpaid, or that it
+    ended in two ways (expired, and failed)? No order of delivery can honour both (terminal
+    stays terminal, a success is never taken back), so the merchant must look, whichever the
+    record took."""
+    paid = False
+    endings: set[Status] = set()
     for step in steps:
         if step.payment == Status.SUCCEEDED and step.type != EventType.PAYMENT_DISPUTE_CLOSED:
             paid = True
         elif step.payment in ENDED:
-            ended = True
-    return paid and ended
+            endings.add(step.payment)
+    return (paid and bool(endings)) or len(endings) > 1
 
 
 def ahead_or_same(kind: Kind, current: Status, candidate: Status) -> bool:

@@ -361,6 +361,18 @@ def test_a_success_and_an_ending_contradict_in_either_order(ended, paid_first):
         assert fold_story(order).contradicted
 
 
+@pytest.mark.parametrize(("first", "then"), [(S.EXPIRED, S.FAILED), (S.CANCELED, S.EXPIRED)])
+def test_two_different_endings_contradict_in_either_order(first, then):
+    """BTCPay: an invoice that expired, then marked invalid by hand in the same second. Whichever
+    ending the record took first stays (terminal stays terminal), so the merchant is told in
+    every order; the same ending twice is no contradiction."""
+    a = step(1, 0, E.CHECKOUT_EXPIRED, first)
+    b = step(2, 0, E.PAYMENT_FAILED, then)
+    for order in ([a, b], [b, a]):
+        assert fold_story(order).contradicted
+    assert not fold_story([a, step(3, 0, E.CHECKOUT_EXPIRED, first)]).contradicted
+
+
 @pytest.mark.parametrize("name", STORIES)
 def test_the_stories_that_really_happen_are_not_contradicted(name):
     steps, subscription = STORIES[name]
