@@ -25,8 +25,8 @@ buyer was charged: the transaction's amount, or more where the provider added ta
 said so in the payment's step) or ``partially_refunded``. The provider's word (full, partial, a null
 type) only counts for a refund that states no amount.
 
-A story that holds both a success and an ending of the checkout (failed, canceled, expired) is
-*contradicted*: whichever the record took first stays (terminal stays terminal; a success is
+A story that holds both a success and an ending of the checkout (failed, canceled, expired), or
+two different endings, is *contradicted*: whichever the record took first stays (terminal stays terminal; a success is
 never taken back), and the merchant is told (``needsAttention``) in every delivery order.
 
 The fold is a pure function of the set of steps, so delivering the same events in any order and
@@ -165,7 +165,7 @@ class Outcome:
     late: frozenset[str] = frozenset()  # event ids: money for a checkout that had ended
     # event id -> the status a refund step asked for once its amount was counted
     targets: dict[str, Status] = field(default_factory=dict)
-    contradicted: bool = False  # the story holds both a success and an ending
+    contradicted: bool = False  # a success and an ending, or two endings
 
 
 class _Fold:
