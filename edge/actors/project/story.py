@@ -75,8 +75,8 @@ def entry_of(stored: dict[str, Any]) -> Entry:
 class Settled:
     """What a fold did: the new steps' fates, whether they were money for an ended checkout,
     the status each new refund asked for once its amount was counted, whether the story is
-    contradicted (a success and an ending, or two endings), and the record (and subscription) as they now
-    are."""
+    contradicted (a success and an ending, or two endings), and the record (and subscription)
+    as they now are."""
 
     fates: dict[str, Fate]
     late: frozenset[str]
