@@ -27,7 +27,8 @@ type) only counts for a refund that states no amount.
 
 A story that holds both a success and an ending of the checkout (failed, canceled, expired), or
 two different endings, is *contradicted*: whichever the record took first stays (terminal stays
-terminal; a success is never taken back), and the merchant is told (``needsAttention``) in every delivery order.
+terminal; a success is never taken back), and the merchant is told (``needsAttention``) in
+every delivery order.
 
 The fold is a pure function of the set of steps, so delivering the same events in any order and
 any number of times (identical steps count once) ends in the same place. The actor re-folds on
