@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import threading
 import time
@@ -22,6 +23,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import trio
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 T = TypeVar("T")
@@ -94,12 +96,35 @@ async def in_browser(scenario: Callable[[Any], T], **context_options: Any) -> T:
 
 
 def _run(scenario: Callable[[Any], T], context_options: dict[str, Any]) -> T:
+    """One retry, and only for a browser that died before it had loaded a single page (seen
+    once in CI, in Chromium's first navigation): then nothing of the scenario has reached the
+    node yet, so a fresh browser is the same test. Any later death is the test's failure."""
+    try:
+        return _run_once(scenario, context_options)
+    except _DiedBeforeFirstPage as died:
+        logging.getLogger(__name__).warning("Chromium died before its first page (%s); again", died)
+        return _run_once(scenario, context_options)
+
+
+class _DiedBeforeFirstPage(Exception):
+    pass
+
+
+def _run_once(scenario: Callable[[Any], T], context_options: dict[str, Any]) -> T:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        loaded: list[str] = []
         try:
             context = browser.new_context(viewport={"width": 960, "height": 720}, **context_options)
             context.set_default_timeout(10_000)
-            return scenario(context.new_page())
+            page = context.new_page()
+            page.on("load", lambda p: loaded.append(p.url))
+            try:
+                return scenario(page)
+            except PlaywrightError as error:
+                if not loaded and "has been closed" in error.message:
+                    raise _DiedBeforeFirstPage(error.message.splitlines()[0]) from error
+                raise
         finally:
             browser.close()
 
