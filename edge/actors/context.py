@@ -29,7 +29,7 @@ from edge.mailer import Mailer
 from edge.metrics import Metrics
 from edge.sealing import Sealer
 from edge.signing import Signer
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
 
 
@@ -80,7 +80,7 @@ class Load:
 @dataclass
 class NodeContext:
     settings: Settings
-    store: Store
+    store: Engine
     writer: StoreWriter
     registry: ActorRegistry
     sealer: Sealer

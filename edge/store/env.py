@@ -1,9 +1,11 @@
 """The LMDB environment and the read helpers.
 
-Reads are short read-only transactions; py-lmdb always sets MDB_NOTLS, so they may run on the
-event loop thread (they touch only the memory map) or in worker threads. Writes go through
-``edge.store.writer`` only, which calls ``Store.commit`` in its thread (the PostgreSQL engine,
-``edge.store.postgres``, has a ``commit`` of the same shape).
+The node reads through the store interface (``edge.store.engine.Engine``): ``await
+store.get/get_raw/scan/heads``. LMDB's reads are short read-only transactions on the memory
+map, so its awaited reads finish without a checkpoint: on this engine an actor's handler that
+reads still runs to its end without giving way, as before reads were awaited. py-lmdb always
+sets MDB_NOTLS, so the plain ``*_sync`` reads may also run in worker threads (tools, backup).
+Writes go through ``edge.store.writer`` only, which calls ``Store.commit`` in its thread.
 """
 
 from __future__ import annotations
@@ -30,15 +32,41 @@ class Store:
         self.env = env
         self.dbs = {name: env.open_db(name.encode()) for name in DATABASES}
 
-    def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
+    # -- the store interface: awaited, but never a checkpoint on this engine ----------------
+
+    async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
+        return self.get_raw_sync(key, db)
+
+    async def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
+        return self.get_sync(key, db)
+
+    async def scan(
+        self,
+        prefix: bytes,
+        *,
+        after: bytes | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        db: str = "records",
+    ) -> list[tuple[bytes, bytes]]:
+        return self.scan_sync(prefix, after=after, reverse=reverse, limit=limit, db=db)
+
+    async def heads(
+        self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"
+    ) -> list[bytes]:
+        return self.heads_sync(width, after=after, limit=limit, db=db)
+
+    # -- LMDB's own plain reads ---------------------------------------------------------
+
+    def get_raw_sync(self, key: bytes, db: str = "records") -> bytes | None:
         with self.env.begin(db=self.dbs[db], buffers=False) as txn:
             return txn.get(key)
 
-    def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
-        raw = self.get_raw(key, db)
+    def get_sync(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
+        raw = self.get_raw_sync(key, db)
         return None if raw is None else unpack(raw)
 
-    def scan(
+    def scan_sync(
         self,
         prefix: bytes,
         *,
@@ -69,7 +97,7 @@ class Store:
                 positioned = step()
         return out
 
-    def heads(
+    def heads_sync(
         self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"
     ) -> list[bytes]:
         """The distinct first ``width`` bytes of keys, in key order, past ``after``: one seek

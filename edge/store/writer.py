@@ -34,12 +34,12 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Protocol
 
 import lmdb
 import trio
 
 from edge.errors import Unavailable
+from edge.store.engine import Engine
 from edge.store.env import Op
 
 log = logging.getLogger("edge.store")
@@ -47,15 +47,6 @@ log = logging.getLogger("edge.store")
 Callback = Callable[[BaseException | None], None]
 
 MAX_OPS_PER_COMMIT = 20_000
-
-
-class Engine(Protocol):
-    """What the writer commits through: the LMDB store (``edge.store.env.Store``) or the
-    PostgreSQL one (``edge.store.postgres.PostgresStore``)."""
-
-    def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
-        """Apply the lists of ops in order, all or nothing, in one transaction; called in a
-        worker thread, one call at a time."""
 
 
 class StoreClosed(Exception):
