@@ -110,8 +110,8 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 await writer.write(canary)
             ctx: NodeContext
 
-            def spawn(project_id: str, ref: ActorRef) -> Actor:
-                return ProjectActor.load(ctx, project_id, ref)  # called once ctx exists
+            async def spawn(project_id: str, ref: ActorRef) -> Actor:
+                return await ProjectActor.load(ctx, project_id, ref)  # called once ctx exists
 
             async with open_registry(
                 spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s

@@ -1,6 +1,8 @@
 """Project id -> its actor, made on first use and evicted when idle.
 
-An actor is a plain object that owns its project's state. A message reaches it one of two ways:
+An actor is a plain object that owns its project's state, loaded from the store on first use
+(one load per project however many callers arrive meanwhile). A message reaches it one of two
+ways:
 - at once, in the caller's task, when the actor is free (no task running for it, nothing
   queued) and the message needs no waiting (``handle_now`` takes it). There is no checkpoint
   from the check to the end of the handler, so this is still one message at a time, in order;
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -87,7 +89,7 @@ class ActorRef:
 
 
 # Loads a project's actor from the store; raises project_not_found when the project does not exist.
-ActorFactory = Callable[[str, ActorRef], Actor]
+ActorFactory = Callable[[str, ActorRef], Awaitable[Actor]]
 
 
 class _OneShot:
@@ -144,6 +146,7 @@ class ActorRegistry:
         self._idle_s = idle_s
         self._call_timeout_s = call_timeout_s
         self._entries: dict[str, _Entry] = {}
+        self._loading: dict[str, trio.Event] = {}  # projects whose actor is being loaded
         self._closing = False
         self.stopping = False  # long polls answer at once from now on
         self._sweeping: trio.CancelScope | None = None
@@ -175,7 +178,7 @@ class ActorRegistry:
         still taken while the node drains, so nothing started is left half-done."""
         if self._closing and not internal:
             raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
-        entry = self._entry(project_id)
+        entry = self._entries.get(project_id) or await self._load(project_id)
         entry.touched = trio.current_time()
         reply = _OneShot()
         taken = not (entry.running or entry.rebuild) and self._now(
@@ -194,21 +197,33 @@ class ActorRegistry:
             raise reply.value
         return reply.value
 
-    def _entry(self, project_id: str) -> _Entry:
-        entry = self._entries.get(project_id)
-        if entry is not None:
-            return entry
-        if self._closing:  # drain waits only for actors it knows
-            raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
-        entry = _Entry(self._spawn(project_id), trio.current_time())  # 404 for an unknown id
-        self._entries[project_id] = entry
+    async def _load(self, project_id: str) -> _Entry:
+        """The project's actor, loaded from the store by this caller or by the one already at
+        it (a load whose reads give way must not make two actors of one project)."""
+        while (entry := self._entries.get(project_id)) is None:
+            if self._closing:  # drain waits only for actors it knows
+                raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
+            loading = self._loading.get(project_id)
+            if loading is None:
+                return await self._load_now(project_id)
+            await loading.wait()  # then its actor, or (its load failed) a load of our own
+        return entry
+
+    async def _load_now(self, project_id: str) -> _Entry:
+        self._loading[project_id] = loaded = trio.Event()
+        try:
+            actor = await self._spawn(project_id)  # 404 for an unknown id
+        finally:
+            del self._loading[project_id]
+            loaded.set()
+        entry = self._entries[project_id] = _Entry(actor, trio.current_time())
         if self._sweeping is None:
             self._sweeping = trio.CancelScope()
             self.nursery.start_soon(self._sweep, self._sweeping)
         return entry
 
-    def _spawn(self, project_id: str) -> Actor:
-        return self._factory(project_id, ActorRef(self, project_id))
+    async def _spawn(self, project_id: str) -> Actor:
+        return await self._factory(project_id, ActorRef(self, project_id))
 
     def _now(self, project_id: str, entry: _Entry, message: Any, reply: _OneShot) -> bool:
         """Run ``message`` in this task if the actor takes it now; False if it must queue."""
@@ -218,24 +233,31 @@ class ActorRegistry:
             reply(failure)
         except Exception:
             self._crashed(project_id, entry, reply)
+            self._start_task(project_id, entry)  # which rebuilds the actor first
         return True
 
     async def _enqueue(
         self, project_id: str, entry: _Entry, message: Any, reply: _OneShot, timeout_s: float | None
     ) -> None:
-        if entry.send is None:
-            send, receive = trio.open_memory_channel[tuple[Any, Reply]](self._mailbox_size)
-            entry.send = send
-            self.nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
+        send = entry.send or self._start_task(project_id, entry)
         try:
-            entry.send.send_nowait((message, reply))  # no checkpoint: cannot miss the task
+            send.send_nowait((message, reply))  # no checkpoint: cannot miss the task
         except trio.WouldBlock:
             with trio.move_on_after(timeout_s or self._call_timeout_s) as scope:
-                await entry.send.send((message, reply))  # full: the task is busy, not ending
+                await send.send((message, reply))  # full: the task is busy, not ending
             if scope.cancelled_caught:
                 raise Unavailable(
                     "unavailable", "The project is busy; retry shortly.", retryable=True
                 ) from None
+
+    def _start_task(
+        self, project_id: str, entry: _Entry
+    ) -> trio.MemorySendChannel[tuple[Any, Reply]]:
+        """The actor's mailbox and the task draining it (rebuilding the actor first, if due)."""
+        send, receive = trio.open_memory_channel[tuple[Any, Reply]](self._mailbox_size)
+        entry.send = send
+        self.nursery.start_soon(self._drain_mailbox, project_id, entry, receive)
+        return send
 
     async def _drain_mailbox(
         self, project_id: str, entry: _Entry, receive: trio.MemoryReceiveChannel[tuple[Any, Reply]]
@@ -267,22 +289,17 @@ class ActorRegistry:
         log.exception("actor of project %s crashed; rebuilding it from the store", project_id)
         reply(Internal("internal", "An unexpected fault; it has been logged."))
         self.restarts += 1
-        if entry.actor.idle():  # nothing pending: the store is the whole truth already
-            self._replace(project_id, entry)
-        else:
-            entry.rebuild = True
+        entry.rebuild = True
 
     async def _rebuild(self, project_id: str, entry: _Entry) -> None:
+        """Once the crashed actor's pending commits settle, a new one from the store."""
         await entry.actor.quiesce()
-        self._replace(project_id, entry)
-
-    def _replace(self, project_id: str, entry: _Entry) -> None:
-        entry.rebuild = False
         entry.actor.release_waiters()  # the new actor would never wake the old one's long polls
         try:
-            entry.actor = self._spawn(project_id)
+            entry.actor = await self._spawn(project_id)
         except ContractError:
             log.warning("project %s vanished while rebuilding its actor", project_id)
+        entry.rebuild = False
 
     async def _sweep(self, scope: trio.CancelScope) -> None:
         """Evict actors untouched for ``idle_s`` that hold nothing (one task for all)."""

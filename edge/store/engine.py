@@ -19,6 +19,10 @@ from edge.store.env import Op
 
 
 class Engine(Protocol):
+    # True when an awaited read may give way to other tasks (a round trip), False when it
+    # never does: the project actor then runs its handlers in the caller's task, at once.
+    reads_give_way: bool
+
     async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
         """The raw value at ``key``, or None."""
 

@@ -28,6 +28,8 @@ Op = tuple[str, bytes, bytes | None]
 
 
 class Store:
+    reads_give_way = False  # reads touch the memory map only (edge.store.engine)
+
     def __init__(self, env: lmdb.Environment) -> None:
         self.env = env
         self.dbs = {name: env.open_db(name.encode()) for name in DATABASES}

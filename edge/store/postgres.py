@@ -149,7 +149,9 @@ class ConnectionPool:
 
 
 class PostgresStore:
-    """The six databases in PostgreSQL; reads as ``env.Store``'s, but awaited."""
+    """The six databases in PostgreSQL; reads as ``env.Store``'s, each a round trip."""
+
+    reads_give_way = True
 
     def __init__(self, url: str, *, fence: Fence | None = None, readers: int = 4) -> None:
         self.url = url

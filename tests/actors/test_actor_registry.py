@@ -60,7 +60,7 @@ class Counter:
         pass
 
 
-def factory(project_id: str, ref: ActorRef) -> Counter:
+async def factory(project_id: str, ref: ActorRef) -> Counter:
     if project_id == "missing":
         raise NotFound("project_not_found", "none")
     return Counter(project_id, ref)
@@ -91,6 +91,7 @@ async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others(
         with pytest.raises(ContractError) as info:
             await registry.call("a", "boom")
         assert (type(info.value), info.value.code) == (Internal, "internal")
+        await wait_all_tasks_blocked()  # the rebuild runs in the actor's own task
         assert Counter.loads["a"] == 2  # rebuilt from "the store"
         assert await registry.call("a", "inc") == 2  # state reloaded, not lost
         assert await registry.call("b", "inc") == 2
@@ -99,6 +100,37 @@ async def test_a_crash_restarts_that_actor_from_the_store_and_spares_the_others(
         with pytest.raises(ContractError) as refused:
             await registry.call("a", "refuse")
         assert refused.value.code == "refused" and registry.restarts == 1
+        await registry.drain()
+
+
+async def test_callers_arriving_while_a_slow_load_runs_share_its_one_actor(autojump_clock):
+    # a load whose reads give way (PostgreSQL): every caller meanwhile waits for that load
+    async def slow(project_id: str, ref: ActorRef) -> Counter:
+        await trio.sleep(1)
+        return await factory(project_id, ref)
+
+    answers: list[int] = []
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(slow, nursery, idle_s=60)
+
+        async def call(message: str) -> None:
+            answers.append(await registry.call("a", message))
+
+        async with trio.open_nursery() as callers:
+            for _ in range(5):
+                callers.start_soon(call, "inc")
+        assert Counter.loads == {"a": 1} and sorted(answers) == [1, 2, 3, 4, 5]
+        refused: list[str] = []
+
+        async def missing() -> None:
+            with pytest.raises(ContractError) as info:
+                await registry.call("missing", "inc")
+            refused.append(info.value.code)
+
+        async with trio.open_nursery() as callers:  # a failed load leaves no actor behind
+            for _ in range(2):
+                callers.start_soon(missing)
+        assert refused == ["project_not_found"] * 2 and "missing" not in registry
         await registry.drain()
 
 

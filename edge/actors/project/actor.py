@@ -7,11 +7,17 @@ durable, so the actor moves on to its next message while the fsync happens (many
 many messages' writes share a commit), yet no answer ever goes out before its data is durable.
 Work that waits on the outside world (provider calls, webhook verification, long-poll timers)
 runs off the actor, and comes back to it as a message.
+
+Handlers are coroutines because the store's reads are awaited (``edge.store.engine``). On an
+engine whose reads never give way (LMDB) a handler runs to its end without a checkpoint, so
+``handle_now`` runs it in the caller's task, at once (the fast path: no mailbox, no task); on
+one whose reads do (PostgreSQL) every message goes through the mailbox, one at a time.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 from edge.actors import messages as m
@@ -105,9 +111,10 @@ class ProjectActor:
         self._public_info = PublicInfoPages(ledger)
 
     @classmethod
-    def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
+    async def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
         """The project's actor, from its stored record; ``project_not_found`` when none."""
-        record = ctx.store.get(keys.project(project_id)) if ids.is_project_id(project_id) else None
+        valid = ids.is_project_id(project_id)
+        record = await ctx.store.get(keys.project(project_id)) if valid else None
         if record is None:
             raise project_not_found()
         return cls(ctx, record, ref)
@@ -115,17 +122,18 @@ class ProjectActor:
     # -- the Actor protocol -------------------------------------------------------------
 
     def handle_now(self, message: Any, reply: Reply) -> bool:
-        """Every message is handled without waiting, unless the ledger must reload first."""
-        if self.ledger.stale:
+        """Every message is handled without waiting, unless the ledger must reload first or
+        the store's reads may give way."""
+        if self.ledger.stale or self.ledger.ctx.store.reads_give_way:
             return False
-        self._dispatch(message, reply)
+        run_through(self._dispatch(message, reply))
         return True
 
     async def handle(self, message: Any, reply: Reply) -> None:
         if self.ledger.stale:
             await self.ledger.quiesce()
-            self.ledger.reload()
-        self._dispatch(message, reply)
+            await self.ledger.reload()
+        await self._dispatch(message, reply)
 
     async def quiesce(self) -> None:
         await self.ledger.quiesce()
@@ -140,25 +148,25 @@ class ProjectActor:
 
     # -- dispatch -----------------------------------------------------------------------
 
-    def _dispatch(self, message: Any, reply: Reply) -> None:
+    async def _dispatch(self, message: Any, reply: Reply) -> None:
         route = _HANDLERS.get(type(message))
         if route is None:
             raise TypeError(f"project actor got an unknown message {message!r}")
         handler = getattr(getattr(self, route[0]), route[1])
-        admitted = self._admit(message, reply)
+        admitted = await self._admit(message, reply)
         if admitted is None:
             return
         try:
-            handler(message, admitted)
+            await handler(message, admitted)
         except InvalidInput as exc:
             admitted(invalid(exc.message, exc.field, exc.code))
         except ContractError as failure:
             admitted(failure)
 
-    def _admit(self, message: Any, reply: Reply) -> Reply | None:
+    async def _admit(self, message: Any, reply: Reply) -> Reply | None:
         """Charge the request's rate bucket: the reply to use (carrying its RateLimit-*, errors
         included), or None when refused (the 429 is already sent)."""
-        self._prune_now_and_then()
+        await self._prune_now_and_then()
         charge = getattr(message, "charge", None)
         if charge is None:
             return reply
@@ -176,13 +184,13 @@ class ProjectActor:
             self._rates = ProjectRates(self.ledger.ctx.settings, tier)
         return self._rates
 
-    def _prune_now_and_then(self) -> None:
+    async def _prune_now_and_then(self) -> None:
         ledger = self.ledger
         now = ledger.now_ms()
         if now - self._pruned_at < PRUNE_EVERY_MS:
             return
         self._pruned_at = now
-        ops = expired_event_ops(ledger.ctx.store, self.id, now)
+        ops = await expired_event_ops(ledger.ctx.store, self.id, now)
         if not ops:
             return
         log.info("project %s: pruning %d expired event records", self.id, len(ops))
@@ -190,6 +198,17 @@ class ProjectActor:
         if len(ops) >= PRUNE_BATCH:
             # more have expired than one batch: go on once this one is gone from the store
             ticket.when_durable(lambda _error: setattr(self, "_pruned_at", 0))
+
+
+def run_through(handling: Coroutine[Any, Any, None]) -> None:
+    """Run a handler's coroutine to its end now, in this task. Only for an engine whose reads
+    never give way: a handler that did would be one message interleaved with others, a bug."""
+    try:
+        handling.send(None)
+    except StopIteration:
+        return
+    handling.close()
+    raise RuntimeError("a handler gave way on an engine whose reads never do")
 
 
 def _with_headers(reply: Reply, headers: dict[str, str]) -> Reply:

@@ -54,12 +54,12 @@ class Checkouts:
         self.ref = ref
         self.in_flight = 0  # checkouts at their provider
 
-    def start(self, msg: m.StartCheckout, reply: Reply) -> None:
+    async def start(self, msg: m.StartCheckout, reply: Reply) -> None:
         ledger = self.ledger
-        if msg.idempotency_key is not None and self.idempotency.answer_known(msg, reply):
+        if msg.idempotency_key is not None and await self.idempotency.answer_known(msg, reply):
             return
         if msg.mode == "live":
-            self.quota.require_live_allowance()
+            await self.quota.require_live_allowance()
         provider, credentials = ledger.configured(msg.provider, msg.mode)
         product = ledger.product(msg.product_id)
         if product["kind"] == Kind.SUBSCRIPTION and msg.quantity != 1:
@@ -79,7 +79,7 @@ class Checkouts:
             field = "quantity" if msg.quantity > 1 and refused.field == "amount" else "productId"
             raise Conflict("amount_not_supported", f"{refused.rule}.", field=field)
         tx_id = msg.tx_id or ids.new_tx_id()
-        if ledger.tx(tx_id) is not None:
+        if await ledger.tx(tx_id) is not None:
             raise Conflict("tx_exists", "This transaction id is already used.", field="txId")
         project = ledger.project
         # wherever the buyer is sent, the merchant's {TX_ID} names this transaction
@@ -117,7 +117,7 @@ class Checkouts:
         }
         ops: list[Op] = []
         if provider.uses_reference_code:
-            tx["reference"] = self._new_reference()
+            tx["reference"] = await self._new_reference()
             ops.append(ledger.index_op(keys.REFERENCE, "", tx["reference"], tx_id))
         if msg.idempotency_key is not None:
             tx["idempotencyKey"] = self.idempotency.begin(msg, reply)
@@ -141,7 +141,9 @@ class Checkouts:
             http=ledger.ctx.http,
             return_url=return_url,
             cancel_return_url=f"{return_url}/cancel",
-            remembered=ledger.lookup(keys.PROVIDER_OBJECT, provider.name, _price_key(tx, msg.mode)),
+            remembered=await ledger.lookup(
+                keys.PROVIDER_OBJECT, provider.name, _price_key(tx, msg.mode)
+            ),
         )
 
         def stored(error: BaseException | None) -> None:
@@ -155,10 +157,10 @@ class Checkouts:
 
         ticket.when_durable(stored)
 
-    def _new_reference(self) -> str:
+    async def _new_reference(self) -> str:
         while True:
             code = ids.new_reference_code()
-            if self.ledger.lookup(keys.REFERENCE, "", code) is None:
+            if await self.ledger.lookup(keys.REFERENCE, "", code) is None:
                 return code
 
     async def _call_provider(
@@ -187,11 +189,11 @@ class Checkouts:
         except ContractError as failure:
             reply(failure)
 
-    def finish(self, msg: m.CheckoutFinished, done: Reply) -> None:
+    async def finish(self, msg: m.CheckoutFinished, done: Reply) -> None:
         done(None)
         ledger = self.ledger
         self.in_flight = max(0, self.in_flight - 1)
-        tx = ledger.tx(msg.tx_id)
+        tx = await ledger.tx(msg.tx_id)
         assert tx is not None, "a checkout's transaction is durable before its provider call"
         if isinstance(msg.result, ContractError):
             failure = msg.result
@@ -205,11 +207,11 @@ class Checkouts:
                     f"{tx['provider']} did not create the checkout; try again.",
                     retryable=failure.retryable,
                 )
-            ops = self.idempotency.remember(tx, failure)
+            ops = await self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 tx["reason"] = tx.get("reason") or f"{failure.code}: {failure.message}"
-                node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
+                await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
             ledger.commit(ops, msg.reply, failure)
             return
         result: CheckoutResult = msg.result
@@ -219,7 +221,7 @@ class Checkouts:
         ops = ledger.tx_ops(tx)
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
-            self.intake.linked(tx, result.provider_ref, ops)
+            await self.intake.linked(tx, result.provider_ref, ops)
         provider = PROVIDERS[tx["provider"]]
         mode = "test" if tx["isTest"] else "live"
         if result.remember:
@@ -251,13 +253,13 @@ class Checkouts:
             "isTest": tx["isTest"],
             "expiresAt": iso_or_none(result.expires_at_ms),
         }
-        ops += self.idempotency.remember(tx, body)
+        ops += await self.idempotency.remember(tx, body)
         ledger.commit(ops, msg.reply, body)
 
-    def expire(self, msg: m.ExpireCheckout, reply: Reply) -> None:
+    async def expire(self, msg: m.ExpireCheckout, reply: Reply) -> None:
         """The node's own expiry of a checkout whose provider never reports one (CONTRACT 4.3)."""
         ledger = self.ledger
-        tx = ledger.tx(msg.tx_id)
+        tx = await ledger.tx(msg.tx_id)
         if tx is None:
             reply("the transaction is gone")
             return
@@ -265,17 +267,17 @@ class Checkouts:
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
         ops: list[Op] = []
-        node_event(ledger, tx, EventType.CHECKOUT_EXPIRED, Status.EXPIRED, ops)
+        await node_event(ledger, tx, EventType.CHECKOUT_EXPIRED, Status.EXPIRED, ops)
         ledger.commit(ops, reply, f"expired at {iso_or_none(tx.get('expiresAt'))}")
 
-    def returned(self, msg: m.BuyerReturned, reply: Reply) -> None:
+    async def returned(self, msg: m.BuyerReturned, reply: Reply) -> None:
         """The buyer is back from the provider's page (CONTRACT 4.3). From its return address:
         what the provider is owed (PayPal's capture) is durable before the buyer is answered,
         once. From its cancel address: the checkout is canceled, when the provider's own id in
         the address shows it is this checkout's. Either way the answer says the outcome, and
         where the buyer goes on to."""
         ledger = self.ledger
-        tx = ledger.tx(msg.tx_id)
+        tx = await ledger.tx(msg.tx_id)
         provider = PROVIDERS.get(msg.provider)
         if tx is None or provider is None or tx["provider"] != provider.name:
             raise NotFound("not_found", "No transaction with this id in this project.")
@@ -286,13 +288,13 @@ class Checkouts:
         if msg.view_only:
             pass
         elif msg.canceled:
-            self._canceled_by_buyer(tx, provider, msg.query, ops)
+            await self._canceled_by_buyer(tx, provider, msg.query, ops)
         elif tx["status"] == Status.PENDING and not tx.get("returnedAt"):
             mode = "test" if tx["isTest"] else "live"
             tx["returnedAt"] = ledger.now_ms()
             ops += ledger.tx_ops(tx)
             ops += ledger.follow_up_ops(tx, provider.name, mode, owed)
-        latest = ledger.latest_event(tx["id"])
+        latest = await ledger.latest_event(tx["id"])
         latest_type = latest["type"] if latest is not None else None
         result = outcome(tx["status"], latest_type, canceled_by_buyer=msg.canceled)
         answer = m.Returned(
@@ -307,7 +309,7 @@ class Checkouts:
         else:
             ledger.reply_read(reply, answer, tx["id"])
 
-    def _canceled_by_buyer(
+    async def _canceled_by_buyer(
         self, tx: dict[str, Any], provider: Provider, query: Mapping[str, str], ops: list[Op]
     ) -> None:
         """Cancel a pending checkout the buyer walked away from at the provider. Only with the
@@ -319,7 +321,7 @@ class Checkouts:
         if not tx.get("providerRef") or query.get("token") != tx["providerRef"]:
             return
         tx["reason"] = f"canceled by the buyer at {display_name(provider)}"
-        node_event(self.ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
+        await node_event(self.ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
 
 
 def _price_key(tx: Mapping[str, Any], mode: str) -> str:

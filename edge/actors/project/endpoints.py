@@ -74,7 +74,7 @@ class Endpoints:
             secret, place(self.ledger.project_id, endpoint_id, field)
         )
 
-    def create(self, msg: m.CreateEndpoint, reply: Reply) -> None:
+    async def create(self, msg: m.CreateEndpoint, reply: Reply) -> None:
         ledger = self.ledger
         if len(self._all) >= MAX_ENDPOINTS:
             raise Conflict("too_many_endpoints", "A project holds at most 20 endpoints.")
@@ -103,11 +103,11 @@ class Endpoints:
         answer = {**endpoint_view(endpoint), "secret": secret}
         ledger.commit(ledger.config_changed(), reply, answer)
 
-    def list(self, msg: m.ListEndpoints, reply: Reply) -> None:
+    async def list(self, msg: m.ListEndpoints, reply: Reply) -> None:
         views = [endpoint_view(e) for e in self._all.values()]
         self.ledger.reply_read(reply, {"items": views})
 
-    def patch(self, msg: m.PatchEndpoint, reply: Reply) -> None:
+    async def patch(self, msg: m.PatchEndpoint, reply: Reply) -> None:
         ledger = self.ledger
         endpoint = self._get(msg.endpoint_id)
         changes = msg.changes
@@ -145,7 +145,7 @@ class Endpoints:
             sealed, place(self.ledger.project_id, endpoint["id"], field)
         )
 
-    def delete(self, msg: m.DeleteEndpoint, reply: Reply) -> None:
+    async def delete(self, msg: m.DeleteEndpoint, reply: Reply) -> None:
         ledger = self.ledger
         self._get(msg.endpoint_id)
         del self._all[msg.endpoint_id]
@@ -153,18 +153,18 @@ class Endpoints:
             ledger.config_changed(), reply, {"deleted": True, "endpointId": msg.endpoint_id}
         )
 
-    def replay(self, msg: m.ReplayEvents, reply: Reply) -> None:
+    async def replay(self, msg: m.ReplayEvents, reply: Reply) -> None:
         """Owe the endpoint these events again (those of its mode), at most 1,000 a call."""
         ledger = self.ledger
         endpoint = self._get(msg.endpoint_id)
         store, pid = ledger.ctx.store, ledger.project_id
         if msg.event_ids:
-            found = [ledger.stored_event(evt_id) for evt_id in msg.event_ids]
+            found = [await ledger.stored_event(evt_id) for evt_id in msg.event_ids]
             events = [e for e in found if e is not None]
             more = False
         else:
             after = keys.record(pid, keys.EVENT, msg.since) if msg.since else None
-            rows = store.scan(keys.prefix(pid, keys.EVENT), after=after, limit=REPLAY_MAX + 1)
+            rows = await store.scan(keys.prefix(pid, keys.EVENT), after=after, limit=REPLAY_MAX + 1)
             events = [unpack(raw) for _, raw in rows[:REPLAY_MAX]]
             more = len(rows) > REPLAY_MAX
         # its mode's; and, for a range, the types it takes (named events are sent as asked)
@@ -178,7 +178,7 @@ class Endpoints:
         last = events[-1]["id"] if events else msg.since
         ledger.commit(ops, reply, {"queued": len(mine), "last": last, "hasMore": more})
 
-    def outcome(self, msg: m.EndpointOutcome, reply: Reply) -> None:
+    async def outcome(self, msg: m.EndpointOutcome, reply: Reply) -> None:
         """Keep the endpoint's health; a commit only when it changes."""
         ledger = self.ledger
         endpoint = self._all.get(msg.endpoint_id)

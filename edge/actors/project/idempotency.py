@@ -55,7 +55,7 @@ class IdempotencyKeys:
         self.ledger = ledger
         self._in_flight: dict[str, tuple[str, list[Reply]]] = {}
 
-    def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool:
+    async def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool:
         """Answer from an earlier request with this key, if there is one; True if answered."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
@@ -66,7 +66,7 @@ class IdempotencyKeys:
                 raise _conflict()
             waiters.append(_replayed(reply))
             return True
-        stored = self.ledger.ctx.store.get(
+        stored = await self.ledger.ctx.store.get(
             keys.named(self.ledger.project_id, keys.IDEMPOTENCY, "", key)
         )
         if stored is None or stored["expiresAt"] <= self.ledger.now_ms():
@@ -108,7 +108,9 @@ class IdempotencyKeys:
 
         return send
 
-    def remember(self, tx: dict[str, Any], answer: dict[str, Any] | ContractError) -> list[Op]:
+    async def remember(
+        self, tx: dict[str, Any], answer: dict[str, Any] | ContractError
+    ) -> list[Op]:
         """Ops that keep the answer of ``tx``'s checkout for 24 hours, and purge old keys."""
         # From the transaction, not from memory: an actor restarted meanwhile still remembers.
         key = tx.get("idempotencyKey")
@@ -127,7 +129,7 @@ class IdempotencyKeys:
             ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),
             ("records", keys.named(pid, keys.IDEMPOTENCY_EXPIRY, f"{expires:016d}", key), b""),
         ]
-        for index_key, _ in self.ledger.ctx.store.scan(
+        for index_key, _ in await self.ledger.ctx.store.scan(
             keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH
         ):
             expiry, _, old = index_key[len(keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY)) :].partition(
@@ -137,7 +139,7 @@ class IdempotencyKeys:
                 break
             ops.append(("records", index_key, None))
             record_key = keys.named(pid, keys.IDEMPOTENCY, "", old.decode())
-            kept = self.ledger.ctx.store.get(record_key)
+            kept = await self.ledger.ctx.store.get(record_key)
             if kept is not None and kept["expiresAt"] <= now:  # not a key used again since
                 ops.append(("records", record_key, None))
         return ops

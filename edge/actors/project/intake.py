@@ -58,7 +58,7 @@ class WebhookIntake:
 
     # -- entry ------------------------------------------------------------------------
 
-    def receive(self, msg: m.Webhook, reply: Reply) -> None:
+    async def receive(self, msg: m.Webhook, reply: Reply) -> None:
         """The enabled provider and this project's opened credentials, for the caller to check
         the delivery's signature with (``edge.actors.deliveries``)."""
         provider = self.ledger.provider(msg.provider)
@@ -68,12 +68,12 @@ class WebhookIntake:
         }
         reply(m.WebhookKeys(provider, credentials))
 
-    def verified(self, msg: m.WebhookVerified, reply: Reply) -> None:
+    async def verified(self, msg: m.WebhookVerified, reply: Reply) -> None:
         provider = self.ledger.provider(msg.provider)
         try:
             event = _bounded(_normalized(provider, msg.body, msg.mode))
         except MalformedPayload as exc:
-            self._reject(
+            await self._reject(
                 msg.provider,
                 msg.body,
                 "malformed_payload",
@@ -86,20 +86,20 @@ class WebhookIntake:
                 ),
             )
         else:
-            outcome = self._accept(provider, msg.mode, event, msg.body, reply)
+            outcome = await self._accept(provider, msg.mode, event, msg.body, reply)
             self.ledger.ctx.metrics.webhook(provider.name, outcome)
 
-    def refused(self, msg: m.WebhookRefused, reply: Reply) -> None:
+    async def refused(self, msg: m.WebhookRefused, reply: Reply) -> None:
         failure = Unauthorized(
             "signature_invalid",
             _SIGNATURE_MESSAGES.get(msg.reason, msg.message),
             extra={"reason": msg.reason},
         )
-        self._reject(
+        await self._reject(
             msg.provider, msg.body, "signature_invalid", msg.reason, msg.message, reply, failure
         )
 
-    def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
+    async def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
         """A provider's answer to a follow-up, applied as its events (each deduplicated like a
         delivery); ``reply`` once all are durable."""
         provider = self.ledger.provider(msg.provider)
@@ -122,24 +122,24 @@ class WebhookIntake:
                 reply(failures[0] if failures else {"applied": len(events)})
 
         for event in events:
-            self._accept(provider, msg.mode, event, msg.body, one_done)
+            await self._accept(provider, msg.mode, event, msg.body, one_done)
 
     # -- accepted deliveries -----------------------------------------------------------
 
-    def _accept(
+    async def _accept(
         self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
     ) -> str:
         """Store and apply ``event``, replying after the commit; what became of it: accepted,
         duplicate, unmatched or amount_mismatch."""
         ledger = self.ledger
-        first = self._seen(provider.name, mode, event.dedup_ids)
+        first = await self._seen(provider.name, mode, event.dedup_ids)
         if first is not None:
             ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
             return "duplicate"
         now = ledger.now_ms()
         evt_id = ids.new_evt_id()
         ops: list[Op] = []
-        tx = self.matching.match(provider.name, mode, event)
+        tx = await self.matching.match(provider.name, mode, event)
         mismatched = tx is not None and _mismatched(event, tx)
         settled: story.Settled | None = None
         flags: list[dict[str, Any]] = []
@@ -149,7 +149,9 @@ class WebhookIntake:
             if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
                 # the provider's subscription is this checkout's: later events name only it
                 refs = (*refs, event.subscription_ref)
-            settled, flags = self._apply(provider.name, tx, [entry] if entry else [], refs, ops)
+            settled, flags = await self._apply(
+                provider.name, tx, [entry] if entry else [], refs, ops
+            )
             sub = settled.sub
             if sub is not None and event.provider_customer and not sub.get("providerCustomer"):
                 sub["providerCustomer"] = event.provider_customer
@@ -189,7 +191,7 @@ class WebhookIntake:
         if event.unreadable_amount is not None:
             stored["providerAmount"] = event.unreadable_amount
         if tx is None:
-            claimed = self.matching.claimed(event)
+            claimed = await self.matching.claimed(event)
             if claimed is not None:
                 stored["claimedTxId"] = claimed
                 log.info(
@@ -201,7 +203,7 @@ class WebhookIntake:
             # it waits under each provider id it names, to be matched (and applied, if it asks
             # for a move) when a later event links one of them (CONTRACT 2)
             stored["match"] = _match_record(event)
-            ops += self.matching.wait(provider.name, event, evt_id)
+            ops += await self.matching.wait(provider.name, event, evt_id)
         else:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
@@ -219,37 +221,37 @@ class WebhookIntake:
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
         if event.type not in QUOTA_EXEMPT:
-            ops.append(self.quota.count(period_of(now), mode))
+            ops.append(await self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
         ledger.commit(ops, reply, answer)
         if tx is None:
             return "unmatched"
         return "amount_mismatch" if mismatched else "accepted"
 
-    def _seen(self, provider: str, mode: str, dedup_ids: tuple[str, ...]) -> str | None:
+    async def _seen(self, provider: str, mode: str, dedup_ids: tuple[str, ...]) -> str | None:
         """The event stored first under any of ``dedup_ids`` in this mode, if one was: a
         test-signed event never shadows a live one with the same id (CONTRACT 4.3)."""
         ledger = self.ledger
         for dedup_id in dedup_ids:
-            first = ledger.lookup(keys.DEDUP, _dedup_space(provider, mode), dedup_id)
+            first = await ledger.lookup(keys.DEDUP, _dedup_space(provider, mode), dedup_id)
             # the live space may hold a test event kept before the modes had spaces of their own
-            if first is not None and (mode == "test" or _mode_of(ledger, first) != "test"):
+            if first is not None and (mode == "test" or await _mode_of(ledger, first) != "test"):
                 return first
             if mode == "test":
                 # kept by a node from before the modes had spaces of their own
-                legacy = ledger.lookup(keys.DEDUP, provider, dedup_id)
-                if legacy is not None and _mode_of(ledger, legacy) == "test":
+                legacy = await ledger.lookup(keys.DEDUP, provider, dedup_id)
+                if legacy is not None and await _mode_of(ledger, legacy) == "test":
                     return legacy
         return None
 
-    def linked(self, tx: dict[str, Any], ref: str, ops: list[Op]) -> None:
+    async def linked(self, tx: dict[str, Any], ref: str, ops: list[Op]) -> None:
         """The provider answered the checkout call with its object ``ref``: the events that
         came before it and waited under it are matched and folded in now."""
-        _, flags = self._apply(tx["provider"], tx, [], (ref,), ops)
+        _, flags = await self._apply(tx["provider"], tx, [], (ref,), ops)
         if _flagged(tx, flags):
             ops += self.ledger.tx_ops(tx)
 
-    def _apply(
+    async def _apply(
         self,
         provider: str,
         tx: dict[str, Any],
@@ -261,13 +263,13 @@ class WebhookIntake:
         provider id in ``refs`` (CONTRACT 2: the outcome does not depend on delivery order);
         what the merchant must be told of it."""
         ledger = self.ledger
-        waited = self.matching.link(provider, tx, refs, ops)
+        waited = await self.matching.link(provider, tx, refs, ops)
         rematched = [
             (w, True, None) if _waited_mismatched(w, tx) else (w, False, _waiting_entry(w))
             for w in waited
         ]
         folded = [entry for _, _, entry in rematched if entry is not None]
-        settled = story.settle(ledger, tx, [*entries, *folded], ops)
+        settled = await story.settle(ledger, tx, [*entries, *folded], ops)
         flags: list[dict[str, Any]] = [
             {"code": "paid_late", "eventId": i} for i in sorted(settled.late)
         ]
@@ -303,7 +305,7 @@ class WebhookIntake:
 
     # -- refused deliveries ------------------------------------------------------------
 
-    def _reject(
+    async def _reject(
         self,
         provider: str,
         body: bytes,
@@ -327,7 +329,7 @@ class WebhookIntake:
         )
         if self._rejected is None:
             prefix = keys.prefix(ledger.project_id, keys.REJECTED)
-            self._rejected = [key for key, _ in ledger.ctx.store.scan(prefix)]
+            self._rejected = [key for key, _ in await ledger.ctx.store.scan(prefix)]
         record = {
             "at": ledger.now_ms(),
             "provider": provider,
@@ -366,8 +368,8 @@ def _dedup_space(provider: str, mode: str) -> str:
     return provider if mode == "live" else f"{provider}/test"
 
 
-def _mode_of(ledger: Ledger, evt_id: str) -> str | None:
-    event = ledger.stored_event(evt_id)
+async def _mode_of(ledger: Ledger, evt_id: str) -> str | None:
+    event = await ledger.stored_event(evt_id)
     if event is None:
         return None
     return "test" if event.get("isTest") else "live"

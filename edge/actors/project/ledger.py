@@ -66,33 +66,37 @@ class Ledger:
 
     # -- records --------------------------------------------------------------------------
 
-    def tx(self, tx_id: str) -> dict[str, Any] | None:
+    async def tx(self, tx_id: str) -> dict[str, Any] | None:
         """The transaction, from memory or the store; None when there is none."""
         if not ids.is_tx_id(tx_id):
             return None
-        return self._cached(self._txs, keys.TRANSACTION, tx_id)
+        return await self._cached(self._txs, keys.TRANSACTION, tx_id)
 
-    def subscription(self, sub_id: str) -> dict[str, Any] | None:
+    async def subscription(self, sub_id: str) -> dict[str, Any] | None:
         if not ids.is_sub_id(sub_id):
             return None
-        return self._cached(self._subs, keys.SUBSCRIPTION, sub_id)
+        return await self._cached(self._subs, keys.SUBSCRIPTION, sub_id)
 
-    def record(self, item_id: str) -> dict[str, Any] | None:
+    async def record(self, item_id: str) -> dict[str, Any] | None:
         """A transaction or a subscription."""
-        return self.tx(item_id) or self.subscription(item_id)
+        return await self.tx(item_id) or await self.subscription(item_id)
 
-    def visible_tx(self, tx_id: str, mode: str | None) -> dict[str, Any]:
+    def cached(self, item_id: str) -> dict[str, Any] | None:
+        """A transaction or a subscription if it is in memory; None tells nothing."""
+        return self._txs.get(item_id) or self._subs.get(item_id)
+
+    async def visible_tx(self, tx_id: str, mode: str | None) -> dict[str, Any]:
         """A transaction the caller may see: a key sees only its own mode's transactions."""
-        tx = self.tx(tx_id)
+        tx = await self.tx(tx_id)
         if tx is None or (mode is not None and tx["isTest"] != (mode == "test")):
             raise NotFound("not_found", "No transaction with this id in this project.")
         return tx
 
-    def follow_up_target(self, tx_id: str, mode: str) -> dict[str, Any] | None:
+    async def follow_up_target(self, tx_id: str, mode: str) -> dict[str, Any] | None:
         """What a durable follow-up acts on: a copy of the transaction and its provider's
         opened credentials; None once the checkout has ended (expired, canceled, failed), so
         nothing is captured for it. ``provider_not_enabled`` while its provider is off."""
-        tx = self.tx(tx_id)
+        tx = await self.tx(tx_id)
         if tx is None or tx["status"] in ENDED:
             return None
         _, credentials = self.configured(tx["provider"], mode)
@@ -103,12 +107,12 @@ class Ledger:
         cache = self._subs if record["id"].startswith("sub_") else self._txs
         self._put(cache, record["id"], record)
 
-    def _cached(
+    async def _cached(
         self, cache: OrderedDict[str, dict[str, Any]], kind: bytes, item_id: str
     ) -> dict[str, Any] | None:
         record = cache.get(item_id)
         if record is None:
-            record = self.ctx.store.get(keys.record(self.project_id, kind, item_id))
+            record = await self.ctx.store.get(keys.record(self.project_id, kind, item_id))
             if record is None:
                 return None
         self._put(cache, item_id, record)
@@ -171,19 +175,19 @@ class Ledger:
             ops.append(("records", keys.history(self.project_id, event["txId"], event["id"]), b""))
         return ops
 
-    def stored_event(self, evt_id: str) -> dict[str, Any] | None:
+    async def stored_event(self, evt_id: str) -> dict[str, Any] | None:
         """A stored event: from memory when written lately (its commit may still be pending),
         else from the store."""
         event = self._events.get(evt_id)
         if event is None:
-            event = self.ctx.store.get(keys.record(self.project_id, keys.EVENT, evt_id))
+            event = await self.ctx.store.get(keys.record(self.project_id, keys.EVENT, evt_id))
         return event
 
-    def latest_event(self, tx_id: str) -> dict[str, Any] | None:
+    async def latest_event(self, tx_id: str) -> dict[str, Any] | None:
         """The last event of a transaction's history, as committed."""
         prefix = keys.history(self.project_id, tx_id)
-        last = self.ctx.store.scan(prefix, reverse=True, limit=1)
-        return self.stored_event(last[0][0][len(prefix) :].decode()) if last else None
+        last = await self.ctx.store.scan(prefix, reverse=True, limit=1)
+        return await self.stored_event(last[0][0][len(prefix) :].decode()) if last else None
 
     def follow_up_ops(
         self,
@@ -208,13 +212,13 @@ class Ledger:
 
     # -- index entries (deduplication, provider references, reference codes) -------------
 
-    def lookup(self, kind: bytes, namespace: str, name: str) -> str | None:
+    async def lookup(self, kind: bytes, namespace: str, name: str) -> str | None:
         """The id an index entry names: from memory when written lately (its commit may still
         be pending), else from the store."""
         key = keys.named(self.project_id, kind, namespace, name)
         if key in self._index:
             return self._index[key] or None
-        raw = self.ctx.store.get_raw(key)
+        raw = await self.ctx.store.get_raw(key)
         return raw.decode() if raw is not None else None
 
     def index_op(self, kind: bytes, namespace: str, name: str, value: str) -> Op:
@@ -346,10 +350,10 @@ class Ledger:
             with contextlib.suppress(Exception):
                 await self._last_ticket.wait()
 
-    def reload(self) -> None:
+    async def reload(self) -> None:
         """Drop everything cached and read it again from the store (after a failed commit,
         once every later commit has settled)."""
-        record = self.ctx.store.get(keys.project(self.project_id))
+        record = await self.ctx.store.get(keys.project(self.project_id))
         if record is not None:
             self.project = record
         self._txs.clear()

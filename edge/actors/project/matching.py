@@ -31,18 +31,20 @@ class Matching:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
 
-    def match(self, provider: str, mode: str, event: NormalizedEvent) -> dict[str, Any] | None:
+    async def match(
+        self, provider: str, mode: str, event: NormalizedEvent
+    ) -> dict[str, Any] | None:
         """The transaction of the first provider object the event names that the node linked;
         None when there is none (or it is another provider's or mode's)."""
         ledger = self.ledger
         for ref in refs_of(event):
-            linked = ledger.lookup(keys.PROVIDER_REF, provider, ref)
+            linked = await ledger.lookup(keys.PROVIDER_REF, provider, ref)
             if linked is None:
                 continue
             if linked.startswith("sub_"):
-                sub = ledger.subscription(linked)
+                sub = await ledger.subscription(linked)
                 linked = sub["txId"] if sub else None
-            tx = ledger.tx(linked) if linked else None
+            tx = await ledger.tx(linked) if linked else None
             if tx is not None:
                 # an event of another provider or of the other mode never touches it
                 if tx["provider"] != provider or tx["isTest"] != (mode == "test"):
@@ -50,14 +52,14 @@ class Matching:
                 return tx
         return None
 
-    def claimed(self, event: NormalizedEvent) -> str | None:
+    async def claimed(self, event: NormalizedEvent) -> str | None:
         """The id of this project's transaction that an unmatched event echoes, if any: a
         payment made elsewhere that names one of the node's checkouts."""
         if event.tx_id is None:
             return None
-        return event.tx_id if self.ledger.tx(event.tx_id) is not None else None
+        return event.tx_id if await self.ledger.tx(event.tx_id) is not None else None
 
-    def link(
+    async def link(
         self, provider: str, tx: dict[str, Any], refs: tuple[str, ...], ops: list[Op]
     ) -> list[dict[str, Any]]:
         """Remember ``refs`` for ``tx``; the stored events that waited under one of them (of
@@ -68,15 +70,15 @@ class Matching:
         todo = list(refs)
         while todo:
             ref = todo.pop(0)
-            if ledger.lookup(keys.PROVIDER_REF, provider, ref) == tx["id"]:
+            if await ledger.lookup(keys.PROVIDER_REF, provider, ref) == tx["id"]:
                 continue
             ops.append(ledger.index_op(keys.PROVIDER_REF, provider, ref, tx["id"]))
-            waiting = ledger.lookup(keys.WAITING, provider, ref)
+            waiting = await ledger.lookup(keys.WAITING, provider, ref)
             if waiting is None:
                 continue
             left = []  # the other mode's events keep waiting
             for evt_id in waiting.split():
-                waited = ledger.stored_event(evt_id)
+                waited = await ledger.stored_event(evt_id)
                 if waited is None or waited.get("txId") or "match" not in waited:
                     continue  # pruned, or matched already under another of its ids
                 if waited["isTest"] != tx["isTest"]:
@@ -91,11 +93,11 @@ class Matching:
             )
         return found
 
-    def wait(self, provider: str, event: NormalizedEvent, evt_id: str) -> list[Op]:
+    async def wait(self, provider: str, event: NormalizedEvent, evt_id: str) -> list[Op]:
         """The writes that keep an unmatched event waiting under each provider id it names."""
         ops: list[Op] = []
         for ref in refs_of(event):
-            earlier = (self.ledger.lookup(keys.WAITING, provider, ref) or "").split()
+            earlier = (await self.ledger.lookup(keys.WAITING, provider, ref) or "").split()
             waiting = [*earlier[-(WAITING_KEPT - 1) :], evt_id]
             ops.append(self.ledger.index_op(keys.WAITING, provider, ref, " ".join(waiting)))
         return ops

@@ -39,9 +39,9 @@ class MerchantActions:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
 
-    def mark_paid(self, msg: m.MarkPaid, reply: Reply) -> None:
+    async def mark_paid(self, msg: m.MarkPaid, reply: Reply) -> None:
         ledger = self.ledger
-        tx = ledger.visible_tx(msg.tx_id, msg.mode)
+        tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         if tx["provider"] != "manual":
             raise Conflict("not_manual", "Only pay-by-mail transactions are marked paid by hand.")
         _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
@@ -49,26 +49,26 @@ class MerchantActions:
         if msg.note:
             metadata["note"] = msg.note
         ops: list[Op] = []
-        node_event(
+        await node_event(
             ledger, tx, EventType.MANUAL_MARKED_PAID, Status.SUCCEEDED, ops, metadata=metadata
         )
         ledger.commit(ops, reply, transaction_view(tx))
 
-    def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
+    async def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         ledger = self.ledger
-        tx = ledger.visible_tx(msg.tx_id, msg.mode)
+        tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
         tx["reason"] = "canceled by the merchant"
         ops: list[Op] = []
-        node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
+        await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
         ledger.commit(ops, reply, transaction_view(tx))
 
-    def refund(self, msg: m.RefundTx, reply: Reply) -> None:
+    async def refund(self, msg: m.RefundTx, reply: Reply) -> None:
         """Give money back for a paid transaction (CONTRACT 4.5): pay by mail records it at
         once; a provider's refund call is owed from the durable queue, and the provider's own
         webhook moves the transaction when the money has moved."""
         ledger = self.ledger
-        tx = ledger.visible_tx(msg.tx_id, msg.mode)
+        tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         if tx["status"] not in (Status.SUCCEEDED, Status.PARTIALLY_REFUNDED):
             raise InvalidTransition(
                 "invalid_transition",
@@ -86,7 +86,7 @@ class MerchantActions:
         if provider.name != "manual":
             ledger.configured(provider.name, mode)  # provider_not_enabled while it is off
         charged, given_back = story.refunded(tx)
-        asked = [r for r in tx.get("refunds") or () if self._owed(r)]
+        asked = [r for r in tx.get("refunds") or () if await self._owed(r)]
         left = charged - max(given_back, sum(r["amount"] for r in asked))
         try:
             amount = left if msg.amount is None else to_minor(msg.amount, tx["currency"])
@@ -114,7 +114,7 @@ class MerchantActions:
         }
         ops: list[Op] = []
         if provider.name == "manual":
-            story.node_refund(ledger, tx, refund_id, amount, ops, refundId=refund_id)
+            await story.node_refund(ledger, tx, refund_id, amount, ops, refundId=refund_id)
             refund["state"] = "done"
         else:
             entry = outbox.enqueue_ops(
@@ -140,16 +140,16 @@ class MerchantActions:
         ops += ledger.tx_ops(tx)
         ledger.commit(ops, reply, refund_view(tx, refund))
 
-    def _owed(self, refund: dict[str, Any]) -> bool:
+    async def _owed(self, refund: dict[str, Any]) -> bool:
         """Is a refund the node asked for still owed or done (not refused for good)?"""
         if refund.get("state") == "done" or not refund.get("entryId"):
             return True
-        entry = outbox.entry(self.ledger.ctx.store, refund["entryId"])
+        entry = await outbox.entry(self.ledger.ctx.store, refund["entryId"])
         return entry is None or entry["state"] not in (outbox.FAILED, outbox.DROPPED)
 
-    def portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
+    async def portal_url(self, msg: m.PortalUrl, reply: Reply) -> None:
         ledger = self.ledger
-        sub = ledger.subscription(msg.subscription_id)
+        sub = await ledger.subscription(msg.subscription_id)
         if sub is None or (msg.mode is not None and sub["isTest"] != (msg.mode == "test")):
             raise NotFound("not_found", "No subscription with this id in this project.")
         mode = "test" if sub["isTest"] else "live"
@@ -164,9 +164,9 @@ class MerchantActions:
         # Off the actor: a provider call never holds up this project's other requests.
         ledger.ctx.nursery.start_soon(_call_portal, provider, request, reply)
 
-    def trigger_material(self, msg: m.TriggerMaterial, reply: Reply) -> None:
+    async def trigger_material(self, msg: m.TriggerMaterial, reply: Reply) -> None:
         ledger = self.ledger
-        tx = ledger.tx(msg.tx_id)
+        tx = await ledger.tx(msg.tx_id)
         if tx is None:
             raise NotFound("not_found", "No transaction with this id in this project.")
         if not tx["isTest"]:
@@ -177,7 +177,7 @@ class MerchantActions:
         if tx["provider"] != msg.provider:
             raise Conflict("provider_mismatch", f"This transaction was paid with {tx['provider']}.")
         _, credentials = ledger.configured(msg.provider, "test")
-        sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+        sub = await ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
         ledger.reply_read(
             reply,
             {
@@ -187,8 +187,8 @@ class MerchantActions:
             },
         )
 
-    def follow_up_target(self, msg: m.FollowUpTarget, reply: Reply) -> None:
-        target = self.ledger.follow_up_target(msg.tx_id, msg.mode)
+    async def follow_up_target(self, msg: m.FollowUpTarget, reply: Reply) -> None:
+        target = await self.ledger.follow_up_target(msg.tx_id, msg.mode)
         self.ledger.reply_read(reply, target, msg.tx_id)
 
 

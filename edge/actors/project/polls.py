@@ -33,8 +33,8 @@ class Polls:
         """Some long poll is parked."""
         return bool(self._pollers)
 
-    def get_status(self, msg: m.GetStatus, reply: Reply) -> None:
-        record = self.ledger.record(msg.item_id)
+    async def get_status(self, msg: m.GetStatus, reply: Reply) -> None:
+        record = await self.ledger.record(msg.item_id)
         if record is None:
             raise NotFound("not_found", "No transaction or subscription with this id.")
         if (
@@ -57,12 +57,21 @@ class Polls:
         return status_body(record, self._bodies)
 
     def release(self) -> None:
-        """Answer every parked long poll now, with the record as it is."""
+        """Answer every parked long poll now, with the record as it is (read from the store,
+        in a task of its own, when it has left memory)."""
         for item_id in list(self._pollers):
-            record = self.ledger.record(item_id)
             for _, once in self._pollers.pop(item_id):
+                record = self.ledger.cached(item_id)
                 if record is not None:
                     self.ledger.reply_read(once, self.body(record), item_id)
+                else:
+                    self.ledger.ctx.nursery.start_soon(self._answer, item_id, once)
+        self.ledger.settled()
+
+    async def _answer(self, item_id: str, once: Reply) -> None:
+        record = await self.ledger.record(item_id)
+        if record is not None:
+            self.ledger.reply_read(once, self.body(record), item_id)
         self.ledger.settled()
 
     async def _time_out(self, item_id: str, once: Reply, wait_s: float) -> None:
@@ -72,18 +81,16 @@ class Polls:
             self._pollers[item_id] = waiting
         else:
             self._pollers.pop(item_id, None)
-        record = self.ledger.record(item_id)
-        if record is not None:
-            self.ledger.reply_read(once, self.body(record), item_id)
-        self.ledger.settled()
+        await self._answer(item_id, once)
 
     def _submitted(self, item_ids: list[str], ticket: Ticket) -> None:
         """Pollers of a record this write changes are woken by its commit, with the status as
-        it is now (later changes in memory are not durable yet)."""
+        it is now (later changes in memory are not durable yet). The record is in memory: the
+        handler writing it has just read it through the ledger."""
         woken = {
             item_id: (record["version"], self.body(record))
             for item_id in item_ids
-            if item_id in self._pollers and (record := self.ledger.record(item_id)) is not None
+            if item_id in self._pollers and (record := self.ledger.cached(item_id)) is not None
         }
         if not woken:
             return

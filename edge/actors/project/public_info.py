@@ -36,7 +36,7 @@ class PublicInfoPages:
         self._rendered: dict[tuple[str | None, str], PublicInfo] = {}
         self._version = ledger.config_version
 
-    def get(self, msg: m.GetPublicInfo, reply: Reply) -> None:
+    async def get(self, msg: m.GetPublicInfo, reply: Reply) -> None:
         if self._version != self.ledger.config_version:  # the configuration changed
             self._rendered.clear()
             self._version = self.ledger.config_version

@@ -24,24 +24,24 @@ class Quota:
         self._counts: dict[tuple[str, str], int] = {}
         ledger.on_reload(self._counts.clear)
 
-    def used(self, period: str, mode: str) -> int:
+    async def used(self, period: str, mode: str) -> int:
         """Events counted in ``period`` for ``mode``, including ones whose commit is pending."""
         key = (period, mode)
         if key not in self._counts:
-            raw = self.ledger.ctx.store.get_raw(self._key(period, mode))
+            raw = await self.ledger.ctx.store.get_raw(self._key(period, mode))
             self._counts[key] = unpack(raw)["count"] if raw else 0
         return self._counts[key]
 
-    def count(self, period: str, mode: str) -> Op:
+    async def count(self, period: str, mode: str) -> Op:
         """The write that counts one more event."""
-        count = self.used(period, mode) + 1
+        count = await self.used(period, mode) + 1
         self._counts[(period, mode)] = count
         return ("records", self._key(period, mode), pack({"count": count}))
 
-    def require_live_allowance(self) -> None:
+    async def require_live_allowance(self) -> None:
         """Raise ``quota_exceeded`` once the live events of this period are used up."""
         period = period_of(self.ledger.now_ms())
-        if over_quota(self._tier(), False, self.used(period, "live")):
+        if over_quota(self._tier(), False, await self.used(period, "live")):
             raise QuotaExceeded(
                 "quota_exceeded",
                 "This project has used its live events for the month; upgrade its tier or wait "
@@ -49,7 +49,7 @@ class Quota:
                 extra={"resetsAt": iso_ms(period_end_ms(period))},
             )
 
-    def get_usage(self, msg: m.GetUsage, reply: Reply) -> None:
+    async def get_usage(self, msg: m.GetUsage, reply: Reply) -> None:
         tier = self._tier()
         period = period_of(self.ledger.now_ms())
         usage: dict[str, Any] = {
@@ -58,7 +58,7 @@ class Quota:
             "resetsAt": iso_ms(period_end_ms(period)),
         }
         for mode, allowance in (("live", tier.live_events), ("test", tier.test_events)):
-            used = self.used(period, mode)
+            used = await self.used(period, mode)
             usage[mode] = {
                 "used": used,
                 "limit": allowance,

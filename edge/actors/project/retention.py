@@ -7,7 +7,7 @@ from __future__ import annotations
 from edge.domain.ids import ulid_time_ms
 from edge.store import keys
 from edge.store.codec import unpack
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op
 
 EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
@@ -15,13 +15,13 @@ PRUNE_EVERY_MS = 3600 * 1000
 PRUNE_BATCH = 500
 
 
-def expired_event_ops(store: Store, project_id: str, now_ms: int) -> list[Op]:
+async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list[Op]:
     """Deletes for up to PRUNE_BATCH events older than the retention, with their history and
     deduplication entries. Transactions themselves are kept."""
     cutoff = now_ms - EVENT_RETENTION_MS
     prefix = keys.prefix(project_id, keys.EVENT)
     ops: list[Op] = []
-    for key, raw in store.scan(prefix, limit=PRUNE_BATCH):
+    for key, raw in await store.scan(prefix, limit=PRUNE_BATCH):
         evt_id = key[len(prefix) :].decode()
         if ulid_time_ms(evt_id.removeprefix("evt_")) >= cutoff:
             break

@@ -27,10 +27,10 @@ class ProjectSettings:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
 
-    def get_project(self, msg: m.GetProject, reply: Reply) -> None:
+    async def get_project(self, msg: m.GetProject, reply: Reply) -> None:
         self.ledger.reply_read(reply, project_view(self.ledger.project))
 
-    def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
+    async def patch_project(self, msg: m.PatchProject, reply: Reply) -> None:
         ledger = self.ledger
         changed = {**ledger.project, **msg.changes}
         changed["allowedOrigins"] = with_own_origins(changed)
@@ -40,7 +40,7 @@ class ProjectSettings:
         ledger.project.update(msg.changes, allowedOrigins=changed["allowedOrigins"])
         ledger.commit(ledger.config_changed(), reply, project_view(ledger.project))
 
-    def put_product(self, msg: m.PutProduct, reply: Reply) -> None:
+    async def put_product(self, msg: m.PutProduct, reply: Reply) -> None:
         ledger = self.ledger
         product = msg.product
         overrides = product.get("overrides", {})
@@ -61,13 +61,13 @@ class ProjectSettings:
         ledger.project["products"][product["id"]] = product
         ledger.commit(ledger.config_changed(), reply, product_view(product))
 
-    def delete_product(self, msg: m.DeleteProduct, reply: Reply) -> None:
+    async def delete_product(self, msg: m.DeleteProduct, reply: Reply) -> None:
         ledger = self.ledger
         ledger.product(msg.product_id)
         del ledger.project["products"][msg.product_id]
         ledger.commit(ledger.config_changed(), reply, {"deleted": True, "id": msg.product_id})
 
-    def put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
+    async def put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
         ledger = self.ledger
         provider = PROVIDERS.get(msg.provider)
         if provider is None:
@@ -100,7 +100,7 @@ class ProjectSettings:
         view = provider_view(provider.name, updated, ledger.project["products"].values())
         ledger.commit(ledger.config_changed(), reply, view)
 
-    def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
+    async def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         ledger = self.ledger
         if len(ledger.project["keys"]) >= MAX_KEYS:
             raise Conflict("too_many_keys", "A project holds at most 50 keys; revoke one first.")
@@ -128,7 +128,7 @@ class ProjectSettings:
         }
         ledger.commit(ops, reply, answer)
 
-    def revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:
+    async def revoke_key(self, msg: m.RevokeKey, reply: Reply) -> None:
         ledger = self.ledger
         meta = ledger.project["keys"].pop(msg.key_id, None)
         if meta is None:

@@ -108,13 +108,15 @@ def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
     )
 
 
-def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[Op]) -> Settled:
+async def settle(
+    ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[Op]
+) -> Settled:
     """Fold ``tx``'s story with the ``new`` entries and take the outcome if it lies ahead.
 
     ``ops`` gets the writes: the record, its subscription, and the ``appliedAt`` of earlier
     events that took effect now. A step the story already has (the same effect at the same
     time, under another event id) is not added again: it shares that step's fate."""
-    sub = ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+    sub = await ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
     if tx.get("story") and new:
         repeated = _repeats(tx["story"], new)
         if repeated is not None:  # nothing new to fold: each shares its kept step's fate
@@ -181,7 +183,7 @@ def settle(ledger: Ledger, tx: dict[str, Any], new: Sequence[Entry], ops: list[O
     tx["story"] = _trimmed(tx, [e.stored(outcome.fates[e.step.event_id]) for e in entries], start)
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
-            ops.extend(_applied_now(ledger, evt_id, now, outcome.targets.get(evt_id)))
+            ops.extend(await _applied_now(ledger, evt_id, now, outcome.targets.get(evt_id)))
     ops.extend(ledger.tx_ops(tx))
     fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
     fates.update({i: outcome.fates[first] for i, first in repeats.items()})
@@ -284,10 +286,10 @@ def _start_subscription(
     return sub
 
 
-def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | None) -> list[Op]:
+async def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | None) -> list[Op]:
     """A held event took effect: its feed entry says when (and, for a refund, whether it
     refunded all or part, now that the refunds before it are counted)."""
-    event = ledger.stored_event(evt_id)
+    event = await ledger.stored_event(evt_id)
     if event is None or event.get("appliedAt") is not None:
         return []  # pruned by retention, or already marked
     event = dict(event, appliedAt=now)
@@ -323,7 +325,7 @@ def _trimmed(
     return stored[half:]
 
 
-def node_event(
+async def node_event(
     ledger: Ledger,
     tx: dict[str, Any],
     event_type: EventType,
@@ -335,7 +337,9 @@ def node_event(
     it is made, and its event in the feed."""
     now = ledger.now_ms()
     evt_id = ids.new_evt_id()
-    settled = settle(ledger, tx, [Entry(Step(evt_id, now, str(event_type), payment=target))], ops)
+    settled = await settle(
+        ledger, tx, [Entry(Step(evt_id, now, str(event_type), payment=target))], ops
+    )
     applied = settled.fates.get(evt_id) is Fate.APPLIED
     ops.extend(
         ledger.event(tx, event_type, id=evt_id, appliedAt=now if applied else None, **fields)
@@ -356,7 +360,7 @@ def refunded(tx: dict[str, Any]) -> tuple[int, int]:
     return charged, given_back
 
 
-def node_refund(
+async def node_refund(
     ledger: Ledger, tx: dict[str, Any], refund_id: str, amount: int, ops: list[Op], **fields: Any
 ) -> Status:
     """A refund the merchant records itself (pay by mail: the money was sent back by hand): a
@@ -368,7 +372,7 @@ def node_refund(
         evt_id, now, str(EventType.PAYMENT_REFUNDED), payment=Status.REFUNDED,
         refund=Refund(amount, refund_id),
     )  # fmt: skip
-    settled = settle(ledger, tx, [Entry(step)], ops)
+    settled = await settle(ledger, tx, [Entry(step)], ops)
     target = settled.targets.get(evt_id, Status.REFUNDED)
     kind = (
         EventType.PAYMENT_REFUNDED if target == Status.REFUNDED

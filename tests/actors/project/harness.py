@@ -63,8 +63,8 @@ async def open_harness(path: Path) -> AsyncIterator[Harness]:
         async with open_writer(store) as writer, httpx.AsyncClient() as http:
             ctx: NodeContext
 
-            def spawn(project_id: str, ref: ActorRef) -> Actor:
-                return ProjectActor.load(ctx, project_id, ref)
+            async def spawn(project_id: str, ref: ActorRef) -> Actor:
+                return await ProjectActor.load(ctx, project_id, ref)
 
             async with open_registry(spawn, idle_s=3600) as registry:
                 ctx = NodeContext(

@@ -16,12 +16,12 @@ async def test_a_checkout_stores_the_transaction_its_event_and_its_reference(har
     answer = await harness.call(
         project_id, m.StartCheckout("manual", "book", {"customerRef": "u1"}, 2, "test")
     )
-    tx = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, answer["txId"]))
+    tx = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, answer["txId"]))
     assert (tx["status"], tx["amount"], tx["customerRef"]) == ("pending", 3998, "u1")
     assert answer["reference"] == tx["reference"]
     index = keys.named(project_id, keys.REFERENCE, "", tx["reference"])
-    assert harness.ctx.store.get_raw(index) == tx["id"].encode()
-    history = harness.ctx.store.scan(keys.history(project_id, tx["id"]))
+    assert await harness.ctx.store.get_raw(index) == tx["id"].encode()
+    history = await harness.ctx.store.scan(keys.history(project_id, tx["id"]))
     assert len(history) == 1  # checkout.created
 
 
@@ -50,7 +50,7 @@ async def test_refusals_before_anything_is_written(harness):
             ),
         )
     assert bad_url.value.code == "url_not_allowed"
-    assert harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION)) == []
+    assert await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION)) == []
 
 
 async def test_the_actor_is_idle_once_the_checkout_is_answered(harness):
@@ -71,8 +71,8 @@ async def test_an_unsafe_checkout_address_never_reaches_the_buyer(harness, echo,
     assert refused.value.message == "echo did not create the checkout; try again."
     (tx,) = [
         record
-        for key, _ in harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))
-        if (record := harness.ctx.store.get(key)) is not None
+        for key, _ in await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))
+        if (record := await harness.ctx.store.get(key)) is not None
     ]
     assert tx["status"] == "canceled" and "checkout" not in tx
     assert "unsafe" in tx["reason"]  # the merchant learns why; the buyer does not

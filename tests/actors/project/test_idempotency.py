@@ -23,7 +23,7 @@ async def test_the_same_key_and_body_replays_the_first_answer(harness):
     again = await harness.registry.call(project_id, _checkout("k1"))
     assert again.value == first
     assert again.headers == {"Idempotent-Replayed": "true"}
-    assert len(harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
+    assert len(await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
 
 
 async def test_the_same_key_with_another_body_is_a_conflict(harness):
@@ -46,7 +46,7 @@ async def test_concurrent_requests_with_one_key_make_one_transaction(harness):
             nursery.start_soon(checkout)
             await wait_all_tasks_blocked()
     assert len({answer["txId"] for answer in answers}) == 1
-    assert len(harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
+    assert len(await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
 
 
 async def test_the_answer_survives_the_actor(harness):

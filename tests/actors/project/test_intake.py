@@ -30,7 +30,7 @@ async def _echo_owned_tx(harness):
     project_id = await harness.project("echo", "manual")
     answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
     ledger = harness.ledger(project_id)
-    tx = ledger.tx(answer["txId"])
+    tx = await ledger.tx(answer["txId"])
     tx["provider"] = "echo"
     tx["providerRef"] = f"c_{tx['id']}"
     ops = ledger.tx_ops(tx)
@@ -43,7 +43,7 @@ async def test_a_verified_delivery_moves_its_transaction_after_the_commit(harnes
     project_id = await harness.project("echo")
     answer = await harness.call(project_id, delivery(id="evt_1", type="unmatched"))
     assert answer["duplicate"] is False
-    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
     assert (stored["providerEventId"], stored["isTest"]) == ("evt_1", True)
 
 
@@ -53,9 +53,14 @@ async def test_every_dedup_id_is_kept_and_any_of_them_finds_the_first(harness, e
     again = await harness.call(project_id, delivery(id="c", dedupIds=["c", "b"]))
     assert again == {"received": True, "eventId": first["eventId"], "duplicate": True}
     for dedup_id in ("a", "b"):  # a test-mode delivery's ids are kept in the test space
-        raw = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo/test", dedup_id))
+        raw = await harness.ctx.store.get_raw(
+            keys.named(project_id, keys.DEDUP, "echo/test", dedup_id)
+        )
         assert raw == first["eventId"].encode()
-    assert harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo/test", "c")) is None
+    assert (
+        await harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo/test", "c"))
+        is None
+    )
 
 
 async def test_a_bad_signature_is_refused_and_kept_with_its_reason(harness, echo):
@@ -138,7 +143,7 @@ async def test_a_provider_turned_off_during_the_check_is_answered_at_once(harnes
             await harness.call(project_id, m.PutProvider("echo", off))
             gate.set()
     assert refused[0].code == "provider_not_enabled"
-    stored = harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", "evt_1"))
+    stored = await harness.ctx.store.get_raw(keys.named(project_id, keys.DEDUP, "echo", "evt_1"))
     assert stored is None
 
 
@@ -161,7 +166,7 @@ async def test_the_transition_is_applied_once_for_concurrent_duplicates(harness,
         gate.set()
     assert sorted(a["duplicate"] for a in answers) == [False, True]
     assert len({a["eventId"] for a in answers}) == 1
-    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (stored["status"], stored["version"]) == ("succeeded", 2)
     usage = await harness.call(project_id, m.GetUsage())
     assert usage["test"]["used"] == 1
@@ -197,7 +202,7 @@ async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, 
         id="evt_r", refs=[tx["providerRef"]], status="refunded", type="payment.refunded", at=9
     )
     await harness.call(project_id, refund)  # stamped before the payment: held, then applied
-    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert [(e["t"], e["f"]) for e in stored["story"]] == [
         ("payment.refunded", "a"),
         ("payment.succeeded", "a"),
@@ -212,7 +217,7 @@ async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
             project_id,
             delivery(id=f"evt_{n}", refs=[tx["providerRef"]], status="succeeded", at=1000 + n),
         )
-    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert len(stored["story"]) == STORY_KEPT // 2 + 1
     assert stored["storyStart"] == {
         "status": "succeeded",
@@ -231,7 +236,7 @@ async def test_a_long_story_folds_its_older_half_into_its_start(harness, echo):
         at=9_000_000,
     )
     await harness.call(project_id, refund)
-    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (stored["status"], stored["version"]) == ("refunded", 3)
 
 
@@ -246,13 +251,13 @@ async def test_an_unmatched_event_is_matched_by_its_own_mode_only(harness, echo)
     await harness.call(project_id, paid)
 
     def stored(answer):
-        return harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+        return harness.ctx.store.get_sync(keys.record(project_id, keys.EVENT, answer["eventId"]))
 
     assert (stored(test)["type"], stored(test)["txId"]) == ("payment.refunded", tx["id"])
     assert (stored(live)["type"], stored(live)["txId"]) == ("unmatched", None)
-    waiting = harness.ctx.store.get_raw(keys.named(project_id, keys.WAITING, "echo", "pi_1"))
+    waiting = await harness.ctx.store.get_raw(keys.named(project_id, keys.WAITING, "echo", "pi_1"))
     assert waiting == live["eventId"].encode()  # still waiting for a live transaction
-    record = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+    record = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
     assert (record["status"], record["version"]) == ("refunded", 3)
 
 
@@ -267,8 +272,8 @@ async def test_the_same_effect_under_another_id_shares_its_steps_fate_and_moves_
             project_id, delivery(id=event_id, refs=[tx["providerRef"]], status=status, at=at)
         )
         assert answer["duplicate"] is False
-        stored = store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
-        record = store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+        stored = await store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+        record = await store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
         return {"applied": stored["appliedAt"] is not None, **record}
 
     refund = await send("evt_r1", "refunded", 2_000)  # before its payment: held
@@ -321,12 +326,12 @@ async def test_an_event_before_the_providers_answer_waits_for_it(harness, echo):
     early = await harness.call(
         project_id, delivery(id="evt_early", refs=["c_1"], status="succeeded", at=5)
     )
-    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
     assert (stored["type"], stored["txId"]) == ("unmatched", None)
     answer = await harness.call(project_id, m.StartCheckout("echo", "book", {}, 1, "test"))
-    record = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, answer["txId"]))
+    record = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, answer["txId"]))
     assert (record["providerRef"], record["status"], record["version"]) == ("c_1", "succeeded", 2)
-    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.EVENT, early["eventId"]))
     assert (stored["type"], stored["txId"]) == ("payment.succeeded", answer["txId"])
 
 
@@ -336,9 +341,9 @@ async def test_an_echoed_id_alone_is_stored_unmatched_with_its_claim(harness, ec
         project_id,
         delivery(id="evt_elsewhere", txId=tx["id"], refs=["c_other"], status="succeeded"),
     )
-    stored = harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
     assert (stored["type"], stored["txId"], stored["claimedTxId"]) == ("unmatched", None, tx["id"])
-    assert ledger.tx(tx["id"])["status"] == "pending"
+    assert await ledger.tx(tx["id"])["status"] == "pending"
 
 
 async def test_a_mismatched_payment_owes_the_provider_nothing(harness, echo):
@@ -354,6 +359,6 @@ async def test_a_mismatched_payment_owes_the_provider_nothing(harness, echo):
             currency="EUR",
         ),
     )
-    assert list(harness.ctx.store.scan(b"", db=outbox.DB)) == []  # no capture for 1.00
-    record = ledger.tx(tx["id"])
+    assert list(await harness.ctx.store.scan(b"", db=outbox.DB)) == []  # no capture for 1.00
+    record = await ledger.tx(tx["id"])
     assert record["status"] == "pending" and record["needsAttention"] is True

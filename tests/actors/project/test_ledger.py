@@ -28,7 +28,7 @@ def _succeed(tx: dict[str, Any]) -> None:
 async def test_a_commit_answers_only_once_durable_with_the_answer_as_it_was(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
-    tx = ledger.tx(tx_id)
+    tx = await ledger.tx(tx_id)
     _succeed(tx)
     answers: list[Any] = []
     ticket = ledger.commit(ledger.tx_ops(tx), answers.append, {"status": tx["status"]})
@@ -36,14 +36,14 @@ async def test_a_commit_answers_only_once_durable_with_the_answer_as_it_was(harn
     assert answers == []  # no checkpoint since the submit: the writer has not run
     await ticket.wait()
     assert answers == [{"status": "succeeded"}]
-    stored = harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx_id))
+    stored = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx_id))
     assert (stored["status"], stored["version"]) == ("succeeded", 2)
 
 
 async def test_a_read_waits_for_the_commit_of_that_record_only(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
-    tx = ledger.tx(tx_id)
+    tx = await ledger.tx(tx_id)
     _succeed(tx)
     ticket = ledger.submit(ledger.tx_ops(tx))
     of_tx: list[Any] = []
@@ -59,17 +59,17 @@ async def test_index_entries_are_read_back_before_their_commit(harness):
     project_id = await harness.project()
     ledger = harness.ledger(project_id)
     op = ledger.index_op(keys.PROVIDER_REF, "stripe", "pi_1", "tx_x")
-    assert ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
-    assert harness.ctx.store.get_raw(op[1]) is None
+    assert await ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
+    assert await harness.ctx.store.get_raw(op[1]) is None
     await ledger.submit([op]).wait()
-    ledger.reload()  # memory dropped: the store answers now
-    assert ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
+    await ledger.reload()  # memory dropped: the store answers now
+    assert await ledger.lookup(keys.PROVIDER_REF, "stripe", "pi_1") == "tx_x"
 
 
 async def test_a_failed_commit_answers_unavailable_and_the_reload_forgets_memory(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
-    tx = ledger.tx(tx_id)
+    tx = await ledger.tx(tx_id)
     _succeed(tx)
     answers: list[Any] = []
     refused = ("records", b"", pack({}))  # LMDB refuses an empty key: the commit fails
@@ -98,20 +98,20 @@ async def test_configuration_changes_drop_what_was_derived(harness):
 async def test_follow_up_target_is_a_copy_of_the_transaction(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
-    target = ledger.follow_up_target(tx_id, "test")
+    target = await ledger.follow_up_target(tx_id, "test")
     assert target is not None and target["tx"]["status"] == "pending"
     assert target["credentials"] == ledger.configured("manual", "test")[1]
     target["tx"]["status"] = "changed"
-    assert ledger.tx(tx_id)["status"] == "pending"
-    assert ledger.follow_up_target("tx_00000000000000000000000000", "test") is None
+    assert await ledger.tx(tx_id)["status"] == "pending"
+    assert await ledger.follow_up_target("tx_00000000000000000000000000", "test") is None
     answer = await harness.call(project_id, m.FollowUpTarget(tx_id, "test"))
-    assert answer["tx"] == ledger.tx(tx_id)
+    assert answer["tx"] == await ledger.tx(tx_id)
 
 
 async def test_nothing_is_followed_up_for_an_ended_checkout(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
     await harness.call(project_id, m.CancelTx(tx_id, "test"))
-    assert ledger.tx(tx_id)["status"] == "canceled"
-    assert ledger.follow_up_target(tx_id, "test") is None
-    assert ledger.follow_up_ops(ledger.tx(tx_id), "manual", "test", ()) == []
+    assert await ledger.tx(tx_id)["status"] == "canceled"
+    assert await ledger.follow_up_target(tx_id, "test") is None
+    assert ledger.follow_up_ops(await ledger.tx(tx_id), "manual", "test", ()) == []

@@ -38,7 +38,7 @@ async def _linked_tx(harness: Any, project_id: str) -> dict[str, Any]:
     """A pending echo transaction whose provider object the node linked, as a checkout does."""
     answer = await harness.call(project_id, m.StartCheckout("manual", "book", {}, 1, "test"))
     ledger = harness.ledger(project_id)
-    tx = ledger.tx(answer["txId"])
+    tx = await ledger.tx(answer["txId"])
     tx["provider"], tx["providerRef"] = "echo", f"c_{tx['id']}"
     ops = ledger.tx_ops(tx)
     ops.append(ledger.index_op(keys.PROVIDER_REF, "echo", tx["providerRef"], tx["id"]))

@@ -18,6 +18,6 @@ async def test_expired_events_are_pruned_with_every_dedup_id(harness, echo):
     await harness.call(project_id, m.GetProject())  # any message prunes, now and then
     await harness.ledger(project_id).quiesce()
     store = harness.ctx.store
-    assert store.get_raw(keys.record(project_id, keys.EVENT, stored["eventId"])) is None
+    assert await store.get_raw(keys.record(project_id, keys.EVENT, stored["eventId"])) is None
     for dedup_id in ("a", "b"):
-        assert store.get_raw(keys.named(project_id, keys.DEDUP, "echo", dedup_id)) is None
+        assert await store.get_raw(keys.named(project_id, keys.DEDUP, "echo", dedup_id)) is None
