@@ -28,6 +28,7 @@ class ConfigError(Exception):
 ADMIN_TOKEN_FILE = "admin-token"
 SECRET_KEY_FILE = "secret.key"
 NODE_FILE = "node.json"
+NODE_ID_FILE = "node-id"
 
 # CONTRACT section 8. Keys name a bucket: endpoint, then who is counted (ip, key, ...).
 DEFAULT_RATE_LIMITS: dict[str, Limit] = {
@@ -85,6 +86,10 @@ class Settings:
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
+    # EDGE_STORE=postgresql://...: cluster mode, the store in PostgreSQL (docs/cluster.md);
+    # unset, the embedded LMDB store in the data dir. It may hold a password: never shown.
+    store_url: str | None = field(default=None, repr=False)
+    node_id: str = ""  # EDGE_NODE_ID, else made once and kept in the data dir
 
     @classmethod
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
@@ -142,6 +147,16 @@ class Settings:
             values["smtp_url"] = env["EDGE_SMTP_URL"]
         if env.get("EDGE_SMTP_FROM"):
             values["smtp_from"] = env["EDGE_SMTP_FROM"]
+        if env.get("EDGE_STORE"):
+            if not env["EDGE_STORE"].startswith(("postgresql://", "postgres://")):
+                raise ConfigError(
+                    "EDGE_STORE must be a postgresql:// URL (cluster mode); unset it for the"
+                    " embedded store"
+                )
+            values["store_url"] = env["EDGE_STORE"]
+        values["node_id"] = env.get("EDGE_NODE_ID") or _kept_secret(
+            data / NODE_ID_FILE, lambda: f"node-{secrets.token_hex(4)}"
+        )
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})

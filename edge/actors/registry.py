@@ -139,8 +139,12 @@ class ActorRegistry:
         mailbox_size: int = 256,
         idle_s: float = 300.0,
         call_timeout_s: float = 30.0,
+        held: Callable[[str], bool] | None = None,
     ) -> None:
         self._factory = factory
+        # cluster mode (``edge.actors.ownership``): is the project's lease still this node's?
+        # An actor whose lease may have ended is dropped before it answers anything.
+        self._held = held
         self.nursery = nursery  # where actors run work that must not hold them up
         self._mailbox_size = mailbox_size
         self._idle_s = idle_s
@@ -178,7 +182,12 @@ class ActorRegistry:
         still taken while the node drains, so nothing started is left half-done."""
         if self._closing and not internal:
             raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
-        entry = self._entries.get(project_id) or await self._load(project_id)
+        entry = self._entries.get(project_id)
+        if entry is not None and self._held is not None and not self._held(project_id):
+            self.forget(project_id)
+            entry = None
+        if entry is None:
+            entry = await self._load(project_id)
         entry.touched = trio.current_time()
         reply = _OneShot()
         taken = not (entry.running or entry.rebuild) and self._now(
@@ -301,6 +310,15 @@ class ActorRegistry:
             log.warning("project %s vanished while rebuilding its actor", project_id)
         entry.rebuild = False
 
+    def forget(self, project_id: str) -> None:
+        """Drop the project's actor: its lease is another node's now. Its parked long polls are
+        answered; work it already holds finishes, and its writes are refused by the store (they
+        carry its lease's epoch). The next message makes a new actor, under a new lease."""
+        entry = self._entries.pop(project_id, None)
+        if entry is not None:
+            entry.actor.release_waiters()
+            self._settled.set()
+
     async def _sweep(self, scope: trio.CancelScope) -> None:
         """Evict actors untouched for ``idle_s`` that hold nothing (one task for all)."""
         try:
@@ -351,6 +369,7 @@ async def open_registry(
     idle_s: float = 300.0,
     call_timeout_s: float = 30.0,
     grace_s: float = 15.0,
+    held: Callable[[str], bool] | None = None,
 ) -> AsyncIterator[ActorRegistry]:
     """A registry with its own nursery, where actors' tasks and their background work (provider
     calls, long-poll timers) run. On a normal exit it drains (up to ``grace_s``) and then
@@ -362,6 +381,7 @@ async def open_registry(
             mailbox_size=mailbox_size,
             idle_s=idle_s,
             call_timeout_s=call_timeout_s,
+            held=held,
         )
         try:
             yield registry

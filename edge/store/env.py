@@ -26,6 +26,15 @@ STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
 # (database name, key, value); value None deletes the key.
 Op = tuple[str, bytes, bytes | None]
 
+# Not a database: ``(LEASE, project id, epoch)`` asserts that the ops beside it were made under
+# that lease of the project (cluster mode; ``lease_op``). PostgreSQL's commit checks it, in
+# its own transaction; LMDB (one node, no leases) has nothing to check and skips it.
+LEASE = "lease"
+
+
+def lease_op(project_id: str, epoch: int) -> Op:
+    return (LEASE, project_id.encode("ascii"), str(epoch).encode("ascii"))
+
 
 class Store:
     reads_give_way = False  # reads touch the memory map only (edge.store.engine)
@@ -124,6 +133,8 @@ class Store:
         with self.env.begin(write=True) as txn:
             for ops in op_lists:
                 for db, key, value in ops:
+                    if db == LEASE:
+                        continue
                     if value is None:
                         txn.delete(key, db=self.dbs[db])
                     else:

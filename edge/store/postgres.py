@@ -19,9 +19,12 @@ statement a database, however many ops.
 
 Fencing: a store opened with a ``Fence`` (a node's ``edge.store.leases.Leases``) checks in the
 commit's own transaction that every project whose ``records`` keys the group writes is leased to
-this node at the epoch it holds, still unexpired by PostgreSQL's clock, and holds those lease rows
-``FOR SHARE`` until the commit ends: a takeover (an ``UPDATE`` of the row) waits for the commit,
-or the commit sees the new owner and fails with ``StaleEpoch``, writing nothing. Only
+this node at the epoch its writes were made under, still unexpired by PostgreSQL's clock, and
+holds those lease rows ``FOR SHARE`` until the commit ends. That epoch is the one an op list
+asserts (``env.lease_op``: a project actor's writes carry the epoch it was made at, so an actor
+of an earlier lease can never commit under a later one), else the one the node holds now. A
+takeover (an ``UPDATE`` of the row) waits for the commit, or the commit sees the new owner and
+fails with ``StaleEpoch``, writing nothing. Only
 ``records`` keys name their project (its first ``PROJECT_ID_LEN`` bytes); the other databases
 are written either with a ``records`` key of the same project in the same ticket (``apikeys``,
 ``meta``'s ``tx:`` owners, the outbox entries and notifications an event makes) or by node-wide
@@ -44,7 +47,7 @@ from psycopg import sql
 
 from edge.errors import Unavailable
 from edge.store.codec import unpack
-from edge.store.env import DATABASES, Op, prefix_end
+from edge.store.env import DATABASES, LEASE, Op, prefix_end
 from edge.store.keys import PROJECT_ID_LEN
 from edge.store.writer import StoreUnavailable
 
@@ -211,8 +214,12 @@ class PostgresStore:
         """The writer's engine method: every op of the group in one transaction, fenced (see
         the module's docstring). Runs in the writer's thread, one call at a time."""
         final: dict[tuple[str, bytes], bytes | None] = {}
+        asserted: dict[str, set[int]] = {}
         for ops in op_lists:
             for db, key, value in ops:
+                if db == LEASE:
+                    asserted.setdefault(key.decode("ascii"), set()).add(int(value or b"0"))
+                    continue
                 if db not in TABLES:
                     raise KeyError(f"no database {db!r}")
                 if not 0 < len(key) <= MAX_KEY:
@@ -229,7 +236,7 @@ class PostgresStore:
         try:
             conn = self._writer_connection()
             with conn.transaction(), conn.cursor() as cursor:
-                self._check_fence(cursor, final)
+                self._check_fence(cursor, final, asserted)
                 for db, rows in puts.items():
                     written = ([key for key, _ in rows], [value for _, value in rows])
                     cursor.execute(_UPSERT[db], written, prepare=True)
@@ -239,22 +246,29 @@ class PostgresStore:
             raise _unavailable(exc) from exc
 
     def _check_fence(
-        self, cursor: psycopg.Cursor[Any], final: dict[tuple[str, bytes], bytes | None]
+        self,
+        cursor: psycopg.Cursor[Any],
+        final: dict[tuple[str, bytes], bytes | None],
+        asserted: dict[str, set[int]],
     ) -> None:
         if self.fence is None:
             return
-        projects = sorted(
-            {
-                key[:PROJECT_ID_LEN].decode("ascii", "replace")
-                for db, key in final
-                if db == "records"
-            }
-        )
+        written = {
+            key[:PROJECT_ID_LEN].decode("ascii", "replace") for db, key in final if db == "records"
+        }
+        projects = sorted(written | set(asserted))
         if not projects:
             return
         cursor.execute(_FENCE, (projects, self.fence.node_id))
         held = dict(cursor.fetchall())
-        stale = [p for p in projects if held.get(p) is None or held[p] != self.fence.epoch(p)]
+        fence = self.fence
+
+        def current(project: str) -> bool:
+            made_under: set[int | None] = {*asserted.get(project, ())} or {fence.epoch(project)}
+            # two epochs of one project in one group: the earlier actor's writes are stale
+            return held.get(project) is not None and made_under == {held[project]}
+
+        stale = [p for p in projects if not current(p)]
         if stale:
             raise StaleEpoch(stale, self.fence.node_id)
 

@@ -95,9 +95,11 @@ class ProjectActor:
         "_public_info",
     )
 
-    def __init__(self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef) -> None:
+    def __init__(
+        self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef, epoch: int | None = None
+    ) -> None:
         self.id: str = project["id"]
-        self.ledger = ledger = Ledger(ctx, project)
+        self.ledger = ledger = Ledger(ctx, project, epoch)
         ledger.on_settled(ref.settled)
         self._rates = ProjectRates(ctx.settings, project["tier"])
         self._pruned_at = 0
@@ -111,13 +113,16 @@ class ProjectActor:
         self._public_info = PublicInfoPages(ledger)
 
     @classmethod
-    async def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
-        """The project's actor, from its stored record; ``project_not_found`` when none."""
+    async def load(
+        cls, ctx: NodeContext, project_id: str, ref: ActorRef, epoch: int | None = None
+    ) -> ProjectActor:
+        """The project's actor, from its stored record; ``project_not_found`` when none.
+        ``epoch``: the lease it serves under (cluster mode)."""
         valid = ids.is_project_id(project_id)
         record = await ctx.store.get(keys.project(project_id)) if valid else None
         if record is None:
             raise project_not_found()
-        return cls(ctx, record, ref)
+        return cls(ctx, record, ref, epoch)
 
     # -- the Actor protocol -------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from edge.providers.base import FollowUp, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
+from edge.store.env import lease_op
 from edge.store.writer import Op, Ticket
 
 log = logging.getLogger("edge.actors")
@@ -44,9 +45,14 @@ RECENT_KEPT = 4096  # index entries whose commit may still be pending are answer
 
 
 class Ledger:
-    def __init__(self, ctx: NodeContext, project: dict[str, Any]) -> None:
+    def __init__(
+        self, ctx: NodeContext, project: dict[str, Any], epoch: int | None = None
+    ) -> None:
         self.ctx = ctx
         self.project_id: str = project["id"]
+        # cluster mode: the lease this actor was made under; every write says so, and the store
+        # refuses it once the project is another node's (``env.lease_op``)
+        self._lease: list[Op] = [] if epoch is None else [lease_op(project["id"], epoch)]
         self.project = project
         self.config_version = 0  # changes with every configuration change and every reload
         self.stale = False  # a commit failed: reload from the store before the next message
@@ -300,7 +306,7 @@ class Ledger:
     def submit(self, ops: list[Op]) -> Ticket:
         """Hand ``ops`` to the writer, remembering which transactions and subscriptions wait on
         this commit (a status read of one of them waits for it, and only for it)."""
-        ticket = self.ctx.writer.submit(ops)
+        ticket = self.ctx.writer.submit(self._lease + ops if self._lease else ops)
         self._last_ticket = ticket
         touched, owes = _written(ops)
         for item_id in touched:

@@ -1,0 +1,96 @@
+"""Which projects this node serves, in cluster mode (docs/cluster.md): a project's actor is made
+only under its lease (``edge.store.leases``), the leases are renewed by a heartbeat, and the
+actors of the projects lost are dropped.
+
+- ``take`` acquires the lease as the registry makes the actor: its epoch goes into the actor's
+  every write (``env.lease_op``), so the store refuses them once another node has the project.
+  A lease another node holds is a retryable ``503 unavailable`` naming the holder: HAProxy's
+  map sends the next try there (or the lease ends and this node takes it up).
+- ``held`` is the registry's check before every message: a lease counts as this node's only
+  until the end it had when last renewed, by this node's monotonic clock, counted from before
+  the renewal was asked (never later than PostgreSQL's own end). A node paused past it (SIGSTOP,
+  a long GC, a partition) answers nothing from the actor's memory once it wakes: the registry
+  drops the actor and takes the lease anew, or answers 503.
+- ``run`` beats every ``lease_s / 3``: renews every lease held, records the node alive, and
+  drops the actors of the projects it lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import trio
+
+from edge.errors import Unavailable
+from edge.store.leases import LeaseHeld, Leases
+
+log = logging.getLogger("edge.cluster")
+
+
+class Ownership:
+    def __init__(self, leases: Leases, clock: Callable[[], float] = trio.current_time) -> None:
+        self.leases = leases
+        self._clock = clock
+        self._until: dict[str, float] = {}  # project id -> end of its lease, by our clock
+        self.lost = 0  # leases lost (taken over, moved, drained, expired unrenewed)
+
+    @property
+    def node_id(self) -> str:
+        return self.leases.node_id
+
+    async def take(self, project_id: str) -> int:
+        """This node's lease of the project (its epoch), or a retryable 503."""
+        asked = self._clock()
+        try:
+            lease = await self.leases.acquire(project_id)
+        except LeaseHeld as held:
+            raise Unavailable(
+                "unavailable",
+                f"This project is served by node {held.owner} now; retry.",
+                retryable=True,
+            ) from None
+        self._until[project_id] = asked + self.leases.lease_s
+        return lease.epoch
+
+    def held(self, project_id: str) -> bool:
+        """The lease is this node's, for sure, right now."""
+        until = self._until.get(project_id)
+        return until is not None and self._clock() < until
+
+    async def beat(self) -> list[str]:
+        """Renew every lease held; the projects lost (dropped here)."""
+        asked = self._clock()
+        lost = await self.leases.heartbeat()
+        for project_id in lost:
+            self._until.pop(project_id, None)
+        for project_id in self.leases.held():
+            self._until[project_id] = asked + self.leases.lease_s
+        self.lost += len(lost)
+        return lost
+
+    async def run(
+        self,
+        forget: Callable[[str], None],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Beat until cancelled; ``forget(project_id)`` drops the actor of each lease lost."""
+        await self.leases.heartbeat()  # the node is listed alive from its start
+        task_status.started()
+        while True:
+            await trio.sleep(self.leases.lease_s / 3)
+            try:
+                lost = await self.beat()
+            except Unavailable:
+                # PostgreSQL out of reach: the leases run out by our own clock (``held``)
+                log.warning("cluster: heartbeat failed; leases lapse unless renewed in time")
+                continue
+            for project_id in lost:
+                log.info("cluster: lost the lease of %s; its actor is dropped", project_id)
+                forget(project_id)
+
+    async def release_all(self) -> None:
+        """On a clean stop: every lease ends now, so the next node takes the projects at once."""
+        self._until.clear()
+        await self.leases.release_all()
