@@ -6,7 +6,7 @@ Each node has its own registry, so several nodes in one process (tests) do not s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -46,6 +46,7 @@ class Metrics:
         # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
         # under a lock with each call; the routes and statuses are few
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self._scraped: _Scraped | None = None
 
     def request(self, path: str, status: int, seconds: float) -> None:
         route = route_of(path)
@@ -65,20 +66,32 @@ class Metrics:
     def notification(self, outcome: str) -> None:
         self._notifications.labels(outcome).inc()
 
-    def watch(self, read: Callable[[], dict[str, Any]]) -> None:
+    def watch(self, read: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         """Figures read when scraped: ``read()`` gives commits, tickets, actors, queue depths."""
-        self.registry.register(_Scraped(read))
+        self._scraped = _Scraped(read)
+        self.registry.register(self._scraped)
 
-    def text(self) -> bytes:
+    async def text(self) -> bytes:
+        if self._scraped is not None:
+            await self._scraped.read()
         return generate_latest(self.registry)
 
 
 class _Scraped(Collector):
-    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+    """The figures of the last ``read()``: the registry collects without awaiting, so
+    ``Metrics.text`` awaits the read (the queue depths are store reads) just before."""
+
+    def __init__(self, read: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         self._read = read
+        self._now: dict[str, Any] | None = None
+
+    async def read(self) -> None:
+        self._now = await self._read()
 
     def collect(self) -> Iterator[Metric]:
-        now = self._read()
+        now = self._now
+        if now is None:
+            return
         yield CounterMetricFamily(
             "edge_commits", "LMDB commits by the store writer", now["commits"]
         )

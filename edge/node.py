@@ -14,7 +14,7 @@ import logging
 import math
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -54,7 +54,8 @@ from edge.sealing import Sealer
 from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
 from edge.store import notifyq, outbox, sealcheck
-from edge.store.env import STORE_DIR, Store, open_store
+from edge.store.engine import Engine
+from edge.store.env import STORE_DIR, open_store
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
@@ -97,7 +98,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
     with open_store(store_path(settings), settings.map_size) as store:
-        canary = sealcheck.check(store, Sealer(settings.secret_key))
+        canary = await sealcheck.check(store, Sealer(settings.secret_key))
         async with (
             open_writer(store) as writer,
             provider_client(settings.provider_hosts_allow) as http,
@@ -217,27 +218,27 @@ async def run_node(
 
 
 def _scraped(
-    store: Store, writer: StoreWriter, registry: ActorRegistry
-) -> Callable[[], dict[str, Any]]:
+    store: Engine, writer: StoreWriter, registry: ActorRegistry
+) -> Callable[[], Awaitable[dict[str, Any]]]:
     """What /metrics reads when scraped."""
 
-    def read() -> dict[str, Any]:
+    async def read() -> dict[str, Any]:
         stats = writer.stats
         return {
             "commits": stats.commits,
             "tickets": stats.tickets,
             "perCommit": stats.tickets_per_commit(),
             "actors": len(registry),
-            "followUps": _depth(store, outbox.DB),
-            "notifications": notifyq.depth(store, DEPTH_COUNTED),
+            "followUps": await _depth(store, outbox.DB),
+            "notifications": await notifyq.depth(store, DEPTH_COUNTED),
         }
 
     return read
 
 
-def _depth(store: Store, db: str) -> int:
+async def _depth(store: Engine, db: str) -> int:
     """Pending entries of a queue, counted up to ``DEPTH_COUNTED``."""
-    return len(store.scan(outbox.QUEUE, db=db, limit=DEPTH_COUNTED))
+    return len(await store.scan(outbox.QUEUE, db=db, limit=DEPTH_COUNTED))
 
 
 def _both(*wake: Callable[[], None]) -> Callable[[], None]:

@@ -17,40 +17,40 @@ from edge.store.writer import Op
 digest = rows.digest
 
 
-def get(ctx: NodeContext, account_id: str) -> dict[str, Any] | None:
-    return rows.account(ctx.store, account_id)
+async def get(ctx: NodeContext, account_id: str) -> dict[str, Any] | None:
+    return await rows.account(ctx.store, account_id)
 
 
-def by_email(ctx: NodeContext, email: str) -> dict[str, Any] | None:
-    return rows.account_by_email(ctx.store, email)
+async def by_email(ctx: NodeContext, email: str) -> dict[str, Any] | None:
+    return await rows.account_by_email(ctx.store, email)
 
 
-def every(ctx: NodeContext) -> list[dict[str, Any]]:
-    return rows.all_accounts(ctx.store)
+async def every(ctx: NodeContext) -> list[dict[str, Any]]:
+    return await rows.all_accounts(ctx.store)
 
 
-def is_operator(ctx: NodeContext, account_id: str) -> bool:
-    return rows.is_operator(ctx.store, account_id)
+async def is_operator(ctx: NodeContext, account_id: str) -> bool:
+    return await rows.is_operator(ctx.store, account_id)
 
 
-def owns(ctx: NodeContext, account_id: str, project_id: str) -> bool:
-    return rows.owns(ctx.store, account_id, project_id)
+async def owns(ctx: NodeContext, account_id: str, project_id: str) -> bool:
+    return await rows.owns(ctx.store, account_id, project_id)
 
 
-def owned_projects(ctx: NodeContext, account_id: str) -> list[str]:
-    return rows.owned_projects(ctx.store, account_id)
+async def owned_projects(ctx: NodeContext, account_id: str) -> list[str]:
+    return await rows.owned_projects(ctx.store, account_id)
 
 
-def session(ctx: NodeContext, token: str) -> dict[str, Any] | None:
-    return rows.session(ctx.store, token)
+async def session(ctx: NodeContext, token: str) -> dict[str, Any] | None:
+    return await rows.session(ctx.store, token)
 
 
-def reset_link(ctx: NodeContext, token: str) -> dict[str, Any] | None:
-    return rows.reset_link(ctx.store, token)
+async def reset_link(ctx: NodeContext, token: str) -> dict[str, Any] | None:
+    return await rows.reset_link(ctx.store, token)
 
 
-def challenge(ctx: NodeContext, token: str) -> dict[str, Any] | None:
-    return rows.challenge(ctx.store, token)
+async def challenge(ctx: NodeContext, token: str) -> dict[str, Any] | None:
+    return await rows.challenge(ctx.store, token)
 
 
 async def create(ctx: NodeContext, account: dict[str, Any]) -> None:
@@ -92,5 +92,5 @@ async def set_password(ctx: NodeContext, account: dict[str, Any], password_hash:
     link and waiting login it has: whoever knew the old password is out."""
     ops: list[Op] = rows.account_ops({**account, "passwordHash": password_hash})
     for kind in (rows.SESSIONS, rows.RESETS, rows.CHALLENGES):
-        ops += [(rows.DB, key, None) for key in rows.keys_of(ctx.store, kind, account["id"])]
+        ops += [(rows.DB, key, None) for key in await rows.keys_of(ctx.store, kind, account["id"])]
     await ctx.writer.write(ops)

@@ -31,7 +31,7 @@ import trio
 from edge.errors import ContractError
 from edge.providers.base import FollowUp, FollowUpRequest, FollowUpResult, Provider
 from edge.store import outbox
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
 
 log = logging.getLogger("edge.followups")
@@ -91,7 +91,7 @@ class AttemptWatch:
 class FollowUpWorker:
     def __init__(
         self,
-        store: Store,
+        store: Engine,
         writer: StoreWriter,
         projects: Projects,
         http: httpx.AsyncClient,
@@ -128,14 +128,12 @@ class FollowUpWorker:
     async def _work_the_queue(self) -> float:
         """Attempt every due entry; how long until the next one is due."""
         while True:
-            entries = await trio.to_thread.run_sync(
-                outbox.due, self._store, self._clock_ms(), BATCH
-            )
+            entries = await outbox.due(self._store, self._clock_ms(), BATCH)
             for entry in entries:
                 await self._attempt(entry)
             if len(entries) < BATCH:
                 break
-        next_due = await trio.to_thread.run_sync(outbox.next_due_ms, self._store)
+        next_due = await outbox.next_due_ms(self._store)
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:

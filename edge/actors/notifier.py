@@ -31,7 +31,7 @@ from edge.actors import messages as m
 from edge.domain import notifications, standard_webhooks
 from edge.errors import ContractError
 from edge.store import keys, notifyq, outbox
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op, StoreWriter
 
 log = logging.getLogger("edge.notifier")
@@ -46,7 +46,7 @@ USER_AGENT = "edge-notifications/1"
 Call = Callable[[str, Any], Awaitable[Any]]
 # (project id, endpoint id, event id, now ms) -> what one attempt needs (edge.actors.
 # notify_targets), or None when nothing is owed any more
-Targets = Callable[[str, str, str, int], Mapping[str, Any] | None]
+Targets = Callable[[str, str, str, int], Awaitable[Mapping[str, Any] | None]]
 
 # While the node is busy answering requests the notifier starts one piece of work (an attempt,
 # or one event's fan-out) and then none for this long, whatever wakes it meanwhile (an attempt
@@ -58,7 +58,7 @@ BUSY_BACKOFF_S = 0.05
 class Notifier:
     def __init__(
         self,
-        store: Store,
+        store: Engine,
         writer: StoreWriter,
         targets: Targets,
         call: Call,
@@ -113,9 +113,9 @@ class Notifier:
             if paced > 0:
                 return paced
         now = self._clock_ms()
-        # busy: read only as far as the one piece of work that may start (a long scan in a
-        # thread would take the interpreter from the requests it is giving way to)
-        owed, entries, gone = await trio.to_thread.run_sync(self._look, now, busy)
+        # busy: read only as far as the one piece of work that may start (a long scan would
+        # hold up the requests it is giving way to)
+        owed, entries, gone = await self._look(now, busy)
         # one being sent is its attempt's to settle: it stays among those under way
         entries += [e for e in gone if e["id"] in self._sending]
         gone = [e for e in gone if e["id"] not in self._sending]
@@ -142,9 +142,7 @@ class Notifier:
                 return self._pause()
         if entries:
             return math.inf
-        next_due = await trio.to_thread.run_sync(
-            lambda: outbox.next_due_ms(self._store, db=notifyq.DB)
-        )
+        next_due = await outbox.next_due_ms(self._store, db=notifyq.DB)
         return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
 
     def _pause(self) -> float:
@@ -152,21 +150,21 @@ class Notifier:
         self._paced_until = trio.current_time() + BUSY_BACKOFF_S
         return BUSY_BACKOFF_S
 
-    def _look(
+    async def _look(
         self, now: int, busy: bool
     ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
         """(events to fan out, due entries, due entries whose endpoint is gone or disabled);
-        the others only when there are none of the first. In a worker thread."""
-        owed = notifyq.fan_outs(self._store, 1 if busy else BATCH)
+        the others only when there are none of the first."""
+        owed = await notifyq.fan_outs(self._store, 1 if busy else BATCH)
         if owed:
             return owed, [], []
         limit = len(self._sending) + 1 if busy else BATCH
         due, gone = [], []
         projects: dict[str, Any] = {}
-        for entry in outbox.due(self._store, now, limit, db=notifyq.DB):
+        for entry in await outbox.due(self._store, now, limit, db=notifyq.DB):
             pid = entry["projectId"]
             if pid not in projects:
-                projects[pid] = self._store.get(keys.project(pid))
+                projects[pid] = await self._store.get(keys.project(pid))
             endpoint_id = entry["params"].get("endpointId")
             taken = notifyq.enabled_endpoint(projects[pid], endpoint_id) is not None
             if entry["action"] == notifyq.ACTION and not taken:
@@ -176,20 +174,16 @@ class Notifier:
         return [], due, gone
 
     async def _fan_out(self, owed: list[tuple[str, str]], now: int) -> None:
-        """Each owed event becomes one queue entry for each endpoint that takes it (read and
-        made in a worker thread: a batch of them would hold up the requests)."""
-
-        def made() -> list[Op]:
-            ops: list[Op] = []
-            projects: dict[str, Any] = {}  # a burst's events are mostly one project's
-            for project_id, event_id in owed:
-                if project_id not in projects:
-                    projects[project_id] = self._store.get(keys.project(project_id))
-                event = self._store.get(keys.record(project_id, keys.EVENT, event_id))
-                ops += notifyq.fan_out_ops(event_id, projects[project_id], event, now)
-            return ops
-
-        await self._writer.write(await trio.to_thread.run_sync(made))
+        """Each owed event becomes one queue entry for each endpoint that takes it, in one
+        commit."""
+        ops: list[Op] = []
+        projects: dict[str, Any] = {}  # a burst's events are mostly one project's
+        for project_id, event_id in owed:
+            if project_id not in projects:
+                projects[project_id] = await self._store.get(keys.project(project_id))
+            event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
+            ops += notifyq.fan_out_ops(event_id, projects[project_id], event, now)
+        await self._writer.write(ops)
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]
@@ -207,7 +201,7 @@ class Notifier:
     async def _deliver(self, entry: Mapping[str, Any]) -> None:
         project_id, params = entry["projectId"], entry["params"]
         started = self._clock_ms()
-        target = self._targets(project_id, params["endpointId"], params["eventId"], started)
+        target = await self._targets(project_id, params["endpointId"], params["eventId"], started)
         if target is None:
             await self._settle([entry], started, None, _GONE, outbox.DROPPED)
             return

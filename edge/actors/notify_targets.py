@@ -17,24 +17,25 @@ from edge.actors.project.endpoints import place
 from edge.actors.records import event_view
 from edge.sealing import Sealer
 from edge.store import keys, notifyq
-from edge.store.env import Store
+from edge.store.engine import Engine
 
 KEPT = 1024
 
 
 class StoredTargets:
-    def __init__(self, store: Store, sealer: Sealer) -> None:
+    def __init__(self, store: Engine, sealer: Sealer) -> None:
         self._store = store
         self._sealer = sealer
         self._opened: OrderedDict[tuple[str, str, int], tuple[str, str | None]] = OrderedDict()
 
-    def __call__(
+    async def __call__(
         self, project_id: str, endpoint_id: str, event_id: str, now_ms: int
     ) -> dict[str, Any] | None:
-        endpoint = notifyq.enabled_endpoint(self._store.get(keys.project(project_id)), endpoint_id)
+        project = await self._store.get(keys.project(project_id))
+        endpoint = notifyq.enabled_endpoint(project, endpoint_id)
         if endpoint is None:
             return None
-        event = self._store.get(keys.record(project_id, keys.EVENT, event_id))
+        event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
         if event is None:
             return None
         current, previous = self._secrets(project_id, endpoint)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import trio
+
 from edge.actors.context import NodeContext
 from edge.actors.records import event_view, transaction_view
 from edge.actors.views import project_view
@@ -19,10 +21,10 @@ from edge.domain.timefmt import iso_ms
 from edge.errors import NotFound
 from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
-from edge.store.env import Store
+from edge.store.engine import Engine
 
 
-def list_projects(
+async def list_projects(
     ctx: NodeContext, *, after: str | None = None, limit: int = 50, owner: str | None = None
 ) -> dict[str, Any]:
     """Every project on the node (or ``owner``'s only), in id order; ``next`` is the
@@ -32,38 +34,41 @@ def list_projects(
         start = after.encode("ascii") if after else None
         found = [
             h.decode("ascii")
-            for h in store.heads(keys.PROJECT_ID_LEN, after=start, limit=limit + 1)
+            for h in await store.heads(keys.PROJECT_ID_LEN, after=start, limit=limit + 1)
         ]
     else:
-        found = [p for p in accounts.owned_projects(store, owner) if after is None or p > after]
+        owned = await accounts.owned_projects(store, owner)
+        found = [p for p in owned if after is None or p > after]
         found = found[: limit + 1]
     items = []
     for project_id in found[:limit]:
-        record = store.get(keys.project(project_id))
+        record = await store.get(keys.project(project_id))
         if record is not None:  # a head of records with no project: never shown
             items.append(project_view(record))
     more = len(found) > limit
     return {"items": items, "next": found[limit - 1] if more else None}
 
 
-def project_exists(ctx: NodeContext, project_id: str) -> bool:
-    return ctx.store.get_raw(keys.project(project_id)) is not None
+async def project_exists(ctx: NodeContext, project_id: str) -> bool:
+    return await ctx.store.get_raw(keys.project(project_id)) is not None
 
 
 def _mode_matches(record: dict[str, Any], mode: str | None) -> bool:
     return mode is None or record["isTest"] == (mode == "test")
 
 
-def project_of_tx(ctx: NodeContext, tx_id: str) -> str | None:
-    raw = ctx.store.get_raw(keys.tx_owner(tx_id), db="meta") if ids.is_tx_id(tx_id) else None
+async def project_of_tx(ctx: NodeContext, tx_id: str) -> str | None:
+    if not ids.is_tx_id(tx_id):
+        return None
+    raw = await ctx.store.get_raw(keys.tx_owner(tx_id), db="meta")
     return raw.decode() if raw else None
 
 
 SCAN_BUDGET = 5000  # rows one request may read: a sparse filter pages on instead of stalling
 
 
-def _filtered_page(
-    store: Store,
+async def _filtered_page(
+    store: Engine,
     prefix: bytes,
     after: bytes | None,
     *,
@@ -77,7 +82,9 @@ def _filtered_page(
     items: list[dict[str, Any]] = []
     cursor, scanned = after, 0
     while scanned < SCAN_BUDGET:
-        page = store.scan(
+        if scanned:  # LMDB's reads never give way: other tasks run between the pages
+            await trio.lowlevel.checkpoint()
+        page = await store.scan(
             prefix, after=cursor, reverse=reverse, limit=min(500, SCAN_BUDGET - scanned)
         )
         if not page:
@@ -92,7 +99,7 @@ def _filtered_page(
     return items, cursor, True
 
 
-def list_transactions(
+async def list_transactions(
     ctx: NodeContext,
     project_id: str,
     *,
@@ -105,8 +112,12 @@ def list_transactions(
     """Newest first; ``next`` is the ``after`` of the following page (None at the end)."""
     store = ctx.store
     if reference is not None:
-        raw = store.get_raw(keys.named(project_id, keys.REFERENCE, "", reference))
-        found = store.get(keys.record(project_id, keys.TRANSACTION, raw.decode())) if raw else None
+        raw = await store.get_raw(keys.named(project_id, keys.REFERENCE, "", reference))
+        found = (
+            await store.get(keys.record(project_id, keys.TRANSACTION, raw.decode()))
+            if raw
+            else None
+        )
         items = [found] if found and _mode_matches(found, mode) else []
         return {"items": [transaction_view(tx) for tx in items], "next": None}
 
@@ -115,7 +126,7 @@ def list_transactions(
         return transaction_view(tx) if wanted else None
 
     cursor = keys.record(project_id, keys.TRANSACTION, after) if after else None
-    items, last, more = _filtered_page(
+    items, last, more = await _filtered_page(
         store,
         keys.prefix(project_id, keys.TRANSACTION),
         cursor,
@@ -126,37 +137,39 @@ def list_transactions(
     return {"items": items, "next": keys.item_id(last) if more and last else None}
 
 
-def get_transaction(
+async def get_transaction(
     ctx: NodeContext, project_id: str, tx_id: str, mode: str | None
 ) -> dict[str, Any]:
     store = ctx.store
     tx = (
-        store.get(keys.record(project_id, keys.TRANSACTION, tx_id)) if ids.is_tx_id(tx_id) else None
+        await store.get(keys.record(project_id, keys.TRANSACTION, tx_id))
+        if ids.is_tx_id(tx_id)
+        else None
     )
     if tx is None or not _mode_matches(tx, mode):
         raise NotFound("not_found", "No transaction with this id in this project.")
     view = transaction_view(tx)
     for refund, shown in zip(tx.get("refunds") or (), view["refunds"], strict=True):
-        shown.update(_refund_progress(store, refund))
+        shown.update(await _refund_progress(store, refund))
     history_prefix = keys.history(project_id, tx_id)
     events = []
-    for key, _ in store.scan(history_prefix):
+    for key, _ in await store.scan(history_prefix):
         evt_id = key[len(history_prefix) :].decode()
-        event = store.get(keys.record(project_id, keys.EVENT, evt_id))
+        event = await store.get(keys.record(project_id, keys.EVENT, evt_id))
         if event is not None:
             events.append(event_view(event))
     view["events"] = events
     return view
 
 
-def event_feed(
+async def event_feed(
     ctx: NodeContext, project_id: str, *, mode: str | None, after: str | None, limit: int = 100
 ) -> dict[str, Any]:
     """Oldest first from ``after``: a merchant catching up after an outage pages forward with
     ``next`` while ``hasMore``."""
     store = ctx.store
     cursor = keys.record(project_id, keys.EVENT, after) if after else None
-    items, last, more = _filtered_page(
+    items, last, more = await _filtered_page(
         store,
         keys.prefix(project_id, keys.EVENT),
         cursor,
@@ -167,10 +180,12 @@ def event_feed(
     return {"items": items, "next": keys.item_id(last) if last else after, "hasMore": more}
 
 
-def rejected_deliveries(ctx: NodeContext, project_id: str, limit: int = 100) -> dict[str, Any]:
+async def rejected_deliveries(
+    ctx: NodeContext, project_id: str, limit: int = 100
+) -> dict[str, Any]:
     """Refused webhook deliveries, newest first, with the reason each was refused."""
     store = ctx.store
-    rows = store.scan(keys.prefix(project_id, keys.REJECTED), reverse=True, limit=limit)
+    rows = await store.scan(keys.prefix(project_id, keys.REJECTED), reverse=True, limit=limit)
     items = []
     for _, raw in rows:
         record = unpack(raw)
@@ -188,9 +203,9 @@ def rejected_deliveries(ctx: NodeContext, project_id: str, limit: int = 100) -> 
     return {"items": items}
 
 
-def endpoint_attempts(ctx: NodeContext, endpoint_id: str) -> list[dict[str, Any]]:
+async def endpoint_attempts(ctx: NodeContext, endpoint_id: str) -> list[dict[str, Any]]:
     """The endpoint's recent notification attempts, newest first."""
-    return notifyq.log(ctx.store, endpoint_id)
+    return await notifyq.log(ctx.store, endpoint_id)
 
 
 def node_stats(ctx: NodeContext) -> dict[str, Any]:
@@ -213,7 +228,7 @@ async def create_project(
     now = ctx.clock_ms()
     while True:
         project_id = ids.new_project_id()
-        if ctx.store.get_raw(keys.project(project_id)) is None:
+        if await ctx.store.get_raw(keys.project(project_id)) is None:
             break
     record = {
         "id": project_id,
@@ -231,9 +246,9 @@ async def create_project(
     return project_view(record)
 
 
-def _refund_progress(store: Store, refund: dict[str, Any]) -> dict[str, Any]:
+async def _refund_progress(store: Engine, refund: dict[str, Any]) -> dict[str, Any]:
     """Where a refund the node owes its provider stands, read off its outbox entry."""
-    entry = outbox.entry(store, refund["entryId"]) if refund.get("entryId") else None
+    entry = await outbox.entry(store, refund["entryId"]) if refund.get("entryId") else None
     if entry is None:
         return {}
     state = {outbox.DONE: "sent", outbox.FAILED: "failed", outbox.DROPPED: "failed"}.get(

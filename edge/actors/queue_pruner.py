@@ -1,7 +1,7 @@
 """Keeps the two durable queues (the follow-up outbox and the notification queue) from growing
 without end: at start and then hourly, what they keep past ``outbox.RETENTION_MS`` (finished
-entries with their attempts, the endpoints' attempt logs) is deleted, a batch a commit. Reads
-run in a worker thread, so a long backlog holds up no request."""
+entries with their attempts, the endpoints' attempt logs) is deleted, a batch a commit: a long
+backlog holds up requests for no more than one batch's reads at a time."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from functools import partial
 import trio
 
 from edge.store import notifyq, outbox
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
 
 log = logging.getLogger("edge.retention")
@@ -21,7 +21,7 @@ PRUNE_EVERY_S = 3600.0
 
 
 async def prune_queues(
-    store: Store,
+    store: Engine,
     writer: StoreWriter,
     clock_ms: Callable[[], int],
     every_s: float = PRUNE_EVERY_S,
@@ -34,7 +34,7 @@ async def prune_queues(
         deleted = 0
         try:
             for batch in expired:
-                while ops := await trio.to_thread.run_sync(batch, clock_ms()):
+                while ops := await batch(clock_ms()):
                     await writer.write(ops)
                     deleted += len(ops)
         except Exception:  # the store failed: what is expired stays until the next pass

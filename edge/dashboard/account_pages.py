@@ -23,14 +23,14 @@ async def _account_page(who: SignedIn, client: Api, status: int = 200, **shown: 
 
 @blueprint.get("/account")
 async def account() -> Response:
-    who = require()
+    who = await require()
     async with api(who) as client:
         return await _account_page(who, client)
 
 
 @blueprint.post("/account/two-factor")
 async def start_two_factor() -> Response:
-    who = require()
+    who = await require()
     await form_of(who)
     async with api(who) as client:
         try:
@@ -42,7 +42,7 @@ async def start_two_factor() -> Response:
 
 @blueprint.post("/account/two-factor/confirm")
 async def confirm_two_factor() -> Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     async with api(who) as client:
         try:
@@ -61,7 +61,7 @@ async def confirm_two_factor() -> Response:
 
 @blueprint.post("/account/two-factor/disable")
 async def disable_two_factor() -> Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     async with api(who) as client:
         try:

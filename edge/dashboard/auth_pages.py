@@ -54,7 +54,7 @@ def _signed_in(signed: SignedIn) -> Response:
 
 @blueprint.get("/login")
 async def login_page() -> str | Response:
-    if signed_in() is not None:
+    if await signed_in() is not None:
         return go("/dashboard/")
     notice = "Your password is set: log in with it." if request.args.get("reset") else None
     return await page("login.html", None, errors={}, email="", notice=notice)
@@ -126,7 +126,7 @@ async def login_second_step() -> Response:
 
 @blueprint.post("/logout")
 async def logout() -> Response:
-    who = require()
+    who = await require()
     await form_of(who)
     await log_out(who.session)
     response = go("/dashboard/login")
@@ -165,7 +165,7 @@ async def forgot() -> Response:
 async def reset_page() -> Response:
     token = request.args.get("token", "")
     try:
-        usable_link(token)
+        await usable_link(token)
     except ContractError as refused:
         return await _html("reset.html", _status(refused), token=None, error=refused.message)
     return await _html("reset.html", token=token, error=None)

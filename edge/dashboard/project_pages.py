@@ -51,7 +51,7 @@ async def _projects(client: Api, who: SignedIn) -> tuple[list[dict[str, Any]], d
 
 @blueprint.get("/")
 async def projects() -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         found, owners = await _projects(client, who)
     return await page("projects.html", who, projects=found, owners=owners, errors={}, values={})
@@ -59,7 +59,7 @@ async def projects() -> str:
 
 @blueprint.post("/projects")
 async def create_project() -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     body = {
         "name": form.get("name", ""),
@@ -100,7 +100,7 @@ async def _month(client: Api, pid: str, since: str) -> list[dict[str, Any]]:
 
 @blueprint.get("/p/<pid>/")
 async def overview(pid: str) -> str:
-    who = require()
+    who = await require()
     today = dt.datetime.now(dt.UTC).date()
     since = (today - dt.timedelta(days=chart.DAYS - 1)).isoformat()
     async with api(who) as client:
@@ -141,7 +141,7 @@ def _modes_with_webhook_secret(project: dict[str, Any]) -> dict[str, list[str]]:
 
 @blueprint.get("/p/<pid>/transactions")
 async def transactions(pid: str) -> str:
-    who = require()
+    who = await require()
     wanted = {k: request.args[k] for k in ("status", "reference", "after") if request.args.get(k)}
     async with api(who) as client:
         project = await client.get(f"/api/manage/projects/{pid}")
@@ -166,7 +166,7 @@ async def transactions(pid: str) -> str:
 
 @blueprint.get("/p/<pid>/transactions/<tx_id>")
 async def transaction(pid: str, tx_id: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         project = await client.get(f"/api/manage/projects/{pid}")
         tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
@@ -183,7 +183,7 @@ async def transaction(pid: str, tx_id: str) -> str:
 
 @blueprint.post("/p/<pid>/transactions/<tx_id>/<action>")
 async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     body: dict[str, Any] | None = None
     if action == "mark-paid" and form.get("note"):

@@ -42,14 +42,14 @@ async def _products_page(
 
 @blueprint.get("/p/<pid>/products")
 async def products(pid: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         return await _products_page(who, client, pid, {}, {})
 
 
 @blueprint.post("/p/<pid>/products")
 async def save_product(pid: str) -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     body: dict[str, Any] = {
         "name": form.get("name", ""),
@@ -77,7 +77,7 @@ async def save_product(pid: str) -> str | Response:
 
 @blueprint.post("/p/<pid>/products/<product_id>/delete")
 async def delete_product(pid: str, product_id: str) -> Response:
-    who = require()
+    who = await require()
     await form_of(who)
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/products/{product_id}")
@@ -130,14 +130,14 @@ async def _methods_page(
 
 @blueprint.get("/p/<pid>/methods")
 async def methods(pid: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         return await _methods_page(who, client, pid, {})
 
 
 @blueprint.post("/p/<pid>/methods/<provider>")
 async def save_method(pid: str, provider: str) -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     adapter = PROVIDERS[provider]  # a known one (edge.dashboard.paths)
     mode = "live" if form.get("mode") == "live" else "test"
@@ -169,7 +169,7 @@ async def save_method(pid: str, provider: str) -> str | Response:
 @blueprint.post("/p/<pid>/methods/<provider>/display")
 async def save_display(pid: str, provider: str) -> str | Response:
     """On or off, and the merchant's label and order (empty: the provider's default)."""
-    who = require()
+    who = await require()
     form = await form_of(who)
     if provider not in PROVIDERS:
         return go(f"/dashboard/p/{pid}/methods")
@@ -211,14 +211,14 @@ async def _keys_page(
 
 @blueprint.get("/p/<pid>/keys")
 async def keys(pid: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         return await _keys_page(who, client, pid, None, None)
 
 
 @blueprint.post("/p/<pid>/keys")
 async def create_key(pid: str) -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     body = {"mode": form.get("mode", "test"), "name": form.get("name", "")}
     async with api(who) as client:
@@ -233,7 +233,7 @@ async def create_key(pid: str) -> str | Response:
 
 @blueprint.post("/p/<pid>/keys/<key_id>/revoke")
 async def revoke_key(pid: str, key_id: str) -> Response:
-    who = require()
+    who = await require()
     await form_of(who)
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/keys/{key_id}")
@@ -266,14 +266,14 @@ async def _endpoints_page(
 
 @blueprint.get("/p/<pid>/endpoints")
 async def endpoints(pid: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         return await _endpoints_page(who, client, pid, None, None)
 
 
 @blueprint.post("/p/<pid>/endpoints")
 async def add_endpoint(pid: str) -> str | Response:
-    who = require()
+    who = await require()
     form = await form_of(who)
     body = {"url": form.get("url", ""), "mode": form.get("mode", "live")}
     if form.get("description"):
@@ -289,7 +289,7 @@ async def add_endpoint(pid: str) -> str | Response:
 
 @blueprint.post("/p/<pid>/endpoints/<endpoint_id>/remove")
 async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
-    who = require()
+    who = await require()
     await form_of(who)
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/endpoints/{endpoint_id}")
@@ -301,7 +301,7 @@ async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
 
 @blueprint.get("/p/<pid>/button")
 async def button(pid: str) -> str:
-    who = require()
+    who = await require()
     async with api(who) as client:
         project = await client.get(f"/api/manage/projects/{pid}")
     ctx = node()

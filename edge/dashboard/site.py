@@ -49,8 +49,8 @@ class SignedIn:
     csrf: str
 
 
-def signed_in() -> SignedIn | None:
-    session = sessions.current(node())
+async def signed_in() -> SignedIn | None:
+    session = await sessions.current(node())
     csrf = request.cookies.get(sessions.CSRF_COOKIE)
     if session is None or not csrf or not session.csrf_matches(csrf):
         return None
@@ -61,8 +61,8 @@ class NotSignedIn(Exception):
     """Sends the browser to the login page."""
 
 
-def require() -> SignedIn:
-    who = signed_in()
+async def require() -> SignedIn:
+    who = await signed_in()
     if who is None:
         raise NotSignedIn()
     return who
@@ -129,7 +129,7 @@ async def _to_login(_: NotSignedIn) -> Response:
 @blueprint.errorhandler(ApiRefused)
 async def _refused(refused: ApiRefused) -> Response:
     """A read the API refused (another account's project is not found, as an unknown one)."""
-    html = await page("error.html", signed_in(), refused=refused)
+    html = await page("error.html", await signed_in(), refused=refused)
     return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
 
 

@@ -90,7 +90,7 @@ async def create_account(
         ctx.manage_rates.take("signup:ip", client_ip())
     hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
-        if accounts.by_email(ctx, email) is not None:
+        if await accounts.by_email(ctx, email) is not None:
             raise Conflict("account_exists", "An account with this e-mail exists: log in.")
         account = {
             "id": ids.new_account_id(),
@@ -160,7 +160,7 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     ctx.manage_rates.take("login:email", email)
-    account = accounts.by_email(ctx, email)
+    account = await accounts.by_email(ctx, email)
     stored = account["passwordHash"] if account else await _decoy()
     right = await ctx.hashing.run(passwords.verify, password, stored)
     if account is None or not right:
@@ -232,7 +232,7 @@ async def log_out(session: sessions.Session) -> None:
 
 @blueprint.delete("/api/session")
 async def delete_session() -> Response:
-    session = sessions.current(node())
+    session = await sessions.current(node())
     if session is None:
         raise Unauthorized("unauthorized", "There is no session to end.")
     sessions.check_csrf(session)

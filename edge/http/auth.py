@@ -53,24 +53,28 @@ def is_admin_token(token: str, ctx: NodeContext | None = None) -> bool:
     return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
 
 
-def project_caller(project_id: str, *, required: bool, sessions: bool = False) -> Caller | None:
+async def project_caller(
+    project_id: str, *, required: bool, sessions: bool = False
+) -> Caller | None:
     """With ``sessions``, a request without a key may come from the owner's dashboard session
     (the merchant API, for the dashboard); another account's project is not found."""
     ctx = node()
     authorization = request.headers.get("Authorization")
     if authorization is None and sessions:
-        session = current_session(ctx)
+        session = await current_session(ctx)
         if session is not None:
             check_csrf(session)
             if session.operator:  # an operator's session sees every project, as the token does
                 return Caller(mode=None)
-            if session.account_id is None or not accounts.owns(ctx, session.account_id, project_id):
+            if session.account_id is None or not await accounts.owns(
+                ctx, session.account_id, project_id
+            ):
                 raise project_not_found()
             return Caller(mode=None, account_id=session.account_id)
-    return caller_for(ctx, project_id, authorization, required=required)
+    return await caller_for(ctx, project_id, authorization, required=required)
 
 
-def caller_for(
+async def caller_for(
     ctx: NodeContext, project_id: str, authorization: str | None, *, required: bool
 ) -> Caller | None:
     """The caller of a project endpoint: its key (or the admin token), None when anonymous and
@@ -83,7 +87,7 @@ def caller_for(
             )
         return None
     if api_key_mode(token) is not None:
-        info = ctx.keys.lookup(token)
+        info = await ctx.keys.lookup(token)
         if info is None:
             raise _unauthorized("This key is unknown or revoked.")
         if info.project_id != project_id:

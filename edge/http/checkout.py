@@ -34,7 +34,7 @@ async def start_checkout(provider: str, project_id: str) -> Response:
         )
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    caller = project_caller(project_id, required=False)
+    caller = await project_caller(project_id, required=False)
     idempotency_key = request.headers.get("Idempotency-Key")
     if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
         raise InvalidRequest(

@@ -82,7 +82,7 @@ class MetricsRoute:
                 "unauthorized",
                 "Metrics are for the operator: its token, or an address in EDGE_METRICS_ALLOW.",
             )
-        body = self.ctx.metrics.text()
+        body = await self.ctx.metrics.text()
         await answer(
             send,
             200,

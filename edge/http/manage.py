@@ -23,7 +23,7 @@ from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.http.paging import limit, read
+from edge.http.paging import limit
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
 from edge.providers.egress import resolves_private
@@ -34,17 +34,17 @@ blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
 
 @blueprint.before_request
 async def _manager() -> None:
-    manager()
+    await manager()
 
 
-def manager() -> None:
+async def manager() -> None:
     """The operator (a bearer token, an operator account's session, or a session signed in
     with the token) or an account (its session, with the CSRF token on a change). Management
     is not project-scoped, so its rate buckets live with the node: one for the operator's
     token, one per session's account."""
     ctx = node()
     if request.headers.get("Authorization") is None:
-        session = current_session(ctx)
+        session = await current_session(ctx)
         if session is not None:
             check_csrf(session)
             g.account_id, g.operator = session.account_id, session.operator
@@ -66,11 +66,11 @@ def operator_only() -> None:
         raise Forbidden("forbidden", "Only the node's operator may do this.")
 
 
-def _project(project_id: str) -> str:
+async def _project(project_id: str) -> str:
     if not ids.is_project_id(project_id):
         raise project_not_found()
     account = _account()
-    if account is not None and not accounts.owns(node(), account, project_id):
+    if account is not None and not await accounts.owns(node(), account, project_id):
         raise project_not_found()  # the same answer as an unknown project: ids cannot be probed
     return project_id
 
@@ -96,44 +96,42 @@ async def list_projects() -> Response:
     after = request.args.get("after")
     if after is not None and not ids.is_project_id(after):
         raise InvalidRequest("invalid_request", "after must be a project id", field="after")
-    page = await read(
-        queries.list_projects,
-        node(),
-        after=after,
-        limit=limit(50, 100),
-        owner=_account(),
-    )
+    page = await queries.list_projects(node(), after=after, limit=limit(50, 100), owner=_account())
     return json_response(page, headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>")
 async def get_project(project_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.GetProject()), headers=NO_STORE)
+    return json_response(await ask(await _project(project_id), m.GetProject()), headers=NO_STORE)
 
 
 @blueprint.patch("/projects/<project_id>")
 async def patch_project(project_id: str) -> Response:
     body = _no_tier(await read_json_object())
     changes = bodies.project(body, set(node().settings.tiers), partial=True)
-    return json_response(await ask(_project(project_id), m.PatchProject(changes)), headers=NO_STORE)
+    return json_response(
+        await ask(await _project(project_id), m.PatchProject(changes)), headers=NO_STORE
+    )
 
 
 @blueprint.put("/projects/<project_id>/products/<product_id>")
 async def put_product(project_id: str, product_id: str) -> Response:
     product = bodies.product(product_id, await read_json_object())
-    return json_response(await ask(_project(project_id), m.PutProduct(product)), headers=NO_STORE)
+    return json_response(
+        await ask(await _project(project_id), m.PutProduct(product)), headers=NO_STORE
+    )
 
 
 @blueprint.delete("/projects/<project_id>/products/<product_id>")
 async def delete_product(project_id: str, product_id: str) -> Response:
     return json_response(
-        await ask(_project(project_id), m.DeleteProduct(product_id)), headers=NO_STORE
+        await ask(await _project(project_id), m.DeleteProduct(product_id)), headers=NO_STORE
     )
 
 
 @blueprint.put("/projects/<project_id>/providers/<provider>")
 async def put_provider(project_id: str, provider: str) -> Response:
-    project_id = _project(project_id)
+    project_id = await _project(project_id)
     if provider not in PROVIDERS:  # whatever the body: the name decides first
         raise NotFound("unknown_provider", f"This node has no provider {provider!r}.")
     body = bodies.provider_settings(await read_json_object())
@@ -155,31 +153,33 @@ for _name in PROVIDERS:
 @blueprint.post("/projects/<project_id>/keys")
 async def create_key(project_id: str) -> Response:
     fields = bodies.new_key(await read_json_object())
-    answer = await ask(_project(project_id), m.CreateKey(**fields))
+    answer = await ask(await _project(project_id), m.CreateKey(**fields))
     return json_response(answer, 201, NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/keys")
 async def list_keys(project_id: str) -> Response:
-    project = await ask(_project(project_id), m.GetProject())
+    project = await ask(await _project(project_id), m.GetProject())
     return json_response({"items": project["keys"]}, headers=NO_STORE)
 
 
 @blueprint.delete("/projects/<project_id>/keys/<key_id>")
 async def revoke_key(project_id: str, key_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.RevokeKey(key_id)), headers=NO_STORE)
+    return json_response(
+        await ask(await _project(project_id), m.RevokeKey(key_id)), headers=NO_STORE
+    )
 
 
 @blueprint.get("/projects/<project_id>/usage")
 async def usage(project_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.GetUsage()), headers=NO_STORE)
+    return json_response(await ask(await _project(project_id), m.GetUsage()), headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/deliveries")
 async def deliveries(project_id: str) -> Response:
-    if not queries.project_exists(node(), _project(project_id)):
+    if not await queries.project_exists(node(), await _project(project_id)):
         raise project_not_found()
-    return json_response(queries.rejected_deliveries(node(), project_id), headers=NO_STORE)
+    return json_response(await queries.rejected_deliveries(node(), project_id), headers=NO_STORE)
 
 
 async def _resolvable(url: str | None) -> None:
@@ -204,12 +204,12 @@ async def create_endpoint(project_id: str) -> Response:
         types=fields["types"],
         description=fields["description"],
     )
-    return json_response(await ask(_project(project_id), message), 201, NO_STORE)
+    return json_response(await ask(await _project(project_id), message), 201, NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/endpoints")
 async def list_endpoints(project_id: str) -> Response:
-    return json_response(await ask(_project(project_id), m.ListEndpoints()), headers=NO_STORE)
+    return json_response(await ask(await _project(project_id), m.ListEndpoints()), headers=NO_STORE)
 
 
 @blueprint.patch("/projects/<project_id>/endpoints/<endpoint_id>")
@@ -217,21 +217,21 @@ async def patch_endpoint(project_id: str, endpoint_id: str) -> Response:
     changes = bodies.endpoint(await read_json_object(), partial=True)
     await _resolvable(changes.get("url"))
     message = m.PatchEndpoint(_endpoint(endpoint_id), changes)
-    return json_response(await ask(_project(project_id), message), headers=NO_STORE)
+    return json_response(await ask(await _project(project_id), message), headers=NO_STORE)
 
 
 @blueprint.delete("/projects/<project_id>/endpoints/<endpoint_id>")
 async def delete_endpoint(project_id: str, endpoint_id: str) -> Response:
     message = m.DeleteEndpoint(_endpoint(endpoint_id))
-    return json_response(await ask(_project(project_id), message), headers=NO_STORE)
+    return json_response(await ask(await _project(project_id), message), headers=NO_STORE)
 
 
 @blueprint.get("/projects/<project_id>/endpoints/<endpoint_id>/attempts")
 async def endpoint_attempts(project_id: str, endpoint_id: str) -> Response:
-    listed = await ask(_project(project_id), m.ListEndpoints())
+    listed = await ask(await _project(project_id), m.ListEndpoints())
     if _endpoint(endpoint_id) not in {e["endpointId"] for e in listed["items"]}:
         raise NotFound("not_found", "No endpoint with this id in this project.")
-    attempts = queries.endpoint_attempts(node(), endpoint_id)
+    attempts = await queries.endpoint_attempts(node(), endpoint_id)
     return json_response({"items": [attempt_view(a) for a in attempts]}, headers=NO_STORE)
 
 
@@ -239,7 +239,7 @@ async def endpoint_attempts(project_id: str, endpoint_id: str) -> Response:
 async def replay_endpoint(project_id: str, endpoint_id: str) -> Response:
     since, event_ids = bodies.replay(await read_json_object())
     message = m.ReplayEvents(_endpoint(endpoint_id), since, event_ids)
-    return json_response(await ask(_project(project_id), message), 202, NO_STORE)
+    return json_response(await ask(await _project(project_id), message), 202, NO_STORE)
 
 
 def _endpoint(endpoint_id: str) -> str:
@@ -276,9 +276,9 @@ async def logs() -> Response:
     wanted_status = status_filter(request.args.get("status"))
     project_id = request.args.get("projectId")
     if project_id is not None:
-        _project(project_id)  # another account's project is not found, as an unknown one
+        await _project(project_id)  # another account's project is not found, as an unknown one
     account = _account()
-    owned = set(accounts.owned_projects(ctx, account)) if account is not None else None
+    owned = set(await accounts.owned_projects(ctx, account)) if account is not None else None
 
     def keep(line: dict[str, Any]) -> bool:
         if project_id is not None and line["projectId"] != project_id:
@@ -329,7 +329,7 @@ async def trigger() -> Response:
         )
     if not isinstance(tx_id, str):
         raise InvalidRequest("invalid_request", "txId is a required string", field="txId")
-    project_id = queries.project_of_tx(node(), tx_id)
+    project_id = await queries.project_of_tx(node(), tx_id)
     if project_id is None:
         raise NotFound("not_found", "No transaction with this id on this node.", field="txId")
     material = await ask(project_id, m.TriggerMaterial(provider, tx_id))

@@ -19,7 +19,7 @@ from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
-from edge.http.paging import limit, read
+from edge.http.paging import limit
 
 blueprint = Blueprint("merchant", __name__)
 
@@ -27,19 +27,19 @@ FEED_WAIT_MAX_S = 25
 FEED_POLL_S = 0.25
 
 
-def _caller(project_id: str) -> Caller:
+async def _caller(project_id: str) -> Caller:
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    caller = project_caller(project_id, required=True, sessions=True)
+    caller = await project_caller(project_id, required=True, sessions=True)
     assert caller is not None
-    if caller.is_admin and not queries.project_exists(node(), project_id):
+    if caller.is_admin and not await queries.project_exists(node(), project_id):
         raise project_not_found()
     return caller
 
 
 @blueprint.get("/api/projects/<project_id>/transactions")
 async def list_transactions(project_id: str) -> Response:
-    caller = _caller(project_id)
+    caller = await _caller(project_id)
     status = request.args.get("status")
     if status is not None and status not in {s.value for s in Status}:
         raise InvalidInput("status must be one of the transaction statuses", "status")
@@ -53,8 +53,7 @@ async def list_transactions(project_id: str) -> Response:
             raise InvalidInput(
                 "reference is not a valid reference code (check character)", "reference"
             )
-    page = await read(
-        queries.list_transactions,
+    page = await queries.list_transactions(
         node(),
         project_id,
         mode=caller.mode,
@@ -68,14 +67,14 @@ async def list_transactions(project_id: str) -> Response:
 
 @blueprint.get("/api/projects/<project_id>/transactions/<tx_id>")
 async def get_transaction(project_id: str, tx_id: str) -> Response:
-    caller = _caller(project_id)
-    view = await read(queries.get_transaction, node(), project_id, tx_id, caller.mode)
+    caller = await _caller(project_id)
+    view = await queries.get_transaction(node(), project_id, tx_id, caller.mode)
     return json_response(view, headers=NO_STORE)
 
 
 @blueprint.get("/api/projects/<project_id>/events")
 async def events(project_id: str) -> Response:
-    caller = _caller(project_id)
+    caller = await _caller(project_id)
     after = request.args.get("after")
     if after is not None and not ids.is_evt_id(after):
         raise InvalidInput("after must be an event id (evt_...)", "after")
@@ -84,7 +83,6 @@ async def events(project_id: str) -> Response:
     if wait_s is None:
         raise InvalidInput(f"wait must be an integer from 0 to {FEED_WAIT_MAX_S}", "wait")
     feed = partial(
-        read,
         queries.event_feed,
         node(),
         project_id,
@@ -104,7 +102,7 @@ async def events(project_id: str) -> Response:
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/mark-paid")
 async def mark_paid(project_id: str, tx_id: str) -> Response:
-    caller = _caller(project_id)
+    caller = await _caller(project_id)
     note = bodies.mark_paid(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
         raise NotFound("not_found", "No transaction with this id in this project.")
@@ -114,7 +112,7 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/refund")
 async def refund(project_id: str, tx_id: str) -> Response:
-    caller = _caller(project_id)
+    caller = await _caller(project_id)
     amount, reason = bodies.refund(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
         raise NotFound("not_found", "No transaction with this id in this project.")
@@ -126,7 +124,7 @@ async def refund(project_id: str, tx_id: str) -> Response:
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")
 async def cancel(project_id: str, tx_id: str) -> Response:
-    caller = _caller(project_id)
+    caller = await _caller(project_id)
     await read_json_object(optional=True)
     if not ids.is_tx_id(tx_id):
         raise NotFound("not_found", "No transaction with this id in this project.")

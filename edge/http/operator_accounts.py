@@ -28,12 +28,12 @@ blueprint = Blueprint("operator_accounts", __name__, url_prefix="/api/manage/acc
 
 @blueprint.before_request
 async def _operator() -> None:
-    manager()
+    await manager()
     operator_only()
 
 
-def _account(account_id: str) -> dict[str, Any]:
-    found = accounts.get(node(), account_id) if ids.is_account_id(account_id) else None
+async def _account(account_id: str) -> dict[str, Any]:
+    found = await accounts.get(node(), account_id) if ids.is_account_id(account_id) else None
     if found is None:
         raise NotFound("account_not_found", "No account with this id.")
     return found
@@ -49,12 +49,13 @@ async def list_accounts() -> Response:
         email = emails.normalized(asked)
         if email is None:
             raise InvalidInput("email must be an e-mail address", "email")
-        found = accounts.by_email(ctx, email)
+        found = await accounts.by_email(ctx, email)
         listed = [found] if found is not None else []
     else:
-        listed = accounts.every(ctx)
+        listed = await accounts.every(ctx)
     items = [
-        {**account_view(a), "projects": len(accounts.owned_projects(ctx, a["id"]))} for a in listed
+        {**account_view(a), "projects": len(await accounts.owned_projects(ctx, a["id"]))}
+        for a in listed
     ]
     return json_response({"items": items}, headers=NO_STORE)
 
@@ -69,7 +70,7 @@ async def patch_account(account_id: str) -> Response:
         raise InvalidRequest("invalid_request", "operator must be true or false", field="operator")
     ctx = node()
     async with ctx.accounts_lock:
-        found = _account(account_id)
+        found = await _account(account_id)
         found["operator"] = operator
         await accounts.save(ctx, found)
     return json_response(account_view(found), headers=NO_STORE)
@@ -77,7 +78,7 @@ async def patch_account(account_id: str) -> Response:
 
 @blueprint.post("/<account_id>/reset-link")
 async def make_reset_link(account_id: str) -> Response:
-    account = _account(account_id)
+    account = await _account(account_id)
     url, expires = await new_reset_link(node(), account)
     answer = {
         "accountId": account["id"],
@@ -92,6 +93,6 @@ async def make_reset_link(account_id: str) -> Response:
 async def remove_two_factor(account_id: str) -> Response:
     ctx = node()
     async with ctx.accounts_lock:
-        account = without_two_factor(_account(account_id))
+        account = without_two_factor(await _account(account_id))
         await accounts.save(ctx, account)
     return json_response(account_view(account), headers=NO_STORE)

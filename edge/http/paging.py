@@ -1,21 +1,11 @@
-"""What every paged list read shares: the ``limit`` query parameter, and running the read in a
-worker thread (LMDB readers may), so no project actor waits on a long scan."""
+"""What every paged list read shares: the ``limit`` query parameter."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import Any
-
-import trio
 from quart import request
 
 from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
-
-
-async def read(query: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return await trio.to_thread.run_sync(partial(query, *args, **kwargs))
 
 
 def limit(default: int, high: int) -> int:

@@ -70,7 +70,7 @@ async def request_reset(email: str) -> None:
 
 async def _mail_link(ctx: NodeContext, email: str) -> None:
     """Outside any request: whatever fails is logged (never the link), and the node goes on."""
-    account = accounts.by_email(ctx, email)
+    account = await accounts.by_email(ctx, email)
     if account is None or ctx.mailer is None:
         return
     try:
@@ -89,12 +89,12 @@ async def _mail_link(ctx: NodeContext, email: str) -> None:
         log.warning("could not e-mail a reset link to account %s: %r", account["id"], exc)
 
 
-def usable_link(token: object) -> dict[str, Any]:
+async def usable_link(token: object) -> dict[str, Any]:
     """The reset link ``token`` opens; ``404 reset_link_invalid`` for one that is unknown,
     used or expired (the same answer for all three)."""
     ctx = node()
     found = (
-        accounts.reset_link(ctx, token)
+        await accounts.reset_link(ctx, token)
         if isinstance(token, str) and 0 < len(token) <= 100
         else None
     )
@@ -117,11 +117,11 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
     factor."""
     ctx = node()
     ctx.manage_rates.take("reset:ip", client_ip())
-    usable_link(token)
+    await usable_link(token)
     hashed = await hash_new_password(password)
     async with ctx.accounts_lock:
-        link = usable_link(token)  # a second use racing this one finds it gone
-        account = accounts.get(ctx, link["accountId"])
+        link = await usable_link(token)  # a second use racing this one finds it gone
+        account = await accounts.get(ctx, link["accountId"])
         if account is None:
             raise _no_such_link()
         await accounts.set_password(ctx, account, hashed)

@@ -58,12 +58,12 @@ def new_session(account_id: str | None, now_ms: int) -> tuple[str, str, dict[str
     return token, csrf, record
 
 
-def current(ctx: NodeContext) -> Session | None:
+async def current(ctx: NodeContext) -> Session | None:
     """The request's live session, if its cookie names one; extends it once a day of use."""
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 100:
         return None
-    record = accounts.session(ctx, token)
+    record = await accounts.session(ctx, token)
     now = ctx.clock_ms()
     if record is None or record["expiresAt"] <= now:
         return None
@@ -72,7 +72,7 @@ def current(ctx: NodeContext) -> Session | None:
     account_id = record["accountId"]
     # read at every request: an account made (or no longer) an operator is so at once
     operator = bool(record.get("operator")) or (
-        account_id is not None and accounts.is_operator(ctx, account_id)
+        account_id is not None and await accounts.is_operator(ctx, account_id)
     )
     return Session(token, account_id, record["csrf"], operator)
 

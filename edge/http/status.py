@@ -61,7 +61,7 @@ class StatusRoute:
                 authorization = authorization or value.decode("latin-1")
             elif name == b"x-forwarded-for":
                 forwarded_for = forwarded_for or value.decode("latin-1")
-        caller = caller_for(self.ctx, project_id, authorization, required=False)
+        caller = await caller_for(self.ctx, project_id, authorization, required=False)
         wait_s, version = _long_poll(scope["query_string"])
         peer = (scope.get("client") or ("", 0))[0]
         charge = charge_of(

@@ -19,7 +19,7 @@ blueprint = Blueprint("subscriptions", __name__)
 async def portal_url(project_id: str, subscription_id: str) -> Response:
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    caller = project_caller(project_id, required=True, sessions=True)
+    caller = await project_caller(project_id, required=True, sessions=True)
     assert caller is not None
     body = await read_json_object(optional=True)
     unknown = set(body) - {"returnUrl"}

@@ -47,9 +47,9 @@ def sealed_place(account_id: str) -> str:
     return f"accounts/{account_id}/totp"
 
 
-def _signed_in() -> str:
+async def _signed_in() -> str:
     """The signed-in account's id (a session of the operator's token has no account)."""
-    session = sessions.current(node())
+    session = await sessions.current(node())
     if session is None or session.account_id is None:
         raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
     sessions.check_csrf(session)
@@ -57,8 +57,8 @@ def _signed_in() -> str:
     return session.account_id
 
 
-def _account(account_id: str) -> dict[str, Any]:
-    found = accounts.get(node(), account_id)
+async def _account(account_id: str) -> dict[str, Any]:
+    found = await accounts.get(node(), account_id)
     if found is None:  # a session outlives no account, but say so rather than fail
         raise Unauthorized("unauthorized", "This account no longer exists.")
     return found
@@ -67,7 +67,7 @@ def _account(account_id: str) -> dict[str, Any]:
 async def _signed_in_with_code() -> tuple[str, str]:
     """The signed-in account and the code its body (``{"code": ...}`` and nothing else)
     brings."""
-    account_id = _signed_in()
+    account_id = await _signed_in()
     body = await read_json_object()
     only(body, {"code"})
     return account_id, _code_of(body)
@@ -110,15 +110,15 @@ def _wrong_code() -> Unauthorized:
 
 @blueprint.get("/api/account")
 async def show_account() -> Response:
-    return json_response(account_view(_account(_signed_in())), headers=NO_STORE)
+    return json_response(account_view(await _account(await _signed_in())), headers=NO_STORE)
 
 
 @blueprint.post("/api/account/two-factor")
 async def start_enrolment() -> Response:
-    account_id = _signed_in()
+    account_id = await _signed_in()
     ctx = node()
     async with ctx.accounts_lock:
-        account = _account(account_id)
+        account = await _account(account_id)
         if account.get("twoFactor"):
             raise Conflict("two_factor_enabled", "Two-factor login is on already.")
         secret = totp.secret_from(secrets.token_bytes(totp.SECRET_BYTES))
@@ -136,7 +136,7 @@ async def confirm_enrolment() -> Response:
     account_id, code = await _signed_in_with_code()
     ctx = node()
     async with ctx.accounts_lock:
-        account = _account(account_id)
+        account = await _account(account_id)
         pending = account.get("twoFactorPending")
         if account.get("twoFactor") or not pending:
             raise Conflict(
@@ -169,7 +169,7 @@ async def disable() -> Response:
     account_id, code = await _signed_in_with_code()
     ctx = node()
     async with ctx.accounts_lock:
-        account = _account(account_id)
+        account = await _account(account_id)
         if not account.get("twoFactor"):
             raise Conflict("two_factor_disabled", "Two-factor login is off already.")
         if spend_code(account, code, time.time()) is None:
@@ -191,12 +191,12 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
     async with ctx.accounts_lock:
-        pending = accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
+        pending = await accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
         if pending is None or pending["expiresAt"] <= ctx.clock_ms():
             raise Unauthorized(
                 "challenge_expired", "This login has expired: log in again.", field="challenge"
             )
-        account = _account(pending["accountId"])
+        account = await _account(pending["accountId"])
         ctx.manage_rates.take("login:email", account["email"])
         taken = spend_code(account, code, time.time())
         if taken is None:

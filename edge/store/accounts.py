@@ -17,7 +17,7 @@ import hashlib
 from typing import Any
 
 from edge.store.codec import pack, unpack
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op
 
 DB = "accounts"
@@ -53,54 +53,58 @@ def digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8")).digest()
 
 
-def account(store: Store, account_id: str) -> dict[str, Any] | None:
-    return store.get(account_key(account_id), db=DB)
+async def account(store: Engine, account_id: str) -> dict[str, Any] | None:
+    return await store.get(account_key(account_id), db=DB)
 
 
-def all_accounts(store: Store, limit: int = 1000) -> list[dict[str, Any]]:
+async def all_accounts(store: Engine, limit: int = 1000) -> list[dict[str, Any]]:
     """Every account, in id order (at most ``limit``)."""
-    return [unpack(raw) for _, raw in store.scan(b"a:", db=DB, limit=limit)]
+    return [unpack(raw) for _, raw in await store.scan(b"a:", db=DB, limit=limit)]
 
 
-def is_operator(store: Store, account_id: str) -> bool:
+async def is_operator(store: Engine, account_id: str) -> bool:
     """An operator account (``edge account operator``) sees and manages every project."""
-    found = account(store, account_id)
+    found = await account(store, account_id)
     return bool(found and found.get("operator"))
 
 
-def account_by_email(store: Store, email: str) -> dict[str, Any] | None:
-    account_id = store.get_raw(email_key(email), db=DB)
-    return store.get(account_key(account_id.decode("ascii")), db=DB) if account_id else None
+async def account_by_email(store: Engine, email: str) -> dict[str, Any] | None:
+    account_id = await store.get_raw(email_key(email), db=DB)
+    if not account_id:
+        return None
+    return await store.get(account_key(account_id.decode("ascii")), db=DB)
 
 
-def session(store: Store, token: str) -> dict[str, Any] | None:
-    return store.get(session_key(token), db=DB)
+async def session(store: Engine, token: str) -> dict[str, Any] | None:
+    return await store.get(session_key(token), db=DB)
 
 
-def reset_link(store: Store, token: str) -> dict[str, Any] | None:
-    return store.get(reset_key(token), db=DB)
+async def reset_link(store: Engine, token: str) -> dict[str, Any] | None:
+    return await store.get(reset_key(token), db=DB)
 
 
-def challenge(store: Store, token: str) -> dict[str, Any] | None:
-    return store.get(challenge_key(token), db=DB)
+async def challenge(store: Engine, token: str) -> dict[str, Any] | None:
+    return await store.get(challenge_key(token), db=DB)
 
 
-def keys_of(store: Store, kind: bytes, account_id: str) -> list[bytes]:
+async def keys_of(store: Engine, kind: bytes, account_id: str) -> list[bytes]:
     """The keys of ``kind`` (``SESSIONS``, ``RESETS``, ``CHALLENGES``) that
     belong to ``account_id``: a scan of them all, for the rare change that ends every one of
     an account's (a password reset)."""
     return [
-        key for key, raw in store.scan(kind, db=DB) if unpack(raw).get("accountId") == account_id
+        key
+        for key, raw in await store.scan(kind, db=DB)
+        if unpack(raw).get("accountId") == account_id
     ]
 
 
-def owned_projects(store: Store, account_id: str) -> list[str]:
+async def owned_projects(store: Engine, account_id: str) -> list[str]:
     prefix = owner_key(account_id)
-    return [key[len(prefix) :].decode("ascii") for key, _ in store.scan(prefix, db=DB)]
+    return [key[len(prefix) :].decode("ascii") for key, _ in await store.scan(prefix, db=DB)]
 
 
-def owns(store: Store, account_id: str, project_id: str) -> bool:
-    return store.get_raw(owner_key(account_id, project_id), db=DB) is not None
+async def owns(store: Engine, account_id: str, project_id: str) -> bool:
+    return await store.get_raw(owner_key(account_id, project_id), db=DB) is not None
 
 
 def new_account_ops(account: dict[str, Any]) -> list[Op]:

@@ -24,7 +24,7 @@ from edge.domain import ids
 from edge.domain.notifications import wants
 from edge.store import outbox
 from edge.store.codec import pack, unpack
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op
 
 DB = "notify"
@@ -80,9 +80,9 @@ def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Op]:
     return [(DB, FAN_OUT + event["id"].encode("ascii"), project["id"].encode("ascii"))]
 
 
-def fan_outs(store: Store, limit: int) -> list[tuple[str, str]]:
+async def fan_outs(store: Engine, limit: int) -> list[tuple[str, str]]:
     """(project id, event id) of the events still to fan out, oldest first."""
-    rows = store.scan(FAN_OUT, limit=limit, db=DB)
+    rows = await store.scan(FAN_OUT, limit=limit, db=DB)
     return [(project.decode("ascii"), key[1:].decode("ascii")) for key, project in rows]
 
 
@@ -111,11 +111,10 @@ def refiled_ops(entry: Mapping[str, Any]) -> list[Op]:
     ]
 
 
-def depth(store: Store, limit: int) -> int:
+async def depth(store: Engine, limit: int) -> int:
     """Events still to fan out and queued notifications, counted up to ``limit`` each."""
-    return len(store.scan(FAN_OUT, limit=limit, db=DB)) + len(
-        store.scan(outbox.QUEUE, limit=limit, db=DB)
-    )
+    owed = await store.scan(FAN_OUT, limit=limit, db=DB)
+    return len(owed) + len(await store.scan(outbox.QUEUE, limit=limit, db=DB))
 
 
 def log_op(endpoint_id: str, attempt: Mapping[str, Any]) -> Op:
@@ -123,19 +122,19 @@ def log_op(endpoint_id: str, attempt: Mapping[str, Any]) -> Op:
     return (DB, key, pack(dict(attempt)))
 
 
-def expired_ops(store: Store, now_ms: int, batch: int = outbox.PRUNE_BATCH) -> list[Op]:
+async def expired_ops(store: Engine, now_ms: int, batch: int = outbox.PRUNE_BATCH) -> list[Op]:
     """Deletes for up to ``batch`` of what is kept past ``outbox.RETENTION_MS``: finished queue
     entries with their attempts, and attempt log lines (of every endpoint, deleted ones too:
     each endpoint's lines come oldest first, so a scan skips from one endpoint to the next)."""
-    ops = outbox.expired_ops(store, now_ms, db=DB, batch=batch)
+    ops = await outbox.expired_ops(store, now_ms, db=DB, batch=batch)
     cutoff = ids.ulid_floor(max(0, now_ms - outbox.RETENTION_MS)).encode("ascii")
     after: bytes | None = None
     while len(ops) < batch:
-        first = store.scan(LOG, after=after, limit=1, db=DB)
+        first = await store.scan(LOG, after=after, limit=1, db=DB)
         if not first:
             break
         lines = first[0][0][: len(LOG) + ENDPOINT_ID_LEN]
-        for key, _ in store.scan(lines, limit=batch - len(ops), db=DB):
+        for key, _ in await store.scan(lines, limit=batch - len(ops), db=DB):
             if key[len(lines) :] >= cutoff:
                 break
             ops.append((DB, key, None))
@@ -143,7 +142,7 @@ def expired_ops(store: Store, now_ms: int, batch: int = outbox.PRUNE_BATCH) -> l
     return ops
 
 
-def log(store: Store, endpoint_id: str, limit: int = 100) -> list[dict[str, Any]]:
+async def log(store: Engine, endpoint_id: str, limit: int = 100) -> list[dict[str, Any]]:
     """An endpoint's attempts, newest first."""
-    rows = store.scan(LOG + endpoint_id.encode("ascii"), reverse=True, limit=limit, db=DB)
+    rows = await store.scan(LOG + endpoint_id.encode("ascii"), reverse=True, limit=limit, db=DB)
     return [unpack(value) for _, value in rows]

@@ -26,7 +26,7 @@ from typing import Any
 from edge.domain import ids
 from edge.domain.ids import ulid_time_ms
 from edge.store.codec import pack, unpack
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op
 
 DB = "outbox"
@@ -98,33 +98,33 @@ def entry_id_of(ops: list[Op]) -> str:
     return ops[0][1][len(ENTRY) :].decode("ascii")
 
 
-def due(store: Store, now_ms: int, limit: int, db: str = DB) -> list[dict[str, Any]]:
+async def due(store: Engine, now_ms: int, limit: int, db: str = DB) -> list[dict[str, Any]]:
     """Pending entries due at ``now_ms`` or before, soonest first."""
     out = []
-    for key, _ in store.scan(QUEUE, limit=limit, db=db):
+    for key, _ in await store.scan(QUEUE, limit=limit, db=db):
         due_ms = int.from_bytes(key[1:9], "big")
         if due_ms > now_ms:
             break
-        entry = store.get(entry_key(key[9:].decode("ascii")), db=db)
+        entry = await store.get(entry_key(key[9:].decode("ascii")), db=db)
         if entry is not None and entry["state"] == PENDING:
             out.append(entry)
     return out
 
 
-def next_due_ms(store: Store, db: str = DB) -> int | None:
+async def next_due_ms(store: Engine, db: str = DB) -> int | None:
     """When the soonest pending entry is due, or None when nothing is pending."""
-    first = store.scan(QUEUE, limit=1, db=db)
+    first = await store.scan(QUEUE, limit=1, db=db)
     return int.from_bytes(first[0][0][1:9], "big") if first else None
 
 
-def entry(store: Store, entry_id: str, db: str = DB) -> dict[str, Any] | None:
-    return store.get(entry_key(entry_id), db=db)
+async def entry(store: Engine, entry_id: str, db: str = DB) -> dict[str, Any] | None:
+    return await store.get(entry_key(entry_id), db=db)
 
 
-def attempts(store: Store, entry_id: str, db: str = DB) -> list[dict[str, Any]]:
+async def attempts(store: Engine, entry_id: str, db: str = DB) -> list[dict[str, Any]]:
     """Every attempt of an entry, first first."""
     prefix = ATTEMPT + entry_id.encode("ascii")
-    return [unpack(value) for _, value in store.scan(prefix, db=db)]
+    return [unpack(value) for _, value in await store.scan(prefix, db=db)]
 
 
 def settle_ops(
@@ -153,18 +153,20 @@ def settle_ops(
     return ops
 
 
-def expired_ops(store: Store, now_ms: int, db: str = DB, batch: int = PRUNE_BATCH) -> list[Op]:
+async def expired_ops(
+    store: Engine, now_ms: int, db: str = DB, batch: int = PRUNE_BATCH
+) -> list[Op]:
     """Deletes for the finished entries made more than ``RETENTION_MS`` ago, with their
     attempts: of the ``batch`` oldest entries. A pending one (still owed) is kept, whatever
     its age."""
     cutoff = now_ms - RETENTION_MS
     ops: list[Op] = []
-    for key, raw in store.scan(ENTRY, limit=batch, db=db):
+    for key, raw in await store.scan(ENTRY, limit=batch, db=db):
         entry_id = key[len(ENTRY) :]
         if ulid_time_ms(entry_id.decode("ascii")) >= cutoff:
             break
         if unpack(raw)["state"] == PENDING:
             continue
         ops.append((db, key, None))
-        ops += [(db, attempt, None) for attempt, _ in store.scan(ATTEMPT + entry_id, db=db)]
+        ops += [(db, attempt, None) for attempt, _ in await store.scan(ATTEMPT + entry_id, db=db)]
     return ops

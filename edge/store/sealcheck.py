@@ -9,7 +9,7 @@ every start opens the canary first: a key that cannot open it stops the start wi
 from __future__ import annotations
 
 from edge.sealing import Sealer, SealError
-from edge.store.env import Store
+from edge.store.engine import Engine
 from edge.store.writer import Op
 
 CANARY_KEY = b"seal-canary"
@@ -20,10 +20,10 @@ class WrongSealingKey(Exception):
     """The node's sealing key does not open the store's secrets."""
 
 
-def check(store: Store, sealer: Sealer) -> list[Op]:
+async def check(store: Engine, sealer: Sealer) -> list[Op]:
     """Raise ``WrongSealingKey`` if the key cannot open the store's canary; else the writes
     that leave one (none when it is there)."""
-    canary = store.get_raw(CANARY_KEY, db="meta")
+    canary = await store.get_raw(CANARY_KEY, db="meta")
     if canary is None:
         return [("meta", CANARY_KEY, sealer.seal("edge", CANARY_PLACE))]
     try:

@@ -91,7 +91,7 @@ async def settled(store: Store, watch: AttemptWatch, entry_id: str) -> dict[str,
     moves only to the worker's own deadlines."""
     while True:
         with watch.expecting(TX) as attempted:  # entered before the look: no attempt is missed
-            entry = outbox.entry(store, entry_id)
+            entry = await outbox.entry(store, entry_id)
             assert entry is not None
             if entry["state"] != "pending":
                 return entry
@@ -121,9 +121,9 @@ async def test_an_owed_follow_up_is_carried_out_once_and_recorded(store, writer,
         {"order": "O-1"},
     )
     assert request.tx["id"] == TX and request.credentials == {"mode": "test"}
-    (attempt,) = outbox.attempts(store, entry_id)
+    (attempt,) = await outbox.attempts(store, entry_id)
     assert (attempt["number"], attempt["outcome"], attempt["detail"]) == (1, "done", "captured")
-    assert outbox.next_due_ms(store) is None
+    assert await outbox.next_due_ms(store) is None
 
 
 async def test_transient_failures_are_retried_with_backoff(store, writer, autojump_clock):
@@ -135,7 +135,7 @@ async def test_transient_failures_are_retried_with_backoff(store, writer, autoju
     )
     entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
     assert (entry["state"], entry["attempts"]) == ("done", 3)
-    attempts = outbox.attempts(store, entry_id)
+    attempts = await outbox.attempts(store, entry_id)
     assert [a["outcome"] for a in attempts] == ["retry", "retry", "done"]
     assert attempts[0]["detail"] == "provider_error: PayPal answered 503"
     assert attempts[1]["detail"] == "network error: ConnectError"
@@ -149,7 +149,7 @@ async def test_a_provider_that_never_recovers_ends_failed(store, writer, autojum
     provider = scripted(*down)
     entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
     assert (entry["state"], entry["attempts"]) == ("failed", len(BACKOFF_S) + 1)
-    outcomes = [a["outcome"] for a in outbox.attempts(store, entry_id)]
+    outcomes = [a["outcome"] for a in await outbox.attempts(store, entry_id)]
     assert outcomes == ["retry"] * len(BACKOFF_S) + ["failed"]
 
 
@@ -168,7 +168,7 @@ async def test_nothing_is_done_for_an_ended_checkout(store, writer, autojump_clo
     provider = scripted()
     entry = await run_until_settled(store, writer, provider, targets, entry_id)
     assert entry["state"] == "dropped" and provider.calls == []
-    (attempt,) = outbox.attempts(store, entry_id)
+    (attempt,) = await outbox.attempts(store, entry_id)
     assert attempt["outcome"] == "dropped" and "ended" in attempt["detail"]
 
 
@@ -190,7 +190,7 @@ async def test_a_target_that_cannot_be_told_now_is_asked_again(store, writer, au
         await nursery.start(worker.run)
         await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
-    assert [a["outcome"] for a in outbox.attempts(store, entry_id)] == ["retry", "done"]
+    assert [a["outcome"] for a in await outbox.attempts(store, entry_id)] == ["retry", "done"]
 
 
 async def test_new_entries_wake_an_idle_worker(store, writer, autojump_clock):
@@ -204,7 +204,7 @@ async def test_new_entries_wake_an_idle_worker(store, writer, autojump_clock):
         entry_id = await enqueue(writer)
         # an hour of mock time, the subject: written behind its back, it does not poll
         await trio.sleep(3600)
-        assert outbox.entry(store, entry_id)["state"] == "pending"
+        assert (await outbox.entry(store, entry_id))["state"] == "pending"
         worker.notify()
         await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
@@ -233,7 +233,7 @@ async def test_a_store_that_cannot_record_stops_neither_the_worker_nor_the_node(
         )
         nursery.cancel_scope.cancel()  # still running: nothing escaped into the nursery
     assert len(provider.calls) >= 2  # tried again after the failed pass
-    entry = outbox.entry(store, entry_id)
+    entry = await outbox.entry(store, entry_id)
     assert entry is not None and (entry["state"], entry["attempts"]) == ("pending", 0)
 
 
@@ -248,7 +248,7 @@ async def test_what_the_provider_answered_is_applied_before_the_entry_settles(
     provider = scripted(answer, answer)
     entry = await run_until_settled(store, writer, provider, targets, entry_id)
     # the first answer could not be applied: the entry stayed owed and the call was repeated
-    assert [a["outcome"] for a in outbox.attempts(store, entry_id)] == ["retry", "done"]
+    assert [a["outcome"] for a in await outbox.attempts(store, entry_id)] == ["retry", "done"]
     assert entry["state"] == "done" and len(provider.calls) == 2
     assert targets.reported == [("scripted", "test", answer)]
 
@@ -263,7 +263,7 @@ async def test_a_checkout_is_expired_by_the_node_when_its_time_comes(store, writ
         worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms, watch)
         await nursery.start(worker.run)
         await trio.sleep(3 * 3600 - 1)  # mock time, the subject: a second before it is due
-        assert targets.expired == [] and outbox.entry(store, entry_id)["state"] == "pending"
+        assert targets.expired == [] and (await outbox.entry(store, entry_id))["state"] == "pending"
         entry = await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     assert targets.expired == [TX] and provider.calls == []

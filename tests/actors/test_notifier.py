@@ -41,7 +41,7 @@ class Project:
         self.expect = expect
         self.told = trio.Event()
 
-    def targets(self, project_id: str, endpoint_id: str, event_id: str, now: int) -> Any:
+    async def targets(self, project_id: str, endpoint_id: str, event_id: str, now: int) -> Any:
         body = f'{{"id":"{event_id}"}}'.encode()
         return {"url": self.url, "secrets": [SECRET], "body": body, "failingSince": None}
 
@@ -100,8 +100,8 @@ async def settled(store: Store, attempts: Pulse, entry_id: str) -> dict[str, Any
     """The entry once it is no longer pending, as the store holds it: looked at again at each
     attempt the notifier records (``attempts``), never on a timer."""
 
-    def done() -> dict[str, Any] | None:
-        entry = outbox.entry(store, entry_id, db=notifyq.DB)
+    async def done() -> dict[str, Any] | None:
+        entry = await outbox.entry(store, entry_id, db=notifyq.DB)
         assert entry is not None
         return entry if entry["state"] != "pending" else None
 
@@ -145,7 +145,7 @@ async def test_a_failing_endpoint_gets_the_retries_on_the_schedule(store, writer
     project = Project(expect=1 + len(notifications.RETRY_S))
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
         (entry,) = await run(store, writer, project, http, [entry_id])
-    attempts = outbox.attempts(store, entry_id, db=notifyq.DB)
+    attempts = await outbox.attempts(store, entry_id, db=notifyq.DB)
     assert (entry["state"], len(attempts)) == ("failed", 1 + len(notifications.RETRY_S))
     assert [a["outcome"] for a in attempts] == ["retry"] * 7 + ["failed"]
     gaps = [(b["at"] - a["at"]) / 1000 for a, b in zip(attempts, attempts[1:], strict=False)]
@@ -153,7 +153,7 @@ async def test_a_failing_endpoint_gets_the_retries_on_the_schedule(store, writer
     # every attempt is signed afresh, with the event id as webhook-id
     assert {r.headers["webhook-id"] for r in seen} == {"evt_01JD0000000000000000000000"}
     assert len({r.headers["webhook-timestamp"] for r in seen}) == 8
-    log = notifyq.log(store, ENDPOINT)
+    log = await notifyq.log(store, ENDPOINT)
     assert [(a["number"], a["status"]) for a in log] == [(n, 500) for n in range(8, 0, -1)]
     assert project.outcomes == [(False, 500)] * 8
 
@@ -237,11 +237,11 @@ async def test_owed_events_and_an_earlier_nodes_fan_out_entry_reach_the_endpoint
         seen.append(request.headers["webhook-id"])
         return httpx.Response(204)
 
+    async def sent_and_emptied() -> bool:
+        return len(seen) >= 3 and not await notifyq.depth(store, 10)
+
     async with notifying(store, writer, answer) as (_, attempts):
-        await attempts.until(
-            lambda: len(seen) >= 3 and not notifyq.depth(store, 10),
-            what="three events sent and the queue emptied",
-        )
+        await attempts.until(sent_and_emptied, what="three events sent and the queue emptied")
     assert sorted(seen) == [event["id"] for event in owed]
 
 
@@ -256,9 +256,9 @@ async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_req
             entries = [await settled(store, attempts, e) for e in entry_ids]
     assert {e["state"] for e in entries} == {"dropped"} and asked == []
     assert writer.stats.commits - commits == 1
-    (attempt,) = outbox.attempts(store, entry_ids[0], db=notifyq.DB)
+    (attempt,) = await outbox.attempts(store, entry_ids[0], db=notifyq.DB)
     assert attempt["outcome"] == "dropped" and "gone" in attempt["detail"]
-    assert len(notifyq.log(store, ENDPOINT)) == 40
+    assert len(await notifyq.log(store, ENDPOINT)) == 40
 
 
 async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attempt_alone(
@@ -290,7 +290,7 @@ async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attem
         with trio.fail_after(10):
             entry = await settled(store, attempts, entry_id)
     assert (entry["state"], entry["attempts"]) == ("done", 1)
-    assert [line["outcome"] for line in notifyq.log(store, ENDPOINT)] == ["done"]
+    assert [line["outcome"] for line in await notifyq.log(store, ENDPOINT)] == ["done"]
 
 
 async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, writer):
@@ -311,5 +311,5 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
             lambda: outbox.attempts(store, entry_id, db=notifyq.DB), what="the attempt recorded"
         )
         nursery.cancel_scope.cancel()
-    (attempt,) = outbox.attempts(store, entry_id, db=notifyq.DB)
+    (attempt,) = await outbox.attempts(store, entry_id, db=notifyq.DB)
     assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]

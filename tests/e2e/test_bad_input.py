@@ -8,8 +8,8 @@ from support.client import bearer, manual_shop
 MISSING_TX = "tx_01M7YS2H2CXEBWK64PPXXP5WHD"
 
 
-def _snapshot(node, project_id: str) -> list:
-    return node.ctx.store.scan(project_id.encode())
+async def _snapshot(node, project_id: str) -> list:
+    return await node.ctx.store.scan(project_id.encode())
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def _snapshot(node, project_id: str) -> list:
 )
 async def test_bad_checkout_bodies(node, admin, http, body, status, code, field):
     shop = await manual_shop(admin)
-    before = _snapshot(node, shop.project_id)
+    before = await _snapshot(node, shop.project_id)
     response = await http.post(
         f"/api/checkout/manual/{shop.project_id}",
         content=body,
@@ -80,7 +80,7 @@ async def test_bad_checkout_bodies(node, admin, http, body, status, code, field)
     error = response.json()["error"]
     assert error["code"] == code
     assert error.get("field") == field
-    assert _snapshot(node, shop.project_id) == before
+    assert await _snapshot(node, shop.project_id) == before
 
 
 async def test_too_many_metadata_keys(admin, http):
@@ -148,7 +148,7 @@ async def test_mark_paid_refusals_change_nothing(node, admin, http):
         f"/api/projects/{pid}/transactions/{tx}/cancel", headers=bearer(shop.live_key)
     )
     assert canceled.json()["status"] == "canceled"
-    before = _snapshot(node, pid)
+    before = await _snapshot(node, pid)
     response = await http.post(
         f"/api/projects/{pid}/transactions/{tx}/mark-paid", headers=bearer(shop.live_key)
     )
@@ -168,7 +168,7 @@ async def test_mark_paid_refusals_change_nothing(node, admin, http):
         headers=bearer(shop.live_key),
     )
     assert (response.status_code, response.json()["error"]["field"]) == (400, "note")
-    assert _snapshot(node, pid) == before
+    assert await _snapshot(node, pid) == before
     assert (await http.get(f"/status/{pid}/{tx}")).json()["version"] == 2
 
 

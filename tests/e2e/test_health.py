@@ -29,8 +29,9 @@ async def test_healthz_answers_while_the_process_runs(http):
 async def test_readyz_proves_the_writer_commits(node, http):
     answer = await http.get("/readyz")
     assert (answer.status_code, answer.json()) == (200, {"status": "ready"})
-    assert node.ctx.store.get_raw(PROBE_KEY, db="meta") is not None  # the probe is durable
-    assert node.ctx.store.scan(b"ready-room", db="meta") == []  # the room it claimed, given back
+    assert await node.ctx.store.get_raw(PROBE_KEY, db="meta") is not None  # the probe is durable
+    room = await node.ctx.store.scan(b"ready-room", db="meta")
+    assert room == []  # the room it claimed, given back
 
 
 async def test_readyz_shares_one_probe_among_callers(node, http):

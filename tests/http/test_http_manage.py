@@ -178,7 +178,8 @@ async def test_keys_are_shown_once_listed_by_id_and_revoked_at_once(node, admin,
     assert created["keyId"] in [k["keyId"] for k in listed["items"]]
     assert key not in json.dumps(listed)
     # stored only as its hash
-    for _, raw in node.ctx.store.scan(b"", db="records") + node.ctx.store.scan(b"", db="apikeys"):
+    stored = await node.ctx.store.scan(b"", db="records")
+    for _, raw in stored + await node.ctx.store.scan(b"", db="apikeys"):
         assert key.encode() not in raw
     path = f"/api/projects/{pid}/transactions"
     assert (await http.get(path, headers=bearer(key))).status_code == 200

@@ -45,8 +45,8 @@ def token_of(url: str) -> str:
     return parse_qs(urlsplit(url).query)["token"][0]
 
 
-def stored_bytes(node: RunningNode) -> bytes:
-    return b"".join(k + v for k, v in node.ctx.store.scan(b"", db=accounts.DB))
+async def stored_bytes(node: RunningNode) -> bytes:
+    return b"".join(k + v for k, v in await node.ctx.store.scan(b"", db=accounts.DB))
 
 
 async def test_an_operators_link_sets_a_new_password_once_and_ends_every_session(node, admin, http):
@@ -55,7 +55,7 @@ async def test_an_operators_link_sets_a_new_password_once_and_ends_every_session
     link = await operator_link(admin, "m@example.com")
     assert link["url"].startswith(f"{node.url}/dashboard/reset?token=")
     token = token_of(link["url"])
-    assert token.encode() not in stored_bytes(node)  # only its hash is kept
+    assert token.encode() not in await stored_bytes(node)  # only its hash is kept
 
     page = await http.get(link["url"].removeprefix(node.url))
     assert page.status_code == 200 and 'name="token"' in page.text

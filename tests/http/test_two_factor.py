@@ -59,7 +59,7 @@ async def test_turned_on_a_login_asks_for_the_apps_code_and_takes_each_once(node
     assert len(recovery) == 10 and len(set(recovery)) == 10
     view = (await client.get("/api/account")).json()
     assert (view["twoFactor"], view["recoveryCodesLeft"]) == (True, 10)
-    kept = b"".join(k + v for k, v in node.ctx.store.scan(b"", db=accounts.DB))
+    kept = b"".join(k + v for k, v in await node.ctx.store.scan(b"", db=accounts.DB))
     assert secret.encode() not in kept  # sealed
     assert not any(c.replace("-", "").encode() in kept for c in recovery)  # hashes only
     await client.aclose()

@@ -50,23 +50,23 @@ async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking
     made = [event() for _ in range(5)]
     for one in reversed(made):  # written in any order, read in the ids' (time) order
         await writer.write(notifyq.owed_ops(record, one))
-    owed = notifyq.fan_outs(store, 10)
+    owed = await notifyq.fan_outs(store, 10)
     assert owed == [(PROJECT, one["id"]) for one in made]
-    assert notifyq.depth(store, 100) == 5
+    assert await notifyq.depth(store, 100) == 5
 
     await writer.write(notifyq.fan_out_ops(made[0]["id"], record, made[0], 1_000))
-    queued = outbox.due(store, 1_000, 10, db=notifyq.DB)
+    queued = await outbox.due(store, 1_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in queued) == [
         endpoint(1)["id"],
         endpoint(2)["id"],
     ]
     assert {e["params"]["eventId"] for e in queued} == {made[0]["id"]}
-    assert notifyq.fan_outs(store, 10)[0] == (PROJECT, made[1]["id"])
-    assert notifyq.depth(store, 100) == 4 + 2
+    assert (await notifyq.fan_outs(store, 10))[0] == (PROJECT, made[1]["id"])
+    assert await notifyq.depth(store, 100) == 4 + 2
 
     # a pruned event (or a deleted project) owes nothing any more
     await writer.write(notifyq.fan_out_ops(made[1]["id"], record, None, 1_000))
-    assert notifyq.depth(store, 100) == 3 + 2
+    assert await notifyq.depth(store, 100) == 3 + 2
 
 
 async def test_a_fan_out_entry_of_an_earlier_node_is_refiled_as_its_key(
@@ -77,10 +77,10 @@ async def test_a_fan_out_entry_of_an_earlier_node_is_refiled_as_its_key(
         PROJECT, "tx_1", "", "test", notifyq.FAN_OUT_ENTRY, {"eventId": one["id"]}, 5, db="notify"
     )
     await writer.write(legacy)
-    (entry,) = outbox.due(store, 5, 10, db=notifyq.DB)
+    (entry,) = await outbox.due(store, 5, 10, db=notifyq.DB)
     await writer.write(notifyq.refiled_ops(entry))
-    assert outbox.due(store, 5, 10, db=notifyq.DB) == []
-    assert notifyq.fan_outs(store, 10) == [(PROJECT, one["id"])]
+    assert await outbox.due(store, 5, 10, db=notifyq.DB) == []
+    assert await notifyq.fan_outs(store, 10) == [(PROJECT, one["id"])]
 
 
 async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
@@ -98,10 +98,10 @@ async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
     await writer.write([fresh])
     later = cut + outbox.RETENTION_MS
 
-    first = notifyq.expired_ops(store, later, batch=5)
+    first = await notifyq.expired_ops(store, later, batch=5)
     assert len(first) == 5  # a batch at a time, over the endpoints in turn
     await writer.write(first)
-    await writer.write(notifyq.expired_ops(store, later))
-    assert [len(notifyq.log(store, e)) for e in endpoints] == [0, 1, 0]
-    assert notifyq.log(store, endpoints[1])[0] == line
-    assert notifyq.expired_ops(store, later) == []
+    await writer.write(await notifyq.expired_ops(store, later))
+    assert [len(await notifyq.log(store, e)) for e in endpoints] == [0, 1, 0]
+    assert (await notifyq.log(store, endpoints[1]))[0] == line
+    assert await notifyq.expired_ops(store, later) == []

@@ -25,27 +25,27 @@ async def test_due_is_soonest_first_and_settling_moves_the_queue(tmp_path: Path)
             late = outbox.enqueue_ops(PROJECT, "tx_B", "p", "live", "capture", {}, 2_000)
             early = outbox.enqueue_ops(PROJECT, "tx_A", "p", "live", "capture", {"n": 1}, 1_000)
             await writer.write(late + early)
-            assert [e["txId"] for e in outbox.due(store, 1_500, 10)] == ["tx_A"]
-            assert [e["txId"] for e in outbox.due(store, 5_000, 10)] == ["tx_A", "tx_B"]
-            assert outbox.next_due_ms(store) == 1_000
+            assert [e["txId"] for e in await outbox.due(store, 1_500, 10)] == ["tx_A"]
+            assert [e["txId"] for e in await outbox.due(store, 5_000, 10)] == ["tx_A", "tx_B"]
+            assert await outbox.next_due_ms(store) == 1_000
 
-            first = outbox.entry(store, entry_id_of(early))
+            first = await outbox.entry(store, entry_id_of(early))
             assert first is not None and first["params"] == {"n": 1}
             attempt = {"at": 1_000, "durationMs": 5, "outcome": "retry", "detail": "503"}
             retry = outbox.settle_ops(first, attempt, state="pending", due_ms=9_000, detail="503")
             await writer.write(retry)
-            assert [e["txId"] for e in outbox.due(store, 5_000, 10)] == ["tx_B"]
-            assert outbox.next_due_ms(store) == 2_000
+            assert [e["txId"] for e in await outbox.due(store, 5_000, 10)] == ["tx_B"]
+            assert await outbox.next_due_ms(store) == 2_000
 
-            again = outbox.entry(store, entry_id_of(early))
+            again = await outbox.entry(store, entry_id_of(early))
             assert again is not None and (again["attempts"], again["dueAt"]) == (1, 9_000)
             done = {"at": 9_000, "durationMs": 7, "outcome": "done", "detail": "ok"}
             await writer.write(outbox.settle_ops(again, done, state="done", detail="ok"))
-            settled = outbox.entry(store, entry_id_of(early))
+            settled = await outbox.entry(store, entry_id_of(early))
             assert settled is not None and (settled["state"], settled["attempts"]) == ("done", 2)
-            attempts = outbox.attempts(store, entry_id_of(early))
+            attempts = await outbox.attempts(store, entry_id_of(early))
             assert [(a["number"], a["outcome"]) for a in attempts] == [(1, "retry"), (2, "done")]
-            assert [e["txId"] for e in outbox.due(store, 10**12, 10)] == ["tx_B"]
+            assert [e["txId"] for e in await outbox.due(store, 10**12, 10)] == ["tx_B"]
 
 
 async def test_finished_entries_are_pruned_with_their_attempts_after_the_retention(store, writer):
@@ -53,34 +53,35 @@ async def test_finished_entries_are_pruned_with_their_attempts_after_the_retenti
     for state in ("done", "failed", "dropped", "pending"):
         ops = outbox.enqueue_ops(PROJECT, f"tx_{state}", "p", "live", "capture", {}, 1_000)
         await writer.write(ops)
-        entry = outbox.entry(store, entry_id_of(ops))
+        entry = await outbox.entry(store, entry_id_of(ops))
         attempt = {"at": 1_000, "durationMs": 5, "outcome": "retry", "detail": ""}
         due = 9_000 if state == "pending" else None
         await writer.write(outbox.settle_ops(entry, attempt, state=state, due_ms=due))
         made[state] = entry_id_of(ops)
-    created = outbox.entry(store, made["done"])["createdAt"]  # type: ignore[index]
+    created = (await outbox.entry(store, made["done"]))["createdAt"]  # type: ignore[index]
     oldest = ids.ulid_time_ms(made["done"])
-    assert outbox.expired_ops(store, oldest + outbox.RETENTION_MS) == []  # not yet
+    assert await outbox.expired_ops(store, oldest + outbox.RETENTION_MS) == []  # not yet
 
     later = ids.ulid_time_ms(made["pending"]) + outbox.RETENTION_MS + 1
-    pruned = outbox.expired_ops(store, later)
+    pruned = await outbox.expired_ops(store, later)
     await writer.write(pruned)
     assert len(pruned) == 3 * 2  # each finished entry and its one attempt
-    assert [outbox.entry(store, made[s]) is None for s in made] == [True, True, True, False]
-    assert all(outbox.attempts(store, made[s]) == [] for s in ("done", "failed", "dropped"))
-    assert len(outbox.attempts(store, made["pending"])) == 1
-    assert outbox.expired_ops(store, later) == [] and created == 1_000
+    assert [await outbox.entry(store, made[s]) is None for s in made] == [True, True, True, False]
+    for finished in ("done", "failed", "dropped"):
+        assert await outbox.attempts(store, made[finished]) == []
+    assert len(await outbox.attempts(store, made["pending"])) == 1
+    assert await outbox.expired_ops(store, later) == [] and created == 1_000
 
 
 async def test_a_prune_looks_at_a_batch_of_the_oldest_entries(store, writer):
     for _ in range(5):
         ops = outbox.enqueue_ops(PROJECT, "tx_A", "p", "live", "capture", {}, 1_000)
         await writer.write(ops)
-        entry = outbox.entry(store, entry_id_of(ops))
+        entry = await outbox.entry(store, entry_id_of(ops))
         done = {"at": 1_000, "durationMs": 5, "outcome": "done", "detail": ""}
         await writer.write(outbox.settle_ops(entry, done, state="done"))
     later = int(time.time() * 1000) + outbox.RETENTION_MS + 60_000
-    first = outbox.expired_ops(store, later, batch=2)
+    first = await outbox.expired_ops(store, later, batch=2)
     assert len(first) == 2 * 2
     await writer.write(first)
-    assert len(outbox.expired_ops(store, later)) == 3 * 2
+    assert len(await outbox.expired_ops(store, later)) == 3 * 2

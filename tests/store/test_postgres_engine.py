@@ -22,7 +22,7 @@ import psycopg  # noqa: E402
 
 from edge.store import keys  # noqa: E402
 from edge.store.codec import pack, unpack  # noqa: E402
-from edge.store.env import DATABASES, Store, lease_op, open_store  # noqa: E402
+from edge.store.env import DATABASES, lease_op, open_store  # noqa: E402
 from edge.store.leases import Leases  # noqa: E402
 from edge.store.postgres import PostgresStore, StaleEpoch, open_postgres_store  # noqa: E402
 from edge.store.writer import StoreUnavailable, StoreWriter, open_writer  # noqa: E402
@@ -30,25 +30,6 @@ from edge.store.writer import StoreUnavailable, StoreWriter, open_writer  # noqa
 A = "prj_aaaaaaaaaaaaaaaa"
 B = "prj_bbbbbbbbbbbbbbbb"
 A_NEXT = "prj_aaaaaaaaaaaaaaab"
-
-
-class LmdbReads:
-    """The LMDB store's reads, awaited like PostgreSQL's."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
-        return self.store.get_raw(key, db)
-
-    async def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
-        return self.store.get(key, db)
-
-    async def scan(self, prefix: bytes, **options: Any) -> list[tuple[bytes, bytes]]:
-        return self.store.scan(prefix, **options)
-
-    async def heads(self, width: int, **options: Any) -> list[bytes]:
-        return self.store.heads(width, **options)
 
 
 @dataclass
@@ -63,7 +44,7 @@ async def engine(request, tmp_path) -> AsyncIterator[Engine]:  # type: ignore[no
     if request.param == "lmdb":
         with open_store(tmp_path / "s", map_size=2**26) as store:
             async with open_writer(store) as writer:
-                yield Engine("lmdb", LmdbReads(store), writer)
+                yield Engine("lmdb", store, writer)
     else:
         url = request.getfixturevalue("pg_url")
         async with open_postgres_store(url) as store, open_writer(store) as writer:
@@ -226,7 +207,7 @@ async def _answers(reads: Any, writer: StoreWriter, ops: list[Any], asked: list[
 async def _on_lmdb(ops: list[Any], asked: list[Any]) -> list[Any]:
     with tempfile.TemporaryDirectory() as path, open_store(Path(path), map_size=2**24) as store:
         async with open_writer(store) as writer:
-            return await _answers(LmdbReads(store), writer, ops, asked)
+            return await _answers(store, writer, ops, asked)
 
 
 async def _on_postgres(url: str, ops: list[Any], asked: list[Any]) -> list[Any]:

@@ -55,8 +55,8 @@ async def test_backup_while_writing_is_a_consistent_snapshot(tmp_path):
             assert b"backup written" in result.stdout
             writer.close()
     with open_store(tmp_path / "copy" / "store") as copy:
-        txs = copy.scan(keys.prefix(A, keys.TRANSACTION))
-        events = copy.scan(keys.prefix(A, keys.EVENT))
+        txs = await copy.scan(keys.prefix(A, keys.TRANSACTION))
+        events = await copy.scan(keys.prefix(A, keys.EVENT))
         assert len(txs) == len(events) >= 50
 
 

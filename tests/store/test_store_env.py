@@ -48,7 +48,7 @@ async def test_reopen_keeps_data(tmp_path):
     with open_store(tmp_path / "s", map_size=2**26) as store:
         await _write(store, [("records", keys.project(A), pack({"id": A}))])
     with open_store(tmp_path / "s", map_size=2**26) as store:
-        assert store.get(keys.project(A)) == {"id": A}
+        assert await store.get(keys.project(A)) == {"id": A}
 
 
 async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
@@ -68,15 +68,15 @@ async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
     with open_store(tmp_path / "s", map_size=2**26) as store:
         await _write(store, ops)
         prefix = keys.prefix(A, keys.TRANSACTION)
-        rows = [unpack(v) for _, v in store.scan(prefix)]
+        rows = [unpack(v) for _, v in await store.scan(prefix)]
         assert [(r["p"], r["n"]) for r in rows] == [(A, 0), (A, 1), (A, 2)]
-        backwards = [unpack(v)["n"] for _, v in store.scan(prefix, reverse=True)]
+        backwards = [unpack(v)["n"] for _, v in await store.scan(prefix, reverse=True)]
         assert backwards == [2, 1, 0]
-        after_first = store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_0"))
+        after_first = await store.scan(prefix, after=keys.record(A, keys.TRANSACTION, "tx_0"))
         assert [unpack(v)["n"] for _, v in after_first] == [1, 2]
-        before_last = store.scan(
+        before_last = await store.scan(
             prefix, after=keys.record(A, keys.TRANSACTION, "tx_2"), reverse=True
         )
         assert [unpack(v)["n"] for _, v in before_last] == [1, 0]
-        assert len(store.scan(prefix, limit=2)) == 2
-        assert store.scan(keys.prefix(B, keys.SUBSCRIPTION)) == []
+        assert len(await store.scan(prefix, limit=2)) == 2
+        assert await store.scan(keys.prefix(B, keys.SUBSCRIPTION)) == []

@@ -20,7 +20,7 @@ async def test_concurrent_writers_share_commits_and_all_land(tmp_path):
             async def one(n: int) -> None:
                 await writer.write([("records", f"k{n:04d}".encode(), pack({"n": n}))])
                 # woken only after the commit: the value is readable now
-                assert unpack(store.get_raw(f"k{n:04d}".encode())) == {"n": n}
+                assert unpack(await store.get_raw(f"k{n:04d}".encode())) == {"n": n}
 
             async with trio.open_nursery() as writers:
                 for n in range(500):
@@ -40,7 +40,7 @@ async def test_tickets_commit_in_submission_order(tmp_path):
             second = writer.submit([("records", b"k", pack({"v": 2}))])
             await second.wait()
             assert first.done
-            assert unpack(store.get_raw(b"k")) == {"v": 2}
+            assert unpack(await store.get_raw(b"k")) == {"v": 2}
             writer.close()
 
 
@@ -58,12 +58,15 @@ async def test_a_bad_ticket_fails_alone_and_its_group_lands(tmp_path):
             for refused in (bad, half):
                 with pytest.raises(lmdb.Error):
                     await refused.wait()
-            assert store.get_raw(b"good") is not None and store.get_raw(b"later") is not None
-            assert store.get_raw(b"half") is None  # a ticket is all or nothing
+            assert (
+                await store.get_raw(b"good") is not None
+                and await store.get_raw(b"later") is not None
+            )
+            assert await store.get_raw(b"half") is None  # a ticket is all or nothing
             assert writer.stats.failures == 3  # the group, then each bad ticket alone
             # the writer keeps going after a failure
             await writer.write([("records", b"after", pack({}))])
-            assert store.get_raw(b"after") is not None
+            assert await store.get_raw(b"after") is not None
             writer.close()
 
 
@@ -75,7 +78,7 @@ async def test_close_commits_what_was_submitted_then_refuses(tmp_path):
             ticket = writer.submit([("records", b"last", pack({}))])
             writer.close()
         assert ticket.done and ticket.error is None
-        assert store.get_raw(b"last") is not None
+        assert await store.get_raw(b"last") is not None
         try:
             writer.submit([("records", b"x", pack({}))])
         except StoreClosed:
@@ -91,7 +94,7 @@ async def test_open_writer_commits_what_was_submitted_before_it_closes(tmp_path)
                 writer.submit([("records", f"k{n}".encode(), pack({"n": n}))]) for n in range(3)
             ]
         assert all(ticket.done and ticket.error is None for ticket in tickets)
-        assert [unpack(store.get_raw(f"k{n}".encode())) for n in range(3)] == [
+        assert [unpack(await store.get_raw(f"k{n}".encode())) for n in range(3)] == [
             {"n": n} for n in range(3)
         ]
         with pytest.raises(StoreClosed):
@@ -109,7 +112,7 @@ async def test_an_injected_fault_fails_the_commits_it_sees_and_goes_with_its_blo
 
             with writer.inject(full_disk), pytest.raises(StoreUnavailable):  # a 503, retryable
                 await writer.write([("records", b"refused", pack({}))])
-            assert seen == [1] and store.get_raw(b"refused") is None  # nothing of it written
+            assert seen == [1] and await store.get_raw(b"refused") is None  # nothing of it written
             assert writer.fault is None  # gone with its block: commits land again
             await writer.write([("records", b"landed", pack({}))])
-            assert store.get_raw(b"landed") is not None and seen == [1]
+            assert await store.get_raw(b"landed") is not None and seen == [1]

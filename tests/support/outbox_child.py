@@ -83,18 +83,16 @@ async def main(phase: str, data: Path, ledger: str) -> None:
                 await nursery.start(worker.run)
                 while True:  # looked at again at each attempt the worker records
                     with watch.expecting(TX) as attempted:
-                        if outbox.next_due_ms(store) is None:
+                        if await outbox.next_due_ms(store) is None:
                             break
                         await attempted.wait()
                 nursery.cancel_scope.cancel()
-            entries = [
-                {"entry": unpacked, "attempts": outbox.attempts(store, unpacked["id"])}
-                for unpacked in (
-                    outbox.entry(store, key[len(outbox.ENTRY) :].decode())
-                    for key, _ in store.scan(outbox.ENTRY, db=outbox.DB)
-                )
-                if unpacked is not None
-            ]
+            entries = []
+            for key, _ in await store.scan(outbox.ENTRY, db=outbox.DB):
+                unpacked = await outbox.entry(store, key[len(outbox.ENTRY) :].decode())
+                if unpacked is not None:
+                    attempts = await outbox.attempts(store, unpacked["id"])
+                    entries.append({"entry": unpacked, "attempts": attempts})
             print(json.dumps(entries), flush=True)
 
 

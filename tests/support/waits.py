@@ -72,13 +72,25 @@ class Pulse:
         self._event = trio.Event()
 
     async def until(
-        self, predicate: Callable[[], T], *, what: str, timeout_s: float | None = 10.0
+        self,
+        predicate: Callable[[], T | Awaitable[T]],
+        *,
+        what: str,
+        timeout_s: float | None = 10.0,
     ) -> T:
-        """``predicate()``'s first true value, looked at now and after each ``fire()``."""
+        """``predicate()``'s first true value (it may be async, such as a store read), looked
+        at now and after each ``fire()``."""
         with trio.move_on_after(math.inf if timeout_s is None else timeout_s):
-            while not (holds := predicate()):
-                await self._event.wait()
-            return holds
+            while True:
+                # the event to wait on is taken before an awaited look: a fire() during the
+                # look wakes the wait that follows it
+                fired = self._event
+                holds = predicate()
+                if inspect.isawaitable(holds):
+                    holds = await holds
+                if holds:
+                    return holds  # type: ignore[return-value]
+                await fired.wait()
         raise _never(what, timeout_s)
 
 
@@ -124,11 +136,11 @@ def sending(
 async def notifications_settled(node: Any, timeout_s: float = 10.0) -> None:
     """Once the node (running in this trio run) has nothing left to notify: no event still to
     fan out, no notification pending. What it will ever send for the events so far is sent."""
-    await until(
-        lambda: notifyq.depth(node.ctx.store, 1) == 0,
-        what="the node's notification queue emptied",
-        timeout_s=timeout_s,
-    )
+
+    async def emptied() -> bool:
+        return await notifyq.depth(node.ctx.store, 1) == 0
+
+    await until(emptied, what="the node's notification queue emptied", timeout_s=timeout_s)
 
 
 async def follow_ups_settled(node: Any, tx_id: str, timeout_s: float = 10.0) -> None:
@@ -138,7 +150,7 @@ async def follow_ups_settled(node: Any, tx_id: str, timeout_s: float = 10.0) -> 
     with trio.move_on_after(timeout_s):
         while True:
             with node.ctx.attempts.expecting(tx_id) as attempted:
-                if not outbox.due(node.ctx.store, node.ctx.clock_ms(), 1):
+                if not await outbox.due(node.ctx.store, node.ctx.clock_ms(), 1):
                     return
                 await attempted.wait()
     raise _never(f"the node's follow-ups of {tx_id} settled", timeout_s)
