@@ -68,7 +68,7 @@ async def test_a_bad_signature_is_refused_and_kept_with_its_reason(harness, echo
     with pytest.raises(Unauthorized) as info:
         await harness.call(project_id, delivery(signature="forged", id="evt_1"))
     assert info.value.extra == {"reason": "no_matching_signature"}
-    kept = queries.rejected_deliveries(harness.ctx, project_id)["items"]
+    kept = (await queries.rejected_deliveries(harness.ctx, project_id))["items"]
     assert [(r["provider"], r["code"], r["reason"]) for r in kept] == [
         ("echo", "signature_invalid", "no_matching_signature")
     ]
@@ -96,7 +96,7 @@ async def test_an_overlong_id_is_refused_for_good_and_spares_its_neighbours(harn
             nursery.start_soon(send, "x" * 600 if n % 3 == 0 else f"evt_{n}")
     assert answers.count("malformed_payload") == 4
     assert sum(1 for a in answers if isinstance(a, dict) and not a["duplicate"]) == 6
-    kept = queries.rejected_deliveries(harness.ctx, project_id)["items"]
+    kept = (await queries.rejected_deliveries(harness.ctx, project_id))["items"]
     assert {r["code"] for r in kept} == {"malformed_payload"} and len(kept) == 4
 
 
@@ -178,7 +178,7 @@ async def test_follow_ups_are_written_with_their_event(harness, echo):
         project_id, delivery(id="evt_1", refs=[tx["providerRef"]], followUps=["capture"])
     )
     # durable before the delivery was answered
-    (entry,) = outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)
+    (entry,) = await outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)
     assert (entry["projectId"], entry["txId"], entry["provider"], entry["mode"]) == (
         project_id,
         tx["id"],
@@ -188,7 +188,7 @@ async def test_follow_ups_are_written_with_their_event(harness, echo):
     assert (entry["action"], entry["state"], entry["attempts"]) == ("capture", "pending", 0)
     # an event that matches no transaction owes nothing
     await harness.call(project_id, delivery(id="evt_2", followUps=["capture"]))
-    assert len(outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)) == 1
+    assert len(await outbox.due(harness.ctx.store, harness.ctx.clock_ms(), limit=10)) == 1
 
 
 async def test_a_step_repeated_under_new_ids_is_kept_once_in_the_story(harness, echo):
@@ -343,7 +343,7 @@ async def test_an_echoed_id_alone_is_stored_unmatched_with_its_claim(harness, ec
     )
     stored = await harness.ctx.store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
     assert (stored["type"], stored["txId"], stored["claimedTxId"]) == ("unmatched", None, tx["id"])
-    assert await ledger.tx(tx["id"])["status"] == "pending"
+    assert (await ledger.tx(tx["id"]))["status"] == "pending"
 
 
 async def test_a_mismatched_payment_owes_the_provider_nothing(harness, echo):

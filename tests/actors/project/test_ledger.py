@@ -102,7 +102,7 @@ async def test_follow_up_target_is_a_copy_of_the_transaction(harness):
     assert target is not None and target["tx"]["status"] == "pending"
     assert target["credentials"] == ledger.configured("manual", "test")[1]
     target["tx"]["status"] = "changed"
-    assert await ledger.tx(tx_id)["status"] == "pending"
+    assert (await ledger.tx(tx_id))["status"] == "pending"
     assert await ledger.follow_up_target("tx_00000000000000000000000000", "test") is None
     answer = await harness.call(project_id, m.FollowUpTarget(tx_id, "test"))
     assert answer["tx"] == await ledger.tx(tx_id)
@@ -112,6 +112,6 @@ async def test_nothing_is_followed_up_for_an_ended_checkout(harness):
     project_id, tx_id = await _pending_tx(harness)
     ledger = harness.ledger(project_id)
     await harness.call(project_id, m.CancelTx(tx_id, "test"))
-    assert await ledger.tx(tx_id)["status"] == "canceled"
+    assert (await ledger.tx(tx_id))["status"] == "canceled"
     assert await ledger.follow_up_target(tx_id, "test") is None
     assert ledger.follow_up_ops(await ledger.tx(tx_id), "manual", "test", ()) == []

@@ -93,4 +93,4 @@ async def _deliver(path: Path, stream: list[dict[str, Any]]) -> dict[str, Any]:
                 body.update(amount=event["amount"], currency=event["currency"])
             answer = await harness.call(project_id, delivery(**body))
             assert answer["duplicate"] is False
-        return dict(harness.ledger(project_id).tx(tx["id"]))
+        return dict(await harness.ledger(project_id).tx(tx["id"]))
