@@ -90,6 +90,7 @@ class Settings:
     # unset, the embedded LMDB store in the data dir. It may hold a password: never shown.
     store_url: str | None = field(default=None, repr=False)
     node_id: str = ""  # EDGE_NODE_ID, else made once and kept in the data dir
+    lease_s: float = 10.0  # EDGE_LEASE_S: a project's lease, unrenewed, lasts this long
 
     @classmethod
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
@@ -154,6 +155,8 @@ class Settings:
                     " embedded store"
                 )
             values["store_url"] = env["EDGE_STORE"]
+        if env.get("EDGE_LEASE_S"):
+            values["lease_s"] = _positive_seconds("EDGE_LEASE_S")
         values["node_id"] = env.get("EDGE_NODE_ID") or _kept_secret(
             data / NODE_ID_FILE, lambda: f"node-{secrets.token_hex(4)}"
         )

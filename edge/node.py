@@ -31,18 +31,20 @@ from edge import dashboard, datadir
 from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
-from edge.actors.followups import AttemptWatch, FollowUpWorker
+from edge.actors.followups import AttemptWatch, FollowUpWorker, all_mine
 from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
+from edge.actors.ownership import Ownership
 from edge.actors.project import ProjectActor
 from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.config import NODE_FILE, Settings
-from edge.domain import notifications, smtp
+from edge.domain import ids, notifications, smtp
 from edge.domain.events import Simulated
+from edge.errors import ContractError, Unavailable, project_not_found
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.mailer import Mailer
@@ -56,6 +58,7 @@ from edge.signing import Signer
 from edge.store import notifyq, outbox, sealcheck
 from edge.store.engine import Engine
 from edge.store.env import STORE_DIR, open_store
+from edge.store.leases import Leases
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
@@ -97,10 +100,11 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
     signer = Signer.load(settings.data_dir)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
-    with open_store(store_path(settings), settings.map_size) as store:
+    async with _open_engine(settings) as (store, ownership):
         canary = await sealcheck.check(store, Sealer(settings.secret_key))
         async with (
             open_writer(store) as writer,
+            _leases_kept(ownership) as beating,
             provider_client(settings.provider_hosts_allow) as http,
             # CONTRACT 4.8: http://localhost is always an endpoint the node may notify
             provider_client(
@@ -112,14 +116,26 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
             ctx: NodeContext
 
             async def spawn(project_id: str, ref: ActorRef) -> Actor:
-                return await ProjectActor.load(ctx, project_id, ref)  # called once ctx exists
+                if ownership is None:
+                    return await ProjectActor.load(ctx, project_id, ref)  # once ctx exists
+                return await _load_owned(ctx, ownership, project_id, ref)
 
             async with open_registry(
-                spawn, mailbox_size=settings.mailbox_size, idle_s=settings.actor_idle_s
+                spawn,
+                mailbox_size=settings.mailbox_size,
+                idle_s=settings.actor_idle_s,
+                held=ownership.held if ownership is not None else None,
             ) as registry:
                 attempts = AttemptWatch()
                 follow_ups = FollowUpWorker(
-                    store, writer, _Projects(registry), http, PROVIDERS, wall_ms, attempts
+                    store,
+                    writer,
+                    _Projects(registry),
+                    http,
+                    PROVIDERS,
+                    wall_ms,
+                    attempts,
+                    mine=ownership.claim if ownership is not None else all_mine,
                 )
                 load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
                 notifier = Notifier(
@@ -149,7 +165,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         sealer=Sealer(settings.secret_key),
                         signer=signer,
                         http=http,
-                        keys=KeyIndex(store),
+                        keys=KeyIndex(store, shared=ownership is not None),
                         manage_rates=ProjectRates(settings, tier=""),
                         bound_url=url,
                         public_url=settings.public_url or url,
@@ -161,12 +177,16 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         hashing=hashing,
                         mailer=_mailer(settings, settings.public_url or url),
                         send_simulated=_send_simulated,
+                        ownership=ownership,
                     )
 
                     async def shutdown_trigger() -> None:
                         await stop.wait()
                         registry.stop_waiting()
 
+                    if ownership is not None and beating is not None:
+                        ownership.leases.address = url
+                        await beating.start(ownership.run, registry.forget, registry.__contains__)
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
@@ -203,6 +223,60 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 # HTTP has stopped and in-flight requests are done: the registry drains next.
             _remove_node_file(settings)
     log.info("node stopped; store closed")
+
+
+@asynccontextmanager
+async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None]]:
+    """The store: LMDB in the data dir, or with ``EDGE_STORE`` PostgreSQL, fenced by this
+    node's leases (cluster mode)."""
+    if settings.store_url is None:
+        with open_store(store_path(settings), settings.map_size) as store:
+            yield store, None
+        return
+    # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
+    from edge.store.postgres import open_postgres_store
+
+    async with open_postgres_store(settings.store_url) as pg:
+        leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
+        pg.fence = leases
+        log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
+        yield pg, Ownership(leases)
+
+
+@asynccontextmanager
+async def _leases_kept(ownership: Ownership | None) -> AsyncIterator[trio.Nursery | None]:
+    """Where the heartbeat runs, from the node's start until its actors have drained (its
+    leases must not lapse under work still finishing); then every lease is released, so the
+    next node takes the projects up at once instead of after ``LEASE_S``."""
+    if ownership is None:
+        yield None
+        return
+    async with trio.open_nursery() as nursery:
+        try:
+            yield nursery
+        finally:
+            nursery.cancel_scope.cancel()
+    with trio.move_on_after(RESOLVE_TIMEOUT_S) as scope:
+        scope.shield = True
+        try:
+            await ownership.release_all()
+        except Unavailable:
+            log.warning("cluster: could not release the leases; they lapse on their own")
+
+
+async def _load_owned(
+    ctx: NodeContext, ownership: Ownership, project_id: str, ref: ActorRef
+) -> Actor:
+    """The project's actor under this node's lease (a lease only for a well-formed id; given
+    back when there is no such project)."""
+    if not ids.is_project_id(project_id):
+        raise project_not_found()
+    epoch = await ownership.take(project_id)
+    try:
+        return await ProjectActor.load(ctx, project_id, ref, epoch)
+    except ContractError:
+        await ownership.leases.release(project_id)
+        raise
 
 
 async def run_node(

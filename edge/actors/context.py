@@ -20,6 +20,7 @@ from edge.activity import ActivityLog
 from edge.actors.followups import AttemptWatch
 from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
+from edge.actors.ownership import Ownership
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.config import Settings
@@ -108,6 +109,8 @@ class NodeContext:
     # first trigger: the HTTP layer never imports edge.sim, and a node that never triggers
     # loads none of it
     send_simulated: SendSimulated = no_simulators
+    # cluster mode: the leases of the projects this node serves (None on LMDB, one node)
+    ownership: Ownership | None = None
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -41,6 +41,12 @@ BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
+OTHERS_S = 1.0  # cluster mode: the next look while due entries are other nodes' to attempt
+
+
+async def all_mine(project_id: str) -> bool:
+    """One node: every entry is this node's to attempt."""
+    return True
 
 
 class Projects(Protocol):
@@ -98,7 +104,11 @@ class FollowUpWorker:
         providers: Mapping[str, Provider],
         clock_ms: Callable[[], int],
         watch: AttemptWatch | None = None,
+        mine: Callable[[str], Awaitable[bool]] = all_mine,
     ) -> None:
+        # cluster mode: an entry is attempted only by the node holding its project's lease
+        # (``Ownership.claim``), so no two nodes call a provider for the same entry
+        self._mine = mine
         self._store = store
         self._writer = writer
         self._projects = projects
@@ -127,14 +137,19 @@ class FollowUpWorker:
 
     async def _work_the_queue(self) -> float:
         """Attempt every due entry; how long until the next one is due."""
+        others = False
         while True:
             entries = await outbox.due(self._store, self._clock_ms(), BATCH)
             for entry in entries:
-                await self._attempt(entry)
-            if len(entries) < BATCH:
+                if await self._mine(entry["projectId"]):
+                    await self._attempt(entry)
+                else:
+                    others = True
+            if len(entries) < BATCH or others:
                 break
         next_due = await outbox.next_due_ms(self._store)
-        return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+        wait_s = math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+        return max(wait_s, OTHERS_S) if others else wait_s
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         started = self._clock_ms()

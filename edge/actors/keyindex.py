@@ -23,9 +23,11 @@ class KeyInfo:
 
 
 class KeyIndex:
-    def __init__(self, store: Engine, size: int = 10_000) -> None:
+    def __init__(self, store: Engine, size: int = 10_000, *, shared: bool = False) -> None:
         self._store = store
-        self._size = size
+        # shared: other nodes revoke keys in the same store (cluster mode), and a hit kept
+        # here would outlive their revoke; every lookup reads the store then
+        self._size = 0 if shared else size
         self._hits: dict[bytes, KeyInfo] = {}
         self._forgets = 0
 
@@ -44,7 +46,7 @@ class KeyIndex:
         info = KeyInfo(entry["projectId"], entry["keyId"], entry["mode"])
         # a read that gave way (PostgreSQL) may predate a revoke forgotten meanwhile: its
         # answer stands for this lookup but is not kept
-        if forgets == self._forgets:
+        if forgets == self._forgets and self._size:
             if len(self._hits) >= self._size:
                 self._hits.clear()
             self._hits[digest] = info

@@ -11,8 +11,10 @@ actors of the projects lost are dropped.
   the renewal was asked (never later than PostgreSQL's own end). A node paused past it (SIGSTOP,
   a long GC, a partition) answers nothing from the actor's memory once it wakes: the registry
   drops the actor and takes the lease anew, or answers 503.
-- ``run`` beats every ``lease_s / 3``: renews every lease held, records the node alive, and
-  drops the actors of the projects it lost.
+- ``run`` beats every ``lease_s / 3``: gives back the leases of projects this node has no
+  actor for any more (evicted idle: the next request, wherever HAProxy sends it, takes the
+  project up), renews the others, records the node alive, and drops the actors of the projects
+  it lost.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ class Ownership:
 
     async def take(self, project_id: str) -> int:
         """This node's lease of the project (its epoch), or a retryable 503."""
+        epoch = self.leases.epoch(project_id)
+        if epoch is not None and self.held(project_id):
+            return epoch
         asked = self._clock()
         try:
             lease = await self.leases.acquire(project_id)
@@ -52,6 +57,17 @@ class Ownership:
             ) from None
         self._until[project_id] = asked + self.leases.lease_s
         return lease.epoch
+
+    async def claim(self, project_id: str) -> bool:
+        """Is the project's queued work this node's? Yes while it holds the lease; a lease no
+        node holds is taken (work owed for a project no request has reached lately)."""
+        if self.held(project_id):
+            return True
+        try:
+            await self.take(project_id)
+        except Unavailable:
+            return False
+        return True
 
     def held(self, project_id: str) -> bool:
         """The lease is this node's, for sure, right now."""
@@ -72,15 +88,22 @@ class Ownership:
     async def run(
         self,
         forget: Callable[[str], None],
+        serving: Callable[[str], bool],
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Beat until cancelled; ``forget(project_id)`` drops the actor of each lease lost."""
+        """Beat until cancelled. ``serving(project_id)``: this node has the project's actor
+        (else its lease is given back); ``forget(project_id)`` drops the actor of a lease lost."""
         await self.leases.heartbeat()  # the node is listed alive from its start
         task_status.started()
         while True:
             await trio.sleep(self.leases.lease_s / 3)
             try:
+                idle = [p for p in self.leases.held() if not serving(p)]
+                if idle:
+                    for project_id in idle:
+                        self._until.pop(project_id, None)
+                    await self.leases.release_all(idle)
                 lost = await self.beat()
             except Unavailable:
                 # PostgreSQL out of reach: the leases run out by our own clock (``held``)

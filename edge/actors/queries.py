@@ -22,6 +22,7 @@ from edge.errors import NotFound
 from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine
+from edge.store.env import Op, lease_op
 
 
 async def list_projects(
@@ -241,7 +242,9 @@ async def create_project(
     }
     if owner is not None:
         record["accountId"] = owner
-    ops = [("records", keys.project(project_id), pack(record))]
+    ops: list[Op] = [("records", keys.project(project_id), pack(record))]
+    if ctx.ownership is not None:  # cluster mode: the node that makes a project serves it first
+        ops.append(lease_op(project_id, await ctx.ownership.take(project_id)))
     await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
     return project_view(record)
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
+if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads it
+    import psycopg
 
-from edge.store.postgres import ConnectionPool
+    from edge.store.postgres import ConnectionPool
 
 LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well within it
 NODE_S = 10.0  # a node that has not beaten for this long is not alive

@@ -45,9 +45,7 @@ RECENT_KEPT = 4096  # index entries whose commit may still be pending are answer
 
 
 class Ledger:
-    def __init__(
-        self, ctx: NodeContext, project: dict[str, Any], epoch: int | None = None
-    ) -> None:
+    def __init__(self, ctx: NodeContext, project: dict[str, Any], epoch: int | None = None) -> None:
         self.ctx = ctx
         self.project_id: str = project["id"]
         # cluster mode: the lease this actor was made under; every write says so, and the store
