@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test check fuzz bench binary image lock clean
+.PHONY: run demo test test-postgres check fuzz bench binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
@@ -43,6 +43,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+POSTGRES_SUITE = tests/e2e tests/contract tests/http tests/cluster
+
+# The node-driven tests again, with the node on the PostgreSQL engine in cluster mode (its
+# own database and leases): the other engine behind the same interface (docs/cluster.md).
+test-postgres: $(STAMP)
+	EDGE_TEST_STORE=postgresql $(PY) -m pytest $(POSTGRES_SUITE)
 
 # The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 100).
 fuzz: $(STAMP)

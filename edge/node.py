@@ -31,12 +31,12 @@ from edge import dashboard, datadir
 from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
-from edge.actors.followups import AttemptWatch, FollowUpWorker, all_mine
+from edge.actors.followups import AttemptWatch, FollowUpWorker
 from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
-from edge.actors.ownership import Ownership
+from edge.actors.ownership import Ownership, all_mine
 from edge.actors.project import ProjectActor
 from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
@@ -148,6 +148,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     busy=load.busy,
                     counted=metrics.notification,
                     observed=activity.notification,
+                    mine=ownership.claim if ownership is not None else all_mine,
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)

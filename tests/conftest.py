@@ -1,10 +1,15 @@
 """Shared fixtures: a real node on port 0 in this trio run, a management client for it, a
 real store with its writer (for the store and queue workers' tests), and a throwaway
 PostgreSQL server (one a session, started on first use) with a database for each test that asks
-for ``pg_url``."""
+for ``pg_url``.
+
+``EDGE_TEST_STORE=postgresql`` (``make test-postgres``) runs the ``node`` fixture's node on the
+PostgreSQL engine in cluster mode (a database of its own, under its own leases) instead of
+LMDB: the same tests, the other engine."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
@@ -24,12 +29,17 @@ from edge.sim.stripe import StripeSimulator
 from edge.store.env import Store, open_store
 from edge.store.writer import StoreWriter, open_writer
 
+TEST_STORE = "EDGE_TEST_STORE"
+
 
 @pytest.fixture
-async def node(tmp_path) -> AsyncIterator[RunningNode]:  # type: ignore[no-untyped-def]
+async def node(request, tmp_path) -> AsyncIterator[RunningNode]:  # type: ignore[no-untyped-def]
+    engine: dict[str, object] = {}
+    if os.environ.get(TEST_STORE) == "postgresql":
+        engine["store_url"] = request.getfixturevalue("pg_url")
     async with trio.open_nursery() as nursery:
         running: RunningNode = await nursery.start(
-            partial(run_node, node_settings(tmp_path / "data"))
+            partial(run_node, node_settings(tmp_path / "data", **engine))
         )
         yield running
         running.stop.set()

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import httpx
 import trio
 
+from edge.actors.ownership import OTHERS_S, all_mine
 from edge.errors import ContractError
 from edge.providers.base import FollowUp, FollowUpRequest, FollowUpResult, Provider
 from edge.store import outbox
@@ -41,12 +42,6 @@ BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
-OTHERS_S = 1.0  # cluster mode: the next look while due entries are other nodes' to attempt
-
-
-async def all_mine(project_id: str) -> bool:
-    """One node: every entry is this node's to attempt."""
-    return True
 
 
 class Projects(Protocol):

@@ -28,6 +28,7 @@ import httpx
 import trio
 
 from edge.actors import messages as m
+from edge.actors.ownership import OTHERS_S, all_mine
 from edge.domain import notifications, standard_webhooks
 from edge.errors import ContractError
 from edge.store import keys, notifyq, outbox
@@ -68,7 +69,11 @@ class Notifier:
         busy: Callable[[], bool] = lambda: False,
         counted: Callable[[str], None] = lambda outcome: None,
         observed: Callable[[Mapping[str, Any]], None] = lambda line: None,
+        mine: Callable[[str], Awaitable[bool]] = all_mine,
     ) -> None:
+        # cluster mode: only the entries of projects this node holds (``Ownership.claim``)
+        self._mine = mine
+        self._others = False  # the last look passed over other nodes' entries
         self._store = store
         self._writer = writer
         self._targets = targets
@@ -115,6 +120,7 @@ class Notifier:
         now = self._clock_ms()
         # busy: read only as far as the one piece of work that may start (a long scan would
         # hold up the requests it is giving way to)
+        self._others = False
         owed, entries, gone = await self._look(now, busy)
         # one being sent is its attempt's to settle: it stays among those under way
         entries += [e for e in gone if e["id"] in self._sending]
@@ -143,7 +149,8 @@ class Notifier:
         if entries:
             return math.inf
         next_due = await outbox.next_due_ms(self._store, db=notifyq.DB)
-        return math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+        wait_s = math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
+        return max(wait_s, OTHERS_S) if self._others else wait_s
 
     def _pause(self) -> float:
         """A piece of work started while busy: the next starts ``BUSY_BACKOFF_S`` from now."""
@@ -155,7 +162,11 @@ class Notifier:
     ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
         """(events to fan out, due entries, due entries whose endpoint is gone or disabled);
         the others only when there are none of the first."""
-        owed = await notifyq.fan_outs(self._store, 1 if busy else BATCH)
+        owed = [
+            o
+            for o in await notifyq.fan_outs(self._store, 1 if busy else BATCH)
+            if await self._is_mine(o[0])
+        ]
         if owed:
             return owed, [], []
         limit = len(self._sending) + 1 if busy else BATCH
@@ -163,6 +174,8 @@ class Notifier:
         projects: dict[str, Any] = {}
         for entry in await outbox.due(self._store, now, limit, db=notifyq.DB):
             pid = entry["projectId"]
+            if not await self._is_mine(pid):
+                continue
             if pid not in projects:
                 projects[pid] = await self._store.get(keys.project(pid))
             endpoint_id = entry["params"].get("endpointId")
@@ -172,6 +185,12 @@ class Notifier:
             else:
                 due.append(entry)
         return [], due, gone
+
+    async def _is_mine(self, project_id: str) -> bool:
+        if await self._mine(project_id):
+            return True
+        self._others = True
+        return False
 
     async def _fan_out(self, owed: list[tuple[str, str]], now: int) -> None:
         """Each owed event becomes one queue entry for each endpoint that takes it, in one
