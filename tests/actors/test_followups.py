@@ -13,6 +13,7 @@ from support.waits import Pulse
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors.followups import BACKOFF_S, AttemptWatch, FollowUpWorker
+from edge.actors.ownership import OTHERS_S
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
 from edge.providers.base import FollowUpRequest, FollowUpResult, NormalizedEvent, Provider
@@ -282,3 +283,32 @@ async def test_a_return_waiting_for_an_attempt_is_woken_by_it_and_nothing_is_kep
         with watch.expecting("tx_1") as later:  # the next attempt is a new event
             assert later is not first and not later.is_set()
     assert watch._events == {} and not watch._waiting
+
+
+async def test_another_nodes_entries_wait_for_it_and_are_taken_once_ours(
+    store, writer, autojump_clock
+):
+    """Cluster mode: an entry of a project another node holds is never attempted here; the
+    worker looks again every ``OTHERS_S`` (not in a busy loop) and takes it once the project
+    is this node's."""
+    entry_id = await enqueue(writer)
+    provider = scripted()
+    ours = False
+    asked: list[float] = []
+
+    async def mine(project_id: str) -> bool:
+        asked.append(trio.current_time())
+        return ours
+
+    watch = AttemptWatch()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(
+            store, writer, Targets(), http, {"scripted": provider}, now_ms, watch, mine=mine
+        )
+        await nursery.start(worker.run)
+        await trio.sleep(10 * OTHERS_S)
+        assert provider.calls == [] and 5 <= len(asked) <= 12  # one look a OTHERS_S
+        ours = True
+        entry = await settled(store, watch, entry_id)
+        nursery.cancel_scope.cancel()
+    assert (entry["state"], len(provider.calls)) == ("done", 1)
