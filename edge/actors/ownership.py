@@ -76,6 +76,11 @@ class Ownership:
             return False
         return True
 
+    async def give_back(self, project_id: str) -> None:
+        """End this node's lease of the project now (it needs it no more)."""
+        self._until.pop(project_id, None)
+        await self.leases.release(project_id)
+
     def held(self, project_id: str) -> bool:
         """The lease is this node's, for sure, right now."""
         until = self._until.get(project_id)

@@ -243,9 +243,16 @@ async def create_project(
     if owner is not None:
         record["accountId"] = owner
     ops: list[Op] = [("records", keys.project(project_id), pack(record))]
-    if ctx.ownership is not None:  # cluster mode: the node that makes a project serves it first
-        ops.append(lease_op(project_id, await ctx.ownership.take(project_id)))
-    await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
+    if ctx.ownership is None:
+        await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
+        return project_view(record)
+    # cluster mode: the record is written under a lease, given back at once: the node that
+    # HAProxy sends the project's requests to takes it up with the first of them
+    ops.append(lease_op(project_id, await ctx.ownership.take(project_id)))
+    try:
+        await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
+    finally:
+        await ctx.ownership.give_back(project_id)
     return project_view(record)
 
 

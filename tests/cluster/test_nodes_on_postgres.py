@@ -64,13 +64,14 @@ async def test_one_node_serves_a_project_and_the_next_takes_it_up(tmp_path, pg_u
         httpx.AsyncClient(base_url=b.url) as to_b,
     ):
         admin = Admin(a.url, a.ctx.settings.admin_token)
-        shop = await manual_shop(admin)  # made on node a: node a serves it first
+        shop = await manual_shop(admin)  # set up through node a: node a serves it
         pid = shop.project_id
         created = await to_a.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
         assert created.status_code == 201, created.text
         tx_id = created.json()["txId"]
         assert (await to_a.get(f"/status/{pid}/{tx_id}")).json()["status"] == "pending"
-        assert (await _lease(pg_url, pid)) == ("node-a", 1)
+        owner, epoch = await _lease(pg_url, pid)
+        assert owner == "node-a"
 
         refused = await to_b.get(f"/status/{pid}/{tx_id}")
         assert refused.status_code == 503, refused.text
@@ -81,7 +82,7 @@ async def test_one_node_serves_a_project_and_the_next_takes_it_up(tmp_path, pg_u
         await expire_lease(pg_url, pid)
         taken = await to_b.get(f"/status/{pid}/{tx_id}")
         assert taken.status_code == 200 and taken.json()["status"] == "pending"
-        assert (await _lease(pg_url, pid)) == ("node-b", 2)
+        assert (await _lease(pg_url, pid)) == ("node-b", epoch + 1)
         paid = await to_b.post(
             f"/api/projects/{pid}/transactions/{tx_id}/mark-paid", headers=bearer(shop.live_key)
         )
