@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test test-postgres check fuzz bench binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
@@ -50,6 +50,11 @@ POSTGRES_SUITE = tests/e2e tests/contract tests/http tests/cluster
 # own database and leases): the other engine behind the same interface (docs/cluster.md).
 test-postgres: $(STAMP)
 	EDGE_TEST_STORE=postgresql $(PY) -m pytest $(POSTGRES_SUITE)
+
+# Cluster mode for real: PostgreSQL, HAProxy and three node processes on loopback, one
+# SIGKILLed and one SIGSTOPped under load (tests/cluster; make test runs them too).
+test-cluster: $(STAMP)
+	$(PY) -m pytest tests/cluster
 
 # The long fuzz runs: schemathesis with 1,000 examples an operation (make test runs 100).
 fuzz: $(STAMP)

@@ -7,8 +7,6 @@ Skipped with a reason when haproxy is not installed; EDGE_REQUIRE_CLUSTER=1 (CI)
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -21,19 +19,13 @@ import httpx
 import pytest
 import trio
 from support.asgi import serve_asgi
+from support.haproxy import HAPROXY, require_haproxy, running_haproxy
 from support.waits import until
 
 from edge.cluster.haproxy import PROJECT_PATHS, ROUTE_HEADER, Node, RuntimeApi, render
 from edge.domain import ids
 
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
-if not Path(HAPROXY).exists():
-    if os.environ.get("EDGE_REQUIRE_CLUSTER") == "1":
-        raise RuntimeError("EDGE_REQUIRE_CLUSTER=1 but haproxy is not installed")
-    pytest.skip(
-        "haproxy is not installed (apt-get install haproxy; CI installs it)",
-        allow_module_level=True,
-    )
+require_haproxy()
 
 NAMES = ("n1", "n2", "n3")
 
@@ -86,51 +78,10 @@ async def proxy(tmp_path: Path) -> AsyncIterator[Proxy]:
     nodes = {name: StandIn(name) for name in NAMES}
     async with trio.open_nursery() as nursery:
         urls = {name: await nursery.start(serve_asgi, node) for name, node in nodes.items()}
-        port = _free_port()
-        pins, admin = tmp_path / "pins.map", tmp_path / "admin.sock"
-        pins.write_text("")
-        config = render(
-            [Node(name, url.removeprefix("http://")) for name, url in urls.items()],
-            bind=f"127.0.0.1:{port}",
-            pins_map=pins,
-            admin_socket=admin,
-        )
-        (tmp_path / "haproxy.cfg").write_text(config)
-        log = (tmp_path / "haproxy.log").open("wb")
-        process = await trio.lowlevel.open_process(
-            [HAPROXY, "-db", "-f", str(tmp_path / "haproxy.cfg")], stdout=log, stderr=log
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            await _until_serving(url, process, tmp_path / "haproxy.log")
-            yield Proxy(url, RuntimeApi(admin, pins), nodes, config)
-        finally:
-            process.terminate()
-            with trio.move_on_after(5):
-                await process.wait()
-            log.close()
-            nursery.cancel_scope.cancel()
-
-
-async def _until_serving(url: str, process: trio.Process, log: Path) -> None:
-    async with httpx.AsyncClient() as http:
-        with trio.move_on_after(15):
-            while process.returncode is None:
-                try:
-                    if (await http.get(f"{url}/docs")).status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                await trio.sleep(0.05)  # nothing announces that haproxy listens: look again
-    raise AssertionError(f"haproxy did not serve: {log.read_text()}")  # noqa: ASYNC240
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        listed = [Node(name, url.removeprefix("http://")) for name, url in urls.items()]
+        async with running_haproxy(tmp_path, listed) as running:
+            yield Proxy(running.url, running.api, nodes, running.config)
+        nursery.cancel_scope.cancel()
 
 
 async def _node_of(http: httpx.AsyncClient, proxy: Proxy, method: str, path: str) -> str:

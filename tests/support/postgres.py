@@ -147,3 +147,20 @@ async def expire_lease(url: str, project: str) -> None:
         " WHERE project_id = %s",
         project,
     )
+
+
+def stored_bytes(url: str) -> bytes:
+    """Everything the PostgreSQL store holds (every table's keys and values), as the bytes a
+    search for what must never be stored looks through. Run it in a worker thread from trio."""
+    import psycopg
+
+    from edge.store.postgres import TABLES
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return b"".join(
+            bytes(key) + bytes(value)
+            for table in TABLES.values()
+            for key, value in conn.execute(
+                psycopg.sql.SQL("SELECT key, value FROM {}").format(table)
+            ).fetchall()
+        )

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
-from edge.actors.project.idempotency import IdempotencyKeys
+from edge.actors.project.idempotency import IdempotencyKeys, Resume
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
@@ -56,8 +56,13 @@ class Checkouts:
 
     async def start(self, msg: m.StartCheckout, reply: Reply) -> None:
         ledger = self.ledger
-        if msg.idempotency_key is not None and await self.idempotency.answer_known(msg, reply):
-            return
+        if msg.idempotency_key is not None:
+            known = await self.idempotency.answer_known(msg, reply)
+            if isinstance(known, Resume):
+                await self._resume(known.tx_id, msg, reply)
+                return
+            if known:
+                return
         if msg.mode == "live":
             await self.quota.require_live_allowance()
         provider, credentials = ledger.configured(msg.provider, msg.mode)
@@ -120,8 +125,9 @@ class Checkouts:
             tx["reference"] = await self._new_reference()
             ops.append(ledger.index_op(keys.REFERENCE, "", tx["reference"], tx_id))
         if msg.idempotency_key is not None:
-            tx["idempotencyKey"] = self.idempotency.begin(msg, reply)
+            tx["idempotencyKey"], kept = self.idempotency.begin(msg, tx_id, reply)
             tx["idempotencyBodyHash"] = msg.body_hash
+            ops += kept
             reply = self.idempotency.fan_out(tx["idempotencyKey"])
         # the checkout exists, pending, from this moment: the event took effect as it was made
         event_ops = ledger.event(tx, EventType.CHECKOUT_CREATED, appliedAt=now)
@@ -131,20 +137,7 @@ class Checkouts:
         ticket = ledger.submit(ops + event_ops)
         ledger.add(tx)
         self.in_flight += 1
-        return_url = f"{ledger.ctx.public_url}/return/{provider.name}/{ledger.project_id}/{tx_id}"
-        request = CheckoutRequest(
-            tx=dict(tx),
-            product=product,
-            credentials=credentials,
-            success_url=success_url,
-            cancel_url=cancel_url,
-            http=ledger.ctx.http,
-            return_url=return_url,
-            cancel_return_url=f"{return_url}/cancel",
-            remembered=await ledger.lookup(
-                keys.PROVIDER_OBJECT, provider.name, _price_key(tx, msg.mode)
-            ),
-        )
+        request = await self._request(tx, provider, credentials, product)
 
         def stored(error: BaseException | None) -> None:
             if error is not None:
@@ -156,6 +149,57 @@ class Checkouts:
             ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
 
         ticket.when_durable(stored)
+
+    async def _request(
+        self,
+        tx: dict[str, Any],
+        provider: Provider,
+        credentials: dict[str, Any],
+        product: dict[str, Any],
+    ) -> CheckoutRequest:
+        ledger = self.ledger
+        mode = "test" if tx["isTest"] else "live"
+        return_url = (
+            f"{ledger.ctx.public_url}/return/{provider.name}/{ledger.project_id}/{tx['id']}"
+        )
+        return CheckoutRequest(
+            tx=dict(tx),
+            product=product,
+            credentials=credentials,
+            success_url=tx["successUrl"],
+            cancel_url=tx["cancelUrl"],
+            http=ledger.ctx.http,
+            return_url=return_url,
+            cancel_return_url=f"{return_url}/cancel",
+            remembered=await ledger.lookup(
+                keys.PROVIDER_OBJECT, provider.name, _price_key(tx, mode)
+            ),
+        )
+
+    async def _resume(self, tx_id: str, msg: m.StartCheckout, reply: Reply) -> None:
+        """The key's first request made ``tx_id`` and was cut short before its answer (its
+        node crashed or lost the project): ask the provider again for that same transaction
+        (its calls are idempotent by the transaction id), and answer as the first would have."""
+        ledger = self.ledger
+        tx = await ledger.tx(tx_id)
+        if tx is None or tx["status"] != Status.PENDING:
+            # ended meanwhile (expired, canceled by the merchant): that is the answer now
+            failure = ProviderError(
+                "provider_error",
+                "The first request with this Idempotency-Key was cut short; its checkout has"
+                " ended. Use a new key for a new checkout.",
+            )
+            if tx is None:
+                reply(failure)
+                return
+            ledger.commit(await self.idempotency.remember(tx, failure), reply, failure)
+            return
+        provider, credentials = ledger.configured(tx["provider"], msg.mode)
+        product = ledger.product(tx["productId"])
+        request = await self._request(tx, provider, credentials, product)
+        self.in_flight += 1
+        reply = self.idempotency.resume(msg, reply)
+        ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
 
     async def _new_reference(self) -> str:
         while True:

@@ -9,11 +9,16 @@
   the request and tries again with the same key.
 - The answer is written in the same commit as the transaction's outcome, so a crash can never
   leave a transaction without its remembered answer.
+- The key is kept from the first request on, in the same commit as its pending transaction
+  (``begin``): a request that was cut short (the node crashed or lost the project's lease
+  while the provider was being asked) is taken up again by the retry, for the same transaction
+  (``Resume``; the provider call is idempotent by the transaction id), never as a second one.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from edge.actors import messages as m
@@ -50,13 +55,21 @@ def _replayed(reply: Reply) -> Reply:
     return send
 
 
+@dataclass(frozen=True)
+class Resume:
+    """The key's first request made ``tx_id`` but was cut short before its answer."""
+
+    tx_id: str
+
+
 class IdempotencyKeys:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self._in_flight: dict[str, tuple[str, list[Reply]]] = {}
 
-    async def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool:
-        """Answer from an earlier request with this key, if there is one; True if answered."""
+    async def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool | Resume:
+        """Answer from an earlier request with this key, if there is one; True if answered,
+        ``Resume`` when that request made its transaction but never answered."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
         in_flight = self._in_flight.get(key)
@@ -73,6 +86,8 @@ class IdempotencyKeys:
             return False
         if stored["bodyHash"] != msg.body_hash:
             raise _conflict()
+        if "answer" not in stored:
+            return Resume(stored["txId"])
         answer = stored["answer"]
         if "error" not in answer:
             self.ledger.reply_read(reply, m.Answer(answer, dict(REPLAYED)))
@@ -91,12 +106,33 @@ class IdempotencyKeys:
             )
         return True
 
-    def begin(self, msg: m.StartCheckout, reply: Reply) -> str:
-        """Mark the key in flight; returns its hash (kept on the transaction)."""
+    def begin(self, msg: m.StartCheckout, tx_id: str, reply: Reply) -> tuple[str, list[Op]]:
+        """Mark the key in flight: its hash (kept on the transaction), and the writes that keep
+        it, pending, in the transaction's own commit."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
         self._in_flight[key] = (msg.body_hash, [reply])
-        return key
+        pending = {
+            "bodyHash": msg.body_hash,
+            "txId": tx_id,
+            "expiresAt": self.ledger.now_ms() + KEEP_MS,
+        }
+        return key, self._kept_ops(key, pending)
+
+    def resume(self, msg: m.StartCheckout, reply: Reply) -> Reply:
+        """Take up a cut-short request's key: this request waits for its answer, and so does
+        any other that comes meanwhile; the reply that answers them all."""
+        assert msg.idempotency_key is not None
+        key = _key_hash(msg.idempotency_key)
+        self._in_flight[key] = (msg.body_hash, [reply])
+        return self.fan_out(key)
+
+    def _kept_ops(self, key: str, record: dict[str, Any]) -> list[Op]:
+        pid, expires = self.ledger.project_id, record["expiresAt"]
+        return [
+            ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),
+            ("records", keys.named(pid, keys.IDEMPOTENCY_EXPIRY, f"{expires:016d}", key), b""),
+        ]
 
     def fan_out(self, key: str) -> Reply:
         """The reply of the first request: it answers every request that waited on it."""
@@ -117,18 +153,15 @@ class IdempotencyKeys:
         if key is None:
             return []
         now = self.ledger.now_ms()
-        expires = now + KEEP_MS
         record = {
             "bodyHash": tx["idempotencyBodyHash"],
+            "txId": tx["id"],
             "errorKind": type(answer).__name__ if isinstance(answer, ContractError) else None,
             "answer": answer.body() if isinstance(answer, ContractError) else answer,
-            "expiresAt": expires,
+            "expiresAt": now + KEEP_MS,
         }
         pid = self.ledger.project_id
-        ops: list[Op] = [
-            ("records", keys.named(pid, keys.IDEMPOTENCY, "", key), pack(record)),
-            ("records", keys.named(pid, keys.IDEMPOTENCY_EXPIRY, f"{expires:016d}", key), b""),
-        ]
+        ops = self._kept_ops(key, record)
         for index_key, _ in await self.ledger.ctx.store.scan(
             keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH
         ):

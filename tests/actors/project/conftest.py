@@ -20,5 +20,6 @@ async def harness(tmp_path) -> AsyncIterator[Harness]:  # type: ignore[no-untype
 def echo(monkeypatch: pytest.MonkeyPatch) -> EchoProvider:
     """The echo provider, registered for this test."""
     monkeypatch.setitem(PROVIDERS, "echo", ECHO)
-    EchoProvider.gate = None
+    EchoProvider.gate = EchoProvider.checkout_gate = None
+    EchoProvider.checkouts = []
     return ECHO

@@ -128,9 +128,14 @@ class EchoProvider(Provider):
     waiting first for ``GATE`` when one is set; its body is the event, as JSON."""
 
     gate: trio.Event | None = None
+    checkout_gate: trio.Event | None = None  # its checkouts wait for it, when set
+    checkouts: list[str] = []  # noqa: RUF012 (the transaction of each checkout call)
     checkout_url = "https://pay.example/c/1"  # what its checkouts answer
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
+        EchoProvider.checkouts.append(request.tx["id"])
+        if EchoProvider.checkout_gate is not None:
+            await EchoProvider.checkout_gate.wait()
         return CheckoutResult(fields={"url": EchoProvider.checkout_url}, provider_ref="c_1")
 
     async def verify_webhook(self, delivery: Delivery) -> str:

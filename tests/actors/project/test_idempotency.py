@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import trio
+from actors.project.harness import EchoProvider
+from support.waits import until
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors import messages as m
@@ -54,3 +56,32 @@ async def test_the_answer_survives_the_actor(harness):
     first = await harness.call(project_id, _checkout("k1"))
     del harness.registry._entries[project_id]  # evicted: a new actor loads from the store
     assert await harness.call(project_id, _checkout("k1")) == first
+
+
+async def test_a_request_cut_short_is_taken_up_by_its_retry_for_the_same_transaction(harness, echo):
+    """The first request made its transaction, then its actor was lost (a crash, a lease
+    lost) while the provider was asked: the retry asks again for that same transaction (the
+    provider's call is idempotent by its id) and both get one answer; never a second one."""
+    project_id = await harness.project("echo")
+    EchoProvider.checkout_gate = held = trio.Event()
+    first: list[dict] = []
+
+    async def checkout() -> None:
+        first.append(await harness.call(project_id, _echo_checkout("k1")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(checkout)
+        [tx_id] = await until(lambda: EchoProvider.checkouts, what="the provider is asked")
+        del harness.registry._entries[project_id]  # the actor is gone: its in-flight too
+        EchoProvider.checkout_gate = None
+        again = await harness.call(project_id, _echo_checkout("k1"))
+        held.set()
+    assert again["txId"] == tx_id == first[0]["txId"]
+    assert EchoProvider.checkouts == [tx_id, tx_id]  # asked again, for the same transaction
+    assert len(await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
+    replayed = await harness.registry.call(project_id, _echo_checkout("k1"))
+    assert replayed.value["txId"] == tx_id and replayed.headers == {"Idempotent-Replayed": "true"}
+
+
+def _echo_checkout(key: str) -> m.StartCheckout:
+    return m.StartCheckout("echo", "book", {}, 1, "test", idempotency_key=key, body_hash="h1")
