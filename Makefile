@@ -44,7 +44,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-POSTGRES_SUITE = tests/e2e tests/contract tests/http tests/cluster
+POSTGRES_SUITE = tests/e2e tests/contract tests/http
 
 # The node-driven tests again, with the node on the PostgreSQL engine in cluster mode (its
 # own database and leases): the other engine behind the same interface (docs/cluster.md).
