@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import trio
@@ -207,35 +208,30 @@ async def test_kill_and_pause_lose_nothing_and_every_project_is_served_again(
 
 
 async def _transactions(http: httpx.AsyncClient, shop: Shop) -> set[str]:
-    found: set[str] = set()
-    cursor: str | None = None
-    while True:
-        params = {"limit": 100, **({"after": cursor} if cursor else {})}
-        page = await http.get(
-            f"/api/projects/{shop.project_id}/transactions", params=params, headers=bearer(shop.key)
-        )
-        assert page.status_code == 200, page.text
-        body = page.json()
-        found |= {item["id"] for item in body["items"]}
-        cursor = body.get("next")
-        if not cursor:
-            return found
+    return {item["id"] for item in await _every(http, shop, "transactions")}
 
 
 async def _created_events(http: httpx.AsyncClient, shop: Shop) -> Counter[str]:
-    created: Counter[str] = Counter()
-    cursor: str | None = None
+    events = await _every(http, shop, "events")
+    return Counter(e["txId"] for e in events if e["type"] == "checkout.created")
+
+
+async def _every(http: httpx.AsyncClient, shop: Shop, listing: str) -> list[dict[str, Any]]:
+    """Every item of one of the project's listings, page after page."""
+    items: list[dict[str, Any]] = []
+    after: str | None = None
     while True:
-        params = {"limit": 100, **({"after": cursor} if cursor else {})}
+        params = {"limit": 100, **({"after": after} if after else {})}
         page = await http.get(
-            f"/api/projects/{shop.project_id}/events", params=params, headers=bearer(shop.key)
+            f"/api/projects/{shop.project_id}/{listing}", params=params, headers=bearer(shop.key)
         )
         assert page.status_code == 200, page.text
         body = page.json()
-        created.update(e["txId"] for e in body["items"] if e["type"] == "checkout.created")
-        cursor = body.get("next") if body.get("hasMore") else None
-        if not cursor:
-            return created
+        items += body["items"]
+        # the feed says hasMore (its next is where to go on from); transactions, only next
+        after = body.get("next") if body.get("hasMore", True) else None
+        if not after:
+            return items
 
 
 def _fence_refusals(log: Path) -> int:
