@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import trio
-from support.waits import Pulse
+from support.waits import Pulse, until
 
 from edge.actors import messages as m
 from edge.actors.notifier import BUSY_BACKOFF_S, PER_ENDPOINT, Notifier
@@ -313,3 +313,29 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
         nursery.cancel_scope.cancel()
     (attempt,) = await outbox.attempts(store, entry_id, db=notifyq.DB)
     assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]
+
+
+async def test_another_nodes_notifications_are_left_to_it_until_the_project_is_ours(store, writer):
+    """Cluster mode: entries of a project another node holds are never sent from here (two
+    nodes never both send one); once the project is this node's, they go."""
+    [entry_id] = await enqueue(writer)
+    sent: list[httpx.Request] = []
+    ours = trio.Event()
+    asked = 0
+
+    async def mine(project_id: str) -> bool:
+        nonlocal asked
+        asked += 1
+        return ours.is_set()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200)
+
+    async with notifying(store, writer, answer, mine=mine) as (notifier, attempts):
+        await until(lambda: asked >= 2, what="the notifier looks twice")
+        assert sent == []
+        ours.set()
+        notifier.notify()
+        entry = await settled(store, attempts, entry_id)
+    assert entry["state"] == "done" and len(sent) == 1
