@@ -41,7 +41,7 @@ from edge.actors.project import ProjectActor
 from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
-from edge.config import NODE_FILE, Settings
+from edge.config import NODE_FILE, ConfigError, Settings
 from edge.domain import ids, notifications, smtp
 from edge.domain.events import Simulated
 from edge.errors import ContractError, Unavailable, project_not_found
@@ -234,8 +234,13 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
         with open_store(store_path(settings), settings.map_size) as store:
             yield store, None
         return
-    # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
-    from edge.store.postgres import open_postgres_store
+    try:  # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
+        from edge.store.postgres import open_postgres_store
+    except ImportError as exc:
+        raise ConfigError(
+            f"EDGE_STORE needs psycopg, the cluster extra ({exc}): pip install 'edge[cluster]'"
+            " (and libpq5), or unset EDGE_STORE for the embedded store"
+        ) from None
 
     async with open_postgres_store(settings.store_url) as pg:
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)

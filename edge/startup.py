@@ -11,6 +11,7 @@ import lmdb
 
 from edge.config import ConfigError, data_dir_problem
 from edge.store.sealcheck import WrongSealingKey
+from edge.store.writer import StoreUnavailable
 
 PORTS = range(0, 65536)
 
@@ -35,6 +36,11 @@ def why_not_started(exc: BaseException, host: str, port: int, data_dir: Path) ->
         )
     if isinstance(leaf, OSError) and _inside(leaf.filename, data_dir):
         return data_dir_problem(data_dir, leaf)
+    if isinstance(leaf, StoreUnavailable):
+        return (
+            f"the store cannot be reached or cannot write: {leaf.message} Check EDGE_STORE and"
+            " that its PostgreSQL is up, or the room on the data dir's disk"
+        )
     if isinstance(leaf, lmdb.Error):
         return (
             f"cannot open the store in {data_dir}: {leaf}; run the node as the user who owns "

@@ -4,7 +4,9 @@ writes nothing more, and the project is served again by the next node it reaches
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -130,3 +132,21 @@ async def test_nodes_are_listed_alive_with_their_addresses(tmp_path, pg_url) -> 
         leases: Leases = a.ctx.ownership.leases
         [node] = await leases.nodes()
         assert (node.node_id, node.address, node.alive) == ("node-a", a.url, True)
+
+
+async def test_a_store_out_of_reach_stops_the_start_with_one_line_and_no_password(
+    tmp_path,
+) -> None:
+    # a socket directory with no server in it: PostgreSQL out of reach
+    url = f"postgresql://edge:hunter2@/edge?host={tmp_path}"
+    started = await trio.run_process(
+        [sys.executable, "-m", "edge", "serve", "--port", "0", "--data", str(tmp_path / "d")],
+        env={**os.environ, "EDGE_STORE": url},
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    said = (started.stdout + started.stderr).decode()
+    assert started.returncode != 0
+    assert "the store cannot be reached" in said and "EDGE_STORE" in said, said
+    assert "Traceback" not in said and "hunter2" not in said, said
