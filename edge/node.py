@@ -187,7 +187,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
                     if ownership is not None and beating is not None:
                         ownership.leases.address = url
-                        await beating.start(ownership.run, registry.forget, registry.__contains__)
+                        await beating.start(ownership.run, registry.forget, registry.quiet)
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)

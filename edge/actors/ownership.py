@@ -11,10 +11,11 @@ actors of the projects lost are dropped.
   the renewal was asked (never later than PostgreSQL's own end). A node paused past it (SIGSTOP,
   a long GC, a partition) answers nothing from the actor's memory once it wakes: the registry
   drops the actor and takes the lease anew, or answers 503.
-- ``run`` beats every ``lease_s / 3``: gives back the leases of projects this node has no
-  actor for any more (evicted idle: the next request, wherever HAProxy sends it, takes the
-  project up), renews the others, records the node alive, and drops the actors of the projects
-  it lost.
+- ``run`` beats every ``lease_s / 3``: gives back the leases of projects that have been
+  quiet here for a lease's length (no request, nothing pending), dropping their actors, so a
+  project HAProxy now sends elsewhere (a node back from a restart, a pin) is taken up there
+  within about a lease, not after the actor's idle time; renews the others, records the node
+  alive, and drops the actors of the projects it lost.
 """
 
 from __future__ import annotations
@@ -100,21 +101,22 @@ class Ownership:
     async def run(
         self,
         forget: Callable[[str], None],
-        serving: Callable[[str], bool],
+        quiet: Callable[[str, float], bool],
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Beat until cancelled. ``serving(project_id)``: this node has the project's actor
-        (else its lease is given back); ``forget(project_id)`` drops the actor of a lease lost."""
+        """Beat until cancelled. ``quiet(project_id, for_s)``: nothing of the project here has
+        moved for ``for_s`` (its lease is given back); ``forget(project_id)`` drops its actor."""
         await self.leases.heartbeat()  # the node is listed alive from its start
         task_status.started()
         while True:
             await trio.sleep(self.leases.lease_s / 3)
             try:
-                idle = [p for p in self.leases.held() if not serving(p)]
+                idle = [p for p in self.leases.held() if quiet(p, self.leases.lease_s)]
                 if idle:
                     for project_id in idle:
                         self._until.pop(project_id, None)
+                        forget(project_id)
                     await self.leases.release_all(idle)
                 lost = await self.beat()
             except Unavailable:

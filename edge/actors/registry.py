@@ -310,6 +310,19 @@ class ActorRegistry:
             log.warning("project %s vanished while rebuilding its actor", project_id)
         entry.rebuild = False
 
+    def quiet(self, project_id: str, for_s: float) -> bool:
+        """Nothing of the project is here that a move would lose: no actor, or one untouched
+        for ``for_s`` that holds nothing (no task, no pending work, no waiters)."""
+        entry = self._entries.get(project_id)
+        if entry is None:
+            return project_id not in self._loading
+        return (
+            trio.current_time() - entry.touched >= for_s
+            and not entry.running
+            and not entry.rebuild
+            and entry.actor.idle()
+        )
+
     def forget(self, project_id: str) -> None:
         """Drop the project's actor: its lease is another node's now. Its parked long polls are
         answered; work it already holds finishes, and its writes are refused by the store (they

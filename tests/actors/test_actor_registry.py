@@ -253,3 +253,23 @@ async def test_drain_returns_as_soon_as_the_last_actor_settles(autojump_clock):
         actor.ref.settled()
         await drained.wait()
         assert trio.current_time() == started  # woken by the actor, not by a poll or the grace
+
+
+async def test_a_project_is_quiet_once_untouched_for_a_while_and_holding_nothing(autojump_clock):
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60)
+        assert registry.quiet("a", 2.0)  # nothing of it here at all
+        await registry.call("a", "inc")
+        assert not registry.quiet("a", 2.0)  # touched just now
+        await trio.sleep(2.0)
+        assert registry.quiet("a", 2.0)
+        release = trio.Event()
+        nursery.start_soon(registry.call, "a", ("wait", release))
+        await wait_all_tasks_blocked()
+        await trio.sleep(3.0)
+        assert not registry.quiet("a", 2.0)  # untouched for long, but busy with a message
+        release.set()
+        await wait_all_tasks_blocked()
+        await trio.sleep(2.0)
+        assert registry.quiet("a", 2.0)
+        await registry.drain()
