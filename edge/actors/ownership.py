@@ -45,10 +45,6 @@ class Ownership:
         self._until: dict[str, float] = {}  # project id -> end of its lease, by our clock
         self.lost = 0  # leases lost (taken over, moved, drained, expired unrenewed)
 
-    @property
-    def node_id(self) -> str:
-        return self.leases.node_id
-
     async def take(self, project_id: str) -> int:
         """This node's lease of the project (its epoch), or a retryable 503."""
         epoch = self.leases.epoch(project_id)
@@ -69,8 +65,6 @@ class Ownership:
     async def claim(self, project_id: str) -> bool:
         """Is the project's queued work this node's? Yes while it holds the lease; a lease no
         node holds is taken (work owed for a project no request has reached lately)."""
-        if self.held(project_id):
-            return True
         try:
             await self.take(project_id)
         except Unavailable:

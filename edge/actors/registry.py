@@ -343,11 +343,8 @@ class ActorRegistry:
     async def _sweep_forever(self) -> None:
         while self._entries:
             await trio.sleep(max(0.01, self._idle_s / 4))
-            now = trio.current_time()
-            for project_id, entry in list(self._entries.items()):
-                quiet = now - entry.touched >= self._idle_s
-                if quiet and not entry.running and not entry.rebuild and entry.actor.idle():
-                    del self._entries[project_id]
+            for project_id in [p for p in self._entries if self.quiet(p, self._idle_s)]:
+                del self._entries[project_id]
 
     def stop_waiting(self) -> None:
         """The node is stopping: answer long polls now and park no new ones, so in-flight

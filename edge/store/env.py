@@ -51,21 +51,13 @@ class Store:
     async def get(self, key: bytes, db: str = "records") -> dict[str, Any] | None:
         return self.get_sync(key, db)
 
-    async def scan(
-        self,
-        prefix: bytes,
-        *,
-        after: bytes | None = None,
-        reverse: bool = False,
-        limit: int | None = None,
-        db: str = "records",
-    ) -> list[tuple[bytes, bytes]]:
-        return self.scan_sync(prefix, after=after, reverse=reverse, limit=limit, db=db)
+    # the options are ``scan_sync``'s and ``heads_sync``'s (the interface, ``Engine``, names them)
 
-    async def heads(
-        self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"
-    ) -> list[bytes]:
-        return self.heads_sync(width, after=after, limit=limit, db=db)
+    async def scan(self, prefix: bytes, **options: Any) -> list[tuple[bytes, bytes]]:
+        return self.scan_sync(prefix, **options)
+
+    async def heads(self, width: int, **options: Any) -> list[bytes]:
+        return self.heads_sync(width, **options)
 
     # -- LMDB's own plain reads ---------------------------------------------------------
 

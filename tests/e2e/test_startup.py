@@ -77,6 +77,17 @@ def test_a_bad_configuration_file(tmp_path, text, words):
     assert str(config) in line or "EDGE_CONFIG" in line
 
 
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"EDGE_STORE": "mysql://edge@db/edge"}, ["EDGE_STORE must be a postgresql:// URL"]),
+        ({"EDGE_LEASE_S": "0"}, ["EDGE_LEASE_S"]),
+    ],
+)
+def test_a_bad_cluster_setting(tmp_path, env, words):
+    one_line(serve(tmp_path / "data", env=env), *words)
+
+
 def test_a_configuration_file_that_is_not_there(tmp_path):
     missing = tmp_path / "nope.toml"
     one_line(serve(tmp_path / "data", env={"EDGE_CONFIG": str(missing)}), str(missing), "unset")

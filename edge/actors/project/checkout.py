@@ -194,7 +194,8 @@ class Checkouts:
                 return
             ledger.commit(await self.idempotency.remember(tx, failure), reply, failure)
             return
-        provider, credentials = ledger.configured(tx["provider"], msg.mode)
+        mode = "test" if tx["isTest"] else "live"
+        provider, credentials = ledger.configured(tx["provider"], mode)
         product = ledger.product(tx["productId"])
         request = await self._request(tx, provider, credentials, product)
         self.in_flight += 1

@@ -109,9 +109,7 @@ class IdempotencyKeys:
     def begin(self, msg: m.StartCheckout, tx_id: str, reply: Reply) -> tuple[str, list[Op]]:
         """Mark the key in flight: its hash (kept on the transaction), and the writes that keep
         it, pending, in the transaction's own commit."""
-        assert msg.idempotency_key is not None
-        key = _key_hash(msg.idempotency_key)
-        self._in_flight[key] = (msg.body_hash, [reply])
+        key = self._in_flight_now(msg, reply)
         pending = {
             "bodyHash": msg.body_hash,
             "txId": tx_id,
@@ -122,10 +120,14 @@ class IdempotencyKeys:
     def resume(self, msg: m.StartCheckout, reply: Reply) -> Reply:
         """Take up a cut-short request's key: this request waits for its answer, and so does
         any other that comes meanwhile; the reply that answers them all."""
+        return self.fan_out(self._in_flight_now(msg, reply))
+
+    def _in_flight_now(self, msg: m.StartCheckout, reply: Reply) -> str:
+        """Requests with the key wait for this one's answer from now on; the key's hash."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
         self._in_flight[key] = (msg.body_hash, [reply])
-        return self.fan_out(key)
+        return key
 
     def _kept_ops(self, key: str, record: dict[str, Any]) -> list[Op]:
         pid, expires = self.ledger.project_id, record["expiresAt"]

@@ -60,8 +60,8 @@ class Polls:
         """Answer every parked long poll now, with the record as it is (read from the store,
         in a task of its own, when it has left memory)."""
         for item_id in list(self._pollers):
+            record = self.ledger.cached(item_id)
             for _, once in self._pollers.pop(item_id):
-                record = self.ledger.cached(item_id)
                 if record is not None:
                     self.ledger.reply_read(once, self.body(record), item_id)
                 else:
