@@ -16,7 +16,6 @@ import struct
 import trio
 
 from edge.actors.context import NodeContext
-from edge.store.env import Store
 from edge.store.writer import Op
 
 PROBE_KEY = b"ready-probe"
@@ -26,7 +25,8 @@ PROBE_TIMEOUT_S = 5.0
 
 
 async def store_commits(ctx: NodeContext) -> bool:
-    if isinstance(ctx.store, Store) and ctx.store.disk_room() < ROOM:
+    room = ctx.store.disk_room()
+    if room is not None and room < ROOM:
         return False
     with trio.move_on_after(PROBE_TIMEOUT_S):
         try:

@@ -46,6 +46,10 @@ class Engine(Protocol):
     ) -> list[bytes]:
         """The distinct first ``width`` bytes of keys, in key order, past ``after``."""
 
+    def disk_room(self) -> int | None:
+        """Bytes the store may still grow by on this node's disk; None when its disk is not
+        this node's (a PostgreSQL server's)."""
+
     def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
         """Apply the lists of ops in order, all or nothing, in one transaction; called by the
         writer in its worker thread, one call at a time."""

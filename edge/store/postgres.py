@@ -162,6 +162,9 @@ class PostgresStore:
         self.pool = ConnectionPool(url, readers)
         self._writer: psycopg.Connection[Any] | None = None  # the writer thread's own
 
+    def disk_room(self) -> None:
+        return None  # the server's disk, out of this node's sight
+
     async def create_schema(self) -> None:
         await self.pool.run(create_schema)
 

@@ -1,0 +1,67 @@
+"""A node's side of the leases (edge.actors.ownership) on a real PostgreSQL: taking a lease,
+the 503 naming the holder, and a queue worker's ``claim``, which asks PostgreSQL about another
+node's project at most once a third of a lease."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from support.postgres import require_psycopg
+
+require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
+
+from edge.actors.ownership import Ownership  # noqa: E402
+from edge.errors import Unavailable  # noqa: E402
+from edge.store.leases import Leases  # noqa: E402
+from edge.store.postgres import open_postgres_store  # noqa: E402
+
+P = "prj_aaaaaaaaaaaaaaaa"
+LEASE_S = 9.0
+
+
+@dataclass
+class Clock:
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Counted(Leases):
+    """Leases that count their acquire round trips."""
+
+    asked = 0
+
+    async def acquire(self, project_id: str):  # type: ignore[no-untyped-def]
+        self.asked += 1
+        return await super().acquire(project_id)
+
+
+@pytest.fixture
+async def two(pg_url: str) -> AsyncIterator[tuple[Ownership, Ownership, Counted, Clock]]:
+    clock = Clock()
+    async with open_postgres_store(pg_url) as store:
+        a = Leases(store.pool, "node-a", "a:1", lease_s=LEASE_S)
+        b = Counted(store.pool, "node-b", "b:1", lease_s=LEASE_S)
+        yield Ownership(a, clock), Ownership(b, clock), b, clock
+
+
+async def test_a_held_lease_is_a_503_naming_its_holder_and_claims_ask_once_a_while(two) -> None:
+    a, b, b_leases, clock = two
+    assert await a.take(P) == 1 and a.held(P)
+    assert await a.take(P) == 1  # held: no new epoch, no round trip
+    with pytest.raises(Unavailable) as refused:
+        await b.take(P)
+    assert "node-a" in refused.value.message and refused.value.retryable
+    b_leases.asked = 0
+    assert [await b.claim(P) for _ in range(5)] == [False] * 5
+    assert b_leases.asked == 1  # one round trip for a pass over five of node a's entries
+    clock.now += LEASE_S / 3
+    assert not await b.claim(P) and b_leases.asked == 2  # asked again once a while has passed
+    await a.give_back(P)
+    clock.now += LEASE_S / 3
+    assert await b.claim(P) and b.held(P)  # free now: taken, its work is node b's
+    clock.now += LEASE_S
+    assert not b.held(P)  # by node b's own clock the lease may have ended unrenewed
