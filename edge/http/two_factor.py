@@ -74,8 +74,10 @@ async def _signed_in_with_code() -> tuple[str, str]:
 
 
 def _code_of(body: dict[str, Any]) -> str:
+    """The code as the API reference shapes it (a string of 1 to 40 characters); whether it
+    is one the account takes is the code's check (a blank one is just not right: 401)."""
     code = body.get("code")
-    if not isinstance(code, str) or not code.strip() or len(code) > 40:
+    if not isinstance(code, str) or not 1 <= len(code) <= 40:
         raise InvalidInput("code must be the 6 digits of your app, or a recovery code", "code")
     return code
 
