@@ -124,7 +124,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 spawn,
                 mailbox_size=settings.mailbox_size,
                 idle_s=settings.actor_idle_s,
-                held=ownership.held if ownership is not None else None,
+                held=None if ownership is None else partial(_serves, ownership),
             ) as registry:
                 attempts = AttemptWatch()
                 follow_ups = FollowUpWorker(
@@ -268,6 +268,11 @@ async def _leases_kept(ownership: Ownership | None) -> AsyncIterator[trio.Nurser
             await ownership.release_all()
         except Unavailable:
             log.warning("cluster: could not release the leases; they lapse on their own")
+
+
+def _serves(ownership: Ownership, project_id: str, actor: Actor) -> bool:
+    """The actor still serves its project here: under the lease this node holds now."""
+    return isinstance(actor, ProjectActor) and ownership.held(project_id, actor.epoch)
 
 
 async def _load_owned(

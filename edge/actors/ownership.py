@@ -6,11 +6,13 @@ actors of the projects lost are dropped.
   every write (``env.lease_op``), so the store refuses them once another node has the project.
   A lease another node holds is a retryable ``503 unavailable`` naming the holder: HAProxy's
   map sends the next try there (or the lease ends and this node takes it up).
-- ``held`` is the registry's check before every message: a lease counts as this node's only
-  until the end it had when last renewed, by this node's monotonic clock, counted from before
-  the renewal was asked (never later than PostgreSQL's own end). A node paused past it (SIGSTOP,
-  a long GC, a partition) answers nothing from the actor's memory once it wakes: the registry
-  drops the actor and takes the lease anew, or answers 503.
+- ``held`` is the registry's check before every message, for the epoch the actor was made
+  under: a lease counts as this node's only until the end it had when last renewed, by this
+  node's monotonic clock, counted from before the renewal was asked (never later than
+  PostgreSQL's own end). A node paused past it (SIGSTOP, a long GC, a partition) answers
+  nothing from the actor's memory once it wakes: the registry drops the actor and takes the
+  lease anew, or answers 503. An actor of an epoch taken anew since (a queue worker's
+  ``claim``) is dropped too, so the next message is served under the new epoch.
 - ``run`` beats every ``lease_s / 3``: gives back the leases of projects that have been
   quiet here for a lease's length (no request, nothing pending), dropping their actors, so a
   project HAProxy now sends elsewhere (a node back from a restart, a pin) is taken up there
@@ -85,10 +87,14 @@ class Ownership:
         self._until.pop(project_id, None)
         await self.leases.release(project_id)
 
-    def held(self, project_id: str) -> bool:
-        """The lease is this node's, for sure, right now."""
+    def held(self, project_id: str, epoch: int | None = None) -> bool:
+        """The lease is this node's, for sure, right now (``epoch``: and at that epoch, the one
+        an actor was made under: a lease taken anew meanwhile, by a queue worker's ``claim``,
+        is another actor's)."""
         until = self._until.get(project_id)
-        return until is not None and self._clock() < until
+        if until is None or self._clock() >= until:
+            return False
+        return epoch is None or self.leases.epoch(project_id) == epoch
 
     async def beat(self) -> list[str]:
         """Renew every lease held; the projects lost (dropped here)."""

@@ -50,6 +50,15 @@ def verify(password: str, stored: str) -> bool:
     return hmac.compare_digest(got, expected)
 
 
+def credentials_stamp(password_hash: str) -> str:
+    """What a session, a reset link or a login waiting for its second factor keeps of the
+    password it was made under: it holds only while the account's password is that one, so
+    a new password ends them all, even one made on another node while the password changed.
+    Its own salt makes every stored hash distinct, so a reset to the same password ends them
+    too; 64 bits of SHA-256 tell nothing of the hash."""
+    return hashlib.sha256(password_hash.encode("utf-8")).hexdigest()[:16]
+
+
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
     return hashlib.scrypt(
         password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=_MAXMEM, dklen=_LENGTH

@@ -89,7 +89,8 @@ async def create_account(
     if not by_operator:
         ctx.manage_rates.take("signup:ip", client_ip())
     hashed = await hash_new_password(password)
-    async with ctx.accounts_lock:
+
+    async def create() -> dict[str, Any]:
         if await accounts.by_email(ctx, email) is not None:
             raise Conflict("account_exists", "An account with this e-mail exists: log in.")
         account = {
@@ -102,7 +103,9 @@ async def create_account(
         if operator:
             account["operator"] = True
         await accounts.create(ctx, account)
-    return account_view(account)
+        return account
+
+    return account_view(await accounts.guarded(ctx, create))
 
 
 async def hash_new_password(password: str) -> str:
@@ -169,16 +172,17 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
         challenge = secrets.token_urlsafe(32)
         expires = ctx.clock_ms() + CHALLENGE_TTL_MS
         record = {"accountId": account["id"], "expiresAt": expires, "tries": 0}
-        await accounts.put_challenge(ctx, challenge, record)
+        await accounts.put_challenge(ctx, challenge, accounts.stamped(record, account))
         return SecondFactorDue(challenge, expires)
-    return await start_session(account["id"])
+    return await start_session(account)
 
 
-async def start_session(account_id: str) -> SignedIn:
+async def start_session(account: dict[str, Any]) -> SignedIn:
+    """A new session of ``account``, holding while the password it was read with does."""
     ctx = node()
-    token, csrf, record = sessions.new_session(account_id, ctx.clock_ms())
+    token, csrf, record = sessions.new_session(account, ctx.clock_ms())
     await accounts.put_session(ctx, token, record)
-    return SignedIn(account_id, token, csrf)
+    return SignedIn(account["id"], token, csrf)
 
 
 def session_answer(signed_in: SignedIn) -> Response:

@@ -69,11 +69,13 @@ async def patch_account(account_id: str) -> Response:
     if not isinstance(operator, bool):
         raise InvalidRequest("invalid_request", "operator must be true or false", field="operator")
     ctx = node()
-    async with ctx.accounts_lock:
-        found = await _account(account_id)
-        found["operator"] = operator
+
+    async def change() -> dict[str, Any]:
+        found = {**await _account(account_id), "operator": operator}
         await accounts.save(ctx, found)
-    return json_response(account_view(found), headers=NO_STORE)
+        return found
+
+    return json_response(account_view(await accounts.guarded(ctx, change)), headers=NO_STORE)
 
 
 @blueprint.post("/<account_id>/reset-link")
@@ -92,7 +94,10 @@ async def make_reset_link(account_id: str) -> Response:
 @blueprint.delete("/<account_id>/two-factor")
 async def remove_two_factor(account_id: str) -> Response:
     ctx = node()
-    async with ctx.accounts_lock:
+
+    async def remove() -> dict[str, Any]:
         account = without_two_factor(await _account(account_id))
         await accounts.save(ctx, account)
-    return json_response(account_view(account), headers=NO_STORE)
+        return account
+
+    return json_response(account_view(await accounts.guarded(ctx, remove)), headers=NO_STORE)

@@ -47,7 +47,7 @@ async def new_reset_link(ctx: NodeContext, account: dict[str, Any]) -> tuple[str
     token = secrets.token_urlsafe(32)
     expires = ctx.clock_ms() + RESET_TTL_MS
     record = {"accountId": account["id"], "createdAt": ctx.clock_ms(), "expiresAt": expires}
-    await accounts.put_reset_link(ctx, token, record)
+    await accounts.put_reset_link(ctx, token, accounts.stamped(record, account))
     return f"{ctx.public_url}{LINK_PATH}?{urlencode({'token': token})}", expires
 
 
@@ -119,12 +119,17 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
     ctx.manage_rates.take("reset:ip", client_ip())
     await usable_link(token)
     hashed = await hash_new_password(password)
-    async with ctx.accounts_lock:
+
+    async def reset() -> dict[str, Any]:
         link = await usable_link(token)  # a second use racing this one finds it gone
         account = await accounts.get(ctx, link["accountId"])
-        if account is None:
+        # a link made before the password last changed (on any node) is spent with it
+        if account is None or not accounts.credentials_hold(link, account):
             raise _no_such_link()
         await accounts.set_password(ctx, account, hashed)
+        return account
+
+    account = await accounts.guarded(ctx, reset)
     log.info("password of account %s reset; its sessions ended", account["id"])
     return account
 

@@ -17,6 +17,7 @@ from edge.actors import accounts
 from edge.actors.context import NodeContext
 from edge.domain import cross_site
 from edge.errors import Forbidden
+from edge.store.codec import unpack
 
 COOKIE = "cm_session"
 # the CSRF token, for the dashboard's own forms (a page cannot read it back from the node, which
@@ -43,19 +44,20 @@ class Session:
         return offered is not None and hmac.compare_digest(accounts.digest(offered), self.csrf)
 
 
-def new_session(account_id: str | None, now_ms: int) -> tuple[str, str, dict[str, Any]]:
+def new_session(account: dict[str, Any] | None, now_ms: int) -> tuple[str, str, dict[str, Any]]:
     """A session token, its CSRF token, and the record kept (neither token in it). No
-    ``account_id``: the operator's own session, signed in with the admin token."""
+    ``account``: the operator's own session, signed in with the admin token."""
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    record = {
-        "accountId": account_id,
+    record: dict[str, Any] = {
+        "accountId": None if account is None else account["id"],
         "csrf": accounts.digest(csrf),
         "createdAt": now_ms,
         "expiresAt": now_ms + TTL_MS,
     }
-    if account_id is None:
+    if account is None:
         record["operator"] = True
-    return token, csrf, record
+        return token, csrf, record
+    return token, csrf, accounts.stamped(record, account)
 
 
 async def current(ctx: NodeContext) -> Session | None:
@@ -63,17 +65,24 @@ async def current(ctx: NodeContext) -> Session | None:
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 100:
         return None
-    record = await accounts.session(ctx, token)
+    raw = await accounts.session_raw(ctx, token)
     now = ctx.clock_ms()
-    if record is None or record["expiresAt"] <= now:
+    if raw is None:
+        return None
+    record = unpack(raw)
+    if record["expiresAt"] <= now:
+        return None
+    account_id = record["accountId"]
+    # read at every request: an account made (or no longer) an operator is so at once, and a
+    # session made under a password since changed ends at once, whichever node made it
+    account = None if account_id is None else await accounts.get(ctx, account_id)
+    if account_id is not None and (
+        account is None or not accounts.credentials_hold(record, account)
+    ):
         return None
     if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
-        accounts.put_session_soon(ctx, token, {**record, "expiresAt": now + TTL_MS})
-    account_id = record["accountId"]
-    # read at every request: an account made (or no longer) an operator is so at once
-    operator = bool(record.get("operator")) or (
-        account_id is not None and await accounts.is_operator(ctx, account_id)
-    )
+        accounts.put_session_soon(ctx, token, {**record, "expiresAt": now + TTL_MS}, raw)
+    operator = bool(record.get("operator")) or bool(account and account.get("operator"))
     return Session(token, account_id, record["csrf"], operator)
 
 

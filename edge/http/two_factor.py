@@ -101,6 +101,12 @@ def spend_code(account: dict[str, Any], code: str, now_s: float) -> dict[str, An
     return None
 
 
+def _expired() -> Unauthorized:
+    return Unauthorized(
+        "challenge_expired", "This login has expired: log in again.", field="challenge"
+    )
+
+
 def _wrong_code() -> Unauthorized:
     return Unauthorized(
         "invalid_code", "This code is not right (or was used already).", field="code"
@@ -119,7 +125,8 @@ async def show_account() -> Response:
 async def start_enrolment() -> Response:
     account_id = await _signed_in()
     ctx = node()
-    async with ctx.accounts_lock:
+
+    async def start() -> tuple[dict[str, Any], str]:
         account = await _account(account_id)
         if account.get("twoFactor"):
             raise Conflict("two_factor_enabled", "Two-factor login is on already.")
@@ -129,6 +136,9 @@ async def start_enrolment() -> Response:
             "createdAt": ctx.clock_ms(),
         }
         await accounts.save(ctx, {**account, "twoFactorPending": pending})
+        return account, secret
+
+    account, secret = await accounts.guarded(ctx, start)
     uri = totp.provisioning_uri(secret, account["email"], ISSUER)
     return json_response({"secret": secret, "otpauthUri": uri}, headers=NO_STORE)
 
@@ -137,7 +147,8 @@ async def start_enrolment() -> Response:
 async def confirm_enrolment() -> Response:
     account_id, code = await _signed_in_with_code()
     ctx = node()
-    async with ctx.accounts_lock:
+
+    async def confirm() -> list[str]:
         account = await _account(account_id)
         pending = account.get("twoFactorPending")
         if account.get("twoFactor") or not pending:
@@ -162,6 +173,9 @@ async def confirm_enrolment() -> Response:
         }
         changed = {k: v for k, v in account.items() if k != "twoFactorPending"}
         await accounts.save(ctx, {**changed, "twoFactor": on})
+        return codes
+
+    codes = await accounts.guarded(ctx, confirm)
     # the only time the recovery codes are shown
     return json_response({"twoFactor": True, "recoveryCodes": codes}, headers=NO_STORE)
 
@@ -170,13 +184,16 @@ async def confirm_enrolment() -> Response:
 async def disable() -> Response:
     account_id, code = await _signed_in_with_code()
     ctx = node()
-    async with ctx.accounts_lock:
+
+    async def turn_off() -> None:
         account = await _account(account_id)
         if not account.get("twoFactor"):
             raise Conflict("two_factor_disabled", "Two-factor login is off already.")
         if spend_code(account, code, time.time()) is None:
             raise _wrong_code()
         await accounts.save(ctx, without_two_factor(account))
+
+    await accounts.guarded(ctx, turn_off)
     return json_response({"twoFactor": False}, headers=NO_STORE)
 
 
@@ -192,14 +209,18 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
     ``401 challenge_expired`` once the challenge is unknown, used up or late."""
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
-    async with ctx.accounts_lock:
+    rated: list[str] = []
+
+    async def spend() -> dict[str, Any]:
         pending = await accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
         if pending is None or pending["expiresAt"] <= ctx.clock_ms():
-            raise Unauthorized(
-                "challenge_expired", "This login has expired: log in again.", field="challenge"
-            )
+            raise _expired()
         account = await _account(pending["accountId"])
-        ctx.manage_rates.take("login:email", account["email"])
+        if not accounts.credentials_hold(pending, account):  # the password changed since
+            raise _expired()
+        if not rated:  # a try is counted once, however often a lost race runs it again
+            ctx.manage_rates.take("login:email", account["email"])
+            rated.append(account["email"])
         taken = spend_code(account, code, time.time())
         if taken is None:
             tries = pending["tries"] + 1
@@ -207,7 +228,9 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
             await accounts.put_challenge(ctx, challenge, record)
             raise _wrong_code()
         await accounts.save(ctx, taken, spent=challenge)
-    return await start_session(account["id"])
+        return taken
+
+    return await start_session(await accounts.guarded(ctx, spend))
 
 
 @blueprint.post("/api/session/two-factor")

@@ -17,7 +17,7 @@ import hashlib
 from typing import Any
 
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine
+from edge.store.engine import Reader
 from edge.store.writer import Op
 
 DB = "accounts"
@@ -53,41 +53,41 @@ def digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8")).digest()
 
 
-async def account(store: Engine, account_id: str) -> dict[str, Any] | None:
+async def account(store: Reader, account_id: str) -> dict[str, Any] | None:
     return await store.get(account_key(account_id), db=DB)
 
 
-async def all_accounts(store: Engine, limit: int = 1000) -> list[dict[str, Any]]:
+async def all_accounts(store: Reader, limit: int = 1000) -> list[dict[str, Any]]:
     """Every account, in id order (at most ``limit``)."""
     return [unpack(raw) for _, raw in await store.scan(b"a:", db=DB, limit=limit)]
 
 
-async def is_operator(store: Engine, account_id: str) -> bool:
+async def is_operator(store: Reader, account_id: str) -> bool:
     """An operator account (``edge account operator``) sees and manages every project."""
     found = await account(store, account_id)
     return bool(found and found.get("operator"))
 
 
-async def account_by_email(store: Engine, email: str) -> dict[str, Any] | None:
+async def account_by_email(store: Reader, email: str) -> dict[str, Any] | None:
     account_id = await store.get_raw(email_key(email), db=DB)
     if not account_id:
         return None
     return await store.get(account_key(account_id.decode("ascii")), db=DB)
 
 
-async def session(store: Engine, token: str) -> dict[str, Any] | None:
+async def session(store: Reader, token: str) -> dict[str, Any] | None:
     return await store.get(session_key(token), db=DB)
 
 
-async def reset_link(store: Engine, token: str) -> dict[str, Any] | None:
+async def reset_link(store: Reader, token: str) -> dict[str, Any] | None:
     return await store.get(reset_key(token), db=DB)
 
 
-async def challenge(store: Engine, token: str) -> dict[str, Any] | None:
+async def challenge(store: Reader, token: str) -> dict[str, Any] | None:
     return await store.get(challenge_key(token), db=DB)
 
 
-async def keys_of(store: Engine, kind: bytes, account_id: str) -> list[bytes]:
+async def keys_of(store: Reader, kind: bytes, account_id: str) -> list[bytes]:
     """The keys of ``kind`` (``SESSIONS``, ``RESETS``, ``CHALLENGES``) that
     belong to ``account_id``: a scan of them all, for the rare change that ends every one of
     an account's (a password reset)."""
@@ -98,12 +98,12 @@ async def keys_of(store: Engine, kind: bytes, account_id: str) -> list[bytes]:
     ]
 
 
-async def owned_projects(store: Engine, account_id: str) -> list[str]:
+async def owned_projects(store: Reader, account_id: str) -> list[str]:
     prefix = owner_key(account_id)
     return [key[len(prefix) :].decode("ascii") for key, _ in await store.scan(prefix, db=DB)]
 
 
-async def owns(store: Engine, account_id: str, project_id: str) -> bool:
+async def owns(store: Reader, account_id: str, project_id: str) -> bool:
     return await store.get_raw(owner_key(account_id, project_id), db=DB) is not None
 
 

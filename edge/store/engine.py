@@ -18,10 +18,8 @@ from typing import Any, Protocol
 from edge.store.env import Op
 
 
-class Engine(Protocol):
-    # True when an awaited read may give way to other tasks (a round trip), False when it
-    # never does: the project actor then runs its handlers in the caller's task, at once.
-    reads_give_way: bool
+class Reader(Protocol):
+    """The point reads and scans (what the row helpers of ``edge.store`` take)."""
 
     async def get_raw(self, key: bytes, db: str = "records") -> bytes | None:
         """The raw value at ``key``, or None."""
@@ -40,6 +38,12 @@ class Engine(Protocol):
     ) -> list[tuple[bytes, bytes]]:
         """Keys and raw values under ``prefix`` in key order (or reversed), strictly past
         ``after`` (a full key) in the direction of travel."""
+
+
+class Engine(Reader, Protocol):
+    # True when an awaited read may give way to other tasks (a round trip), False when it
+    # never does: the project actor then runs its handlers in the caller's task, at once.
+    reads_give_way: bool
 
     async def heads(
         self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"

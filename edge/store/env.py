@@ -36,6 +36,27 @@ def lease_op(project_id: str, epoch: int) -> Op:
     return (LEASE, project_id.encode("ascii"), str(epoch).encode("ascii"))
 
 
+# Not a database either: ``expect_op(db, key, raw)`` makes its ticket fail with ``Contended``,
+# writing nothing, unless ``key`` holds exactly ``raw`` (None: no value) when the ticket commits.
+# A read-then-write that two nodes may run at once (an e-mail taken, a one-time code spent)
+# asserts what it read; both engines check it inside their write transaction.
+EXPECT = "expect"
+
+
+class Contended(Exception):
+    """A ticket's expectation did not hold: another write changed what it read."""
+
+
+def expect_op(db: str, key: bytes, raw: bytes | None) -> Op:
+    return (EXPECT, db.encode("ascii") + b"\x00" + key, raw)
+
+
+def expected_place(op_key: bytes) -> tuple[str, bytes]:
+    """The (database, key) an ``expect_op`` is about."""
+    db, _, key = op_key.partition(b"\x00")
+    return db.decode("ascii"), key
+
+
 class Store:
     reads_give_way = False  # reads touch the memory map only (edge.store.engine)
 
@@ -126,6 +147,11 @@ class Store:
             for ops in op_lists:
                 for db, key, value in ops:
                     if db == LEASE:
+                        continue
+                    if db == EXPECT:
+                        where, at = expected_place(key)
+                        if txn.get(at, db=self.dbs[where]) != value:
+                            raise Contended(where)
                         continue
                     if value is None:
                         txn.delete(key, db=self.dbs[db])

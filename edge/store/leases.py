@@ -163,10 +163,12 @@ class Leases:
                 return self._renew(conn, held) if held else []
 
         renewed = {lease.project_id for lease in await self.pool.run(beat)}
-        lost = sorted(set(held) - renewed)
+        # a lease acquired anew while the beat ran (a paused node's request at its wake) is
+        # not lost: the actor made under its new epoch stays (dropping it mid-work would let
+        # a second actor of that same epoch be made, which no fence tells apart)
+        lost = [p for p in sorted(set(held) - renewed) if self._held.get(p) == held[p]]
         for project_id in lost:
-            if self._held.get(project_id) == held[project_id]:  # not acquired anew meanwhile
-                del self._held[project_id]
+            del self._held[project_id]
         return lost
 
     async def release(self, project_id: str) -> None:

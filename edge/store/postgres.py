@@ -31,10 +31,16 @@ are written either with a ``records`` key of the same project in the same ticket
 work that no lease covers yet (``accounts``, the follow-up and notification workers, ``meta``'s
 probe and canary); see docs/cluster.md. A store opened without a fence checks nothing (one node,
 or tools such as a copy between engines).
+
+Expectations (``env.expect_op``: a ticket writes only if a key still holds what it read) are
+checked in the same transaction, under a transaction-scoped advisory lock per expected key, so
+two nodes that read, then write the same account row are serialised: the later one fails with
+``Contended`` and writes nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -47,7 +53,15 @@ from psycopg import sql
 
 from edge.errors import Unavailable
 from edge.store.codec import unpack
-from edge.store.env import DATABASES, LEASE, Op, prefix_end
+from edge.store.env import (
+    DATABASES,
+    EXPECT,
+    LEASE,
+    Contended,
+    Op,
+    expected_place,
+    prefix_end,
+)
 from edge.store.keys import PROJECT_ID_LEN
 from edge.store.writer import StoreUnavailable
 
@@ -88,6 +102,12 @@ _DELETE = {
 }
 # Nodes starting together create the schema one at a time (CREATE ... IF NOT EXISTS races).
 SCHEMA_LOCK = 0x65646765  # "edge"
+
+_READ_LOCKED = {
+    db: sql.SQL("SELECT key, value FROM {} WHERE key = ANY(%s::bytea[]) FOR UPDATE").format(table)
+    for db, table in TABLES.items()
+}
+_LOCK_KEY = sql.SQL("SELECT pg_advisory_xact_lock(%s)")
 
 _FENCE = sql.SQL(
     "SELECT project_id, epoch FROM leases"
@@ -218,10 +238,14 @@ class PostgresStore:
         the module's docstring). Runs in the writer's thread, one call at a time."""
         final: dict[tuple[str, bytes], bytes | None] = {}
         asserted: dict[str, set[int]] = {}
+        expected: dict[tuple[str, bytes], bytes | None] = {}
         for ops in op_lists:
             for db, key, value in ops:
                 if db == LEASE:
                     asserted.setdefault(key.decode("ascii"), set()).add(int(value or b"0"))
+                    continue
+                if db == EXPECT:
+                    _expect(expected_place(key), value, final, expected)
                     continue
                 if db not in TABLES:
                     raise KeyError(f"no database {db!r}")
@@ -239,6 +263,7 @@ class PostgresStore:
         try:
             conn = self._writer_connection()
             with conn.transaction(), conn.cursor() as cursor:
+                _check_expected(cursor, expected)
                 self._check_fence(cursor, final, asserted)
                 for db, rows in puts.items():
                     written = ([key for key, _ in rows], [value for _, value in rows])
@@ -324,6 +349,50 @@ def create_schema(conn: psycopg.Connection[Any]) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         for statement in SCHEMA:
             conn.execute(statement)
+
+
+def _expect(
+    place: tuple[str, bytes],
+    raw: bytes | None,
+    final: dict[tuple[str, bytes], bytes | None],
+    expected: dict[tuple[str, bytes], bytes | None],
+) -> None:
+    """Take one expectation of a group, in its order: against the group's own earlier write of
+    the key when there is one, else against the stored value (checked in the transaction)."""
+    if place[0] not in TABLES:
+        raise KeyError(f"no database {place[0]!r}")
+    if place in final:
+        if final[place] != raw:
+            raise Contended(place[0])
+    elif expected.setdefault(place, raw) != raw:
+        raise Contended(place[0])
+
+
+def _check_expected(
+    cursor: psycopg.Cursor[Any], expected: dict[tuple[str, bytes], bytes | None]
+) -> None:
+    """Raise ``Contended`` unless every expected key holds its expected value, and keep it so
+    until the commit. A transaction-scoped advisory lock per key serialises the transactions
+    that expect the same key, absent ones included (``FOR UPDATE`` locks only a row that is
+    there); taken in one order, before any row lock, so two commits never wait on each other in
+    a cycle. After the lock, the read sees every commit made before it (READ COMMITTED)."""
+    if not expected:
+        return
+    for lock in sorted({_lock_id(db, key) for db, key in expected}):
+        cursor.execute(_LOCK_KEY, (lock,), prepare=True)
+    wanted: dict[str, list[bytes]] = {}
+    for db, key in sorted(expected):
+        wanted.setdefault(db, []).append(key)
+    for db, keys_ in wanted.items():
+        cursor.execute(_READ_LOCKED[db], (keys_,), prepare=True)
+        found = {bytes(key): bytes(value) for key, value in cursor.fetchall()}
+        if any(found.get(key) != expected[db, key] for key in keys_):
+            raise Contended(db)
+
+
+def _lock_id(db: str, key: bytes) -> int:
+    digest = hashlib.blake2b(db.encode("ascii") + b"\x00" + key, digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def _fetch(

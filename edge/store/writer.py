@@ -16,6 +16,8 @@ Guarantees:
   again on its own, in order, so the others land (a provider's retry is for its own delivery,
   never for a neighbour's).
 - ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
+- A ticket may assert what it read (``env.expect_op``); when that no longer holds it fails
+  alone with ``Contended``, writing nothing.
 - A commit that fails for want of room or of a working disk (the map or the disk full, an I/O
   error) fails its tickets with ``StoreUnavailable``, a contract ``503 unavailable`` the caller
   may retry; any other failure is a bug and keeps its own error.
@@ -40,7 +42,7 @@ import trio
 
 from edge.errors import Unavailable
 from edge.store.engine import Engine
-from edge.store.env import Op
+from edge.store.env import Contended, Op
 
 log = logging.getLogger("edge.store")
 
@@ -179,7 +181,10 @@ class StoreWriter:
                 for ticket in group:
                     ticket._resolve(None)
                 continue
-            log.error("commit of %d tickets failed: %r", len(group), error.__cause__ or error)
+            if isinstance(error, Contended):  # a lost race its caller settles, not a fault
+                log.info("commit of %d tickets: an expectation did not hold", len(group))
+            else:
+                log.error("commit of %d tickets failed: %r", len(group), error.__cause__ or error)
             if len(group) == 1:
                 group[0]._resolve(error)
                 continue

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-from support.postgres import require_psycopg
+import trio
+from support.postgres import expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
@@ -65,3 +66,39 @@ async def test_a_held_lease_is_a_503_naming_its_holder_and_claims_ask_once_a_whi
     assert await b.claim(P) and b.held(P)  # free now: taken, its work is node b's
     clock.now += LEASE_S
     assert not b.held(P)  # by node b's own clock the lease may have ended unrenewed
+
+
+async def test_a_lease_taken_anew_while_the_overdue_beat_runs_is_not_lost(two, pg_url) -> None:
+    """A node waking from a pause: its overdue heartbeat renews the epoch it had (which ran
+    out), while a request takes the lease anew. The beat must not report that project lost:
+    its actor, made under the new epoch, would be dropped while still at work, and the next
+    request would make a second actor under that same epoch, which no fence tells apart (the
+    chaos test once saw one Idempotency-Key make two transactions this way)."""
+    _, waking, leases, clock = two
+    for n in range(10):
+        project = f"prj_aaaaaaaaaaaaaa{n:02d}"
+        first = await waking.take(project)
+        await expire_lease(pg_url, project)  # the node slept past its lease
+        clock.now += LEASE_S + 1
+        lost: list[tuple[str, int | None]] = []
+        taken: list[int] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_beat, waking, lost)
+            nursery.start_soon(_take, waking, project, taken)
+        assert taken == [first + 1]
+        # reported lost only while no new lease was taken (then the actor dropped is the
+        # old epoch's); never once the lease is held anew
+        assert all(epoch is None for _, epoch in lost), lost
+        assert waking.held(project, first + 1) and not waking.held(project, first)
+        asked = leases.asked
+        assert await waking.take(project) == first + 1 and leases.asked == asked
+
+
+async def _beat(ownership: Ownership, lost: list[tuple[str, int | None]]) -> None:
+    """The projects the beat reports lost, each with this node's epoch of it at that moment
+    (what the heartbeat's caller then drops the actor of)."""
+    lost.extend((p, ownership.leases.epoch(p)) for p in await ownership.beat())
+
+
+async def _take(ownership: Ownership, project: str, taken: list[int]) -> None:
+    taken.append(await ownership.take(project))

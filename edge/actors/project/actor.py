@@ -82,6 +82,7 @@ _HANDLERS: dict[type, tuple[str, str]] = {
 class ProjectActor:
     __slots__ = (
         "id",
+        "epoch",
         "ledger",
         "_rates",
         "_pruned_at",
@@ -99,6 +100,7 @@ class ProjectActor:
         self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef, epoch: int | None = None
     ) -> None:
         self.id: str = project["id"]
+        self.epoch = epoch  # the lease this actor serves under (cluster mode), else None
         self.ledger = ledger = Ledger(ctx, project, epoch)
         ledger.on_settled(ref.settled)
         self._rates = ProjectRates(ctx.settings, project["tier"])

@@ -1,0 +1,151 @@
+"""Expectations (``env.expect_op``): a ticket that asserts what it read commits only while that
+still holds, on both engines; on PostgreSQL two stores (two nodes) racing to take one key,
+absent or present, take it once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import trio
+from support.postgres import require_psycopg
+
+from edge.store.env import Contended, expect_op, open_store
+from edge.store.writer import StoreWriter, open_writer
+
+EMAIL = b"e:someone@example.com"
+
+
+@dataclass
+class Opened:
+    reads: Any
+    writer: StoreWriter
+
+
+@pytest.fixture(params=["lmdb", "postgresql"])
+async def opened(request, tmp_path) -> AsyncIterator[Opened]:  # type: ignore[no-untyped-def]
+    if request.param == "lmdb":
+        with open_store(tmp_path / "s", map_size=2**26) as store:
+            async with open_writer(store) as writer:
+                yield Opened(store, writer)
+        return
+    require_psycopg()
+    from edge.store.postgres import open_postgres_store
+
+    url = request.getfixturevalue("pg_url")
+    async with open_postgres_store(url) as pg, open_writer(pg) as writer:
+        yield Opened(pg, writer)
+
+
+async def test_a_ticket_commits_only_while_what_it_read_holds(opened: Opened) -> None:
+    writer = opened.writer
+    await writer.write([expect_op("accounts", EMAIL, None), ("accounts", EMAIL, b"acc_1")])
+    with pytest.raises(Contended):  # present now: "absent" no longer holds
+        await writer.write([expect_op("accounts", EMAIL, None), ("accounts", EMAIL, b"acc_2")])
+    with pytest.raises(Contended):  # a value other than the one there
+        await writer.write(
+            [expect_op("accounts", EMAIL, b"acc_9"), ("accounts", b"a:acc_1", b"changed")]
+        )
+    assert await opened.reads.get_raw(EMAIL, db="accounts") == b"acc_1"
+    assert await opened.reads.get_raw(b"a:acc_1", db="accounts") is None  # nothing of it
+    await writer.write([expect_op("accounts", EMAIL, b"acc_1"), ("accounts", EMAIL, None)])
+    assert await opened.reads.get_raw(EMAIL, db="accounts") is None
+    # the same key in another database is another key
+    await writer.write([expect_op("records", EMAIL, None), ("records", EMAIL, b"x")])
+
+
+async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(opened: Opened) -> None:
+    writer = opened.writer
+    await writer.write([("accounts", b"a:acc_1", b"v1")])
+    first = writer.submit(
+        [expect_op("accounts", b"a:acc_1", b"v1"), ("accounts", b"a:acc_1", b"v2")]
+    )
+    second = writer.submit([expect_op("accounts", b"a:acc_1", b"v1"), ("accounts", b"s:x", b"s")])
+    third = writer.submit([expect_op("accounts", b"a:acc_1", b"v2"), ("accounts", b"s:y", b"s")])
+    await first.wait()
+    with pytest.raises(Contended):
+        await second.wait()
+    await third.wait()
+    assert await opened.reads.get_raw(b"a:acc_1", db="accounts") == b"v2"
+    assert await opened.reads.get_raw(b"s:x", db="accounts") is None
+    assert await opened.reads.get_raw(b"s:y", db="accounts") == b"s"
+
+
+async def test_two_stores_racing_for_one_key_take_it_once(pg_url: str) -> None:
+    require_psycopg()
+    from edge.store.postgres import open_postgres_store
+
+    outcomes: list[str] = []
+
+    async def take(writer: StoreWriter, who: str) -> None:
+        try:
+            await writer.write(
+                [expect_op("accounts", EMAIL, None), ("accounts", EMAIL, who.encode())]
+            )
+        except Contended:
+            outcomes.append("refused")
+        else:
+            outcomes.append(who)
+
+    async def spend(writer: StoreWriter, who: str) -> None:
+        raw = await stores[0].get_raw(b"l:challenge", db="accounts")
+        if raw is None:  # spent already, as read
+            outcomes.append("refused")
+            return
+        try:
+            await writer.write(
+                [
+                    expect_op("accounts", b"l:challenge", raw),
+                    ("accounts", b"l:challenge", None),
+                    ("accounts", f"s:{who}".encode(), b"session"),
+                ]
+            )
+        except Contended:
+            outcomes.append("refused")
+        else:
+            outcomes.append(who)
+
+    async with (
+        open_postgres_store(pg_url) as one,
+        open_postgres_store(pg_url) as two,
+        open_writer(one) as writer_one,
+        open_writer(two) as writer_two,
+    ):
+        stores = (one, two)
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(take, (writer_one, writer_two)[n % 2], f"acc_{n}")
+        taken = [who for who in outcomes if who != "refused"]
+        assert len(taken) == 1 and outcomes.count("refused") == 19
+        assert await one.get_raw(EMAIL, db="accounts") == taken[0].encode()
+
+        # many keys, each raced by one ticket of each store, their commits overlapping
+        winners: dict[bytes, int] = {}
+
+        async def claim(writer: StoreWriter, key: bytes) -> None:
+            try:
+                await writer.write([expect_op("accounts", key, None), ("accounts", key, b"")])
+            except Contended:
+                return
+            winners[key] = winners.get(key, 0) + 1
+
+        for round_ in range(40):
+            async with trio.open_nursery() as nursery:
+                for n in range(5):
+                    key = f"e:{round_}-{n}@example.com".encode()
+                    nursery.start_soon(claim, writer_one, key)
+                    nursery.start_soon(claim, writer_two, key)
+        assert len(winners) == 200 and set(winners.values()) == {1}
+
+        # a present row spent by many at once: one session, whoever wins
+        outcomes.clear()
+        await writer_one.write([("accounts", b"l:challenge", b"pending")])
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(spend, (writer_one, writer_two)[n % 2], f"tok_{n}")
+        spent = [who for who in outcomes if who != "refused"]
+        assert len(spent) == 1, outcomes
+        sessions = await one.scan(b"s:", db="accounts")
+        assert [key for key, _ in sessions] == [f"s:{spent[0]}".encode()]

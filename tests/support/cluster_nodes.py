@@ -1,0 +1,39 @@
+"""Nodes of one cluster in the test's own process, on one PostgreSQL store (EDGE_STORE)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+
+import trio
+
+from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE
+from edge.node import RunningNode, run_node
+from support.nodes import node_settings
+
+LEASE_S = 1.5  # the heartbeat beats every half second
+
+
+@asynccontextmanager
+async def cluster_node(
+    nursery: trio.Nursery, data: Path, pg_url: str, node_id: str, like: Path | None = None
+) -> AsyncIterator[RunningNode]:
+    """A node of the cluster; ``like``: a data dir whose secret key and admin token it shares
+    (cluster nodes open each other's sealed secrets)."""
+    _data_dir(data, like)
+    settings = node_settings(data, store_url=pg_url, node_id=node_id, lease_s=LEASE_S)
+    running: RunningNode = await nursery.start(partial(run_node, settings))
+    try:
+        yield running
+    finally:
+        running.stop.set()
+
+
+def _data_dir(data: Path, like: Path | None) -> None:
+    data.mkdir(parents=True)
+    if like is not None:
+        for name in (SECRET_KEY_FILE, ADMIN_TOKEN_FILE):
+            shutil.copy(like / name, data / name)
