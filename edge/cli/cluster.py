@@ -86,6 +86,18 @@ def add_commands(commands: Subcommands) -> None:
     _command(
         group, "undrain", _undrain, "a drained node back in HAProxy's hash", "node", haproxy=True
     )
+    signing = _command(
+        group,
+        "signing-key",
+        _signing_key,
+        "the id of the key every node must sign with",
+        store=True,
+    )
+    signing.add_argument(
+        "--forget",
+        action="store_true",
+        help="forget it (a lost key): the next node to start makes its own key the cluster's",
+    )
 
 
 def _command(
@@ -196,11 +208,8 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
     except Unavailable:
         raise CliError("cannot reach the cluster's store (--store / EDGE_STORE)") from None
     except psycopg.Error as exc:
-        # never str(exc): PostgreSQL's words may quote the connection string
-        state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
         raise CliError(
-            f"the cluster's store refused: {type(exc).__name__}{state} "
-            "(check --store / EDGE_STORE and the role's rights)"
+            f"{_postgres_failure(exc)} (check --store / EDGE_STORE and the role's rights)"
         ) from None
 
 
@@ -277,6 +286,45 @@ def _undrain(args: argparse.Namespace) -> int:
     _call(lambda: _api(args).set_state(args.node, "ready"))
     show(args, {"node": args.node, "state": "ready"}, f"{args.node}: back in HAProxy's hash")
     return 0
+
+
+def _signing_key(args: argparse.Namespace) -> int:
+    from psycopg import sql
+
+    from edge.store.postgres import TABLES
+    from edge.store.signcheck import KEY_ID
+
+    query = (
+        "DELETE FROM {} WHERE key = %s RETURNING value"
+        if args.forget
+        else "SELECT value FROM {} WHERE key = %s"
+    )
+
+    async def run(pool: Any) -> Any:
+        return await pool.run(
+            lambda conn: conn.execute(sql.SQL(query).format(TABLES["meta"]), (KEY_ID,)).fetchone()
+        )
+
+    row = _in_store(args, run)
+    kid = None if row is None else printable(bytes(row[0]).decode("ascii", "replace"))
+    after = "the next node to start makes its key the cluster's"
+    if args.forget:
+        human = f"forgot key id {kid}: {after}" if kid else f"no key id was kept: {after}"
+    else:
+        human = kid or "no key id yet: the first node to start makes its key the cluster's"
+    show(args, {"keyId": kid, "forgotten": bool(args.forget and kid)}, human)
+    return 0
+
+
+def _postgres_failure(exc: Exception) -> str:
+    """A psycopg error in words of our own: never ``str(exc)``, whose PostgreSQL words may
+    quote the connection string (its password)."""
+    state = getattr(exc, "sqlstate", None)
+    if state is None and type(exc).__name__ == "OperationalError":  # no server said a word
+        return "cannot reach the PostgreSQL store (check its URL and that PostgreSQL is up)"
+    return f"the PostgreSQL store refused: {type(exc).__name__}" + (
+        f", SQLSTATE {state}" if state else ""
+    )
 
 
 def _lease_line(lease: Any) -> str:
