@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,6 +87,20 @@ def add_commands(commands: Subcommands) -> None:
     _command(
         group, "undrain", _undrain, "a drained node back in HAProxy's hash", "node", haproxy=True
     )
+    copy = _command(
+        group,
+        "copy-store",
+        _copy_store,
+        "copy a stopped store into an empty one, LMDB <-> PostgreSQL",
+    )
+    for option, way in (("--from", "source"), ("--to", "target")):
+        copy.add_argument(
+            option,
+            dest=way,
+            required=True,
+            metavar="DATA_DIR|postgresql://...",
+            help=f"the {way}: a node's data dir (its LMDB store) or a PostgreSQL URL",
+        )
     signing = _command(
         group,
         "signing-key",
@@ -285,6 +300,53 @@ def _drain(args: argparse.Namespace) -> int:
 def _undrain(args: argparse.Namespace) -> int:
     _call(lambda: _api(args).set_state(args.node, "ready"))
     show(args, {"node": args.node, "state": "ready"}, f"{args.node}: back in HAProxy's hash")
+    return 0
+
+
+def _copy_store(args: argparse.Namespace) -> int:
+    import lmdb
+
+    from edge.store.copy import CopyRefused, copy_store, is_postgres
+
+    where = {
+        way: "the PostgreSQL store" if is_postgres(given) else f"the data dir {given}"
+        for way, given in (("source", args.source), ("target", args.target))
+    }
+    for option, given in (("--from", args.source), ("--to", args.target)):
+        if "://" in given and not is_postgres(given):
+            raise CliError(f"{option} takes a data dir or a postgresql:// URL")
+    postgres_errors: tuple[type[Exception], ...] = ()
+    if is_postgres(args.source) or is_postgres(args.target):
+        try:
+            import psycopg
+        except ImportError:
+            raise CliError(
+                "a PostgreSQL store needs psycopg 3 and libpq: pip install 'edge[cluster]'"
+            ) from None
+        postgres_errors = (psycopg.Error,)
+    if sys.stderr.isatty():  # a person waits: say something is happening
+        print(f"copying {where['source']} into {where['target']} ...", file=sys.stderr)
+    try:
+        copied = copy_store(args.source, args.target)
+    except CopyRefused as exc:
+        raise CliError(printable(str(exc))) from None
+    except postgres_errors as exc:
+        raise CliError(f"{_postgres_failure(exc)}; nothing was copied") from None
+    except lmdb.Error as exc:
+        raise CliError(
+            f"the LMDB store failed: {printable(str(exc))}; nothing was copied"
+        ) from None
+    except OSError as exc:
+        raise CliError(
+            f"the copy failed: {exc.strerror or exc} ({exc.filename}); nothing was copied"
+        ) from None
+    counts = ", ".join(f"{db} {n}" for db, n in copied.items())
+    show(
+        args,
+        {"copied": copied},
+        f"copied {sum(copied.values())} keys ({counts}) from {where['source']} into "
+        f"{where['target']}",
+    )
     return 0
 
 
