@@ -31,18 +31,21 @@ def postgres_source(url: str) -> Iterator[Reader]:
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         if _one(conn, "SELECT to_regclass('store_records') IS NULL"):
             raise CopyRefused("the source database holds no edge store (no store_records table)")
-        alive = conn.execute(
+        # a node that beat lately, or holds a live lease (its beats may be further apart than
+        # NODE_S with a long EDGE_LEASE_S; a killed node's leases run to their end)
+        running = conn.execute(
             "SELECT node_id FROM nodes"
             " WHERE heartbeat_at > clock_timestamp() - make_interval(secs => %s)"
-            " ORDER BY node_id",
+            " UNION SELECT owner FROM leases WHERE expires_at > clock_timestamp()"
+            " ORDER BY 1",
             (NODE_S,),
         ).fetchall()
-        if alive:
-            names = ", ".join(row[0] for row in alive)
+        if running:
+            names = ", ".join(row[0] for row in running)
             raise CopyRefused(
-                f"nodes beat their heartbeat on the source store in the last {NODE_S:g} s "
-                f"({names}): stop every node of the cluster first (what they write after the "
-                "copy's snapshot would be lost), then copy again"
+                f"nodes run on the source store ({names}: a heartbeat in the last {NODE_S:g} s "
+                "or a live lease): stop every node of the cluster first (what they write after "
+                "the copy's snapshot would be lost), then copy again"
             )
 
         def read(db: str) -> Iterator[Batch]:

@@ -20,8 +20,11 @@ from support.store_answers import PUBLIC_URL, answers, fill, same_keys, still_pa
 
 require_psycopg()
 
+from edge.domain import ids  # noqa: E402
 from edge.node import RunningNode, run_node  # noqa: E402
 from edge.store.env import DATABASES  # noqa: E402
+from edge.store.leases import Leases  # noqa: E402
+from edge.store.postgres import open_postgres_store  # noqa: E402
 
 
 async def edge(*args: str) -> trio.CompletedProcess[bytes]:
@@ -132,3 +135,11 @@ async def test_bad_places_are_one_line_and_never_echo_a_password(tmp_path, pg_ur
     not_edge = await edge("--from", pg_url, "--to", str(tmp_path / "z"))
     one_line(not_edge, "holds no edge store")
     assert not (tmp_path / "y" / "store").exists() and not (tmp_path / "z" / "store").exists()
+
+
+async def test_a_source_with_a_live_lease_is_refused_though_no_node_beat(tmp_path, pg_url) -> None:
+    async with open_postgres_store(pg_url) as store:
+        # a node killed a moment ago, that beat long before: its lease runs to its end
+        await Leases(store.pool, "node-k", "", lease_s=60).acquire(ids.new_project_id())
+    refused = await edge("--from", pg_url, "--to", str(tmp_path / "x"))
+    one_line(refused, "node-k", "live lease", "stop every node")
