@@ -381,8 +381,10 @@ def _signing_key(args: argparse.Namespace) -> int:
 def _postgres_failure(exc: Exception) -> str:
     """A psycopg error in words of our own: never ``str(exc)``, whose PostgreSQL words may
     quote the connection string (its password)."""
+    import psycopg  # loaded: the error is one of its own
+
     state = getattr(exc, "sqlstate", None)
-    if state is None and type(exc).__name__ == "OperationalError":  # no server said a word
+    if state is None and isinstance(exc, psycopg.OperationalError):  # no server answered
         return "cannot reach the PostgreSQL store (check its URL and that PostgreSQL is up)"
     return f"the PostgreSQL store refused: {type(exc).__name__}" + (
         f", SQLSTATE {state}" if state else ""

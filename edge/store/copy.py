@@ -12,7 +12,8 @@ The copy reads one consistent snapshot of the source and writes the target in ba
 - an LMDB source is read in one read transaction, under its data dir's lock, so its node must be
   stopped (what it wrote after the snapshot would be lost) and none starts meanwhile;
 - a PostgreSQL source is read in one ``REPEATABLE READ`` snapshot, and is refused while a node
-  beats its heartbeat on it, for the same reason (``edge.store.postgres_copy``);
+  beats its heartbeat or holds a live lease on it, for the same reason
+  (``edge.store.postgres_copy``);
 - an LMDB target is built beside the data dir's store (``store.copying``), under the data dir's
   lock, and takes its place once whole: a failed copy leaves no store behind;
 - a PostgreSQL target is written in one transaction that holds its store's tables against
