@@ -21,12 +21,14 @@ $(STAMP): pyproject.toml requirements/dev.lock
 	@echo "edge: installed"
 
 # Update the locks after changing pyproject.toml's dependencies (pip-tools, in a venv of its own;
-# the machine's pip configuration is left out so the lock names only PyPI's files).
+# the machine's pip configuration is left out so the lock names only PyPI's files). The runtime
+# lock (the container's) holds the cluster extra: one image runs a node on LMDB or in cluster
+# mode, and a node without EDGE_STORE never loads psycopg.
 lock:
 	test -x build/locktool/bin/pip-compile || (python3 -m venv build/locktool \
 	  && PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip install -q 'pip-tools==7.6.2')
 	PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip-compile -q --generate-hashes --allow-unsafe \
-	  --strip-extras --no-emit-index-url --no-emit-find-links \
+	  --strip-extras --no-emit-index-url --no-emit-find-links --extra cluster \
 	  --output-file requirements/runtime.lock pyproject.toml
 	PIP_CONFIG_FILE=/dev/null build/locktool/bin/pip-compile -q --generate-hashes --allow-unsafe \
 	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test --extra dev --extra cluster \

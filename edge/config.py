@@ -54,6 +54,9 @@ class Settings:
     port: int = 8080
     admin_token: str = ""
     secret_key: bytes = b""
+    # EDGE_SIGNING_KEY: the PEM of the key that signs public-info and the button script, the
+    # same on every node of a cluster; None: the data dir's signing-key.pem (edge.signing)
+    signing_key: str | None = field(default=None, repr=False)
     public_url: str | None = None
     signup_open: bool = True  # EDGE_SIGNUP=closed: only the operator creates accounts
     trusted_proxies: tuple[str, ...] = ()
@@ -155,6 +158,8 @@ class Settings:
                     " embedded store"
                 )
             values["store_url"] = env["EDGE_STORE"]
+        if env.get("EDGE_SIGNING_KEY", "").strip():
+            values["signing_key"] = env["EDGE_SIGNING_KEY"].strip()
         if env.get("EDGE_LEASE_S"):
             values["lease_s"] = _positive_seconds("EDGE_LEASE_S")
         values["node_id"] = env.get("EDGE_NODE_ID") or _kept_secret(

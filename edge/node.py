@@ -55,10 +55,11 @@ from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
 from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
-from edge.store import notifyq, outbox, sealcheck
+from edge.store import notifyq, outbox, sealcheck, signcheck
 from edge.store.engine import Engine
-from edge.store.env import STORE_DIR, open_store
+from edge.store.env import STORE_DIR, Store, open_store
 from edge.store.leases import Leases
+from edge.store.sealcheck import Claim
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
@@ -97,11 +98,13 @@ async def open_node(
 
 @asynccontextmanager
 async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[RunningNode]:
-    signer = Signer.load(settings.data_dir)
+    signer = Signer.load(settings.data_dir, settings.signing_key)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
-    async with _open_engine(settings) as (store, ownership):
-        canary = await sealcheck.check(store, Sealer(settings.secret_key))
+    async with _open_engine(settings) as (store, ownership, claim):
+        await sealcheck.check(store, Sealer(settings.secret_key), claim)
+        if ownership is not None:  # only nodes that share a store must share a key
+            await signcheck.check(store, signer.kid, claim)
         async with (
             open_writer(store) as writer,
             _leases_kept(ownership) as beating,
@@ -111,8 +114,6 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 settings.notify_allow | {"localhost"}, timeout_s=notifications.TIMEOUT_S
             ) as notify_http,
         ):
-            if canary:
-                await writer.write(canary)
             ctx: NodeContext
 
             async def spawn(project_id: str, ref: ActorRef) -> Actor:
@@ -227,15 +228,16 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None]]:
+async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None, Claim]]:
     """The store: LMDB in the data dir, or with ``EDGE_STORE`` PostgreSQL, fenced by this
-    node's leases (cluster mode)."""
+    node's leases (cluster mode); with its ``sealcheck.Claim``, the first write of what every
+    node on the store must agree on."""
     if settings.store_url is None:
         with open_store(store_path(settings), settings.map_size) as store:
-            yield store, None
+            yield store, None, partial(_committed, store)
         return
     try:  # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
-        from edge.store.postgres import open_postgres_store
+        from edge.store.postgres import insert_absent, open_postgres_store
     except ImportError as exc:
         raise ConfigError(
             f"EDGE_STORE needs psycopg, the cluster extra ({exc}): pip install 'edge[cluster]'"
@@ -246,7 +248,15 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
-        yield pg, Ownership(leases)
+        yield pg, Ownership(leases), partial(insert_absent, pg)
+
+
+async def _committed(store: Store, key: bytes, value: bytes) -> bytes:
+    """A claim on the node's own store (LMDB), before its writer starts: the data dir's lock
+    keeps every other node off it, so nothing else writes it yet, and no other value can have
+    landed since the caller found none."""
+    await trio.to_thread.run_sync(store.commit, [[("meta", key, value)]])
+    return value
 
 
 @asynccontextmanager

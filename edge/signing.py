@@ -3,8 +3,10 @@ bytes, in the raw ``r || s`` form WebCrypto verifies, base64url in a ``Cm-Signat
 
 The key is made on first start and kept in the data dir (mode 0600), so signatures, the JWKS at
 ``/.well-known/cm-signing-keys`` and the key built into the served button script stay the same
-across restarts. Signing is deterministic (RFC 6979): one body always gets one signature, so a
-cache that mixes a stored 200 with a later 304's headers still holds a matching pair.
+across restarts. ``EDGE_SIGNING_KEY`` (the PEM itself) gives it instead, so that every node of a
+cluster signs with one key without copying files between data dirs. Signing is deterministic
+(RFC 6979): one body always gets one signature, so a cache that mixes a stored 200 with a later
+304's headers still holds a matching pair.
 """
 
 from __future__ import annotations
@@ -49,33 +51,44 @@ class Signer:
         self._memo: OrderedDict[str, str] = OrderedDict()
 
     @classmethod
-    def load(cls, data_dir: Path) -> Signer:
-        """The data dir's key, made now if this is the node's first start."""
+    def load(cls, data_dir: Path, pem: str | None = None) -> Signer:
+        """The key ``pem`` (``EDGE_SIGNING_KEY``) when given, else the data dir's, made now if
+        this is the node's first start."""
+        if pem is not None:
+            if "\n" not in pem:  # an env file that holds one line a variable: \n for newlines
+                pem = pem.replace("\\n", "\n")
+            return cls(
+                _private_key(
+                    pem.encode(),
+                    "EDGE_SIGNING_KEY",
+                    'give the cluster\'s key, e.g. EDGE_SIGNING_KEY="$(cat signing-key.pem)"',
+                )
+            )
         path = data_dir / SIGNING_KEY_FILE
         try:
             # O_EXCL: two processes starting at once must not each write a different key.
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            try:
-                key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-            except (ValueError, TypeError):  # not a key, or one sealed with a password
-                key = None
-            if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
-                raise ConfigError(
-                    f"{path} does not hold a P-256 private key; restore it from a backup "
-                    "(a new key changes the button script's integrity hash)"
-                ) from None
-            return cls(key)
-        key = ec.generate_private_key(ec.SECP256R1())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(
-                key.private_bytes(
-                    serialization.Encoding.PEM,
-                    serialization.PrivateFormat.PKCS8,
-                    serialization.NoEncryption(),
+            return cls(
+                _private_key(
+                    path.read_bytes(),
+                    str(path),
+                    "restore it from a backup (a new key changes the button script's integrity "
+                    "hash)",
                 )
             )
-        return cls(key)
+        signer = cls(ec.generate_private_key(ec.SECP256R1()))
+        with os.fdopen(fd, "w") as handle:
+            handle.write(signer.pem())
+        return signer
+
+    def pem(self) -> str:
+        """The private key as ``signing-key.pem`` holds it (PKCS 8): for a backup only."""
+        return self._key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode("ascii")
 
     def jwks(self) -> dict[str, Any]:
         return {"keys": [{**self.public_jwk, "kid": self.kid, "alg": "ES256", "use": "sig"}]}
@@ -99,6 +112,20 @@ class Signer:
         else:
             self._memo.move_to_end(tag)
         return header
+
+
+def _private_key(pem: bytes, where: str, fix: str) -> ec.EllipticCurvePrivateKey:
+    """The P-256 private key in ``pem``; else ``ConfigError`` naming ``where`` it came from and
+    the ``fix`` (never the key's text: it is a secret)."""
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError):  # not a key, or one sealed with a password
+        key = None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+        raise ConfigError(
+            f"{where} does not hold a P-256 private key (PEM, no password): {fix}"
+        ) from None
+    return key
 
 
 def _thumbprint(jwk: dict[str, str]) -> str:

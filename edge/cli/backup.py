@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -21,13 +22,26 @@ def add_commands(commands: Subcommands) -> None:
     ).add_argument("source")
 
 
+PG_DUMP = 'pg_dump --format=custom --file=edge.dump "$EDGE_STORE"'
+
+
 def _backup(args: argparse.Namespace) -> int:
     from edge.node import STORE_DIR
     from edge.store.backup import backup_data_dir
 
     data = Path(args.data).resolve()
+    if os.environ.get("EDGE_STORE"):
+        # the shared store is PostgreSQL's to copy consistently; never its URL in the line
+        raise CliError(
+            f"EDGE_STORE is set: this node's store is in PostgreSQL (cluster mode), which edge "
+            f"backup does not copy; back it up with {PG_DUMP} and keep the keys beside it "
+            "(docs/cluster.md, Backup and restore)"
+        )
     if not (data / STORE_DIR / "data.mdb").exists():
-        raise CliError(f"no store at {data / STORE_DIR}")
+        raise CliError(
+            f"no store at {data / STORE_DIR} (a cluster node's store is in PostgreSQL: back it "
+            f"up with {PG_DUMP})"
+        )
     if sys.stderr.isatty():  # a person waits: say something is happening
         print("copying the store ...", file=sys.stderr, flush=True)
     try:

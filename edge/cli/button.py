@@ -27,10 +27,14 @@ def _button(args: argparse.Namespace) -> int:
     from edge.signing import SIGNING_KEY_FILE, Signer
 
     data = Path(args.data)
-    if not (data / SIGNING_KEY_FILE).is_file():
+    pem = os.environ.get("EDGE_SIGNING_KEY", "").strip() or None  # as the node reads it
+    if pem is None and not (data / SIGNING_KEY_FILE).is_file():
         # the script's hash depends on the node's own key: never make a new one here
-        raise CliError(f"no signing key in {data} (is this the node's data dir?)")
-    signer = Signer.load(data)  # the node's own key: its public half is built into the script
+        raise CliError(
+            f"no signing key in {data} (is this the node's data dir?) and no EDGE_SIGNING_KEY"
+        )
+    # the node's own key: its public half is built into the script
+    signer = Signer.load(data, pem)
     script = current(signer)
     if args.project:
         products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]

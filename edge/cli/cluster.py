@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,6 +86,32 @@ def add_commands(commands: Subcommands) -> None:
     )
     _command(
         group, "undrain", _undrain, "a drained node back in HAProxy's hash", "node", haproxy=True
+    )
+    copy = _command(
+        group,
+        "copy-store",
+        _copy_store,
+        "copy a stopped store into an empty one, LMDB <-> PostgreSQL",
+    )
+    for option, way in (("--from", "source"), ("--to", "target")):
+        copy.add_argument(
+            option,
+            dest=way,
+            required=True,
+            metavar="DATA_DIR|postgresql://...",
+            help=f"the {way}: a node's data dir (its LMDB store) or a PostgreSQL URL",
+        )
+    signing = _command(
+        group,
+        "signing-key",
+        _signing_key,
+        "the id of the key every node must sign with",
+        store=True,
+    )
+    signing.add_argument(
+        "--forget",
+        action="store_true",
+        help="forget it (a lost key): the next node to start makes its own key the cluster's",
     )
 
 
@@ -196,11 +223,8 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
     except Unavailable:
         raise CliError("cannot reach the cluster's store (--store / EDGE_STORE)") from None
     except psycopg.Error as exc:
-        # never str(exc): PostgreSQL's words may quote the connection string
-        state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
         raise CliError(
-            f"the cluster's store refused: {type(exc).__name__}{state} "
-            "(check --store / EDGE_STORE and the role's rights)"
+            f"{_postgres_failure(exc)} (check --store / EDGE_STORE and the role's rights)"
         ) from None
 
 
@@ -277,6 +301,94 @@ def _undrain(args: argparse.Namespace) -> int:
     _call(lambda: _api(args).set_state(args.node, "ready"))
     show(args, {"node": args.node, "state": "ready"}, f"{args.node}: back in HAProxy's hash")
     return 0
+
+
+def _copy_store(args: argparse.Namespace) -> int:
+    import lmdb
+
+    from edge.store.copy import CopyRefused, copy_store, is_postgres
+
+    where = {
+        way: "the PostgreSQL store" if is_postgres(given) else f"the data dir {given}"
+        for way, given in (("source", args.source), ("target", args.target))
+    }
+    for option, given in (("--from", args.source), ("--to", args.target)):
+        if "://" in given and not is_postgres(given):
+            raise CliError(f"{option} takes a data dir or a postgresql:// URL")
+    postgres_errors: tuple[type[Exception], ...] = ()
+    if is_postgres(args.source) or is_postgres(args.target):
+        try:
+            import psycopg
+        except ImportError:
+            raise CliError(
+                "a PostgreSQL store needs psycopg 3 and libpq: pip install 'edge[cluster]'"
+            ) from None
+        postgres_errors = (psycopg.Error,)
+    if sys.stderr.isatty():  # a person waits: say something is happening
+        print(f"copying {where['source']} into {where['target']} ...", file=sys.stderr)
+    try:
+        copied = copy_store(args.source, args.target)
+    except CopyRefused as exc:
+        raise CliError(printable(str(exc))) from None
+    except postgres_errors as exc:
+        raise CliError(f"{_postgres_failure(exc)}; nothing was copied") from None
+    except lmdb.Error as exc:
+        raise CliError(
+            f"the LMDB store failed: {printable(str(exc))}; nothing was copied"
+        ) from None
+    except OSError as exc:
+        raise CliError(
+            f"the copy failed: {exc.strerror or exc} ({exc.filename}); nothing was copied"
+        ) from None
+    counts = ", ".join(f"{db} {n}" for db, n in copied.items())
+    show(
+        args,
+        {"copied": copied},
+        f"copied {sum(copied.values())} keys ({counts}) from {where['source']} into "
+        f"{where['target']}",
+    )
+    return 0
+
+
+def _signing_key(args: argparse.Namespace) -> int:
+    from psycopg import sql
+
+    from edge.store.postgres import TABLES
+    from edge.store.signcheck import KEY_ID
+
+    query = (
+        "DELETE FROM {} WHERE key = %s RETURNING value"
+        if args.forget
+        else "SELECT value FROM {} WHERE key = %s"
+    )
+
+    async def run(pool: Any) -> Any:
+        return await pool.run(
+            lambda conn: conn.execute(sql.SQL(query).format(TABLES["meta"]), (KEY_ID,)).fetchone()
+        )
+
+    row = _in_store(args, run)
+    kid = None if row is None else printable(bytes(row[0]).decode("ascii", "replace"))
+    after = "the next node to start makes its key the cluster's"
+    if args.forget:
+        human = f"forgot key id {kid}: {after}" if kid else f"no key id was kept: {after}"
+    else:
+        human = kid or "no key id yet: the first node to start makes its key the cluster's"
+    show(args, {"keyId": kid, "forgotten": bool(args.forget and kid)}, human)
+    return 0
+
+
+def _postgres_failure(exc: Exception) -> str:
+    """A psycopg error in words of our own: never ``str(exc)``, whose PostgreSQL words may
+    quote the connection string (its password)."""
+    import psycopg  # loaded: the error is one of its own
+
+    state = getattr(exc, "sqlstate", None)
+    if state is None and isinstance(exc, psycopg.OperationalError):  # no server answered
+        return "cannot reach the PostgreSQL store (check its URL and that PostgreSQL is up)"
+    return f"the PostgreSQL store refused: {type(exc).__name__}" + (
+        f", SQLSTATE {state}" if state else ""
+    )
 
 
 def _lease_line(lease: Any) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, Settings
 from edge.datadir import write_private
-from edge.signing import SIGNING_KEY_FILE
+from edge.signing import SIGNING_KEY_FILE, Signer
 from edge.store.env import STORE_DIR, open_environment, private_dir
 
 
@@ -39,10 +39,12 @@ def backup_data_dir(data: Path, dest: Path, settings: Settings) -> Path:
     if any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty")
     backup(data / STORE_DIR, dest / STORE_DIR, settings.map_size)
-    # the key in use, which may come from EDGE_SECRET_KEY rather than the file
+    # the keys in use, which may come from EDGE_SECRET_KEY / EDGE_SIGNING_KEY rather than files
     write_private(dest / SECRET_KEY_FILE, settings.secret_key.hex() + "\n")
+    if settings.signing_key is not None:
+        write_private(dest / SIGNING_KEY_FILE, Signer.load(data, settings.signing_key).pem())
     for name in (SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
-        if (data / name).exists():
+        if (data / name).exists() and not (dest / name).exists():
             write_private(dest / name, (data / name).read_text())
     return dest
 

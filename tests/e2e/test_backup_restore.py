@@ -15,6 +15,9 @@ import trio
 from support.client import bearer
 from support.nodes import NodeProcess
 
+from edge.signing import SIGNING_KEY_FILE, Signer
+from edge.store.env import STORE_DIR, open_store
+
 SECRET_KEY = "sk_test_shop0123456789abcdefghij"
 
 
@@ -154,3 +157,20 @@ async def test_a_backup_taken_while_webhooks_flow_restores_everything_it_holds(t
             assert fresh.status_code == 201, fresh.text
     finally:
         again.terminate()
+
+
+def test_a_backup_holds_the_signing_key_in_use_also_one_from_the_environment(tmp_path):
+    data = tmp_path / "data"
+    with open_store(data / STORE_DIR, 2**26):
+        pass
+    given = Signer.load(tmp_path)  # a key that is not the data dir's
+    done = subprocess.run(
+        [sys.executable, "-m", "edge", "backup", str(tmp_path / "copy"), "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "EDGE_SIGNING_KEY": given.pem()},
+    )
+    assert done.returncode == 0, done.stderr
+    assert Signer.load(tmp_path / "copy").kid == given.kid
+    assert not (data / SIGNING_KEY_FILE).exists()

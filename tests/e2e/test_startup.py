@@ -82,10 +82,15 @@ def test_a_bad_configuration_file(tmp_path, text, words):
     [
         ({"EDGE_STORE": "mysql://edge@db/edge"}, ["EDGE_STORE must be a postgresql:// URL"]),
         ({"EDGE_LEASE_S": "0"}, ["EDGE_LEASE_S"]),
+        (
+            {"EDGE_SIGNING_KEY": "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n"},
+            ["EDGE_SIGNING_KEY does not hold a P-256 private key", "cat signing-key.pem"],
+        ),
     ],
 )
 def test_a_bad_cluster_setting(tmp_path, env, words):
-    one_line(serve(tmp_path / "data", env=env), *words)
+    line = one_line(serve(tmp_path / "data", env=env), *words)
+    assert "bm90IGEga2V5" not in line  # a key given is a secret: never shown
 
 
 def test_a_configuration_file_that_is_not_there(tmp_path):

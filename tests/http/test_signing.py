@@ -8,10 +8,11 @@ import stat
 
 import pytest
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
+from edge.config import ConfigError
 from edge.signing import SIGNING_KEY_FILE, Signer
 
 
@@ -66,3 +67,27 @@ def test_jwks_names_the_key_by_its_thumbprint(tmp_path):
     assert key["kty"] == "EC" and key["crv"] == "P-256" and key["alg"] == "ES256"
     # RFC 7638: base64url SHA-256, 43 chars, and never a secret field
     assert len(key["kid"]) == 43 and "d" not in key
+
+
+def test_a_key_given_in_the_environment_is_used_and_no_file_is_made(tmp_path):
+    pem = Signer.load(tmp_path).pem()
+    other = tmp_path / "other-node"
+    other.mkdir()
+    given = Signer.load(other, pem)
+    assert given.kid == Signer.load(tmp_path).kid and not (other / SIGNING_KEY_FILE).exists()
+    # an env file holds one line a variable: the PEM's newlines written as \n
+    assert Signer.load(other, pem.strip().replace("\n", "\\n")).kid == given.kid
+
+
+def test_a_bad_key_in_the_environment_is_named_never_shown(tmp_path):
+    p384 = ec.generate_private_key(ec.SECP384R1())
+    wrong_curve = p384.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    for bad in ("not a key", wrong_curve):
+        with pytest.raises(ConfigError) as refused:
+            Signer.load(tmp_path, bad)
+        said = str(refused.value)
+        assert said.startswith("EDGE_SIGNING_KEY does not hold a P-256 private key"), said
+        assert bad.splitlines()[1 if "\n" in bad else 0] not in said
+    assert not (tmp_path / SIGNING_KEY_FILE).exists()

@@ -12,6 +12,7 @@ import trio
 
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE
 from edge.node import RunningNode, run_node
+from edge.signing import SIGNING_KEY_FILE
 from support.nodes import node_settings
 
 LEASE_S = 1.5  # the heartbeat beats every half second
@@ -21,8 +22,8 @@ LEASE_S = 1.5  # the heartbeat beats every half second
 async def cluster_node(
     nursery: trio.Nursery, data: Path, pg_url: str, node_id: str, like: Path | None = None
 ) -> AsyncIterator[RunningNode]:
-    """A node of the cluster; ``like``: a data dir whose secret key and admin token it shares
-    (cluster nodes open each other's sealed secrets)."""
+    """A node of the cluster; ``like``: a data dir whose sealing key, signing key and admin
+    token it shares (cluster nodes open each other's sealed secrets, and sign alike)."""
     _data_dir(data, like)
     settings = node_settings(data, store_url=pg_url, node_id=node_id, lease_s=LEASE_S)
     running: RunningNode = await nursery.start(partial(run_node, settings))
@@ -35,5 +36,5 @@ async def cluster_node(
 def _data_dir(data: Path, like: Path | None) -> None:
     data.mkdir(parents=True)
     if like is not None:
-        for name in (SECRET_KEY_FILE, ADMIN_TOKEN_FILE):
+        for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
             shutil.copy(like / name, data / name)
