@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
-from pathlib import Path
 
 import trio
-from support.nodes import node_settings
+from support.cluster_nodes import serving
 from support.postgres import execute, require_psycopg
 from support.store_answers import PUBLIC_URL, answers, fill, same_keys, still_pays
 
 require_psycopg()
 
 from edge.domain import ids  # noqa: E402
-from edge.node import RunningNode, run_node  # noqa: E402
 from edge.store.env import DATABASES  # noqa: E402
 from edge.store.leases import Leases  # noqa: E402
 from edge.store.postgres import open_postgres_store  # noqa: E402
@@ -34,18 +29,6 @@ async def edge(*args: str) -> trio.CompletedProcess[bytes]:
         capture_stderr=True,
         check=False,
     )
-
-
-@asynccontextmanager
-async def serving(data: Path, **engine: object) -> AsyncIterator[RunningNode]:
-    """A node on ``data`` (LMDB), or in cluster mode with ``store_url``, stopped on exit."""
-    settings = node_settings(data, public_url=PUBLIC_URL, **engine)
-    async with trio.open_nursery() as nursery:
-        running: RunningNode = await nursery.start(partial(run_node, settings))
-        try:
-            yield running
-        finally:
-            running.stop.set()
 
 
 def one_line(done: trio.CompletedProcess[bytes], *words: str) -> str:
@@ -69,7 +52,7 @@ async def test_a_store_goes_to_postgresql_and_back_and_is_served_the_same(
     tmp_path, pg_url, sim
 ) -> None:
     first = tmp_path / "first"
-    async with serving(first) as node:
+    async with serving(first, public_url=PUBLIC_URL) as node:
         token = node.ctx.settings.admin_token
         shop = await fill(node.url, token, sim)
         before = await answers(node.url, token, shop)
@@ -81,7 +64,9 @@ async def test_a_store_goes_to_postgresql_and_back_and_is_served_the_same(
     assert set(copied) == set(DATABASES) and copied["records"] > 0 and copied["apikeys"] == 2
 
     same_keys(tmp_path / "cluster", first)
-    async with serving(tmp_path / "cluster", store_url=pg_url, node_id="node-a") as node:
+    async with serving(
+        tmp_path / "cluster", public_url=PUBLIC_URL, store_url=pg_url, node_id="node-a"
+    ) as node:
         assert await answers(node.url, token, shop) == before
         await still_pays(node.url, shop)  # the sealed Stripe key opened, and works
         grown = await answers(node.url, token, shop)
@@ -99,21 +84,21 @@ async def test_a_store_goes_to_postgresql_and_back_and_is_served_the_same(
     assert pg_url not in said + back.stderr.decode()
 
     same_keys(tmp_path / "back", first)
-    async with serving(tmp_path / "back") as node:
+    async with serving(tmp_path / "back", public_url=PUBLIC_URL) as node:
         assert await answers(node.url, token, shop) == grown
         await still_pays(node.url, shop)
 
 
 async def test_a_target_that_holds_keys_or_a_running_node_is_refused(tmp_path, pg_url) -> None:
     data, other = tmp_path / "data", tmp_path / "other"
-    async with serving(data):
+    async with serving(data, public_url=PUBLIC_URL):
         running = await edge("--from", str(data), "--to", pg_url)
         one_line(running, f"a node is running on the data dir {data}", "stop it", "lost")
     assert (await edge("--from", str(data), "--to", pg_url)).returncode == 0
 
     again = await edge("--from", str(data), "--to", pg_url)
     one_line(again, "the target store is not empty (keys in meta)", "new, empty database")
-    async with serving(other):
+    async with serving(other, public_url=PUBLIC_URL):
         into_running = await edge("--from", pg_url, "--to", str(other))
         one_line(into_running, f"a node is running on the data dir {other}", "copying into")
     # the node made its store, which holds the sealing canary

@@ -7,30 +7,21 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import trio
-from support.nodes import node_settings
+from support.cluster_nodes import serving
 from support.postgres import bin_dir, require_psycopg
 from support.store_answers import PUBLIC_URL, answers, fill, same_keys, still_pays
 
 require_psycopg()
 
-from edge.node import RunningNode, run_node  # noqa: E402
+from edge.node import RunningNode  # noqa: E402
 
 
-@asynccontextmanager
-async def cluster_node(data: Path, pg_url: str, node_id: str) -> AsyncIterator[RunningNode]:
-    settings = node_settings(data, public_url=PUBLIC_URL, store_url=pg_url, node_id=node_id)
-    async with trio.open_nursery() as nursery:
-        running: RunningNode = await nursery.start(partial(run_node, settings))
-        try:
-            yield running
-        finally:
-            running.stop.set()
+def cluster_node(data: Path, pg_url: str, node_id: str) -> AbstractAsyncContextManager[RunningNode]:
+    return serving(data, public_url=PUBLIC_URL, store_url=pg_url, node_id=node_id)
 
 
 async def run(*command: str | Path, env: dict[str, str] | None = None) -> trio.CompletedProcess:

@@ -4,43 +4,19 @@ absent or present, take it once."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
 import trio
+from support.engines import OpenEngine
 from support.postgres import require_psycopg
 
-from edge.store.env import Contended, expect_op, open_store
+from edge.store.env import Contended, expect_op
 from edge.store.writer import StoreWriter, open_writer
 
 EMAIL = b"e:someone@example.com"
 
 
-@dataclass
-class Opened:
-    reads: Any
-    writer: StoreWriter
-
-
-@pytest.fixture(params=["lmdb", "postgresql"])
-async def opened(request, tmp_path) -> AsyncIterator[Opened]:  # type: ignore[no-untyped-def]
-    if request.param == "lmdb":
-        with open_store(tmp_path / "s", map_size=2**26) as store:
-            async with open_writer(store) as writer:
-                yield Opened(store, writer)
-        return
-    require_psycopg()
-    from edge.store.postgres import open_postgres_store
-
-    url = request.getfixturevalue("pg_url")
-    async with open_postgres_store(url) as pg, open_writer(pg) as writer:
-        yield Opened(pg, writer)
-
-
-async def test_a_ticket_commits_only_while_what_it_read_holds(opened: Opened) -> None:
-    writer = opened.writer
+async def test_a_ticket_commits_only_while_what_it_read_holds(engine: OpenEngine) -> None:
+    writer = engine.writer
     await writer.write([expect_op("accounts", EMAIL, None), ("accounts", EMAIL, b"acc_1")])
     with pytest.raises(Contended):  # present now: "absent" no longer holds
         await writer.write([expect_op("accounts", EMAIL, None), ("accounts", EMAIL, b"acc_2")])
@@ -48,16 +24,16 @@ async def test_a_ticket_commits_only_while_what_it_read_holds(opened: Opened) ->
         await writer.write(
             [expect_op("accounts", EMAIL, b"acc_9"), ("accounts", b"a:acc_1", b"changed")]
         )
-    assert await opened.reads.get_raw(EMAIL, db="accounts") == b"acc_1"
-    assert await opened.reads.get_raw(b"a:acc_1", db="accounts") is None  # nothing of it
+    assert await engine.reads.get_raw(EMAIL, db="accounts") == b"acc_1"
+    assert await engine.reads.get_raw(b"a:acc_1", db="accounts") is None  # nothing of it
     await writer.write([expect_op("accounts", EMAIL, b"acc_1"), ("accounts", EMAIL, None)])
-    assert await opened.reads.get_raw(EMAIL, db="accounts") is None
+    assert await engine.reads.get_raw(EMAIL, db="accounts") is None
     # the same key in another database is another key
     await writer.write([expect_op("records", EMAIL, None), ("records", EMAIL, b"x")])
 
 
-async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(opened: Opened) -> None:
-    writer = opened.writer
+async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(engine: OpenEngine) -> None:
+    writer = engine.writer
     await writer.write([("accounts", b"a:acc_1", b"v1")])
     first = writer.submit(
         [expect_op("accounts", b"a:acc_1", b"v1"), ("accounts", b"a:acc_1", b"v2")]
@@ -68,9 +44,9 @@ async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(opened: 
     with pytest.raises(Contended):
         await second.wait()
     await third.wait()
-    assert await opened.reads.get_raw(b"a:acc_1", db="accounts") == b"v2"
-    assert await opened.reads.get_raw(b"s:x", db="accounts") is None
-    assert await opened.reads.get_raw(b"s:y", db="accounts") == b"s"
+    assert await engine.reads.get_raw(b"a:acc_1", db="accounts") == b"v2"
+    assert await engine.reads.get_raw(b"s:x", db="accounts") is None
+    assert await engine.reads.get_raw(b"s:y", db="accounts") == b"s"
 
 
 async def test_two_stores_racing_for_one_key_take_it_once(pg_url: str) -> None:

@@ -14,6 +14,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.engines import OpenEngine
 from support.postgres import execute, expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
@@ -32,25 +33,6 @@ B = "prj_bbbbbbbbbbbbbbbb"
 A_NEXT = "prj_aaaaaaaaaaaaaaab"
 
 
-@dataclass
-class Engine:
-    name: str
-    reads: Any
-    writer: StoreWriter
-
-
-@pytest.fixture(params=["lmdb", "postgresql"])
-async def engine(request, tmp_path) -> AsyncIterator[Engine]:  # type: ignore[no-untyped-def]
-    if request.param == "lmdb":
-        with open_store(tmp_path / "s", map_size=2**26) as store:
-            async with open_writer(store) as writer:
-                yield Engine("lmdb", store, writer)
-    else:
-        url = request.getfixturevalue("pg_url")
-        async with open_postgres_store(url) as store, open_writer(store) as writer:
-            yield Engine("postgresql", store, writer)
-
-
 def _records(*projects: str) -> list[tuple[str, bytes, bytes | None]]:
     ops: list[tuple[str, bytes, bytes | None]] = []
     for project in projects:
@@ -61,7 +43,7 @@ def _records(*projects: str) -> list[tuple[str, bytes, bytes | None]]:
     return ops
 
 
-async def test_prefix_scan_stays_in_one_project_and_kind(engine: Engine) -> None:
+async def test_prefix_scan_stays_in_one_project_and_kind(engine: OpenEngine) -> None:
     await engine.writer.write(_records(A, A_NEXT, B))
     scan = engine.reads.scan
     prefix = keys.prefix(A, keys.TRANSACTION)
@@ -81,7 +63,7 @@ async def test_prefix_scan_stays_in_one_project_and_kind(engine: Engine) -> None
     assert await numbers(after=b"a") == [0, 1, 2]  # an ``after`` before the prefix
 
 
-async def test_scans_of_the_empty_and_the_highest_prefixes(engine: Engine) -> None:
+async def test_scans_of_the_empty_and_the_highest_prefixes(engine: OpenEngine) -> None:
     ops = [("meta", key, key) for key in (b"\x00", b"a", b"a\xff", b"\xff", b"\xff\xff\x01")]
     await engine.writer.write(ops)
     everything = [key for _, key, _ in ops]
@@ -97,7 +79,7 @@ async def test_scans_of_the_empty_and_the_highest_prefixes(engine: Engine) -> No
     assert await scanned(b"a", after=b"a\xff", reverse=True) == [b"a"]
 
 
-async def test_heads_list_each_project_once_past_after(engine: Engine) -> None:
+async def test_heads_list_each_project_once_past_after(engine: OpenEngine) -> None:
     await engine.writer.write(_records(A, A_NEXT, B))
     width = keys.PROJECT_ID_LEN
     heads = engine.reads.heads
@@ -110,7 +92,7 @@ async def test_heads_list_each_project_once_past_after(engine: Engine) -> None:
     assert await heads(2, db="meta", limit=10) == [b"ab", b"b"]
 
 
-async def test_get_put_delete_in_each_database(engine: Engine) -> None:
+async def test_get_put_delete_in_each_database(engine: OpenEngine) -> None:
     await engine.writer.write([(db, b"k", pack({"db": db})) for db in DATABASES])
     for db in DATABASES:
         assert await engine.reads.get(b"k", db=db) == {"db": db}
@@ -119,7 +101,7 @@ async def test_get_put_delete_in_each_database(engine: Engine) -> None:
     assert await engine.reads.get_raw(b"k", db="notify") is not None
 
 
-async def test_a_group_commits_in_order_and_a_bad_ticket_fails_alone(engine: Engine) -> None:
+async def test_a_group_commits_in_order_and_a_bad_ticket_fails_alone(engine: OpenEngine) -> None:
     writer = engine.writer
     tickets = [writer.submit([("records", b"k", pack({"n": n}))]) for n in range(50)]
     deleted = writer.submit([("records", b"k2", b"x"), ("records", b"k2", None)])

@@ -38,3 +38,17 @@ def _data_dir(data: Path, like: Path | None) -> None:
     if like is not None:
         for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
             shutil.copy(like / name, data / name)
+
+
+@asynccontextmanager
+async def serving(data: Path, **settings: object) -> AsyncIterator[RunningNode]:
+    """A node on ``data`` (LMDB, or in cluster mode with ``store_url``) in a nursery of its
+    own, stopped on exit."""
+    async with trio.open_nursery() as nursery:
+        running: RunningNode = await nursery.start(
+            partial(run_node, node_settings(data, **settings))
+        )
+        try:
+            yield running
+        finally:
+            running.stop.set()
