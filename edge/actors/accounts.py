@@ -123,7 +123,11 @@ async def owned_projects(ctx: NodeContext, account_id: str) -> list[str]:
 
 
 async def session_raw(ctx: NodeContext, token: str) -> bytes | None:
-    return await ctx.store.get_raw(rows.session_key(token), db=rows.DB)
+    return await _reader(ctx).get_raw(rows.session_key(token), db=rows.DB)
+
+
+async def session(ctx: NodeContext, token: str) -> dict[str, Any] | None:
+    return await rows.session(_reader(ctx), token)
 
 
 async def reset_link(ctx: NodeContext, token: str) -> dict[str, Any] | None:
@@ -173,7 +177,7 @@ async def put_reset_link(ctx: NodeContext, token: str, record: dict[str, Any]) -
 async def set_password(ctx: NodeContext, account: dict[str, Any], password_hash: str) -> None:
     """Give ``account`` a new password hash and, in the same write, delete every session,
     reset link and waiting login it has. One made meanwhile on another node escapes the scan,
-    but not the credentials stamp it carries, which no longer matches (``credentials_valid``)."""
+    but not the credentials stamp it carries, which no longer matches (``credentials_hold``)."""
     ops: list[Op] = rows.account_ops({**account, "passwordHash": password_hash})
     for kind in (rows.SESSIONS, rows.RESETS, rows.CHALLENGES):
         ops += [(rows.DB, key, None) for key in await rows.keys_of(ctx.store, kind, account["id"])]

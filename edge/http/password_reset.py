@@ -100,6 +100,9 @@ async def usable_link(token: object) -> dict[str, Any]:
     )
     if found is None or found["expiresAt"] <= ctx.clock_ms():
         raise _no_such_link()
+    # a link made before the password last changed (on any node) is spent with it
+    if not accounts.credentials_hold(found, await accounts.get(ctx, found["accountId"])):
+        raise _no_such_link()
     return found
 
 
@@ -122,9 +125,8 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
 
     async def reset() -> dict[str, Any]:
         link = await usable_link(token)  # a second use racing this one finds it gone
-        account = await accounts.get(ctx, link["accountId"])
-        # a link made before the password last changed (on any node) is spent with it
-        if account is None or not accounts.credentials_hold(link, account):
+        account = await accounts.get(ctx, link["accountId"])  # as usable_link read it
+        if account is None:
             raise _no_such_link()
         await accounts.set_password(ctx, account, hashed)
         return account

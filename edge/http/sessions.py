@@ -81,7 +81,10 @@ async def current(ctx: NodeContext) -> Session | None:
     ):
         return None
     if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
-        accounts.put_session_soon(ctx, token, {**record, "expiresAt": now + TTL_MS}, raw)
+        extended = {**record, "expiresAt": now + TTL_MS}
+        if account is not None and "credentials" not in record:  # made before stamps were
+            extended = accounts.stamped(extended, account)
+        accounts.put_session_soon(ctx, token, extended, raw)
     operator = bool(record.get("operator")) or bool(account and account.get("operator"))
     return Session(token, account_id, record["csrf"], operator)
 

@@ -47,14 +47,31 @@ def sealed_place(account_id: str) -> str:
     return f"accounts/{account_id}/totp"
 
 
-async def _signed_in() -> str:
-    """The signed-in account's id (a session of the operator's token has no account)."""
+async def _signed_in() -> sessions.Session:
+    """The request's session, of an account (a session of the operator's token has none)."""
     session = await sessions.current(node())
     if session is None or session.account_id is None:
         raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
     sessions.check_csrf(session)
     node().manage_rates.take("manage", session.account_id)
-    return session.account_id
+    return session
+
+
+async def _still_signed_in(session: sessions.Session) -> dict[str, Any]:
+    """Inside a guarded change: the session's account, read with the session itself, so the
+    change commits only while both are as read. A session that a logout or a password reset
+    (on any node) ended meanwhile changes nothing: the change runs again and finds it gone."""
+    ctx = node()
+    record = await accounts.session(ctx, session.token)
+    account = None if record is None else await accounts.get(ctx, record["accountId"])
+    if (
+        record is None
+        or account is None
+        or record["expiresAt"] <= ctx.clock_ms()
+        or not accounts.credentials_hold(record, account)
+    ):
+        raise Unauthorized("unauthorized", "This session has ended: log in again.")
+    return account
 
 
 async def _account(account_id: str) -> dict[str, Any]:
@@ -64,13 +81,13 @@ async def _account(account_id: str) -> dict[str, Any]:
     return found
 
 
-async def _signed_in_with_code() -> tuple[str, str]:
-    """The signed-in account and the code its body (``{"code": ...}`` and nothing else)
+async def _signed_in_with_code() -> tuple[sessions.Session, str]:
+    """The request's session and the code its body (``{"code": ...}`` and nothing else)
     brings."""
-    account_id = await _signed_in()
+    session = await _signed_in()
     body = await read_json_object()
     only(body, {"code"})
-    return account_id, _code_of(body)
+    return session, _code_of(body)
 
 
 def _code_of(body: dict[str, Any]) -> str:
@@ -118,16 +135,16 @@ def _wrong_code() -> Unauthorized:
 
 @blueprint.get("/api/account")
 async def show_account() -> Response:
-    return json_response(account_view(await _account(await _signed_in())), headers=NO_STORE)
+    return json_response(account_view(await _still_signed_in(await _signed_in())), headers=NO_STORE)
 
 
 @blueprint.post("/api/account/two-factor")
 async def start_enrolment() -> Response:
-    account_id = await _signed_in()
+    session = await _signed_in()
     ctx = node()
 
     async def start() -> tuple[dict[str, Any], str]:
-        account = await _account(account_id)
+        account = await _still_signed_in(session)
         if account.get("twoFactor"):
             raise Conflict("two_factor_enabled", "Two-factor login is on already.")
         secret = totp.secret_from(secrets.token_bytes(totp.SECRET_BYTES))
@@ -145,11 +162,11 @@ async def start_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/confirm")
 async def confirm_enrolment() -> Response:
-    account_id, code = await _signed_in_with_code()
+    session, code = await _signed_in_with_code()
     ctx = node()
 
     async def confirm() -> list[str]:
-        account = await _account(account_id)
+        account = await _still_signed_in(session)
         pending = account.get("twoFactorPending")
         if account.get("twoFactor") or not pending:
             raise Conflict(
@@ -182,11 +199,11 @@ async def confirm_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/disable")
 async def disable() -> Response:
-    account_id, code = await _signed_in_with_code()
+    session, code = await _signed_in_with_code()
     ctx = node()
 
     async def turn_off() -> None:
-        account = await _account(account_id)
+        account = await _still_signed_in(session)
         if not account.get("twoFactor"):
             raise Conflict("two_factor_disabled", "Two-factor login is off already.")
         if spend_code(account, code, time.time()) is None:

@@ -39,12 +39,19 @@ def lease_op(project_id: str, epoch: int) -> Op:
 # Not a database either: ``expect_op(db, key, raw)`` makes its ticket fail with ``Contended``,
 # writing nothing, unless ``key`` holds exactly ``raw`` (None: no value) when the ticket commits.
 # A read-then-write that two nodes may run at once (an e-mail taken, a one-time code spent)
-# asserts what it read; both engines check it inside their write transaction.
+# asserts what it read; both engines check it inside their write transaction. It holds against
+# every write on LMDB (one writer), and against the writes that assert the same key on
+# PostgreSQL: a key that is ever asserted is written only with an assertion.
 EXPECT = "expect"
 
 
 class Contended(Exception):
-    """A ticket's expectation did not hold: another write changed what it read."""
+    """A ticket's expectation did not hold: another write changed what it read. ``ticket``:
+    its place in the group being committed (the writer commits the others without it)."""
+
+    def __init__(self, db: str, ticket: int) -> None:
+        super().__init__(db, ticket)
+        self.ticket = ticket
 
 
 def expect_op(db: str, key: bytes, raw: bytes | None) -> Op:
@@ -144,14 +151,14 @@ class Store:
         by the writer only, in one worker thread call: the transaction begins and commits in
         the same thread."""
         with self.env.begin(write=True) as txn:
-            for ops in op_lists:
+            for index, ops in enumerate(op_lists):
                 for db, key, value in ops:
                     if db == LEASE:
                         continue
                     if db == EXPECT:
                         where, at = expected_place(key)
                         if txn.get(at, db=self.dbs[where]) != value:
-                            raise Contended(where)
+                            raise Contended(where, index)
                         continue
                     if value is None:
                         txn.delete(key, db=self.dbs[db])

@@ -104,10 +104,12 @@ _DELETE = {
 SCHEMA_LOCK = 0x65646765  # "edge"
 
 _READ_LOCKED = {
-    db: sql.SQL("SELECT key, value FROM {} WHERE key = ANY(%s::bytea[]) FOR UPDATE").format(table)
+    db: sql.SQL(
+        "SELECT key, value FROM {} WHERE key = ANY(%s::bytea[]) ORDER BY key FOR UPDATE"
+    ).format(table)
     for db, table in TABLES.items()
 }
-_LOCK_KEY = sql.SQL("SELECT pg_advisory_xact_lock(%s)")
+_LOCK_KEYS = sql.SQL("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k")
 
 _FENCE = sql.SQL(
     "SELECT project_id, epoch FROM leases"
@@ -238,14 +240,14 @@ class PostgresStore:
         the module's docstring). Runs in the writer's thread, one call at a time."""
         final: dict[tuple[str, bytes], bytes | None] = {}
         asserted: dict[str, set[int]] = {}
-        expected: dict[tuple[str, bytes], bytes | None] = {}
-        for ops in op_lists:
+        expected: dict[tuple[str, bytes], tuple[bytes | None, int]] = {}
+        for index, ops in enumerate(op_lists):
             for db, key, value in ops:
                 if db == LEASE:
                     asserted.setdefault(key.decode("ascii"), set()).add(int(value or b"0"))
                     continue
                 if db == EXPECT:
-                    _expect(expected_place(key), value, final, expected)
+                    _expect(expected_place(key), value, index, final, expected)
                     continue
                 if db not in TABLES:
                     raise KeyError(f"no database {db!r}")
@@ -354,8 +356,9 @@ def create_schema(conn: psycopg.Connection[Any]) -> None:
 def _expect(
     place: tuple[str, bytes],
     raw: bytes | None,
+    ticket: int,
     final: dict[tuple[str, bytes], bytes | None],
-    expected: dict[tuple[str, bytes], bytes | None],
+    expected: dict[tuple[str, bytes], tuple[bytes | None, int]],
 ) -> None:
     """Take one expectation of a group, in its order: against the group's own earlier write of
     the key when there is one, else against the stored value (checked in the transaction)."""
@@ -363,31 +366,34 @@ def _expect(
         raise KeyError(f"no database {place[0]!r}")
     if place in final:
         if final[place] != raw:
-            raise Contended(place[0])
-    elif expected.setdefault(place, raw) != raw:
-        raise Contended(place[0])
+            raise Contended(place[0], ticket)
+    elif expected.setdefault(place, (raw, ticket))[0] != raw:
+        raise Contended(place[0], ticket)
 
 
 def _check_expected(
-    cursor: psycopg.Cursor[Any], expected: dict[tuple[str, bytes], bytes | None]
+    cursor: psycopg.Cursor[Any], expected: dict[tuple[str, bytes], tuple[bytes | None, int]]
 ) -> None:
     """Raise ``Contended`` unless every expected key holds its expected value, and keep it so
     until the commit. A transaction-scoped advisory lock per key serialises the transactions
     that expect the same key, absent ones included (``FOR UPDATE`` locks only a row that is
-    there); taken in one order, before any row lock, so two commits never wait on each other in
-    a cycle. After the lock, the read sees every commit made before it (READ COMMITTED)."""
+    there); taken in one order, before any row lock, so two commits that assert keys never wait
+    on each other in a cycle. After the lock, the read sees every commit made before it (READ
+    COMMITTED)."""
     if not expected:
         return
-    for lock in sorted({_lock_id(db, key) for db, key in expected}):
-        cursor.execute(_LOCK_KEY, (lock,), prepare=True)
+    locks = sorted({_lock_id(db, key) for db, key in expected})
+    cursor.execute(_LOCK_KEYS, (locks,), prepare=True)  # in the array's order: no sort node
     wanted: dict[str, list[bytes]] = {}
     for db, key in sorted(expected):
         wanted.setdefault(db, []).append(key)
     for db, keys_ in wanted.items():
         cursor.execute(_READ_LOCKED[db], (keys_,), prepare=True)
         found = {bytes(key): bytes(value) for key, value in cursor.fetchall()}
-        if any(found.get(key) != expected[db, key] for key in keys_):
-            raise Contended(db)
+        for key in keys_:
+            raw, ticket = expected[db, key]
+            if found.get(key) != raw:
+                raise Contended(db, ticket)
 
 
 def _lock_id(db: str, key: bytes) -> int:

@@ -17,7 +17,7 @@ Guarantees:
   never for a neighbour's).
 - ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
 - A ticket may assert what it read (``env.expect_op``); when that no longer holds it fails
-  alone with ``Contended``, writing nothing.
+  alone with ``Contended``, writing nothing, and the rest of its group commits together.
 - A commit that fails for want of room or of a working disk (the map or the disk full, an I/O
   error) fails its tickets with ``StoreUnavailable``, a contract ``503 unavailable`` the caller
   may retry; any other failure is a bug and keeps its own error.
@@ -177,6 +177,10 @@ class StoreWriter:
                 continue
             group = self._take_group()
             error = await self._commit_group(group)
+            while isinstance(error, Contended) and len(group) > 1:
+                # a lost race fails its own ticket; the others commit together, as they came
+                group.pop(error.ticket)._resolve(error)
+                error = await self._commit_group(group)
             if error is None:
                 for ticket in group:
                     ticket._resolve(None)
@@ -195,6 +199,8 @@ class StoreWriter:
         try:
             # Not cancellable: a commit is never abandoned half-way by a cancelled caller.
             await trio.to_thread.run_sync(self._commit, group, limiter=self._limiter)
+        except Contended as lost:  # nothing of the group was written
+            return lost
         except Exception as exc:  # nothing of the group was written
             self.stats.failures += 1
             return _unavailable(exc)

@@ -161,3 +161,24 @@ async def test_a_session_made_while_the_password_is_reset_elsewhere_ends(pair: P
     assert (await to_a.get("/api/account")).status_code == 401
     again = await to_b.post("/api/session", json={"email": email, "password": NEW_PASSWORD})
     assert again.status_code == 200, again.text
+
+
+async def test_a_session_ended_on_one_node_is_not_extended_back_on_another(pair: Pair) -> None:
+    a, to_a, to_b = pair.a, pair.to_a, pair.to_b
+    email = "sliding@example.com"
+    made = await to_b.post("/api/accounts", json={"email": email, "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    login = await to_b.post("/api/session", json={"email": email, "password": PASSWORD})
+    assert login.status_code == 200, login.text
+    to_a.cookies = to_b.cookies
+    real = a.ctx.clock_ms
+    a.ctx.clock_ms = lambda: real() + 2 * 86_400_000  # a day and more of use: a extends it
+    async with held_change(a) as waiting:
+        assert (await to_a.get("/api/account")).status_code == 200
+        await waiting.wait()  # a's new expiry, made from the session as it read it, waits
+        out = await to_b.delete("/api/session", headers={"Cm-Csrf": login.json()["csrfToken"]})
+        assert out.status_code == 200, out.text
+    await a.ctx.writer.write([])  # a's held write has had its turn
+    to_b.cookies = to_a.cookies
+    assert (await to_b.get("/api/account")).status_code == 401
+    assert (await to_a.get("/api/account")).status_code == 401

@@ -73,6 +73,29 @@ async def test_one_node_serves_a_project_and_the_next_takes_it_up(tmp_path, pg_u
         await admin.aclose()
 
 
+async def test_an_actor_serves_only_under_the_lease_it_was_made_at(tmp_path, pg_url) -> None:
+    """A lease this node takes anew (a queue worker's claim after a pause does) has a new
+    epoch: the actor made under the old one is dropped at the next request, which a new actor
+    serves, instead of its writes being refused as stale until it goes quiet."""
+    async with (
+        trio.open_nursery() as nursery,
+        cluster_node(nursery, tmp_path / "a", pg_url, "node-a") as a,
+        httpx.AsyncClient(base_url=a.url) as to_a,
+    ):
+        admin = Admin(a.url, a.ctx.settings.admin_token)
+        shop = await manual_shop(admin)
+        pid = shop.project_id
+        path = f"/api/checkout/manual/{pid}"
+        assert (await to_a.post(path, json={"productId": "book"})).status_code == 201
+        _, epoch = await _lease(pg_url, pid)
+        assert a.ctx.ownership is not None
+        await a.ctx.ownership.leases.acquire(pid)  # as claim() does once the lease ran out
+        assert (await _lease(pg_url, pid)) == ("node-a", epoch + 1)
+        again = await to_a.post(path, json={"productId": "book"})
+        assert again.status_code == 201, again.text
+        await admin.aclose()
+
+
 async def test_a_stopping_node_gives_its_leases_back(tmp_path, pg_url) -> None:
     async with trio.open_nursery() as nursery:
         async with cluster_node(nursery, tmp_path / "a", pg_url, "node-a") as a:

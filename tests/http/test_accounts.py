@@ -14,6 +14,8 @@ from support.client import MAILING_ADDRESS, bearer
 from support.nodes import node_settings
 
 from edge.node import RunningNode, run_node
+from edge.store import accounts
+from edge.store.codec import pack, unpack
 
 PASSWORD = "correct horse battery"
 BOOK = {"name": "Book", "kind": "payment", "amount": 5, "currency": "EUR"}
@@ -207,3 +209,26 @@ async def test_sign_up_is_limited_per_client_address_but_not_for_the_operator(ht
         "/api/accounts", json={"email": "op@example.com", "password": PASSWORD}
     )
     assert by_operator.status_code == 201
+
+
+async def test_a_session_made_before_stamps_holds_and_is_stamped_when_extended(node, alice):
+    """Sessions stored before they carried their password's stamp stay signed in; the next
+    extension stamps them, so a later password change ends them like any other."""
+    a, _ = alice
+    key = accounts.session_key(a.cookies["cm_session"])
+    record = unpack(await node.ctx.store.get_raw(key, db=accounts.DB))
+    assert "credentials" in record
+    await node.ctx.writer.write(
+        [(accounts.DB, key, pack({k: v for k, v in record.items() if k != "credentials"}))]
+    )
+    assert (await a.get("/api/manage/projects")).status_code == 200
+    real = node.ctx.clock_ms
+    node.ctx.clock_ms = lambda: real() + 2 * 86_400_000
+    try:
+        assert (await a.get("/api/manage/projects")).status_code == 200
+        await node.ctx.writer.write([])  # the extension, queued before, is committed
+        extended = unpack(await node.ctx.store.get_raw(key, db=accounts.DB))
+        assert extended["credentials"] == record["credentials"]
+        assert extended["expiresAt"] > record["expiresAt"]
+    finally:
+        node.ctx.clock_ms = real

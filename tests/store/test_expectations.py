@@ -35,6 +35,7 @@ async def test_a_ticket_commits_only_while_what_it_read_holds(engine: OpenEngine
 async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(engine: OpenEngine) -> None:
     writer = engine.writer
     await writer.write([("accounts", b"a:acc_1", b"v1")])
+    commits = writer.stats.commits
     first = writer.submit(
         [expect_op("accounts", b"a:acc_1", b"v1"), ("accounts", b"a:acc_1", b"v2")]
     )
@@ -47,6 +48,8 @@ async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(engine: 
     assert await engine.reads.get_raw(b"a:acc_1", db="accounts") == b"v2"
     assert await engine.reads.get_raw(b"s:x", db="accounts") is None
     assert await engine.reads.get_raw(b"s:y", db="accounts") == b"s"
+    # the ticket that lost its race left the group; the two others committed together
+    assert writer.stats.commits == commits + 1
 
 
 async def test_two_stores_racing_for_one_key_take_it_once(pg_url: str) -> None:
