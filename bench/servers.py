@@ -25,10 +25,16 @@ def pin_load_cpu() -> None:
         os.sched_setaffinity(0, {LOAD_CPU})
 
 
-def _pinned(argv: list[str]) -> list[str]:
+def _pinned(argv: list[str], cpus: str = str(SERVER_CPU)) -> list[str]:
     if (os.cpu_count() or 1) > 1:
-        return ["taskset", "-c", str(SERVER_CPU), *argv]
+        return ["taskset", "-c", cpus, *argv]
     return argv
+
+
+def every_cpu() -> str:
+    """``Server.cpus`` for a server free to run on any CPU (not the load CPU's alone, which the
+    bench process and so its children are pinned to)."""
+    return f"0-{(os.cpu_count() or 1) - 1}"
 
 
 class Server:
@@ -50,6 +56,7 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.started_at = 0.0
+        self.cpus = str(SERVER_CPU)  # taskset's list
 
     @classmethod
     def node(cls, data_dir: Path, log: Path, env: dict[str, str] | None = None) -> Server:
@@ -81,7 +88,11 @@ class Server:
         with open(self.log, "ab") as log:
             self.started_at = time.perf_counter()
             self.proc = subprocess.Popen(
-                _pinned(self.argv), stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT
+                _pinned(self.argv, self.cpus),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                cwd=ROOT,
             )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

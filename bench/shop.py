@@ -48,9 +48,11 @@ def write_config(path: Path) -> Path:
 class Admin:
     """The operator's client (sync; setup is not measured)."""
 
-    def __init__(self, url: str, data_dir: Path) -> None:
+    def __init__(self, url: str, data_dir: Path, token: str | None = None) -> None:
+        """``token``: the operator's, when the node was given one (cluster nodes share theirs
+        through ``EDGE_ADMIN_TOKEN``); else the one the node keeps in ``data_dir``."""
         self.url = url
-        self.token = read_admin_token(data_dir)
+        self.token = token or read_admin_token(data_dir)
         self.http = httpx.Client(base_url=url, headers=self.auth, timeout=30.0)
 
     @property
@@ -93,6 +95,12 @@ class Admin:
     def close(self) -> None:
         self.http.close()
 
+    def __enter__(self) -> Admin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 @dataclass
 class StripeShop:
@@ -134,9 +142,12 @@ def stripe_simulator() -> Iterator[StripeSimulator]:
 
 def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
     """A bench-tier project with Stripe in test mode and ``transactions`` open Stripe checkouts."""
-    project_id = admin.project("Bench shop")
-    admin.product(project_id)
-    test_key = admin.key(project_id, "test")
+    return stripe_shops(admin, 1, transactions)[0]
+
+
+def stripe_shops(admin: Admin, projects: int, transactions: int) -> list[StripeShop]:
+    """``projects`` such projects, ``transactions`` checkouts each, made through one simulator."""
+    shops = []
     with stripe_simulator() as sim:
         credentials = {
             "secretKey": SECRET_KEY,
@@ -144,21 +155,27 @@ def stripe_shop(admin: Admin, transactions: int) -> StripeShop:
             "webhookSecret": WEBHOOK_SECRET,
             "apiBase": sim.url,
         }
-        admin.provider(project_id, "stripe", {"enabled": True, "test": credentials})
-        made = asyncio.run(_checkouts(admin.url, project_id, test_key, transactions))
-    # the Checkout Session the node created for each: the events are about it (CONTRACT 4.3)
-    txs = [
-        {
-            "id": tx_id,
-            "providerRef": session_id,
-            "amount": AMOUNT_MINOR,
-            "currency": "EUR",
-            "isTest": True,
-            "kind": "payment",
-        }
-        for tx_id, session_id in made
-    ]
-    return StripeShop(project_id, test_key, txs)
+        for _ in range(projects):
+            project_id = admin.project("Bench shop")
+            admin.product(project_id)
+            test_key = admin.key(project_id, "test")
+            admin.provider(project_id, "stripe", {"enabled": True, "test": credentials})
+            made = asyncio.run(_checkouts(admin.url, project_id, test_key, transactions))
+            # the Checkout Session the node created for each: the events are about it
+            # (CONTRACT 4.3)
+            txs = [
+                {
+                    "id": tx_id,
+                    "providerRef": session_id,
+                    "amount": AMOUNT_MINOR,
+                    "currency": "EUR",
+                    "isTest": True,
+                    "kind": "payment",
+                }
+                for tx_id, session_id in made
+            ]
+            shops.append(StripeShop(project_id, test_key, txs))
+    return shops
 
 
 async def _checkouts(url: str, project_id: str, key: str, count: int) -> list[tuple[str, str]]:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LUA = Path(__file__).resolve().parent / "webhook.lua"
+# any request, each with its own path and headers (bench.cluster: many projects in one run)
+REQUESTS_LUA = Path(__file__).resolve().parent / "requests.lua"
 THREADS = 1
 CONNECTIONS = 64
 DURATION_S = 5
@@ -29,6 +31,7 @@ def run(
     *,
     headers: dict[str, str] | None = None,
     pool: Path | None = None,
+    script: Path = LUA,
     connections: int = CONNECTIONS,
     duration_s: float = DURATION_S,
 ) -> WrkResult:
@@ -44,7 +47,7 @@ def run(
     for name, value in (headers or {}).items():
         argv += ["-H", f"{name}: {value}"]
     if pool is not None:
-        argv += ["-s", str(LUA)]
+        argv += ["-s", str(script)]
     argv.append(url)
     if pool is not None:
         argv += ["--", str(pool)]
