@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test test-postgres test-cluster check fuzz bench binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
@@ -73,6 +73,14 @@ bench: $(STAMP)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q py-spy || echo "no py-spy: no profiles"
 	$(PY) -m bench.run
+
+# Cluster mode's costs (README: Performance, Cluster mode); about 6 minutes, loopback only: one
+# node on PostgreSQL against one on LMDB, three nodes against one behind HAProxy, with a
+# throwaway PostgreSQL server. It installs Debian's wrk, haproxy and postgresql when missing.
+bench-cluster: $(STAMP)
+	command -v wrk >/dev/null && test -x /usr/sbin/haproxy && ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
+	  || (apt-get update && apt-get install -y wrk haproxy postgresql)
+	$(PY) -m bench.cluster
 
 # One executable file, dist/edge, that runs the node with nothing else installed (PyInstaller:
 # the interpreter, the packages and edge's own static files in one file).

@@ -5,4 +5,7 @@ as pinned child processes), ``baselines`` (bare Quart-Trio and raw ASGI apps on 
 Hypercorn config), ``wrk`` (closed-loop peak runs), ``loadgen`` (open-loop latency),
 ``events`` (signed Stripe event pools), ``fill`` (a store of 1,000,000 events for start-up),
 ``profile`` (py-spy evidence when a target is missed).
+
+``python -m bench.cluster`` (``make bench-cluster``): cluster mode, one node on PostgreSQL
+against one on LMDB and three nodes against one behind HAProxy, reusing the modules above.
 """
