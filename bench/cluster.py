@@ -51,6 +51,7 @@ from bench import events, shop, wrk
 from bench.run import Report, log, machine
 from bench.servers import SERVER_CPU, Server, every_cpu, pin_load_cpu
 from edge.cluster.haproxy import Node, render
+from edge.signing import Signer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROJECTS = 24
@@ -71,7 +72,8 @@ class Postgres:
     """A throwaway PostgreSQL (Debian's binaries), as tests/support/postgres.py starts one: a
     unix socket only, in a temporary directory; as root it runs as the ``postgres`` user. Unlike
     the tests' it keeps ``fsync`` on: LMDB syncs every commit too, and the comparison is of
-    durable commits."""
+    durable commits. pg_stat_statements counts the nodes' statements (its own small cost is in
+    PostgreSQL's CPU)."""
 
     def __init__(self, root: Path) -> None:
         found = sorted(
@@ -118,7 +120,7 @@ class Postgres:
         return f"postgresql://postgres@/{database}?host={self.socket_dir}"
 
     def sql(self, database: str, query: str) -> list[tuple[Any, ...]]:
-        import psycopg  # the cluster extra's: only this bench needs it
+        import psycopg  # as in edge: loaded only where PostgreSQL is used
 
         with psycopg.connect(self.url(database), autocommit=True) as conn:
             cursor = conn.execute(query)  # type: ignore[call-overload]
@@ -438,26 +440,34 @@ def served(url: str, load: Load) -> None:
 # -- the two comparisons ----------------------------------------------------------------------
 
 
-def node_env(config: Path, pg: Postgres | None, node_id: str, secret: str) -> dict[str, str]:
+def node_env(
+    config: Path, pg: Postgres | None, node_id: str, keys: dict[str, str]
+) -> dict[str, str]:
+    """A node's environment; on PostgreSQL, a cluster node's, with the cluster's ``keys``."""
     env = {"EDGE_CONFIG": str(config), "EDGE_ADMIN_TOKEN": ADMIN_TOKEN}
     if pg is not None:
         env |= {
             "EDGE_STORE": pg.url(),
             "EDGE_NODE_ID": node_id,
-            # the same on every node: each opens the project secrets the others sealed
-            "EDGE_SECRET_KEY": secret,
+            **keys,
             "EDGE_TRUSTED_PROXIES": "127.0.0.1",
         }
     return env
 
 
 def engines(
-    report: Report, runner: Runner, work: Path, pg: Postgres, config: Path, secret: str, runs: int
+    report: Report,
+    runner: Runner,
+    work: Path,
+    pg: Postgres,
+    config: Path,
+    keys: dict[str, str],
+    runs: int,
 ) -> Load:
     """One node on LMDB against one on PostgreSQL. Returns the PostgreSQL node's load (its
     projects, in the database the cluster runs reuse)."""
-    lmdb_node = Server.node(work / "lmdb", work / "lmdb.log", node_env(config, None, "", secret))
-    pg_node = Server.node(work / "n1", work / "n1.log", node_env(config, pg, "n1", secret))
+    lmdb_node = Server.node(work / "lmdb", work / "lmdb.log", node_env(config, None, "", keys))
+    pg_node = Server.node(work / "n1", work / "n1.log", node_env(config, pg, "n1", keys))
     loads = []
     with lmdb_node, pg_node:
         for label, node in (("lmdb", lmdb_node), ("postgresql", pg_node)):
@@ -511,7 +521,7 @@ def cluster(
     work: Path,
     pg: Postgres,
     config: Path,
-    secret: str,
+    keys: dict[str, str],
     load: Load,
     runs: int,
     cpus: str,
@@ -524,7 +534,7 @@ def cluster(
         for names in (NODES[:1], NODES):
             label = f"{len(names)} node" + ("s" if len(names) > 1 else "")
             nodes = [
-                Server.node(work / name, work / f"{name}.log", node_env(config, pg, name, secret))
+                Server.node(work / name, work / f"{name}.log", node_env(config, pg, name, keys))
                 for name in names
             ]
             started = time.monotonic()
@@ -671,7 +681,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = Report()
     runner = Runner(work, args.seconds)
     config = shop.write_config(work / "edge.toml")
-    secret = os.urandom(32).hex()
+    (work / "signing").mkdir()
+    # the same on every node: each opens the project secrets the others sealed, and a node with
+    # another signing key than the store's refuses to start
+    keys = {
+        "EDGE_SECRET_KEY": os.urandom(32).hex(),
+        "EDGE_SIGNING_KEY": Signer.load(work / "signing").pem(),
+    }
     started = time.monotonic()
     # as root the directory becomes the postgres user's, who must reach it: one in /tmp, as the
     # tests do, not under the repository
@@ -679,16 +695,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"PostgreSQL {pg.binaries.parent.name} at {pg.socket_dir} (fsync on)")
         if not args.only or "engines" in args.only:
             log("== one node: LMDB and PostgreSQL")
-            load = engines(report, runner, work, pg, config, secret, args.runs)
+            load = engines(report, runner, work, pg, config, keys, args.runs)
         else:
-            with Server.node(work / "n1", work / "n1.log", node_env(config, pg, "n1", secret)) as n:
+            with Server.node(work / "n1", work / "n1.log", node_env(config, pg, "n1", keys)) as n:
                 admin = shop.Admin(n.url, work, ADMIN_TOKEN)
                 load = Load(shop.stripe_shops(admin, PROJECTS, TRANSACTIONS))
                 admin.close()
         if not args.only or "cluster" in args.only:
             log("== behind HAProxy: three nodes and one, on PostgreSQL")
             cpus = every_cpu() if args.spread else str(SERVER_CPU)
-            cluster(report, runner, work, pg, config, secret, load, args.runs, cpus)
+            cluster(report, runner, work, pg, config, keys, load, args.runs, cpus)
     print_table(report, runner, info)
     result = {
         "machine": info,
