@@ -74,7 +74,7 @@ bench: $(STAMP)
 	test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q py-spy || echo "no py-spy: no profiles"
 	$(PY) -m bench.run
 
-# Cluster mode's costs (README: Performance, Cluster mode); about 6 minutes, loopback only: one
+# Cluster mode's costs (README: Performance, Cluster mode); about 5 minutes, loopback only: one
 # node on PostgreSQL against one on LMDB, three nodes against one behind HAProxy, with a
 # throwaway PostgreSQL server. It installs Debian's wrk, haproxy and postgresql when missing.
 bench-cluster: $(STAMP)
