@@ -122,8 +122,10 @@ async def owned_projects(ctx: NodeContext, account_id: str) -> list[str]:
     return await rows.owned_projects(ctx.store, account_id)
 
 
-async def session_raw(ctx: NodeContext, token: str) -> bytes | None:
-    return await _reader(ctx).get_raw(rows.session_key(token), db=rows.DB)
+async def session_as_stored(ctx: NodeContext, token: str) -> tuple[dict[str, Any], bytes] | None:
+    """A session and its stored bytes, which a write over it asserts (``put_session_soon``)."""
+    raw = await _reader(ctx).get_raw(rows.session_key(token), db=rows.DB)
+    return None if raw is None else (unpack(raw), raw)
 
 
 async def session(ctx: NodeContext, token: str) -> dict[str, Any] | None:

@@ -17,7 +17,6 @@ from edge.actors import accounts
 from edge.actors.context import NodeContext
 from edge.domain import cross_site
 from edge.errors import Forbidden
-from edge.store.codec import unpack
 
 COOKIE = "cm_session"
 # the CSRF token, for the dashboard's own forms (a page cannot read it back from the node, which
@@ -65,11 +64,11 @@ async def current(ctx: NodeContext) -> Session | None:
     token = request.cookies.get(COOKIE)
     if not token or len(token) > 100:
         return None
-    raw = await accounts.session_raw(ctx, token)
+    stored = await accounts.session_as_stored(ctx, token)
     now = ctx.clock_ms()
-    if raw is None:
+    if stored is None:
         return None
-    record = unpack(raw)
+    record, raw = stored
     if record["expiresAt"] <= now:
         return None
     account_id = record["accountId"]
