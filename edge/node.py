@@ -57,9 +57,8 @@ from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
 from edge.store import notifyq, outbox, sealcheck, signcheck
 from edge.store.engine import Engine
-from edge.store.env import STORE_DIR, Store, open_store
+from edge.store.env import STORE_DIR, open_store
 from edge.store.leases import Leases
-from edge.store.sealcheck import Claim
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
@@ -101,12 +100,11 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
     signer = Signer.load(settings.data_dir, settings.signing_key)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
-    async with _open_engine(settings) as (store, ownership, claim):
-        await sealcheck.check(store, Sealer(settings.secret_key), claim)
+    async with _open_engine(settings) as (store, ownership), open_writer(store) as writer:
+        await sealcheck.check(store, writer, Sealer(settings.secret_key))
         if ownership is not None:  # only nodes that share a store must share a key
-            await signcheck.check(store, signer.kid, claim)
+            await signcheck.check(store, writer, signer.kid)
         async with (
-            open_writer(store) as writer,
             _leases_kept(ownership) as beating,
             provider_client(settings.provider_hosts_allow) as http,
             # CONTRACT 4.8: http://localhost is always an endpoint the node may notify
@@ -228,16 +226,15 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None, Claim]]:
+async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None]]:
     """The store: LMDB in the data dir, or with ``EDGE_STORE`` PostgreSQL, fenced by this
-    node's leases (cluster mode); with its ``sealcheck.Claim``, the first write of what every
-    node on the store must agree on."""
+    node's leases (cluster mode)."""
     if settings.store_url is None:
         with open_store(store_path(settings), settings.map_size) as store:
-            yield store, None, partial(_committed, store)
+            yield store, None
         return
     try:  # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
-        from edge.store.postgres import insert_absent, open_postgres_store
+        from edge.store.postgres import open_postgres_store
     except ImportError as exc:
         raise ConfigError(
             f"EDGE_STORE needs psycopg, the cluster extra ({exc}): pip install 'edge[cluster]'"
@@ -248,15 +245,7 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
-        yield pg, Ownership(leases), partial(insert_absent, pg)
-
-
-async def _committed(store: Store, key: bytes, value: bytes) -> bytes:
-    """A claim on the node's own store (LMDB), before its writer starts: the data dir's lock
-    keeps every other node off it, so nothing else writes it yet, and no other value can have
-    landed since the caller found none."""
-    await trio.to_thread.run_sync(store.commit, [[("meta", key, value)]])
-    return value
+        yield pg, Ownership(leases)
 
 
 @asynccontextmanager

@@ -427,27 +427,3 @@ def _heads(
             out.append(head)
             start = prefix_end(head)
     return out
-
-
-async def insert_absent(store: PostgresStore, key: bytes, value: bytes, db: str = "meta") -> bytes:
-    """``value`` at ``key`` unless a value is there already; the value there afterwards. A
-    node's first write of what every node must agree on (``sealcheck.Claim``): nodes starting
-    together on an empty store each insert, PostgreSQL keeps the first (an insert that meets a
-    row still being inserted waits for that transaction's end), and the others read it back.
-    Outside the writer and unfenced, as ``meta``'s node-wide keys are."""
-    return await store.pool.run(partial(_insert_absent, TABLES[db], key, value))
-
-
-def _insert_absent(
-    table: sql.Identifier, key: bytes, value: bytes, conn: psycopg.Connection[Any]
-) -> bytes:
-    insert = sql.SQL(
-        "INSERT INTO {} (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING RETURNING value"
-    ).format(table)
-    select = sql.SQL("SELECT value FROM {} WHERE key = %s").format(table)
-    while True:  # a value removed between the two statements (edge cluster signing-key --forget)
-        row = conn.execute(insert, (key, value)).fetchone()
-        if row is None:  # read committed: this statement sees the row the insert ran into
-            row = conn.execute(select, (key,)).fetchone()
-        if row is not None:
-            return bytes(row[0])

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from edge.config import ConfigError
 from edge.store.engine import Engine
-from edge.store.sealcheck import Claim
+from edge.store.sealcheck import claim
+from edge.store.writer import StoreWriter
 
 KEY_ID = b"signing-key-id"
 
@@ -24,12 +25,12 @@ class WrongSigningKey(ConfigError):
     """This node's signing key is not the one the cluster's other nodes sign with."""
 
 
-async def check(store: Engine, kid: str, claim: Claim) -> None:
+async def check(store: Engine, writer: StoreWriter, kid: str) -> None:
     """Raise ``WrongSigningKey`` unless ``kid`` is the cluster's key id (claiming it for the
     cluster when the store has none yet)."""
     held = await store.get_raw(KEY_ID, db="meta")
     if held is None:
-        held = await claim(KEY_ID, kid.encode("ascii"))
+        held = await claim(store, writer, KEY_ID, kid.encode("ascii"))
     if held != kid.encode("ascii"):
         raise WrongSigningKey(
             f"this node's signing key (key id {kid}) is not the cluster's (key id "

@@ -16,14 +16,10 @@ require_psycopg()
 
 from edge.store.copy import BATCH_BYTES, BATCH_KEYS, batches, copy_store  # noqa: E402
 from edge.store.env import DATABASES, STORE_DIR, open_store  # noqa: E402
-from edge.store.postgres import (  # noqa: E402
-    MAX_KEY,
-    TABLES,
-    insert_absent,
-    open_postgres_store,
-)
+from edge.store.postgres import MAX_KEY, TABLES, open_postgres_store  # noqa: E402
 from edge.store.postgres_copy import postgres_target  # noqa: E402
-from edge.store.sealcheck import CANARY_KEY  # noqa: E402
+from edge.store.sealcheck import CANARY_KEY, claim  # noqa: E402
+from edge.store.writer import open_writer  # noqa: E402
 
 
 def _contents(rng: random.Random) -> dict[str, dict[bytes, bytes]]:
@@ -97,14 +93,18 @@ async def test_a_node_starting_on_the_target_mid_copy_waits_and_finds_it_whole(p
             finish.wait(20)
 
     claimed: list[bytes] = []
-    async with trio.open_nursery() as nursery, open_postgres_store(pg_url) as store:
+    async with (
+        trio.open_nursery() as nursery,
+        open_postgres_store(pg_url) as store,
+        open_writer(store) as writer,
+    ):
         nursery.start_soon(trio.to_thread.run_sync, copy_under_way)
         await trio.to_thread.run_sync(copying.wait)
         # the node finds no canary yet (the copy is not committed) and claims its own
         assert await store.get_raw(CANARY_KEY, db="meta") is None
 
         async def node_claims() -> None:
-            claimed.append(await insert_absent(store, CANARY_KEY, b"a new node's canary"))
+            claimed.append(await claim(store, writer, CANARY_KEY, b"a new node's canary"))
 
         nursery.start_soon(node_claims)
         await trio.sleep(0.5)
