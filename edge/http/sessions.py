@@ -59,6 +59,16 @@ def new_session(account: dict[str, Any] | None, now_ms: int) -> tuple[str, str, 
     return token, csrf, accounts.stamped(record, account)
 
 
+def holds(record: dict[str, Any], account: dict[str, Any] | None, now_ms: int) -> bool:
+    """The stored session is live: unexpired and, for an account's, that account there under
+    the password the session was made with."""
+    if record["expiresAt"] <= now_ms:
+        return False
+    if record["accountId"] is None:  # the operator's own session
+        return True
+    return account is not None and accounts.credentials_hold(record, account)
+
+
 async def current(ctx: NodeContext) -> Session | None:
     """The request's live session, if its cookie names one; extends it once a day of use."""
     token = request.cookies.get(COOKIE)
@@ -69,15 +79,11 @@ async def current(ctx: NodeContext) -> Session | None:
     if stored is None:
         return None
     record, raw = stored
-    if record["expiresAt"] <= now:
-        return None
     account_id = record["accountId"]
     # read at every request: an account made (or no longer) an operator is so at once, and a
     # session made under a password since changed ends at once, whichever node made it
     account = None if account_id is None else await accounts.get(ctx, account_id)
-    if account_id is not None and (
-        account is None or not accounts.credentials_hold(record, account)
-    ):
+    if not holds(record, account, now):
         return None
     if record["expiresAt"] - now < TTL_MS - EXTEND_AFTER_MS:
         extended = {**record, "expiresAt": now + TTL_MS}

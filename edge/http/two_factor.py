@@ -47,14 +47,15 @@ def sealed_place(account_id: str) -> str:
     return f"accounts/{account_id}/totp"
 
 
-async def _signed_in() -> sessions.Session:
-    """The request's session, of an account (a session of the operator's token has none)."""
+async def _signed_in() -> tuple[sessions.Session, str]:
+    """The request's session and its account's id (a session of the operator's token has no
+    account)."""
     session = await sessions.current(node())
     if session is None or session.account_id is None:
         raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
     sessions.check_csrf(session)
     node().manage_rates.take("manage", session.account_id)
-    return session
+    return session, session.account_id
 
 
 async def _still_signed_in(session: sessions.Session) -> dict[str, Any]:
@@ -64,12 +65,7 @@ async def _still_signed_in(session: sessions.Session) -> dict[str, Any]:
     ctx = node()
     record = await accounts.session(ctx, session.token)
     account = None if record is None else await accounts.get(ctx, record["accountId"])
-    if (
-        record is None
-        or account is None
-        or record["expiresAt"] <= ctx.clock_ms()
-        or not accounts.credentials_hold(record, account)
-    ):
+    if record is None or account is None or not sessions.holds(record, account, ctx.clock_ms()):
         raise Unauthorized("unauthorized", "This session has ended: log in again.")
     return account
 
@@ -84,7 +80,7 @@ async def _account(account_id: str) -> dict[str, Any]:
 async def _signed_in_with_code() -> tuple[sessions.Session, str]:
     """The request's session and the code its body (``{"code": ...}`` and nothing else)
     brings."""
-    session = await _signed_in()
+    session, _ = await _signed_in()
     body = await read_json_object()
     only(body, {"code"})
     return session, _code_of(body)
@@ -135,12 +131,13 @@ def _wrong_code() -> Unauthorized:
 
 @blueprint.get("/api/account")
 async def show_account() -> Response:
-    return json_response(account_view(await _still_signed_in(await _signed_in())), headers=NO_STORE)
+    _, account_id = await _signed_in()
+    return json_response(account_view(await _account(account_id)), headers=NO_STORE)
 
 
 @blueprint.post("/api/account/two-factor")
 async def start_enrolment() -> Response:
-    session = await _signed_in()
+    session, _ = await _signed_in()
     ctx = node()
 
     async def start() -> tuple[dict[str, Any], str]:
@@ -226,9 +223,10 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
     ``401 challenge_expired`` once the challenge is unknown, used up or late."""
     ctx = node()
     ctx.manage_rates.take("login:ip", client_ip())
-    rated: list[str] = []
+    rated = False
 
     async def spend() -> dict[str, Any]:
+        nonlocal rated
         pending = await accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
         if pending is None or pending["expiresAt"] <= ctx.clock_ms():
             raise _expired()
@@ -237,7 +235,7 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
             raise _expired()
         if not rated:  # a try is counted once, however often a lost race runs it again
             ctx.manage_rates.take("login:email", account["email"])
-            rated.append(account["email"])
+            rated = True
         taken = spend_code(account, code, time.time())
         if taken is None:
             tries = pending["tries"] + 1

@@ -62,12 +62,6 @@ async def all_accounts(store: Reader, limit: int = 1000) -> list[dict[str, Any]]
     return [unpack(raw) for _, raw in await store.scan(b"a:", db=DB, limit=limit)]
 
 
-async def is_operator(store: Reader, account_id: str) -> bool:
-    """An operator account (``edge account operator``) sees and manages every project."""
-    found = await account(store, account_id)
-    return bool(found and found.get("operator"))
-
-
 async def account_by_email(store: Reader, email: str) -> dict[str, Any] | None:
     account_id = await store.get_raw(email_key(email), db=DB)
     if not account_id:
