@@ -48,7 +48,7 @@ from typing import Any
 import httpx
 
 from bench import events, shop, wrk
-from bench.run import Report, log, machine
+from bench.run import Report, log, machine, print_figures
 from bench.servers import SERVER_CPU, Server, every_cpu, pin_load_cpu
 from edge.cluster.haproxy import Node, render
 from edge.signing import Signer
@@ -611,17 +611,7 @@ def samples_json(runner: Runner) -> dict[str, Any]:
 
 
 def print_table(report: Report, runner: Runner, info: dict[str, Any]) -> None:
-    log("")
-    log(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['wrk']}")
-    log(f"load average at start: {', '.join(f'{x:.2f}' for x in info['load_avg_at_start'])}")
-    log(f"{'figure':<30} {'median':>10} {'min':>10} {'max':>10}  unit     note")
-    for figure in report.figures.values():
-        row = figure.row()
-        log(
-            f"{row['name']:<30} {row['median']:>10.2f} {row['min']:>10.2f} "
-            f"{row['max']:>10.2f}  {row['unit']:<8} {row['note']}"
-        )
-    log("")
+    print_figures(report, info, name=30, unit=8)
     log("medians of the runs: CPU ms a request; CPU seconds a second (1.0: a core busy)")
     log(
         f"{'':<20} {'node ms':>8} {'PG ms':>6} | {'nodes':>5} {'PG':>5} {'HAProxy':>7} "

@@ -605,18 +605,24 @@ def verdicts(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
-def print_table(report: Report, info: dict[str, Any]) -> None:
+def print_figures(report: Report, info: dict[str, Any], *, name: int = 28, unit: int = 6) -> None:
+    """The machine, then a line a figure: median, min and max (``name``, ``unit``: the
+    widths of those columns)."""
     log("")
     log(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['wrk']}")
     log(f"load average at start: {', '.join(f'{x:.2f}' for x in info['load_avg_at_start'])}")
-    log(f"{'figure':<28} {'median':>10} {'min':>10} {'max':>10}  unit   note")
+    log(f"{'figure':<{name}} {'median':>10} {'min':>10} {'max':>10}  {'unit':<{unit}} note")
     for figure in report.figures.values():
         row = figure.row()
         log(
-            f"{row['name']:<28} {row['median']:>10.2f} {row['min']:>10.2f} "
-            f"{row['max']:>10.2f}  {row['unit']:<6} {row['note']}"
+            f"{row['name']:<{name}} {row['median']:>10.2f} {row['min']:>10.2f} "
+            f"{row['max']:>10.2f}  {row['unit']:<{unit}} {row['note']}"
         )
     log("")
+
+
+def print_table(report: Report, info: dict[str, Any]) -> None:
+    print_figures(report, info)
     for verdict in verdicts(report):
         log(
             f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} "

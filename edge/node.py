@@ -285,7 +285,7 @@ async def _load_owned(
     try:
         return await ProjectActor.load(ctx, project_id, ref, epoch)
     except ContractError:
-        await ownership.leases.release(project_id)
+        await ownership.give_back(project_id)
         raise
 
 
