@@ -34,7 +34,23 @@ class EventType(StrEnum):
     PAYMENT_PAID_LATE = "payment.paid_late"
     # money reported for a checkout that is not what it asked for: nothing moves (CONTRACT 4.3)
     PAYMENT_AMOUNT_MISMATCH = "payment.amount_mismatch"
+    # a refund that failed after the provider took it (CONTRACT 4.3a), with its amount
+    PAYMENT_REFUND_FAILED = "payment.refund_failed"
+    # a warning before a chargeback: Paddle's chargeback_warning, Stripe's early fraud
+    # warnings, a PayPal dispute still an inquiry
+    PAYMENT_DISPUTE_WARNING = "payment.dispute_warning"
+    # the merchant marked what needed their attention handled (``.../resolve``)
+    PAYMENT_RESOLVED = "payment.resolved"
     UNMATCHED = "unmatched"
+
+
+# Where an event came from (CONTRACT 6, ``source``): a provider's webhook, the provider's
+# answer when the node asked it (sync, reconcile), or the node's own act (marked paid, a
+# cancel, a refund recorded by hand, the answer to a call the node made).
+SOURCE_WEBHOOK = "webhook"
+SOURCE_SYNC = "sync"
+SOURCE_NODE = "node"
+SOURCES = (SOURCE_WEBHOOK, SOURCE_SYNC, SOURCE_NODE)
 
 
 # The quota counts stored *webhook* events (CONTRACT §8). checkout.created is
@@ -45,9 +61,9 @@ QUOTA_EXEMPT: frozenset[EventType] = frozenset({EventType.CHECKOUT_CREATED})
 
 # What ``edge trigger`` may ask a provider's simulator to send (CONTRACT 10): every type but
 # those the node records itself (a checkout's creation, a payment marked by hand, an amount
-# that does not match) and ``unmatched``, which is no event of its own. Each simulator sends
-# some of them (``409 not_simulated`` for the others); together they send all
-# (tests/sim/test_sim_registry.py holds them to it).
+# that does not match, a flag marked handled) and ``unmatched``, which is no event of its own.
+# Each simulator sends some of them (``409 not_simulated`` for the others); together they send
+# all (tests/sim/test_sim_registry.py holds them to it).
 SIMULATED: tuple[EventType, ...] = tuple(
     t
     for t in EventType
@@ -56,6 +72,7 @@ SIMULATED: tuple[EventType, ...] = tuple(
         EventType.CHECKOUT_CREATED,
         EventType.MANUAL_MARKED_PAID,
         EventType.PAYMENT_AMOUNT_MISMATCH,
+        EventType.PAYMENT_RESOLVED,
         EventType.UNMATCHED,
     }
 )

@@ -44,8 +44,9 @@ PAYMENT_TRANSITIONS: Mapping[Status, frozenset[Status]] = MappingProxyType(
         S.PROCESSING: frozenset({S.SUCCEEDED, S.FAILED, S.CANCELED, S.EXPIRED}),
         S.SUCCEEDED: frozenset({S.PARTIALLY_REFUNDED, S.REFUNDED, S.DISPUTED}),
         S.PARTIALLY_REFUNDED: frozenset({S.REFUNDED, S.DISPUTED}),
-        # Dispute won -> succeeded again, lost -> refunded.
-        S.DISPUTED: frozenset({S.SUCCEEDED, S.REFUNDED}),
+        # Dispute won -> succeeded again, lost -> refunded; lost for part of the amount ->
+        # partially refunded (CONTRACT 4.3a: a partial dispute moves only its amount).
+        S.DISPUTED: frozenset({S.SUCCEEDED, S.REFUNDED, S.PARTIALLY_REFUNDED}),
         S.FAILED: frozenset(),
         S.CANCELED: frozenset(),
         S.EXPIRED: frozenset(),

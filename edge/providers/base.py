@@ -47,6 +47,35 @@ class FollowUp:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
+# Where a refund stands at its provider (``ProviderRefund.state``).
+REFUND_PENDING = "pending"  # taken, the money has not moved yet (Paddle's review, a claim)
+REFUND_SUCCEEDED = "succeeded"  # the money went back
+REFUND_FAILED = "failed"  # refused, rejected, canceled or failed after it was taken
+REFUND_STATES = (REFUND_PENDING, REFUND_SUCCEEDED, REFUND_FAILED)
+
+
+@dataclass(frozen=True)
+class ProviderRefund:
+    """A refund as its provider holds it: the answer to a refund call, or one of the refunds
+    the provider lists for a payment. ``tag`` is the node's refund id (``rf_...``) the provider
+    keeps with it (Stripe ``metadata.refundId``, PayPal ``custom_id``, Paddle the ``reason``,
+    BTCPay the pull payment's ``name``): a refund the node made carries it, one made in the
+    provider's own dashboard does not. ``amount_minor`` is in the node's minor units."""
+
+    id: str
+    amount_minor: int | None
+    state: str  # one of REFUND_STATES
+    created_ms: int | None = None
+    tag: str | None = None
+    detail: str = ""
+
+
+class RefundAlreadyPending(Exception):
+    """The provider refused a refund because one is already pending for the payment (Paddle's
+    ``adjustment_pending_refund_request``): perhaps this very refund, made by an attempt whose
+    answer was lost. The node asks the provider what exists and adopts it if it is its own."""
+
+
 @dataclass(frozen=True)
 class NormalizedEvent:
     """One provider event in the node's terms (CONTRACT 6).
@@ -94,8 +123,17 @@ class NormalizedEvent:
     follow_ups: tuple[FollowUp, ...] = ()
     refund: Refund | None = None
     # what the merchant must look at that the event itself says (PayPal refusing to capture an
-    # approved order for good): the code of the transaction's ``attention`` entry
+    # approved order for good, a refund that failed, a warning before a chargeback): the code
+    # of the transaction's ``attention`` entry
     attention: str | None = None
+    # the provider's refund this event is about, as the event shows it (id, amount, state,
+    # the node's refund id it is tagged with): it ties the provider's refund to the node's
+    # request even when the node never heard the answer to its call, and says when a refund
+    # the node asked for failed or went through. ``refund`` is what it gives back, for the sum.
+    provider_refund: ProviderRefund | None = None
+    # the change of the transaction the event reports, where the provider can report one
+    # change in several events (``edge.domain.changes``); None: the node derives it
+    change: str | None = None
 
     def __post_init__(self) -> None:
         if not self.dedup_ids:
@@ -177,10 +215,68 @@ class PortalResult:
 
 @dataclass(frozen=True)
 class FollowUpRequest:
+    """``attempts``: how many attempts at this follow-up were recorded before this one, and
+    ``created_ms`` when it was first owed (an idempotency key's life is counted from it)."""
+
     follow_up: FollowUp
     tx: Mapping[str, Any]
     credentials: Mapping[str, Any]
     http: httpx.AsyncClient
+    attempts: int = 0
+    created_ms: int = 0
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    """Ask the provider what became of a transaction: its objects, read with the provider's
+    own API (the checkout object the node created, its payment, refunds and disputes, and the
+    subscription it started, ``subscription``: the node's record or None)."""
+
+    tx: Mapping[str, Any]
+    subscription: Mapping[str, Any] | None
+    credentials: Mapping[str, Any]
+    http: httpx.AsyncClient
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What the provider's objects say, as events the webhook pipeline takes (normalized,
+    matched, checked, deduplicated: an event's ``dedup_ids`` name the object and the state it
+    was seen in, so asking twice stores nothing twice). ``found`` is False when the provider
+    does not know the object the node created at checkout; ``refunds`` are the payment's
+    refunds as the provider lists them; ``body`` is what was read (only its hash is kept)."""
+
+    found: bool
+    events: tuple[NormalizedEvent, ...] = ()
+    refunds: tuple[ProviderRefund, ...] = ()
+    body: bytes = b""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EventsRequest:
+    """One page of the provider's list of events (or objects) since ``since_ms``: Stripe
+    ``GET /v1/events``, Paddle ``GET /events``, PayPal's webhook events list, BTCPay invoices by
+    date. ``cursor`` is the previous page's ``EventsPage.cursor`` (None for the first)."""
+
+    credentials: Mapping[str, Any]
+    mode: str
+    since_ms: int
+    http: httpx.AsyncClient
+    cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    """Events as the provider keeps them, each with the exact bytes it is read from (a body
+    ``Provider.normalize`` takes, so a webhook of the same event is a duplicate by its id);
+    where the provider lists objects rather than events (BTCPay's invoices by date),
+    ``objects`` are the ids of checkout objects to ask about (``sync``) instead. ``cursor`` for
+    the next page, None after the last."""
+
+    bodies: tuple[bytes, ...] = ()
+    objects: tuple[str, ...] = ()
+    cursor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +294,7 @@ class FollowUpResult:
     detail: str = ""
     events: tuple[NormalizedEvent, ...] = ()
     body: bytes = b""
+    refund: ProviderRefund | None = None  # the refund a refund follow-up made or adopted
 
 
 @dataclass(frozen=True)
@@ -246,6 +343,19 @@ class Provider:
     read_event: Callable[[bytes], NormalizedEvent] | None = None
     # The durable follow-ups it carries out, by action (capture, refund).
     follow_ups: Mapping[str, FollowUpAction] = field(default_factory=dict, hash=False)
+    # Refunds (CONTRACT 4.3a), exactly once at the provider: ``send_refund`` asks for one
+    # (a ``refund`` follow-up: params refundId, amount, reason, whole), tagged with the node's
+    # refund id; ``refunds_of`` lists the refunds the provider holds for the transaction's
+    # payment. ``refund_key_s``: how long the provider honours the idempotency key a refund
+    # call carries (Stripe 24 h); None where it honours none (Paddle adjustments, BTCPay pull
+    # payments), so every attempt asks ``refunds_of`` first (``edge.providers.refunding``).
+    send_refund: Callable[[FollowUpRequest], Awaitable[ProviderRefund]] | None = None
+    refunds_of: Callable[[FollowUpRequest], Awaitable[tuple[ProviderRefund, ...]]] | None = None
+    refund_key_s: int | None = None
+    # Asking the provider (CONTRACT 4.3a): ``sync`` reads one transaction's objects;
+    # ``list_events`` pages through what the provider kept since a time (reconciling).
+    sync: Callable[[SyncRequest], Awaitable[SyncResult]] | None = None
+    list_events: Callable[[EventsRequest], Awaitable[EventsPage]] | None = None
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product
@@ -257,6 +367,12 @@ class Provider:
     def icon(self) -> str:
         """Its icon's file under /static/icons/: the kind of payment's (``labels.ICONS``)."""
         return ICONS[self.kind]
+
+    def refund_reason_problem(self, reason: str) -> str | None:
+        """Why this provider would refuse ``reason`` as a refund's reason (its own pattern and
+        length: PayPal's ``note_to_payer``); None when it takes it. Checked when the merchant
+        asks for the refund, so a refusal is a 400 that says why, never a failed refund."""
+        return None
 
     def is_configured(self, credentials: Mapping[str, Any]) -> bool:
         return all(f.name in credentials for f in self.credential_fields if f.required)

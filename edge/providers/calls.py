@@ -8,7 +8,7 @@ provider it came from (CONTRACT 4.3: ``502 provider_error``).
   (``read_json``): an empty body is ``{}``; one that is not JSON, or is larger, is None.
 - A refusal (``refusal``): 5xx and 429 are retryable (the provider may answer otherwise later);
   any other status that is not 2xx is not (the provider refused the request itself, and will
-  again). The message is the provider's own words for it (``Api.words``), with every secret of
+  again). A ``Retry-After`` in seconds rides on the error's headers. The message is the provider's own words for it (``Api.words``), with every secret of
   the call taken out.
 - A success that is not a JSON object is retryable.
 
@@ -52,11 +52,14 @@ class Api:
 
 @dataclass(frozen=True)
 class Answer:
-    """What a provider answered: the status, its JSON (``read_json``) and the bytes read."""
+    """What a provider answered: the status, its JSON (``read_json``) and the bytes read;
+    ``retry_after_s`` when it said how long to wait (``Retry-After`` in seconds, on a 429 or
+    503)."""
 
     status: int
     json: Any
     raw: bytes
+    retry_after_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -113,7 +116,23 @@ async def send(
     except httpx.HTTPError as exc:
         # the exception's text may carry the request; its class says enough
         raise provider_error(f"Could not reach {api.name} ({type(exc).__name__}).") from None
-    return Answer(response.status_code, None if raw is None else read_json(raw), raw or b"")
+    return Answer(
+        response.status_code,
+        None if raw is None else read_json(raw),
+        raw or b"",
+        retry_after(response.headers.get("retry-after")),
+    )
+
+
+MAX_RETRY_AFTER_S = 3600.0  # a provider asking for longer is asked again after an hour
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds (the form every provider here
+    uses); None when absent or not a number of seconds."""
+    if value is None or not value.strip().isdigit() or len(value.strip()) > 9:
+        return None
+    return min(float(value.strip()), MAX_RETRY_AFTER_S)
 
 
 async def _read(response: httpx.Response) -> bytes | None:
@@ -155,7 +174,11 @@ def refusal(api: Api, answer: Answer, hidden: Iterable[str]) -> ProviderError:
         if secret:
             message = message.replace(secret, HIDDEN)
     retryable = answer.status >= 500 or answer.status in RETRYABLE | api.retry_also
-    return provider_error(message, retryable=retryable)
+    error = provider_error(message, retryable=retryable)
+    if answer.retry_after_s is not None:
+        # the node paces its calls to this provider account by it
+        error.headers["Retry-After"] = str(int(answer.retry_after_s))
+    return error
 
 
 def not_an_object(api: Api) -> ProviderError:

@@ -11,14 +11,18 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
 
+from edge.sim.faults import AnswerFaults
+
 
 class LoopbackServer:
     """Run it in a nursery: ``url = await nursery.start(server.run)``. It stops when ``stop()``
-    is called or its nursery is cancelled."""
+    is called or its nursery is cancelled. ``faults`` loses answers after the request was
+    carried out (``edge.sim.faults``), as a real provider's answers are lost."""
 
     def __init__(self, app: object) -> None:
         self.url = ""
-        self._served = app
+        self.faults = AnswerFaults()
+        self._served = self.faults.wrap(app)  # type: ignore[arg-type]
         self._stop = trio.Event()
 
     async def run(

@@ -1,0 +1,86 @@
+"""One change, one event (CONTRACT 4.3a), without I/O.
+
+Providers report one change of a payment in several events: Paddle's ``transaction.paid`` and
+then ``transaction.completed``, Stripe's session and payment intent events, the provider's own
+``transaction.created`` beside the node's ``checkout.created``, and a webhook for a change the
+node already learned by asking the provider. A merchant's fulfilment job acts on each
+``payment.succeeded`` it is told of, so each change is told once: the first event that reports
+it is the change; a later one is kept in the transaction's history with ``duplicateOf`` naming
+the first, and is not notified.
+
+A change is named by a key (``change_key``):
+
+- what happens once in a checkout's life is keyed by its type alone: created, processing,
+  succeeded, failed, expired, canceled, marked paid, its subscription created;
+- a refund by the provider's refund id (a total "refunded so far" by the total), a refund that
+  failed by the refund's id, a dispute, its warning and its closing by what the adapter names
+  (the dispute's id) or else by type and amount;
+- money paid late or not as asked, by its amount;
+- a subscription's status change by the status and the subscription's version it made;
+- a renewal's payment only by what the adapter names (the renewal's invoice or transaction):
+  without a name, every event is its own change.
+"""
+
+from __future__ import annotations
+
+from .events import EventType
+
+E = EventType
+
+ONCE: frozenset[str] = frozenset(
+    {
+        E.CHECKOUT_CREATED,
+        E.PAYMENT_PROCESSING,
+        E.PAYMENT_SUCCEEDED,
+        E.PAYMENT_FAILED,
+        E.CHECKOUT_EXPIRED,
+        E.CHECKOUT_CANCELED,
+        E.MANUAL_MARKED_PAID,
+        E.SUBSCRIPTION_CREATED,
+    }
+)
+_REFUNDS = frozenset({E.PAYMENT_REFUNDED, E.PAYMENT_PARTIALLY_REFUNDED})
+_BY_AMOUNT = frozenset(
+    {
+        E.PAYMENT_DISPUTED,
+        E.PAYMENT_DISPUTE_CLOSED,
+        E.PAYMENT_DISPUTE_WARNING,
+        E.PAYMENT_PAID_LATE,
+        E.PAYMENT_AMOUNT_MISMATCH,
+    }
+)
+_SUBSCRIPTION_STATUS = frozenset(
+    {E.SUBSCRIPTION_UPDATED, E.SUBSCRIPTION_PAST_DUE, E.SUBSCRIPTION_CANCELED}
+)
+
+
+def change_key(
+    event_type: str,
+    *,
+    named: str | None = None,
+    refund_of: str | None = None,
+    amount: int | None = None,
+    currency: str | None = None,
+    sub_status: str | None = None,
+    sub_version: int | None = None,
+) -> str | None:
+    """The key of the change an event of ``event_type`` (the type it is stored under) reports;
+    None when it is a change of its own whatever came before (a declined attempt, an event that
+    matched nothing, a renewal the adapter did not name). ``named`` is the adapter's own name
+    for the change (``NormalizedEvent.change``), which wins where one is given."""
+    if event_type == E.UNMATCHED:
+        return None
+    if event_type in _REFUNDS:
+        # full or partial is the node's word for the sum so far, not part of the change
+        return f"refund:{refund_of}" if refund_of else f"refund-total:{amount}"
+    if named:
+        return f"{event_type}:{named}"
+    if event_type in ONCE:
+        return str(event_type)
+    if event_type == E.PAYMENT_REFUND_FAILED:
+        return f"{event_type}:{refund_of or amount}"
+    if event_type in _BY_AMOUNT:
+        return f"{event_type}:{amount}:{currency}"
+    if event_type in _SUBSCRIPTION_STATUS and sub_status is not None:
+        return f"subscription:{sub_status}@{sub_version}"
+    return None

@@ -1,0 +1,88 @@
+"""A refund, exactly once at its provider (CONTRACT 4.3a), whatever answers are lost.
+
+A refund call can act at the provider and lose its answer: the answer comes after the node's
+timeout, the connection drops, a gateway answers 5xx, the node is killed during the call. The
+follow-up queue then calls again, and a provider that cannot tell the second call from a new
+refund pays twice. So:
+
+- Where the provider honours an idempotency key on a refund call (Stripe ``Idempotency-Key``,
+  PayPal ``PayPal-Request-Id``), every attempt carries the same key: the node's refund id. The
+  follow-up queue stops retrying before the provider forgets the key (``refund_key_s``); an
+  attempt made so late that the key may be forgotten asks the provider first, as below.
+- Where it honours none (Paddle adjustments, BTCPay pull payments), every attempt first asks the
+  provider what refunds exist for the payment (``Provider.refunds_of``) and adopts the one that
+  carries the node's refund id (each adapter tags what it makes: ``ProviderRefund.tag``). This
+  includes a first attempt: one made before a crash left no trace in the queue. A refund made
+  in the provider's own dashboard carries no tag and is never adopted.
+- A refusal that means "a refund is already pending" (``RefundAlreadyPending``) is asked about
+  the same way: the pending one is adopted if it is the node's; if it is not, the attempt is
+  tried again later (the outcome is not known, so nothing is freed).
+
+The result names the provider's refund (made, or adopted), which the project actor records on
+the transaction's refund: its amount then counts once, through that id.
+"""
+
+from __future__ import annotations
+
+from edge.providers.base import (
+    FollowUpRequest,
+    FollowUpResult,
+    Provider,
+    ProviderRefund,
+    RefundAlreadyPending,
+)
+from edge.providers.calls import provider_error
+
+# An attempt this close to the end of the provider's memory of the idempotency key asks first.
+KEY_MARGIN_S = 3600
+
+
+async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -> FollowUpResult:
+    """Make the refund the follow-up asks for, or adopt the one an earlier attempt made."""
+    send, look = provider.send_refund, provider.refunds_of
+    if send is None or look is None:
+        return FollowUpResult(detail=f"{_name(provider)} takes no refunds from the node")
+    refund_id = str(request.follow_up.params["refundId"])
+    if must_ask(provider, request, now_ms):
+        own = adopted(await look(request), refund_id)
+        if own is not None:
+            return _result(provider, own, adopted=True)
+    try:
+        made = await send(request)
+    except RefundAlreadyPending:
+        own = adopted(await look(request), refund_id)
+        if own is None:
+            raise provider_error(
+                f"{_name(provider)} holds another refund of this payment for review; the node"
+                " asks again later",
+                retryable=True,
+            ) from None
+        return _result(provider, own, adopted=True)
+    return _result(provider, made, adopted=False)
+
+
+def must_ask(provider: Provider, request: FollowUpRequest, now_ms: int) -> bool:
+    """Must this attempt ask the provider what exists before it sends? Always where the
+    provider honours no idempotency key; else once the key may be forgotten."""
+    if provider.refund_key_s is None:
+        return True
+    age_s = (now_ms - request.created_ms) / 1000
+    return request.attempts > 0 and age_s >= provider.refund_key_s - KEY_MARGIN_S
+
+
+def adopted(refunds: tuple[ProviderRefund, ...], refund_id: str) -> ProviderRefund | None:
+    """The node's own refund among ``refunds``: the one tagged with its id (an id is made once
+    and tagged on one call, so the tag alone names it, whatever amount the provider states)."""
+    return next((refund for refund in refunds if refund.tag == refund_id), None)
+
+
+def _result(provider: Provider, refund: ProviderRefund, *, adopted: bool) -> FollowUpResult:
+    how = "found the refund an earlier attempt made" if adopted else "took refund"
+    said = f"{_name(provider)} {how} {refund.id} ({refund.state})"
+    if refund.detail:
+        said += f": {refund.detail}"
+    return FollowUpResult(detail=said, refund=refund)
+
+
+def _name(provider: Provider) -> str:
+    return provider.display_name or provider.name
