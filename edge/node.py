@@ -49,7 +49,7 @@ from edge.http import button
 from edge.http.app import asgi_app
 from edge.mailer import Mailer
 from edge.metrics import Metrics
-from edge.providers.base import FollowUpResult
+from edge.providers.base import FollowUpResult, ProviderRefund
 from edge.providers.egress import provider_client
 from edge.providers.registry import PROVIDERS
 from edge.sealing import Sealer
@@ -339,9 +339,11 @@ class _Projects:
     def __init__(self, registry: ActorRegistry) -> None:
         self._registry = registry
 
-    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+    async def target(
+        self, project_id: str, tx_id: str, mode: str, action: str
+    ) -> Mapping[str, Any] | None:
         target: Mapping[str, Any] | None = await self._registry.call(
-            project_id, m.FollowUpTarget(tx_id, mode), RESOLVE_TIMEOUT_S
+            project_id, m.FollowUpTarget(tx_id, mode, action), RESOLVE_TIMEOUT_S
         )
         return target
 
@@ -356,6 +358,18 @@ class _Projects:
             project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
         )
         return said
+
+    async def refund_outcome(
+        self,
+        project_id: str,
+        tx_id: str,
+        refund_id: str,
+        outcome: str,
+        refund: ProviderRefund | None,
+        detail: str,
+    ) -> None:
+        message = m.RefundOutcome(tx_id, refund_id, outcome, refund, detail)
+        await self._registry.call(project_id, message, RESOLVE_TIMEOUT_S)
 
 
 async def _send_simulated(http: httpx.AsyncClient, ask: Simulated) -> dict[str, Any]:

@@ -7,7 +7,13 @@ the entry. Guarantees:
 
 - At least once: an entry stays pending until an attempt's outcome is durable, so a crash during
   an attempt repeats it after the restart (providers' follow-ups are idempotent: PayPal's capture
-  carries ``PayPal-Request-Id`` = the transaction id).
+  carries ``PayPal-Request-Id`` = the transaction id; a refund is made once or adopted,
+  ``edge.providers.refunding``).
+- Never twice for one answer: an entry is read again just before its attempt, and one that an
+  attempt settled meanwhile is left alone.
+- A refund's outcome reaches its transaction before the entry settles: the provider's refund
+  (made, or adopted from an earlier attempt), a refusal for good, or, once the retries end with
+  no answer, that its outcome is unknown (its amount then stays held).
 - Every attempt is recorded: when, how long, the outcome and what the provider said.
 - A transient failure (``ProviderError``, a network error, a provider that does not answer in
   ``ATTEMPT_TIMEOUT_S``) is retried on ``BACKOFF_S``; after the last step the entry is ``failed``.
@@ -28,9 +34,18 @@ from typing import Any, Protocol
 import httpx
 import trio
 
+from edge.actors import messages as m
 from edge.actors.ownership import OTHERS_S, all_mine
 from edge.errors import ContractError
-from edge.providers.base import FollowUp, FollowUpRequest, FollowUpResult, Provider
+from edge.providers import refunding
+from edge.providers.base import (
+    REFUND,
+    FollowUp,
+    FollowUpRequest,
+    FollowUpResult,
+    Provider,
+    ProviderRefund,
+)
 from edge.store import outbox
 from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
@@ -48,7 +63,9 @@ class Projects(Protocol):
     """The worker's way to the project actors. Each raises a ContractError when it cannot
     answer now (the node is stopping, the provider is disabled): the entry is tried again."""
 
-    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+    async def target(
+        self, project_id: str, tx_id: str, mode: str, action: str
+    ) -> Mapping[str, Any] | None:
         """``{"tx", "credentials"}``, or None when nothing is owed any more."""
 
     async def report(
@@ -58,6 +75,17 @@ class Projects(Protocol):
 
     async def expire(self, project_id: str, tx_id: str) -> str:
         """Expire a pending checkout whose time has come; what happened, in words."""
+
+    async def refund_outcome(
+        self,
+        project_id: str,
+        tx_id: str,
+        refund_id: str,
+        outcome: str,
+        refund: ProviderRefund | None,
+        detail: str,
+    ) -> None:
+        """Record on the transaction's refund what became of it (``messages.REFUND_*``)."""
 
 
 class AttemptWatch:
@@ -147,6 +175,13 @@ class FollowUpWorker:
         return max(wait_s, OTHERS_S) if others else wait_s
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
+        current = await outbox.entry(self._store, entry["id"])
+        if (
+            current is None
+            or current["state"] != outbox.PENDING
+            or current["attempts"] != entry["attempts"]
+        ):
+            return  # settled since it was read: its attempt was made
         started = self._clock_ms()
         outcome, detail = await self._outcome(entry)
         finished = self._clock_ms()
@@ -156,22 +191,28 @@ class FollowUpWorker:
             "outcome": outcome,
             "detail": detail[:500],
         }
+        step = entry["attempts"]  # attempts before this one
+        given_up = outcome == "retry" and step >= len(BACKOFF_S)
+        if given_up:
+            outcome = attempt["outcome"] = "failed"
+            log.warning("follow-up %s of %s gave up: %s", entry["action"], entry["txId"], detail)
+        if outcome in ("failed", "dropped") and entry["action"] == REFUND:
+            # the refund's transaction hears of it before the entry is settled
+            heard = await self._tell_refund(
+                entry, m.REFUND_UNKNOWN if given_up else m.REFUND_REFUSED, None, detail
+            )
+            if not heard:
+                outcome = attempt["outcome"] = "retry"
+                detail = attempt["detail"] = "the refund's outcome could not be recorded yet"
         if outcome == "retry":
-            step = entry["attempts"]  # attempts before this one
-            if step < len(BACKOFF_S):
-                ops = outbox.settle_ops(
-                    entry,
-                    attempt,
-                    state=outbox.PENDING,
-                    due_ms=finished + BACKOFF_S[step] * 1000,
-                    detail=detail,
-                )
-            else:
-                attempt["outcome"] = "failed"
-                ops = outbox.settle_ops(entry, attempt, state=outbox.FAILED, detail=detail)
-                log.warning(
-                    "follow-up %s of %s gave up: %s", entry["action"], entry["txId"], detail
-                )
+            wait_s = BACKOFF_S[min(step, len(BACKOFF_S) - 1)]
+            ops = outbox.settle_ops(
+                entry,
+                attempt,
+                state=outbox.PENDING,
+                due_ms=finished + wait_s * 1000,
+                detail=detail,
+            )
         else:
             state = {"done": outbox.DONE, "dropped": outbox.DROPPED, "failed": outbox.FAILED}[
                 outcome
@@ -179,6 +220,24 @@ class FollowUpWorker:
             ops = outbox.settle_ops(entry, attempt, state=state, detail=detail)
         await self._writer.write(ops)
         self._watch.attempted(entry["txId"])
+
+    async def _tell_refund(
+        self, entry: Mapping[str, Any], outcome: str, refund: ProviderRefund | None, detail: str
+    ) -> bool:
+        """Record a refund's outcome on its transaction; False when it cannot be now."""
+        try:
+            await self._projects.refund_outcome(
+                entry["projectId"],
+                entry["txId"],
+                str(entry["params"]["refundId"]),
+                outcome,
+                refund,
+                detail,
+            )
+        except ContractError as error:
+            log.info("refund %s: outcome not recorded yet (%s)", entry["txId"], error.code)
+            return False
+        return True
 
     async def _outcome(self, entry: Mapping[str, Any]) -> tuple[str, str]:
         """("done" | "dropped" | "failed" | "retry", what happened, in words)."""
@@ -191,7 +250,9 @@ class FollowUpWorker:
         if provider is None:
             return "dropped", f"this node has no provider {entry['provider']!r}"
         try:
-            target = await self._projects.target(entry["projectId"], entry["txId"], entry["mode"])
+            target = await self._projects.target(
+                entry["projectId"], entry["txId"], entry["mode"], entry["action"]
+            )
         except ContractError as error:
             return "retry", f"{error.code}: {error.message}"
         if target is None:
@@ -201,10 +262,15 @@ class FollowUpWorker:
             tx=target["tx"],
             credentials=target["credentials"],
             http=self._http,
+            attempts=entry["attempts"],
+            created_ms=entry["createdAt"],
         )
         try:
             with trio.fail_after(ATTEMPT_TIMEOUT_S):
-                result = await provider.follow_up(request)
+                if entry["action"] == REFUND:
+                    result = await refunding.carry_out(provider, request, self._clock_ms())
+                else:
+                    result = await provider.follow_up(request)
         except trio.TooSlowError:
             return "retry", f"{provider.name} did not answer in {ATTEMPT_TIMEOUT_S:.0f} s"
         except ContractError as error:
@@ -222,4 +288,8 @@ class FollowUpWorker:
                 )
             except ContractError as error:
                 return "retry", f"the answer could not be applied: {error.code}"
+        if result.refund is not None and not await self._tell_refund(
+            entry, m.REFUND_MADE, result.refund, result.detail
+        ):
+            return "retry", "the refund was made; its record waits for the project"
         return ("done" if result.done else "retry"), result.detail

@@ -77,6 +77,17 @@ class MarkPaid:
 
 
 @dataclass(frozen=True)
+class ResolveTx:
+    """Mark what a transaction needed the merchant for handled: ``by`` says who (a key id, an
+    account, the operator), ``note`` what they did."""
+
+    tx_id: str
+    mode: str | None  # the key's mode; None for the operator and an account
+    by: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class RefundTx:
     """Give money back for a paid transaction: ``amount`` in major units (all that is left when
     None), through its provider's refund call (a durable follow-up) or, for pay by mail, as the
@@ -179,6 +190,25 @@ class FollowUpTarget:
 
     tx_id: str
     mode: str
+    action: str = ""
+
+
+# What became of a refund the node asked for (``RefundOutcome.outcome``).
+REFUND_MADE = "made"  # the provider's refund, made or adopted: ``refund``
+REFUND_REFUSED = "refused"  # the provider refused it for good
+REFUND_UNKNOWN = "unknown"  # the retries ended with no answer
+
+
+@dataclass(frozen=True)
+class RefundOutcome:
+    """What became of a refund the node asked for (``edge.actors.followups``: made or adopted,
+    with the provider's ``refund``; refused for good; unknown once the retries ended)."""
+
+    tx_id: str
+    refund_id: str
+    outcome: str
+    refund: Any  # ProviderRefund | None
+    detail: str = ""
 
 
 @dataclass(frozen=True)

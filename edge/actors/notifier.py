@@ -12,7 +12,9 @@ attempt log. Failures are retried on the Standard Webhooks schedule; the endpoin
 (failing since, disabled on 410 or after five days) is reported to its actor.
 
 At least once: an entry stays pending until the outcome of an attempt is durable, so a crash
-during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``.
+during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``. Never
+twice otherwise: an entry is read again just before it is sent, so one whose delivery was
+acknowledged meanwhile is not sent again, and an event is fanned out once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from edge.domain import notifications, standard_webhooks
 from edge.errors import ContractError
 from edge.store import keys, notifyq, outbox
 from edge.store.engine import Engine
+from edge.store.env import Contended
 from edge.store.writer import Op, StoreWriter
 
 log = logging.getLogger("edge.notifier")
@@ -201,8 +204,11 @@ class Notifier:
             if project_id not in projects:
                 projects[project_id] = await self._store.get(keys.project(project_id))
             event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
-            ops += notifyq.fan_out_ops(event_id, projects[project_id], event, now)
-        await self._writer.write(ops)
+            ops += notifyq.fan_out_ops(event_id, project_id, projects[project_id], event, now)
+        try:
+            await self._writer.write(ops)
+        except Contended:
+            log.info("notification fan-out: another node fanned out these events first")
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]
@@ -219,6 +225,8 @@ class Notifier:
 
     async def _deliver(self, entry: Mapping[str, Any]) -> None:
         project_id, params = entry["projectId"], entry["params"]
+        if not await self._still_owed(entry):
+            return
         started = self._clock_ms()
         target = await self._targets(project_id, params["endpointId"], params["eventId"], started)
         if target is None:
@@ -239,6 +247,18 @@ class Notifier:
         if health is not None:
             with contextlib.suppress(ContractError):  # told again by the next attempt
                 await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
+
+    async def _still_owed(self, entry: Mapping[str, Any]) -> bool:
+        """Is the entry still as it was read, pending? A look at the queue that began before an
+        attempt settled it may hand the same entry out again once that attempt is over (the
+        store's reads give way on PostgreSQL): it is sent again only if its earlier delivery
+        was not acknowledged, which its record tells."""
+        current = await outbox.entry(self._store, entry["id"], db=notifyq.DB)
+        return (
+            current is not None
+            and current["state"] == outbox.PENDING
+            and current["attempts"] == entry["attempts"]
+        )
 
     async def _post(self, target: Mapping[str, Any], event_id: str) -> tuple[int | None, str]:
         """(HTTP status or None, what went wrong in words)."""

@@ -14,9 +14,12 @@ from typing import Any
 import trio
 
 from edge.actors.context import NodeContext
+from edge.actors.project import refunds, story
 from edge.actors.records import event_view, transaction_view
 from edge.actors.views import project_view
 from edge.domain import ids
+from edge.domain import refunds as money_back
+from edge.domain.money import to_wire
 from edge.domain.timefmt import iso_ms
 from edge.errors import NotFound
 from edge.store import accounts, keys, notifyq, outbox
@@ -152,6 +155,7 @@ async def get_transaction(
     view = transaction_view(tx)
     for refund, shown in zip(tx.get("refunds") or (), view["refunds"], strict=True):
         shown.update(await _refund_progress(store, refund))
+    view.update(_money_back(tx))
     history_prefix = keys.history(project_id, tx_id)
     events = []
     for key, _ in await store.scan(history_prefix):
@@ -257,11 +261,35 @@ async def create_project(
 
 
 async def _refund_progress(store: Engine, refund: dict[str, Any]) -> dict[str, Any]:
-    """Where a refund the node owes its provider stands, read off its outbox entry."""
-    entry = await outbox.entry(store, refund["entryId"]) if refund.get("entryId") else None
-    if entry is None:
+    """Where a refund stands that a node from before refund states recorded only as
+    ``requested``: read off its outbox entry while it has heard nothing more."""
+    if refund.get("state") not in (None, money_back.REQUESTED) or not refund.get("entryId"):
         return {}
-    state = {outbox.DONE: "sent", outbox.FAILED: "failed", outbox.DROPPED: "failed"}.get(
-        entry["state"], "requested"
-    )
+    entry = await outbox.entry(store, refund["entryId"])
+    if entry is None or entry["state"] == outbox.PENDING:
+        return {}
+    state = money_back.SENT if entry["state"] == outbox.DONE else money_back.FAILED
     return {"state": state, "detail": entry.get("detail") or None}
+
+
+def _money_back(tx: dict[str, Any]) -> dict[str, Any]:
+    """What the provider reports given back, each refund it names (whether the node asked for
+    it or it was made in the provider's own dashboard), and what is left to refund."""
+    reported = money_back.reported(story.steps(tx))
+    # a refund recorded by hand (pay by mail) is counted under the node's own id
+    ours = {r.get("providerRefundId") or r["id"]: r["id"] for r in tx.get("refunds") or ()}
+    currency = tx["currency"]
+    left = refunds.refundable(tx)
+    return {
+        "refunded": to_wire(reported.given_back, currency),
+        "refundable": None if left is None else to_wire(left, currency),
+        "providerRefunds": [
+            {
+                "id": of,
+                "amount": to_wire(amount, currency),
+                "currency": currency,
+                "refundId": ours.get(of),
+            }
+            for of, amount in sorted(reported.each.items())
+        ],
+    }

@@ -10,8 +10,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from edge.domain import attention
 from edge.domain.money import to_wire
 from edge.domain.timefmt import iso_ms
+from edge.providers.offers import NAMES
 
 
 def iso_or_none(ms: int | None) -> str | None:
@@ -67,22 +69,38 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
             "reason": tx.get("reason"),
             # the merchant must look (CONTRACT 2, 4.3): why, in ``attention``
             "needsAttention": bool(tx.get("needsAttention")),
-            "attention": [attention_view(flag) for flag in tx.get("attention") or ()],
+            "attention": [attention_view(tx, flag) for flag in tx.get("attention") or ()],
+            "handled": [handled_view(tx, done) for done in tx.get("handled") or ()],
             "refunds": [refund_view(tx, refund) for refund in tx.get("refunds") or ()],
         }
     )
     return view
 
 
-def attention_view(flag: Mapping[str, Any]) -> dict[str, Any]:
-    """Why a transaction needs the merchant: ``paid_late`` (money for an ended checkout),
-    ``amount_mismatch`` (money that is not what it asked for, with both amounts),
-    ``contradicted`` (the provider reported it both paid and ended) or ``capture_refused``
-    (PayPal will never capture the approved order)."""
+def attention_view(tx: Mapping[str, Any], flag: Mapping[str, Any]) -> dict[str, Any]:
+    """Why a transaction needs the merchant (``edge.domain.attention``): the flag's code, the
+    event that raised it, the money concerned and the reason in words."""
     view: dict[str, Any] = {"code": flag["code"], "eventId": flag.get("eventId")}
-    if flag["code"] == "amount_mismatch":
+    if flag["code"] == attention.AMOUNT_MISMATCH:
         view.update(_money_fields(flag))
+    elif flag.get("amount") is not None and flag.get("currency"):
+        view.update(amount=to_wire(flag["amount"], flag["currency"]), currency=flag["currency"])
+    if flag.get("refundId"):
+        view["refundId"] = flag["refundId"]
+    provider = str(tx.get("provider"))
+    view["reason"] = attention.in_words(flag, NAMES.get(provider, provider))
     return view
+
+
+def handled_view(tx: Mapping[str, Any], handled: Mapping[str, Any]) -> dict[str, Any]:
+    """Flags the merchant marked handled: who, when, the note, and the flags as they were."""
+    return {
+        "at": iso_ms(handled["at"]),
+        "by": handled.get("by"),
+        "note": handled.get("note"),
+        "eventId": handled.get("eventId"),
+        "flags": [attention_view(tx, flag) for flag in handled.get("flags") or ()],
+    }
 
 
 def _money_fields(source: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,13 +147,21 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
     if event.get("claimedTxId"):
         # an event on a provider object the node did not create, naming one of its checkouts
         view["claimedTxId"] = event["claimedTxId"]
+    # how the node learned it: a webhook, by asking the provider, or its own act
+    view["source"] = event.get("source") or ("webhook" if event.get("providerEventId") else "node")
+    for extra in ("note", "resolvedBy", "refundId"):
+        if event.get(extra):
+            view[extra] = event[extra]
     return view
 
 
 def refund_view(tx: Mapping[str, Any], refund: Mapping[str, Any]) -> dict[str, Any]:
-    """A refund the merchant asked for: ``requested`` (owed to the provider, from the durable
-    queue), ``sent`` (the provider took it; its webhook moves the transaction), ``failed`` (the
-    provider refused it for good, ``detail`` says why) or ``done`` (pay by mail: recorded)."""
+    """A refund the merchant asked for (``edge.domain.refunds`` states): ``requested`` (owed
+    to the provider, from the durable queue), ``sent`` (the provider took it; the money has not
+    moved yet), ``succeeded`` (the provider says it went back), ``failed`` (refused for good,
+    or failed after it was taken: ``detail`` says why), ``unknown`` (the provider never
+    answered: its amount stays held) or ``done`` (pay by mail: recorded). ``providerRefundId``
+    is the provider's own id for it, once known."""
     return {
         "id": refund["id"],
         "txId": tx["id"],
@@ -144,5 +170,6 @@ def refund_view(tx: Mapping[str, Any], refund: Mapping[str, Any]) -> dict[str, A
         "reason": refund.get("reason"),
         "state": refund.get("state", "requested"),
         "detail": refund.get("detail"),
+        "providerRefundId": refund.get("providerRefundId"),
         "requestedAt": iso_ms(refund["requestedAt"]),
     }

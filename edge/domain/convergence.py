@@ -28,7 +28,11 @@ type) only counts for a refund that states no amount.
 A story that holds both a success and an ending of the checkout (failed, canceled, expired), or
 two different endings, is *contradicted*: whichever the record took first stays (terminal stays
 terminal; a success is never taken back), and the merchant is told (``needsAttention``) in
-every delivery order.
+every delivery order. One ending yields, so that the pair converges: a cancellation the
+*provider* reports (Paddle's ``transaction.canceled``; not the node's or the merchant's own
+cancel) of a checkout the same provider reports paid. A provider that took the money cannot
+also have canceled the checkout it was taken for, so the payment wins in every delivery order:
+the cancel is ignored, and a record that took it first moves on to the payment (``voided``).
 
 The fold is a pure function of the set of steps, so delivering the same events in any order and
 any number of times (identical steps count once) ends in the same place. The actor re-folds on
@@ -106,6 +110,17 @@ class Step:
     starts: bool = False
     refund: Refund | None = None  # what a refund step gives back, when the provider says
     charged: int | None = None  # what a payment took from the buyer, when more than the price
+    own: bool = False  # the node's own act (marked paid, canceled by the merchant or the node)
+
+    @property
+    def yields(self) -> bool:
+        """A cancellation the provider reported: a payment it reports too wins over it."""
+        return self.payment == Status.CANCELED and not self.own
+
+    @property
+    def pays(self) -> bool:
+        """Does the step report the checkout paid (a dispute's closing does not)?"""
+        return self.payment == Status.SUCCEEDED and self.type != EventType.PAYMENT_DISPUTE_CLOSED
 
     @property
     def effect(self) -> Effect:
@@ -167,10 +182,14 @@ class Outcome:
     # event id -> the status a refund step asked for once its amount was counted
     targets: dict[str, Status] = field(default_factory=dict)
     contradicted: bool = False  # a success and an ending, or two endings
+    voided: bool = False  # a cancel the provider reported yields to its report of the payment
 
 
 class _Fold:
-    def __init__(self, start: Start, subscription_checkout: bool, amount: int | None) -> None:
+    def __init__(
+        self, start: Start, subscription_checkout: bool, amount: int | None, paid: bool
+    ) -> None:
+        self.paid = paid  # the story holds a payment: a cancel the provider reported yields
         self.status = start.status
         self.version = start.version
         self.sub_status = start.sub_status
@@ -220,6 +239,8 @@ class _Fold:
         return status == target or can_transition(Kind.PAYMENT, status, target)
 
     def _payment(self, step: Step) -> Fate:
+        if step.yields and self.paid:
+            return Fate.IGNORED
         if self._payment_fits(step, self.status):
             return Fate.APPLIED
         ahead = reachable(Kind.PAYMENT, self.status)
@@ -297,7 +318,8 @@ def fold(
     unique: dict[Effect, Step] = {}
     for step in sorted(steps, key=lambda s: s.order):
         unique.setdefault(step.effect, step)
-    state = _Fold(start or Start(), subscription_checkout, amount)
+    paid = any(step.pays for step in unique.values())
+    state = _Fold(start or Start(), subscription_checkout, amount, paid)
     fates: dict[str, Fate] = {}
     late: set[str] = set()
     targets: dict[str, Status] = {}
@@ -350,6 +372,7 @@ def fold(
         late=frozenset(late),
         targets=targets,
         contradicted=contradicted(unique.values()),
+        voided=paid and any(step.yields for step in unique.values()),
     )
 
 
@@ -366,7 +389,7 @@ def contradicted(steps: Iterable[Step]) -> bool:
     paid = False
     endings: set[Status] = set()
     for step in steps:
-        if step.payment == Status.SUCCEEDED and step.type != EventType.PAYMENT_DISPUTE_CLOSED:
+        if step.pays:
             paid = True
         elif step.payment in ENDED:
             endings.add(step.payment)
@@ -380,8 +403,14 @@ def ahead_or_same(kind: Kind, current: Status, candidate: Status) -> bool:
 
 def behind(standing: Start, outcome: Outcome) -> bool:
     """Would taking ``outcome`` move a record at ``standing`` (or its subscription)
-    backwards?"""
-    if not ahead_or_same(Kind.PAYMENT, standing.status, outcome.status):
+    backwards? A record canceled by the provider's report, which the story now shows paid,
+    moves on as if the cancel had never come (``voided``)."""
+    status = (
+        Status.PENDING
+        if outcome.voided and standing.status == Status.CANCELED
+        else (standing.status)
+    )
+    if not ahead_or_same(Kind.PAYMENT, status, outcome.status):
         return True
     return standing.sub_status is not None and (
         outcome.sub_status is None

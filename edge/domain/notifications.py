@@ -1,6 +1,7 @@
 """What a notification endpoint is owed and when (CONTRACT 4.8), without I/O.
 
-- An endpoint takes the events of its mode whose type is in its ``types`` (all when empty).
+- An endpoint takes the events of its mode whose type is in its ``types`` (all when empty),
+  except ``unmatched`` events, which only an endpoint whose ``types`` name them takes.
 - A delivery that does not succeed is retried on the Standard Webhooks schedule: at once,
   then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure; after the last it has
   failed for good.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+UNMATCHED = "unmatched"
+
 # seconds to wait after each failed attempt; len + 1 attempts in all
 RETRY_S: tuple[int, ...] = (5, 300, 1800, 7200, 18000, 36000, 36000)
 DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
@@ -19,9 +22,12 @@ TIMEOUT_S = 15.0
 
 
 def wants(types: Sequence[str], mode_test: bool, endpoint_mode: str, event_type: str) -> bool:
-    """Does an endpoint of ``endpoint_mode`` with ``types`` take this event?"""
+    """Does an endpoint of ``endpoint_mode`` with ``types`` take this event? An ``unmatched``
+    event (about no transaction of the node's) only where ``types`` names it."""
     if (endpoint_mode == "test") != mode_test:
         return False
+    if event_type == UNMATCHED:
+        return UNMATCHED in types
     return not types or event_type in types
 
 

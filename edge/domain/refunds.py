@@ -84,11 +84,17 @@ def reported(steps: Iterable[Step]) -> Reported:
         else:
             each[refund.of] = max(each.get(refund.of, 0), refund.amount)
     total, total_at = (latest[1], latest[0]) if latest else (0, None)
+    named = set(each)
+    failed: dict[str, tuple[int, int]] = {}  # one failure per refund: (at, amount)
     for failure in failures:
         assert failure.refund is not None
-        named = failure.refund.of is not None and each.pop(failure.refund.of, None) is not None
-        if not named and total_at is not None and failure.at >= total_at:
-            total -= failure.refund.amount
+        key = failure.refund.of or f"{failure.at}:{failure.refund.amount}"
+        failed[key] = max(failed.get(key, (0, 0)), (failure.at, failure.refund.amount))
+    for of, (at, amount) in failed.items():
+        if of in named:
+            each.pop(of, None)
+        elif total_at is not None and at >= total_at:
+            total -= amount
     return Reported(each, max(total, 0), total_at)
 
 

@@ -30,6 +30,11 @@ class Caller:
     def is_admin(self) -> bool:
         return self.key_id is None and self.account_id is None
 
+    @property
+    def who(self) -> str:
+        """Who acts, as a record of it says: a key, an account, or the operator."""
+        return self.key_id or self.account_id or "operator"
+
 
 def _unauthorized(message: str) -> ContractError:
     return Unauthorized("unauthorized", message, headers={"WWW-Authenticate": "Bearer"})

@@ -216,6 +216,12 @@ def mark_paid(body: dict[str, Any]) -> str | None:
     return _string(body, "note", max_len=500, required=False)
 
 
+def resolve(body: dict[str, Any]) -> str | None:
+    """``{note?}``: what the merchant did about what the transaction needed them for."""
+    only(body, {"note"})
+    return _string(body, "note", max_len=500, required=False)
+
+
 def refund(body: dict[str, Any]) -> tuple[Decimal | int | None, str | None]:
     """``{amount?, reason?}``: the amount in major units (checked against the transaction's
     currency by its actor), and a reason for the merchant's records."""

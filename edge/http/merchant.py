@@ -9,7 +9,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from edge.actors import queries
-from edge.actors.messages import CancelTx, MarkPaid, RefundTx
+from edge.actors.messages import CancelTx, MarkPaid, RefundTx, ResolveTx
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
@@ -120,6 +120,16 @@ async def refund(project_id: str, tx_id: str) -> Response:
     # 202: the provider is asked from the durable queue; its own webhook brings the outcome
     status = 200 if view["state"] == "done" else 202
     return json_response(view, status=status, headers=NO_STORE)
+
+
+@blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/resolve")
+async def resolve(project_id: str, tx_id: str) -> Response:
+    caller = await _caller(project_id)
+    note = bodies.resolve(await read_json_object(optional=True))
+    if not ids.is_tx_id(tx_id):
+        raise NotFound("not_found", "No transaction with this id in this project.")
+    view = await ask(project_id, ResolveTx(tx_id, caller.mode, caller.who, note))
+    return json_response(view, headers=NO_STORE)
 
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")

@@ -25,6 +25,7 @@ from edge.domain.notifications import wants
 from edge.store import outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine
+from edge.store.env import expect_op
 from edge.store.writer import Op
 
 DB = "notify"
@@ -74,8 +75,8 @@ def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping
 
 def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Op]:
     """What an event owes the project's endpoints, written with it: one fan-out key, or nothing
-    when no endpoint takes it."""
-    if not takers(project, event):
+    when no endpoint takes it or it repeats a change already told (``duplicateOf``)."""
+    if event.get("duplicateOf") or not takers(project, event):
         return []
     return [(DB, FAN_OUT + event["id"].encode("ascii"), project["id"].encode("ascii"))]
 
@@ -88,13 +89,17 @@ async def fan_outs(store: Engine, limit: int) -> list[tuple[str, str]]:
 
 def fan_out_ops(
     event_id: str,
+    project_id: str,
     project: Mapping[str, Any] | None,
     event: Mapping[str, Any] | None,
     now_ms: int,
 ) -> list[Op]:
     """The fan-out key replaced by one queue entry for each endpoint that takes the event now
-    (none when the project or the event is gone), in one commit."""
-    ops: list[Op] = [(DB, FAN_OUT + event_id.encode("ascii"), None)]
+    (none when the project or the event is gone), in one commit that holds only while the key
+    is still there: an event is fanned out once, even by two nodes at a lease's hand-over
+    (the loser's commit fails with ``Contended``)."""
+    key = FAN_OUT + event_id.encode("ascii")
+    ops: list[Op] = [expect_op(DB, key, project_id.encode("ascii")), (DB, key, None)]
     if project is None or event is None:
         return ops
     for endpoint in takers(project, event):

@@ -16,7 +16,13 @@ from edge.actors.followups import BACKOFF_S, AttemptWatch, FollowUpWorker
 from edge.actors.ownership import OTHERS_S
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
-from edge.providers.base import FollowUpRequest, FollowUpResult, NormalizedEvent, Provider
+from edge.providers.base import (
+    FollowUpRequest,
+    FollowUpResult,
+    NormalizedEvent,
+    Provider,
+    ProviderRefund,
+)
 from edge.store import outbox
 from edge.store.env import Store
 from edge.store.writer import StoreWriter, open_writer
@@ -61,8 +67,11 @@ class Targets:
         self.reported: list[tuple[str, str, FollowUpResult]] = []
         self.report_failures: list[BaseException] = []
         self.expired: list[str] = []
+        self.refunds: list[tuple[str, str, ProviderRefund | None]] = []
 
-    async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+    async def target(
+        self, project_id: str, tx_id: str, mode: str, action: str = ""
+    ) -> Mapping[str, Any] | None:
         self.asked += 1
         if self.status in ("canceled", "expired", "failed"):
             return None
@@ -78,6 +87,19 @@ class Targets:
     async def expire(self, project_id: str, tx_id: str) -> str:
         self.expired.append(tx_id)
         return "expired"
+
+    async def refund_outcome(
+        self,
+        project_id: str,
+        tx_id: str,
+        refund_id: str,
+        outcome: str,
+        refund: ProviderRefund | None,
+        detail: str,
+    ) -> None:
+        if self.report_failures:
+            raise self.report_failures.pop(0)
+        self.refunds.append((refund_id, outcome, refund))
 
 
 async def enqueue(writer: StoreWriter, action: str = "capture") -> str:
@@ -178,10 +200,12 @@ async def test_a_target_that_cannot_be_told_now_is_asked_again(store, writer, au
     answers = iter([Unavailable("unavailable", "The node is shutting down.")])
 
     class Flaky(Targets):
-        async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        async def target(
+            self, project_id: str, tx_id: str, mode: str, action: str = ""
+        ) -> Mapping[str, Any] | None:
             for error in answers:
                 raise error
-            return await super().target(project_id, tx_id, mode)
+            return await super().target(project_id, tx_id, mode, action)
 
     flaky = Flaky()
 

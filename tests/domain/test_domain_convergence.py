@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -258,13 +260,42 @@ def test_a_failure_after_success_changes_nothing():
     assert outcome.fates["evt_003"] is Fate.IGNORED
 
 
-@pytest.mark.parametrize("ended", [S.CANCELED, S.EXPIRED, S.FAILED])
-def test_money_for_an_ended_checkout_is_late(ended):
-    end = step(1, 0, E.CHECKOUT_CANCELED, ended)
+@pytest.mark.parametrize(
+    ("ended", "own"), [(S.CANCELED, True), (S.EXPIRED, False), (S.FAILED, False)]
+)
+def test_money_for_an_ended_checkout_is_late(ended, own):
+    """The provider's expiry or failure, or the node's own cancel (the merchant's, a failed
+    checkout call): terminal stays terminal, and the money is late."""
+    end = replace(step(1, 0, E.CHECKOUT_CANCELED, ended), own=own)
     paid = step(2, 10, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)
     outcome = fold([end, paid])
     assert outcome.status == ended and outcome.late == {"evt_002"}
     assert outcome.fates["evt_002"] is Fate.IGNORED
+    assert not outcome.voided
+
+
+@pytest.mark.parametrize("paid_after_s", [10, -10])
+def test_a_cancel_the_provider_reports_yields_to_its_payment(paid_after_s):
+    """Paddle's transaction.canceled and transaction.paid for one transaction: a provider that
+    took the money cannot have canceled the checkout, so the payment wins in every delivery
+    order and whatever the times say; the merchant is told (contradicted)."""
+    end = step(1, 0, E.CHECKOUT_CANCELED, S.CANCELED)
+    paid = step(2, paid_after_s, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)
+    for order in ([end, paid], [paid, end]):
+        outcome = fold(order)
+        assert (outcome.status, outcome.late, outcome.voided) == (S.SUCCEEDED, set(), True)
+        assert outcome.fates == {"evt_001": Fate.IGNORED, "evt_002": Fate.APPLIED}
+        assert outcome.contradicted
+    # delivered one at a time: a record that took the cancel first moves on to the payment
+    canceled = fold([end])
+    standing = Start(canceled.status, canceled.version)
+    moved = advance(standing, Start(), [end], [paid])
+    assert moved is not None and moved.status == S.SUCCEEDED
+    # the node's own cancel does not yield: the record stays canceled (the payment is late,
+    # or, stamped before the cancel, would move it backwards: it changes nothing)
+    own = replace(end, own=True)
+    kept = advance(Start(S.CANCELED, 2), Start(), [own], [paid])
+    assert kept is None or kept.status == S.CANCELED
 
 
 def test_a_refund_is_not_late_money():

@@ -22,12 +22,16 @@ CONTRACT_TYPES = [
     "payment.paid_late",
     # CONTRACT 4.3: money that is not what the checkout asked for
     "payment.amount_mismatch",
+    # CONTRACT 4.3a: every money event after the payment, and the merchant's word on it
+    "payment.refund_failed",
+    "payment.dispute_warning",
+    "payment.resolved",
     "unmatched",
 ]
 
 
 def test_exactly_the_contract_types():
-    assert len(CONTRACT_TYPES) == 21
+    assert len(CONTRACT_TYPES) == 24
     assert sorted(e.value for e in EventType) == sorted(CONTRACT_TYPES)
 
 

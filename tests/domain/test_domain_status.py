@@ -24,6 +24,8 @@ PAYMENT_EXPECTED = {
     ("succeeded", "partially_refunded"), ("succeeded", "refunded"), ("succeeded", "disputed"),
     ("partially_refunded", "refunded"), ("partially_refunded", "disputed"),
     ("disputed", "succeeded"), ("disputed", "refunded"),
+    # CONTRACT 4.3a: a dispute lost for part of the amount moves that part only
+    ("disputed", "partially_refunded"),
 }  # fmt: skip
 SUBSCRIPTION_EXPECTED = {
     ("trialing", "active"), ("trialing", "past_due"), ("trialing", "paused"),

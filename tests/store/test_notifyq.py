@@ -54,7 +54,7 @@ async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking
     assert owed == [(PROJECT, one["id"]) for one in made]
     assert await notifyq.depth(store, 100) == 5
 
-    await writer.write(notifyq.fan_out_ops(made[0]["id"], record, made[0], 1_000))
+    await writer.write(notifyq.fan_out_ops(made[0]["id"], record["id"], record, made[0], 1_000))
     queued = await outbox.due(store, 1_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in queued) == [
         endpoint(1)["id"],
@@ -65,7 +65,7 @@ async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking
     assert await notifyq.depth(store, 100) == 4 + 2
 
     # a pruned event (or a deleted project) owes nothing any more
-    await writer.write(notifyq.fan_out_ops(made[1]["id"], record, None, 1_000))
+    await writer.write(notifyq.fan_out_ops(made[1]["id"], record["id"], record, None, 1_000))
     assert await notifyq.depth(store, 100) == 3 + 2
 
 

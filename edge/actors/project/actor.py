@@ -22,6 +22,7 @@ from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
+from edge.actors.project.attention import Attention
 from edge.actors.project.checkout import Checkouts
 from edge.actors.project.endpoints import Endpoints
 from edge.actors.project.idempotency import IdempotencyKeys
@@ -31,6 +32,7 @@ from edge.actors.project.merchant import MerchantActions
 from edge.actors.project.polls import Polls
 from edge.actors.project.public_info import PublicInfoPages
 from edge.actors.project.quota import Quota
+from edge.actors.project.refunds import Refunds
 from edge.actors.project.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_event_ops
 from edge.actors.project.settings import ProjectSettings
 from edge.actors.rates import ProjectRates
@@ -58,7 +60,9 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.FollowUpReported: ("_intake", "reported"),
     m.MarkPaid: ("_merchant", "mark_paid"),
     m.CancelTx: ("_merchant", "cancel"),
-    m.RefundTx: ("_merchant", "refund"),
+    m.RefundTx: ("_refunds", "request"),
+    m.RefundOutcome: ("_refunds", "outcome"),
+    m.ResolveTx: ("_attention", "resolve"),
     m.PortalUrl: ("_merchant", "portal_url"),
     m.TriggerMaterial: ("_merchant", "trigger_material"),
     m.FollowUpTarget: ("_merchant", "follow_up_target"),
@@ -91,6 +95,8 @@ class ProjectActor:
         "_intake",
         "_checkouts",
         "_merchant",
+        "_refunds",
+        "_attention",
         "_settings",
         "_endpoints",
         "_public_info",
@@ -107,9 +113,11 @@ class ProjectActor:
         self._pruned_at = 0
         self._quota = quota = Quota(ledger)
         self._polls = Polls(ledger, ref)
-        self._intake = WebhookIntake(ledger, quota)
+        self._refunds = refunds = Refunds(ledger)
+        self._intake = WebhookIntake(ledger, quota, refunds)
         self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, self._intake, ref)
         self._merchant = MerchantActions(ledger)
+        self._attention = Attention(ledger)
         self._settings = ProjectSettings(ledger)
         self._endpoints = Endpoints(ledger)
         self._public_info = PublicInfoPages(ledger)

@@ -25,16 +25,20 @@ from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.project import story
+from edge.actors.project.attention import flag
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.matching import Matching
 from edge.actors.project.quota import Quota
-from edge.domain import ids
+from edge.actors.project.refunds import Refunds
+from edge.domain import attention, ids
+from edge.domain.changes import change_key
 from edge.domain.convergence import Fate, Refund, Step
-from edge.domain.events import QUOTA_EXEMPT, EventType
+from edge.domain.events import QUOTA_EXEMPT, SOURCE_NODE, SOURCE_WEBHOOK, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.paid import paid_as_asked
 from edge.domain.quota import period_of
+from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import Kind, Status
 from edge.errors import ContractError, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
@@ -49,9 +53,10 @@ REJECTED_KEPT = 1000
 
 
 class WebhookIntake:
-    def __init__(self, ledger: Ledger, quota: Quota) -> None:
+    def __init__(self, ledger: Ledger, quota: Quota, refunds: Refunds) -> None:
         self.ledger = ledger
         self.quota = quota
+        self.refunds = refunds
         self.matching = Matching(ledger)
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
         ledger.on_reload(self._forget_rejected)
@@ -122,15 +127,22 @@ class WebhookIntake:
                 reply(failures[0] if failures else {"applied": len(events)})
 
         for event in events:
-            await self._accept(provider, msg.mode, event, msg.body, one_done)
+            await self._accept(provider, msg.mode, event, msg.body, one_done, SOURCE_NODE)
 
     # -- accepted deliveries -----------------------------------------------------------
 
     async def _accept(
-        self, provider: Provider, mode: str, event: NormalizedEvent, body: bytes, reply: Reply
+        self,
+        provider: Provider,
+        mode: str,
+        event: NormalizedEvent,
+        body: bytes,
+        reply: Reply,
+        source: str = SOURCE_WEBHOOK,
     ) -> str:
         """Store and apply ``event``, replying after the commit; what became of it: accepted,
-        duplicate, unmatched or amount_mismatch."""
+        duplicate, unmatched or amount_mismatch. ``source`` says how the node learned it
+        (``edge.domain.events.SOURCES``)."""
         ledger = self.ledger
         first = await self._seen(provider.name, mode, event.dedup_ids)
         if first is not None:
@@ -143,7 +155,9 @@ class WebhookIntake:
         mismatched = tx is not None and _mismatched(event, tx)
         settled: story.Settled | None = None
         flags: list[dict[str, Any]] = []
+        given_back = 0
         if tx is not None:
+            given_back = refunds_reported(story.steps(tx)).given_back
             entry = None if mismatched else _entry(evt_id, event, now)
             refs = event.link_refs
             if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
@@ -163,6 +177,10 @@ class WebhookIntake:
             evt_id in settled.late or event.type is EventType.PAYMENT_PAID_LATE
         )
         fate = settled.fates.get(evt_id, Fate.APPLIED) if settled else None
+        stored_type = _stored_type(event, evt_id, tx, settled, mismatched, late)
+        first, recorded = None, False
+        if tx is not None:
+            first, recorded = _change(tx, stored_type, event, evt_id, sub, given_back)
         stored: dict[str, Any] = {
             "id": evt_id,
             "projectId": ledger.project_id,
@@ -170,7 +188,7 @@ class WebhookIntake:
             "providerEventId": event.provider_event_id,
             "dedupIds": list(event.dedup_ids),
             "providerType": event.provider_type,
-            "type": str(_stored_type(event, evt_id, tx, settled, mismatched, late)),
+            "type": str(stored_type),
             "txId": tx["id"] if tx else None,
             "subscriptionId": sub["id"] if sub else (tx or {}).get("subscriptionId"),
             "status": _status_after(event, tx, sub),
@@ -187,7 +205,11 @@ class WebhookIntake:
             "version": tx["version"] if tx else None,
             # the provider's body names the buyer (CONTRACT 6): only its hash is kept, for audit
             "bodySha256": hashlib.sha256(body).hexdigest(),
+            "source": source,
         }
+        if first is not None:
+            # a change already told: history on the transaction, not a second event told
+            stored["duplicateOf"] = first
         if event.unreadable_amount is not None:
             stored["providerAmount"] = event.unreadable_amount
         if tx is None:
@@ -208,19 +230,25 @@ class WebhookIntake:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
                 flags.append(_mismatch_flag(stored))
-            if late:
-                flags.append({"code": "paid_late", "eventId": evt_id})
-            if event.attention:
-                flags.append({"code": event.attention, "eventId": evt_id})
-            if _flagged(tx, flags):
+            if first is None:
+                if late:
+                    flags.append(_late_money(tx, stored))
+                if event.attention:
+                    flags.append({"code": event.attention, "eventId": evt_id})
+                flags += _money_flags(stored_type, event, stored)
+            observed = event.provider_refund is not None and self.refunds.observed(
+                tx, event.provider_refund
+            )
+            if flag(tx, flags) or observed or recorded:
                 ops += ledger.tx_ops(tx)
             if not mismatched:  # owed to the provider: durable with the event, or not at all
                 ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
-        ops += ledger.new_event_ops(stored)
+        # a change told once: its repeats are stored, never notified
+        ops += ledger.event_ops(stored) if first is not None else ledger.new_event_ops(stored)
         space = _dedup_space(provider.name, mode)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
-        if event.type not in QUOTA_EXEMPT:
+        if event.type not in QUOTA_EXEMPT and first is None:
             ops.append(await self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
         ledger.commit(ops, reply, answer)
@@ -248,7 +276,7 @@ class WebhookIntake:
         """The provider answered the checkout call with its object ``ref``: the events that
         came before it and waited under it are matched and folded in now."""
         _, flags = await self._apply(tx["provider"], tx, [], (ref,), ops)
-        if _flagged(tx, flags):
+        if flag(tx, flags):
             ops += self.ledger.tx_ops(tx)
 
     async def _apply(
@@ -270,11 +298,12 @@ class WebhookIntake:
         ]
         folded = [entry for _, _, entry in rematched if entry is not None]
         settled = await story.settle(ledger, tx, [*entries, *folded], ops)
+        waited_late = {w["id"] for w, _, _ in rematched if w["id"] in settled.late}
         flags: list[dict[str, Any]] = [
-            {"code": "paid_late", "eventId": i} for i in sorted(settled.late)
+            {"code": attention.PAID_LATE, "eventId": i} for i in sorted(settled.late - waited_late)
         ]
         if settled.contradicted:
-            flags.append({"code": "contradicted"})
+            flags.append({"code": attention.CONTRADICTED})
         now = ledger.now_ms()
         for event, mismatched, entry in rematched:
             event_id, match = event["id"], event["match"]
@@ -300,7 +329,17 @@ class WebhookIntake:
                 matchedAt=now,
                 appliedAt=now if fate is Fate.APPLIED and not mismatched else None,
             )
-            ops += ledger.event_ops(event)
+            first = _waited_change(tx, kind, match, event, settled.sub)
+            if first is not None:
+                event["duplicateOf"] = first
+                ops += ledger.event_ops(event)
+                continue
+            if kind is EventType.PAYMENT_PAID_LATE:
+                flags.append(_late_money(tx, event))
+            flags += _waited_flags(kind, match, event)
+            # told now, as what it turned out to be (it was told as unmatched only to the
+            # endpoints that take unmatched events)
+            ops += ledger.new_event_ops(event)
         return settled, flags
 
     # -- refused deliveries ------------------------------------------------------------
@@ -356,10 +395,6 @@ _SIGNATURE_MESSAGES = {
     "timestamp_out_of_tolerance": "The signature's timestamp is more than 300 seconds off.",
     "no_matching_signature": "No signature matches this project's webhook secrets for this body.",
 }
-
-
-# Flags on one transaction: enough for its story, bounded so a flood of odd events cannot grow it.
-ATTENTION_KEPT = 20
 
 
 def _dedup_space(provider: str, mode: str) -> str:
@@ -420,21 +455,147 @@ def _mismatch_flag(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _flagged(tx: dict[str, Any], flags: list[dict[str, Any]]) -> bool:
-    """Flag ``tx`` for the merchant with ``flags`` (each kept once); True when it changed."""
-    if not flags:
-        return False
-    kept = list(tx.get("attention") or [])
-    known = {(f["code"], f.get("eventId")) for f in kept}
-    changed = not tx.get("needsAttention")
-    for flag in flags:
-        if (flag["code"], flag.get("eventId")) not in known and len(kept) < ATTENTION_KEPT:
-            kept.append({k: v for k, v in flag.items() if v is not None})
-            known.add((flag["code"], flag.get("eventId")))
-            changed = True
-    tx["needsAttention"] = True
-    tx["attention"] = kept
-    return changed
+# Changes remembered per transaction (``tx["changes"]``: key -> the event that told it).
+CHANGES_KEPT = 400
+_LAST_REFUND = "refund:last"  # the change that last added to the money given back
+_MONEY_FLAGS = {
+    EventType.PAYMENT_REFUND_FAILED: attention.REFUND_FAILED,
+    EventType.PAYMENT_DISPUTE_WARNING: attention.DISPUTE_WARNING,
+    EventType.PAYMENT_DISPUTED: attention.DISPUTED,
+}
+
+
+def _change(
+    tx: dict[str, Any],
+    stored_type: EventType,
+    event: NormalizedEvent,
+    evt_id: str,
+    sub: dict[str, Any] | None,
+    given_back_before: int,
+) -> tuple[str | None, bool]:
+    """(the event that already told this change, or None; whether ``tx`` changed): one change,
+    one event (``edge.domain.changes``). A refund is a change when it adds to the money the
+    provider reports given back, whatever the events that report it (Stripe's refund events
+    and ``charge.refunded``, a sync and a late webhook)."""
+    if stored_type in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
+        after = refunds_reported(story.steps(tx)).given_back
+        if after <= given_back_before:
+            first = (tx.get("changes") or {}).get(_LAST_REFUND)
+            return first, False
+        _remember(tx, _LAST_REFUND, evt_id)
+        return None, _remember(tx, f"refund:{after}", evt_id) is None
+    stated = event.states_amount
+    key = change_key(
+        stored_type,
+        named=event.change,
+        refund_of=event.refund.of if event.refund else None,
+        amount=event.amount_minor if stated else tx.get("amount"),
+        currency=event.currency if stated else tx.get("currency"),
+        sub_status=sub["status"] if sub and event.subscription_status else None,
+        sub_version=sub["version"] if sub and event.subscription_status else None,
+    )
+    if key is None:
+        return None, False
+    first = _remember(tx, key, evt_id)
+    return first, first is None
+
+
+def _remember(tx: dict[str, Any], key: str, evt_id: str) -> str | None:
+    """The event already kept under ``key``; else ``evt_id`` is kept under it and None."""
+    changes = tx.setdefault("changes", {})
+    if key in changes:
+        return str(changes[key])
+    changes[key] = evt_id
+    while len(changes) > CHANGES_KEPT:
+        changes.pop(next(iter(changes)))
+    return None
+
+
+def _waited_change(
+    tx: dict[str, Any],
+    kind: EventType,
+    match: dict[str, Any],
+    event: dict[str, Any],
+    sub: dict[str, Any] | None,
+) -> str | None:
+    """``_change`` for an event that waited unmatched, from what was stored of it."""
+    refund = match.get("refund")
+    key = change_key(
+        kind,
+        named=match.get("change"),
+        refund_of=refund[1] if refund else None,
+        amount=event.get("amount"),
+        currency=event.get("currency"),
+        sub_status=sub["status"] if sub and match.get("subscription") else None,
+        sub_version=sub["version"] if sub and match.get("subscription") else None,
+    )
+    return _remember(tx, key, event["id"]) if key is not None else None
+
+
+def _late_money(tx: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """The flag for money paid after the checkout ended, kept too as money a refund may give
+    back (``tx["lateMoney"]``)."""
+    amount = event.get("amount")
+    if amount is not None and event.get("currency") == tx["currency"]:
+        late = [m for m in tx.get("lateMoney") or () if m["eventId"] != event["id"]]
+        tx["lateMoney"] = [*late, {"eventId": event["id"], "amount": amount}][-ATTENTION_MONEY:]
+    return {
+        "code": attention.PAID_LATE,
+        "eventId": event["id"],
+        "amount": amount,
+        "currency": event.get("currency"),
+    }
+
+
+ATTENTION_MONEY = 20  # late payments remembered per transaction
+
+
+def _money_flags(
+    kind: EventType, event: NormalizedEvent, stored: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """What a money event after the payment asks of the merchant (CONTRACT 4.3a): a refund
+    that failed, a warning before a chargeback, a dispute opened, won or lost."""
+    closing = (
+        attention.DISPUTE_WON
+        if event.payment_status == Status.SUCCEEDED
+        else attention.DISPUTE_LOST
+        if event.payment_status is not None
+        else None
+    )
+    return _flags_for(
+        kind, closing, stored, event.provider_refund.tag if event.provider_refund else None
+    )
+
+
+def _waited_flags(
+    kind: EventType, match: dict[str, Any], event: dict[str, Any]
+) -> list[dict[str, Any]]:
+    payment = match.get("payment")
+    closing = (
+        attention.DISPUTE_WON
+        if payment == Status.SUCCEEDED
+        else attention.DISPUTE_LOST
+        if payment is not None
+        else None
+    )
+    return _flags_for(kind, closing, event, None)
+
+
+def _flags_for(
+    kind: EventType, closing: str | None, event: dict[str, Any], refund_id: str | None
+) -> list[dict[str, Any]]:
+    code = closing if kind == EventType.PAYMENT_DISPUTE_CLOSED else _MONEY_FLAGS.get(kind)
+    if code is None:
+        return []
+    return [
+        {
+            "code": code,
+            "eventId": event["id"],
+            "amount": event.get("amount"),
+            "currency": event.get("currency"),
+            "refundId": refund_id,
+        }
+    ]
 
 
 def _refund_type(target: Status | None) -> EventType:
@@ -470,6 +631,7 @@ def _entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry
         event.payment_status is None
         and event.subscription_status is None
         and not event.starts_subscription
+        and event.refund is None
     ):
         return None
     step = Step(
@@ -506,6 +668,7 @@ def _match_record(event: NormalizedEvent) -> dict[str, Any]:
         "linkRefs": list(event.link_refs),
         "refund": [refund.amount, refund.of] if refund else None,
         "charged": event.charged_minor,
+        "change": event.change,
         "pays": _pays(event),
         "moves": _entry("", event, 0) is not None,
     }

@@ -17,7 +17,7 @@ from typing import Any
 from edge.actors.project.ledger import Ledger
 from edge.domain import ids
 from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
-from edge.domain.events import EventType
+from edge.domain.events import SOURCE_NODE, EventType
 from edge.domain.status import ENDED, Kind, Status
 from edge.store.writer import Op
 
@@ -54,6 +54,8 @@ class Entry:
             out["r"] = [s.refund.amount, s.refund.of]
         if s.charged is not None:
             out["c"] = s.charged
+        if s.own:
+            out["o"] = True
         return out
 
 
@@ -67,6 +69,7 @@ def entry_of(stored: dict[str, Any]) -> Entry:
         starts=bool(stored.get("st")),
         refund=Refund(stored["r"][0], stored["r"][1]) if stored.get("r") else None,
         charged=stored.get("c"),
+        own=bool(stored.get("o")),
     )
     return Entry(step, stored.get("x"), stored.get("pe"))
 
@@ -337,27 +340,46 @@ async def node_event(
     it is made, and its event in the feed."""
     now = ledger.now_ms()
     evt_id = ids.new_evt_id()
-    settled = await settle(
-        ledger, tx, [Entry(Step(evt_id, now, str(event_type), payment=target))], ops
-    )
+    step = Step(evt_id, now, str(event_type), payment=target, own=True)
+    settled = await settle(ledger, tx, [Entry(step)], ops)
     applied = settled.fates.get(evt_id) is Fate.APPLIED
     ops.extend(
-        ledger.event(tx, event_type, id=evt_id, appliedAt=now if applied else None, **fields)
+        ledger.event(
+            tx,
+            event_type,
+            id=evt_id,
+            appliedAt=now if applied else None,
+            source=SOURCE_NODE,
+            **fields,
+        )
     )
 
 
-def refunded(tx: dict[str, Any]) -> tuple[int, int]:
-    """What the buyer was charged (the amount, or more where the provider added tax) and what
-    has been refunded of it so far, by the refunds the story has applied."""
+def charged(tx: dict[str, Any]) -> int:
+    """What the buyer was charged: the amount, or more where the provider added tax and said
+    so in the payment's step."""
     kept = [entry_of(e).step for e in tx.get("story") or ()]
-    if not kept:
-        return int(tx["amount"]), 0
-    sub = None
-    start = _start(tx, sub) if tx.get("storyStart") else Start()
-    outcome = fold(kept, start, tx["kind"] == Kind.SUBSCRIPTION, tx["amount"])
-    given_back = max(outcome.refunded_total, sum(amount for _, amount in outcome.refunds))
-    charged = outcome.charged if outcome.charged is not None else int(tx["amount"])
-    return charged, given_back
+    base = tx.get("storyStart") or {}
+    found = base.get("charged")
+    for step in kept:
+        if step.charged is not None and step.payment == Status.SUCCEEDED:
+            found = step.charged
+    return int(found) if found is not None else int(tx["amount"])
+
+
+def steps(tx: dict[str, Any]) -> list[Step]:
+    """Every step of the story, the refunds folded into its start (``_trimmed``) included as
+    steps of their own, for the refund sums (``edge.domain.refunds``)."""
+    kept = [entry_of(e).step for e in tx.get("story") or ()]
+    base = tx.get("storyStart") or {}
+    folded = [
+        Step(f"start:{of}", 0, str(EventType.PAYMENT_REFUNDED), refund=Refund(amount, of))
+        for of, amount in base.get("refunds", ())
+    ]
+    if base.get("refunded"):
+        total = Refund(int(base["refunded"]))
+        folded.append(Step("start", 0, str(EventType.PAYMENT_REFUNDED), refund=total))
+    return folded + kept
 
 
 async def node_refund(
@@ -370,7 +392,7 @@ async def node_refund(
     evt_id = ids.new_evt_id()
     step = Step(
         evt_id, now, str(EventType.PAYMENT_REFUNDED), payment=Status.REFUNDED,
-        refund=Refund(amount, refund_id),
+        refund=Refund(amount, refund_id), own=True,
     )  # fmt: skip
     settled = await settle(ledger, tx, [Entry(step)], ops)
     target = settled.targets.get(evt_id, Status.REFUNDED)
@@ -381,7 +403,13 @@ async def node_refund(
     applied = settled.fates.get(evt_id) is Fate.APPLIED
     ops.extend(
         ledger.event(
-            tx, kind, id=evt_id, appliedAt=now if applied else None, amount=amount, **fields
+            tx,
+            kind,
+            id=evt_id,
+            appliedAt=now if applied else None,
+            amount=amount,
+            source=SOURCE_NODE,
+            **fields,
         )
     )
     return target

@@ -28,6 +28,7 @@ def paths() -> dict[str, dict[str, Operation]]:
         f"{base}/transactions/{{txId}}/mark-paid": {"post": _mark_paid()},
         f"{base}/transactions/{{txId}}/cancel": {"post": _cancel()},
         f"{base}/transactions/{{txId}}/refund": {"post": _refund()},
+        f"{base}/transactions/{{txId}}/resolve": {"post": _resolve()},
         "/api/subscriptions/{projectId}/{subscriptionId}/portal-url": {"post": _portal()},
     }
 
@@ -137,8 +138,12 @@ def _refund() -> Operation:
         "(Stripe's refund of the payment intent, PayPal's refund of the capture, Paddle's "
         "refund adjustment, which Paddle approves first, BTCPay's pull payment for the buyer to "
         "claim) and answers 202 with the refund `requested`; the provider's own webhook moves "
-        "the transaction once the money has moved, refunds summed by amount. Pay by mail records "
-        "the refund at once (200, `done`): the merchant sent the money back by hand.",
+        "the transaction once the money has moved, refunds summed by amount. Exactly once at the "
+        "provider whatever answer is lost. What is left to refund: what was charged, less what "
+        "the provider reports refunded (its own dashboard's refunds included), less refunds "
+        "asked and not yet reported. PayPal shows the reason to the buyer: one line of at most "
+        "255 characters. Pay by mail records the refund at once (200, `done`): the merchant "
+        "sent the money back by hand.",
         parameters=[PROJECT, TX],
         body=json_body(ref("RefundRequest"), required=False),
         security=KEY_OR_OPERATOR,
@@ -152,6 +157,28 @@ def _refund() -> Operation:
             404: [*_NOT_FOUND, "provider_not_enabled"],
             409: ["refund_too_large", "refund_unsupported"],
             422: ["invalid_transition", "invalid_amount"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _resolve() -> Operation:
+    return operation(
+        "resolveTransaction",
+        "Merchant API",
+        "Mark what a transaction needed you for handled",
+        "The open flags (`attention`) move to `handled` with who (the key, the account or the "
+        "operator), when and the note; `needsAttention` clears, and the act is stored as "
+        "payment.resolved (and notified). A flag raised later opens it again.",
+        parameters=[PROJECT, TX],
+        body=json_body(ref("ResolveRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The transaction.", ref("Transaction"))},
+        errors={
+            400: ["unknown_field", "invalid_request"],
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            409: ["nothing_to_resolve"],
             503: ["unavailable"],
         },
     )

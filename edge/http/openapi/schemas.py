@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from edge.domain import credential_shapes, emails
-from edge.domain.events import SIMULATED, EventType
+from edge.domain import attention
+from edge.domain import refunds as refund_states
+from edge.domain.events import SIMULATED, SOURCES, EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.quota import DEFAULT_TIERS
 from edge.domain.status import Status
@@ -25,6 +27,9 @@ PROJECT_EXAMPLE = "prj_7kq29xmd4abcdefg"
 TX_EXAMPLE = "tx_01JD7K2Q9XMD4ABCDEFGHJKMNP"
 SUB_EXAMPLE = "sub_01JD7K2Q9XMD4ABCDEFGHJKMNP"
 EVT_EXAMPLE = "evt_01JD7K2Q9XMD4ABCDEFGHJKMNP"
+
+
+REFUND_ID = "^rf_[0-9A-HJKMNP-TV-Z]{26}$"
 
 
 def ref(name: str) -> Schema:
@@ -247,6 +252,7 @@ def schemas() -> dict[str, Schema]:
                         "reason": nullable({"type": "string"}),
                         "needsAttention": {"type": "boolean"},
                         "attention": {"type": "array", "items": ref("Attention")},
+                        "handled": {"type": "array", "items": ref("Handled")},
                         "refunds": {"type": "array", "items": ref("Refund")},
                     }
                 ),
@@ -255,31 +261,63 @@ def schemas() -> dict[str, Schema]:
         },
         "Attention": object_schema(
             {
-                "code": {
-                    "type": "string",
-                    "enum": ["amount_mismatch", "paid_late", "contradicted", "capture_refused"],
-                },
+                "code": {"type": "string", "enum": list(attention.CODES)},
                 "eventId": nullable(ref("EventId")),
                 "amount": nullable(AMOUNT),
                 "currency": nullable(ref("Currency")),
                 "expectedAmount": AMOUNT,
                 "expectedCurrency": ref("Currency"),
                 "providerAmount": {"type": "string"},
+                "refundId": {"type": "string", "pattern": REFUND_ID},
+                "reason": {"type": "string", "minLength": 1},
             },
-            ["code", "eventId"],
+            ["code", "eventId", "reason"],
             description=(
-                "Why a transaction needs the merchant: money that is not what the checkout asked"
-                " for (amount_mismatch, with both amounts), money for a checkout that had ended"
-                " (paid_late), a provider reporting it both paid and ended (contradicted), or"
-                " PayPal refusing for good to capture the approved order (capture_refused)."
+                "Why a transaction needs the merchant, with the reason in words: money that is"
+                " not what the checkout asked for (amount_mismatch, with both amounts), money for"
+                " a checkout that had ended (paid_late), a provider reporting it both paid and"
+                " ended (contradicted), PayPal refusing for good to capture the approved order"
+                " (capture_refused), a refund that failed (refund_failed) or that the provider"
+                " never answered (refund_unknown: its amount stays held), a warning before a"
+                " chargeback (dispute_warning), a dispute opened, won or lost (disputed,"
+                " dispute_won, dispute_lost). Money is the amount concerned."
             ),
+        ),
+        "Handled": object_schema(
+            {
+                "at": TIME,
+                "by": {"type": "string", "description": "A key id, an account id or operator."},
+                "note": nullable({"type": "string"}),
+                "eventId": ref("EventId"),
+                "flags": {"type": "array", "items": ref("Attention")},
+            },
+            description="Flags the merchant marked handled (`.../resolve`): who, when, the note.",
         ),
         "TransactionWithEvents": {
             "allOf": [
                 ref("Transaction"),
-                object_schema({"events": {"type": "array", "items": ref("Event")}}),
+                object_schema(
+                    {
+                        "events": {"type": "array", "items": ref("Event")},
+                        "refunded": AMOUNT,
+                        "refundable": nullable(AMOUNT),
+                        "providerRefunds": {"type": "array", "items": ref("ProviderRefund")},
+                    }
+                ),
             ]
         },
+        "ProviderRefund": object_schema(
+            {
+                "id": {"type": "string", "minLength": 1},
+                "amount": AMOUNT,
+                "currency": ref("Currency"),
+                "refundId": nullable({"type": "string"}),
+            },
+            description=(
+                "A refund the provider reports, by its own id: one the node asked for"
+                " (`refundId`) or one made in the provider's own dashboard (`refundId` null)."
+            ),
+        ),
         "TransactionPage": object_schema(
             {
                 "items": {"type": "array", "items": ref("Transaction")},
@@ -310,6 +348,10 @@ def schemas() -> dict[str, Schema]:
                 "expectedCurrency": ref("Currency"),
                 "providerAmount": {"type": "string"},
                 "claimedTxId": ref("TxId"),
+                "source": {"type": "string", "enum": list(SOURCES)},
+                "note": {"type": "string"},
+                "resolvedBy": {"type": "string"},
+                "refundId": {"type": "string", "pattern": REFUND_ID},
             },
             [
                 "id",
@@ -329,8 +371,14 @@ def schemas() -> dict[str, Schema]:
                 "occurredAt",
                 "receivedAt",
                 "appliedAt",
+                "source",
             ],  # fmt: skip
-            description="A normalized event (CONTRACT 6); the provider's body is never kept.",
+            description=(
+                "A normalized event (CONTRACT 6); the provider's body is never kept. `source`:"
+                " a webhook, learned by asking the provider (sync), or the node's own act."
+                " `duplicateOf`: a provider's second report of a change already told, kept as"
+                " history and never notified."
+            ),
         ),
         "EventPage": object_schema(
             {
@@ -483,6 +531,9 @@ def schemas() -> dict[str, Schema]:
                 "expiresAt": nullable(TIME),
             }
         ),
+        "ResolveRequest": body_schema(
+            {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
+        ),
         "MarkPaidRequest": body_schema(
             {"note": {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NOT_BLANK}}, []
         ),
@@ -502,20 +553,24 @@ def schemas() -> dict[str, Schema]:
         ),
         "Refund": object_schema(
             {
-                "id": {"type": "string", "pattern": "^rf_[0-9A-HJKMNP-TV-Z]{26}$"},
+                "id": {"type": "string", "pattern": REFUND_ID},
                 "txId": ref("TxId"),
                 "amount": AMOUNT,
                 "currency": ref("Currency"),
                 "reason": nullable({"type": "string"}),
-                "state": {"type": "string", "enum": ["requested", "sent", "failed", "done"]},
+                "state": {"type": "string", "enum": list(refund_states.STATES)},
                 "detail": nullable({"type": "string"}),
+                "providerRefundId": nullable({"type": "string"}),
                 "requestedAt": TIME,
             },
             description=(
                 "A refund the merchant asked for: requested (owed to the provider from the node's"
-                " durable queue), sent (the provider took it; its own webhook moves the"
-                " transaction when the money has moved), failed (refused for good: detail says"
-                " why) or done (pay by mail: recorded at once)."
+                " durable queue), sent (the provider took it; the money has not moved yet),"
+                " succeeded (the provider says the money went back), failed (refused for good,"
+                " or failed after it was taken: detail says why), unknown (the provider never"
+                " answered: its amount stays held until the provider reports it) or done (pay by"
+                " mail: recorded at once). Made exactly once at the provider, whatever answer is"
+                " lost: the provider's idempotency key, or the provider asked what exists first."
             ),
         ),
         **_manage_schemas(),

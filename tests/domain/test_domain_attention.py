@@ -1,0 +1,37 @@
+"""Flags in words (edge.domain.attention): every code says what happened and what to do, with
+the money concerned in the currency's own decimals."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.domain.attention import CODES, in_words, money
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_code_is_a_sentence_naming_the_money(code):
+    flag = {
+        "code": code,
+        "amount": 1999,
+        "currency": "EUR",
+        "expectedAmount": 2500,
+        "expectedCurrency": "EUR",
+    }
+    said = in_words(flag, "Stripe")
+    assert said.endswith(".") and said[0].isupper()
+    if code not in ("contradicted", "capture_refused"):
+        assert "19.99 EUR" in said
+
+
+def test_without_an_amount_still_a_sentence():
+    assert in_words({"code": "dispute_warning"}, "Paddle") == (
+        "Paddle warned that the buyer's bank may take back money: a chargeback may follow."
+        " Refunding now avoids a dispute fee."
+    )
+    assert "unknown_code" in in_words({"code": "unknown_code"}, "Stripe")
+
+
+def test_money_in_the_currencys_own_decimals():
+    assert money(150000, "JPY") == "150,000 JPY"
+    assert money(1234567, "BHD") == "1,234.567 BHD"
+    assert money(1999, "EUR") == "19.99 EUR"
