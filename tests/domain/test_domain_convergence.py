@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from dataclasses import replace
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -266,7 +264,7 @@ def test_a_failure_after_success_changes_nothing():
 def test_money_for_an_ended_checkout_is_late(ended, own):
     """The provider's expiry or failure, or the node's own cancel (the merchant's, a failed
     checkout call): terminal stays terminal, and the money is late."""
-    end = replace(step(1, 0, E.CHECKOUT_CANCELED, ended), own=own)
+    end = dataclasses.replace(step(1, 0, E.CHECKOUT_CANCELED, ended), own=own)
     paid = step(2, 10, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)
     outcome = fold([end, paid])
     assert outcome.status == ended and outcome.late == {"evt_002"}
@@ -293,7 +291,7 @@ def test_a_cancel_the_provider_reports_yields_to_its_payment(paid_after_s):
     assert moved is not None and moved.status == S.SUCCEEDED
     # the node's own cancel does not yield: the record stays canceled (the payment is late,
     # or, stamped before the cancel, would move it backwards: it changes nothing)
-    own = replace(end, own=True)
+    own = dataclasses.replace(end, own=True)
     kept = advance(Start(S.CANCELED, 2), Start(), [own], [paid])
     assert kept is None or kept.status == S.CANCELED
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge.domain import credential_shapes, emails
-from edge.domain import attention
+from edge.domain import attention, credential_shapes, emails
 from edge.domain import refunds as refund_states
 from edge.domain.events import SIMULATED, SOURCES, EventType
 from edge.domain.money import EXPONENTS
