@@ -60,7 +60,13 @@ async def test_every_event_owed_at_a_sigkill_reaches_the_merchant_after_the_rest
             endpoint = await admin.ok(
                 "POST",
                 f"/api/manage/projects/{shop.project_id}/endpoints",
-                {"url": base.replace("127.0.0.1", "localhost") + "/hooks", "mode": "test"},
+                # the events below match no checkout: only an endpoint that names unmatched
+                # events takes them (CONTRACT 4.3a)
+                {
+                    "url": base.replace("127.0.0.1", "localhost") + "/hooks",
+                    "mode": "test",
+                    "types": ["unmatched"],
+                },
                 201,
             )
             merchant.verifier = Webhook(endpoint["secret"])

@@ -54,7 +54,9 @@ async def main(phase: str, data: Path, ledger: str) -> None:
     class Projects:
         """The actors' side: every transaction pending; in the commit phase nobody answers."""
 
-        async def target(self, project_id: str, tx_id: str, mode: str) -> Mapping[str, Any] | None:
+        async def target(
+            self, project_id: str, tx_id: str, mode: str, action: str
+        ) -> Mapping[str, Any] | None:
             if phase == "commit":
                 await trio.sleep_forever()
             return {"tx": {"id": tx_id, "status": "pending"}, "credentials": {}}
@@ -66,6 +68,9 @@ async def main(phase: str, data: Path, ledger: str) -> None:
 
         async def expire(self, project_id: str, tx_id: str) -> str:
             return "expired"
+
+        async def refund_outcome(self, *told: Any) -> None:
+            pass
 
     with open_store(data, 2**26) as store:
         async with open_writer(store) as writer, httpx.AsyncClient() as http:

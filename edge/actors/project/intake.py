@@ -91,7 +91,9 @@ class WebhookIntake:
                 ),
             )
         else:
-            outcome = await self._accept(provider, msg.mode, event, msg.body, reply)
+            ops: list[Op] = []
+            answer, outcome = await self._take(provider, msg.mode, event, msg.body, ops)
+            self._answer(ops, answer, reply)
             self.ledger.ctx.metrics.webhook(provider.name, outcome)
 
     async def refused(self, msg: m.WebhookRefused, reply: Reply) -> None:
@@ -106,51 +108,57 @@ class WebhookIntake:
 
     async def reported(self, msg: m.FollowUpReported, reply: Reply) -> None:
         """A provider's answer to a follow-up, applied as its events (each deduplicated like a
-        delivery); ``reply`` once all are durable."""
+        delivery) in one commit; ``reply`` once it is durable."""
         provider = self.ledger.provider(msg.provider)
+        ops: list[Op] = []
+        told = await self.take_all(provider, msg.mode, msg.events, msg.body, SOURCE_NODE, ops)
+        self.ledger.commit(ops, reply, {"applied": len(told)})
+
+    async def take_all(
+        self,
+        provider: Provider,
+        mode: str,
+        events: tuple[NormalizedEvent, ...],
+        body: bytes,
+        source: str,
+        ops: list[Op],
+    ) -> list[dict[str, Any]]:
+        """Store and apply ``events`` as one delivery would each (their writes into ``ops``,
+        for one commit); the answer for each that was not a duplicate."""
         try:
-            events = [_bounded(event) for event in msg.events]
+            bounded = [_bounded(event) for event in events]
         except MalformedPayload as exc:
             raise InvalidRequest("malformed_payload", str(exc)) from None
-        if not events:
-            reply({"applied": 0})
-            return
-        waiting = len(events)
-        failures: list[Any] = []
-
-        def one_done(answer: Any) -> None:
-            nonlocal waiting
-            waiting -= 1
-            if isinstance(answer, ContractError):
-                failures.append(answer)
-            if waiting == 0:
-                reply(failures[0] if failures else {"applied": len(events)})
-
-        for event in events:
-            await self._accept(provider, msg.mode, event, msg.body, one_done, SOURCE_NODE)
+        answers = [await self._take(provider, mode, event, body, ops, source) for event in bounded]
+        return [answer for answer, outcome in answers if outcome != "duplicate"]
 
     # -- accepted deliveries -----------------------------------------------------------
 
-    async def _accept(
+    def _answer(self, ops: list[Op], answer: dict[str, Any], reply: Reply) -> None:
+        """Reply once what the answer shows is durable: the writes, or a duplicate's first."""
+        if ops:
+            self.ledger.commit(ops, reply, answer)
+        else:
+            self.ledger.reply_read(reply, answer)
+
+    async def _take(
         self,
         provider: Provider,
         mode: str,
         event: NormalizedEvent,
         body: bytes,
-        reply: Reply,
+        ops: list[Op],
         source: str = SOURCE_WEBHOOK,
-    ) -> str:
-        """Store and apply ``event``, replying after the commit; what became of it: accepted,
-        duplicate, unmatched or amount_mismatch. ``source`` says how the node learned it
-        (``edge.domain.events.SOURCES``)."""
+    ) -> tuple[dict[str, Any], str]:
+        """Store and apply ``event``, its writes into ``ops`` (none for a duplicate); the
+        answer, and what became of it: accepted, duplicate, unmatched or amount_mismatch.
+        ``source`` says how the node learned it (``edge.domain.events.SOURCES``)."""
         ledger = self.ledger
-        first = await self._seen(provider.name, mode, event.dedup_ids)
-        if first is not None:
-            ledger.reply_read(reply, {"received": True, "eventId": first, "duplicate": True})
-            return "duplicate"
+        seen = await self._seen(provider.name, mode, event.dedup_ids)
+        if seen is not None:
+            return {"received": True, "eventId": seen, "duplicate": True}, "duplicate"
         now = ledger.now_ms()
         evt_id = ids.new_evt_id()
-        ops: list[Op] = []
         tx = await self.matching.match(provider.name, mode, event)
         mismatched = tx is not None and _mismatched(event, tx)
         settled: story.Settled | None = None
@@ -178,9 +186,9 @@ class WebhookIntake:
         )
         fate = settled.fates.get(evt_id, Fate.APPLIED) if settled else None
         stored_type = _stored_type(event, evt_id, tx, settled, mismatched, late)
-        first, recorded = None, False
+        told, recorded = None, False
         if tx is not None:
-            first, recorded = _change(tx, stored_type, event, evt_id, sub, given_back)
+            told, recorded = _change(tx, stored_type, event, evt_id, sub, given_back)
         stored: dict[str, Any] = {
             "id": evt_id,
             "projectId": ledger.project_id,
@@ -207,9 +215,9 @@ class WebhookIntake:
             "bodySha256": hashlib.sha256(body).hexdigest(),
             "source": source,
         }
-        if first is not None:
+        if told is not None:
             # a change already told: history on the transaction, not a second event told
-            stored["duplicateOf"] = first
+            stored["duplicateOf"] = told
         if event.unreadable_amount is not None:
             stored["providerAmount"] = event.unreadable_amount
         if tx is None:
@@ -230,7 +238,7 @@ class WebhookIntake:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
                 flags.append(_mismatch_flag(stored))
-            if first is None:
+            if told is None:
                 if late:
                     flags.append(_late_money(tx, stored))
                 if event.attention:
@@ -244,17 +252,16 @@ class WebhookIntake:
             if not mismatched:  # owed to the provider: durable with the event, or not at all
                 ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
         # a change told once: its repeats are stored, never notified
-        ops += ledger.event_ops(stored) if first is not None else ledger.new_event_ops(stored)
+        ops += ledger.event_ops(stored) if told is not None else ledger.new_event_ops(stored)
         space = _dedup_space(provider.name, mode)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
-        if event.type not in QUOTA_EXEMPT and first is None:
+        if event.type not in QUOTA_EXEMPT and told is None:
             ops.append(await self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
-        ledger.commit(ops, reply, answer)
         if tx is None:
-            return "unmatched"
-        return "amount_mismatch" if mismatched else "accepted"
+            return answer, "unmatched"
+        return answer, "amount_mismatch" if mismatched else "accepted"
 
     async def _seen(self, provider: str, mode: str, dedup_ids: tuple[str, ...]) -> str | None:
         """The event stored first under any of ``dedup_ids`` in this mode, if one was: a
