@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from edge.domain.money import EXPONENTS
-from edge.providers.btcpay.money import from_btcpay, to_btcpay
+from edge.providers.btcpay.money import at_rate, from_btcpay, to_btcpay
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,19 @@ def test_what_is_not_an_amount_reads_as_none(value, currency):
 @given(st.integers(0, 10**15), st.sampled_from(sorted(EXPONENTS)))
 def test_both_ways_agree(minor, currency):
     assert from_btcpay(to_btcpay(minor, currency), currency) == minor
+
+
+@pytest.mark.parametrize(
+    ("value", "rate", "currency", "minor"),
+    [
+        ("0.00010000", "100000", "EUR", 1000),  # a BTC amount at the invoice's rate
+        ("0.00012345", "64392.23", "USD", 795),  # 7.949...: half up to the cent
+        ("0.5", "3000000", "JPY", 1500000),
+        ("0.00000001", "64392.23", "BHD", 1),
+        ("1", "nope", "EUR", None),
+        ("1.5", "2", "ZZZ", None),
+        (1.5, "2", "EUR", None),  # Greenfield's decimals are strings
+    ],
+)
+def test_a_payment_method_amount_at_its_rate(value, rate, currency, minor):
+    assert at_rate(value, rate, currency) == minor

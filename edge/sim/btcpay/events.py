@@ -1,6 +1,16 @@
 """Simulated BTCPay deliveries for ``edge trigger``: an invoice event the BTCPay adapter
 normalizes to a given node type, for one of the node's transactions (its invoice is the
-transaction's ``providerRef``; ``metadata.orderId`` names the transaction, as the node set it)."""
+transaction's ``providerRef``; ``metadata.orderId`` names the transaction, as the node set it).
+
+What BTCPay cannot send, and so neither can this: no webhook of BTCPay's is a refund of its own
+(``InvoiceRefund`` names a pull payment the node then reads, and a payout event says nothing of
+the amount: ``edge.providers.btcpay.events``), so ``payment.refunded``,
+``payment.partially_refunded`` and ``payment.refund_failed`` (an archived pull payment, which
+BTCPay does not announce) are learned by asking; there are no disputes or chargebacks on a
+payment in bitcoin (``payment.dispute_warning``, ``payment.disputed``,
+``payment.dispute_closed``), no declined attempt inside an open invoice
+(``payment.attempt_failed``), no cancelling of an invoice by the buyer (``checkout.canceled``)
+and no subscriptions."""
 
 from __future__ import annotations
 

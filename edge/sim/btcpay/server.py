@@ -1,18 +1,28 @@
 """A loopback BTCPay Server: the Greenfield invoice API the node calls, the buyer's invoice page,
-and webhooks delivered as BTCPay delivers them.
+refunds as pull payments the buyer claims, and webhooks delivered as BTCPay delivers them.
 
 State is in memory, per store: a store has one API key (``Authorization: token <key>``), its
-invoices, its webhooks and their deliveries.
+invoices, its pull payments and their payouts, its webhooks and their deliveries.
 
-API (Greenfield's JSON and error shapes): ``POST /api/v1/stores/{storeId}/invoices``,
-``GET .../invoices/{invoiceId}``, ``POST .../invoices/{invoiceId}/status`` (mark Settled or
-Invalid by hand, in the states BTCPay allows), ``POST /api/v1/invoices/{invoiceId}/refund`` (a
-pull payment the buyer claims, and ``InvoiceRefund``), ``POST
-.../webhooks/{webhookId}/deliveries/{deliveryId}/redeliver``, ``GET
-.../webhooks/{webhookId}/deliveries``. Pages: ``/i/{invoiceId}``, and a store's Point of Sale
-apps, ``POST /apps/{appId}/pos``: anyone may create an invoice there, with an ``orderId`` of
-their choosing (``UIPointOfSaleController.ViewPointOfSale``), which the store's webhooks then
-report like any other invoice.
+API (Greenfield's JSON and error shapes), under ``/api/v1/stores/{storeId}``: ``POST
+/invoices``, ``GET /invoices`` (by creation date, newest first, ``skip``/``take``), ``GET
+/invoices/{invoiceId}``, ``GET /invoices/{invoiceId}/payment-methods``, ``POST
+/invoices/{invoiceId}/status`` (mark Settled or Invalid by hand, in the states BTCPay allows),
+``POST /invoices/{invoiceId}/refund`` (a pull payment the buyer claims, and ``InvoiceRefund``),
+``GET /pull-payments`` (``includeArchived``), ``DELETE /pull-payments/{pullPaymentId}``
+(archive), ``GET /webhooks/{webhookId}/deliveries``, ``POST
+/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver``; public: ``GET
+/api/v1/pull-payments/{pullPaymentId}`` and its ``/payouts`` (``includeCancelled``); store-less
+(from v2.4.0, ``version``): ``POST /api/v1/invoices/{invoiceId}/refund``. Pages:
+``/i/{invoiceId}``, and a store's Point of Sale apps, ``POST /apps/{appId}/pos``: anyone may
+create an invoice there, with an ``orderId`` of their choosing
+(``UIPointOfSaleController.ViewPointOfSale``), which the store's webhooks then report like any
+other invoice.
+
+Not simulated: rate limits. BTCPay limits logins, registrations and public invoice forms
+(``ZoneLimits``: ``RateLimitsFilter`` on UI routes, ``Throttle`` in Basic authentication and the
+Point of Sale), never a Greenfield call made with an API key, so the node meets no 429 from the
+routes above.
 
 Deliveries (``WebhookSender.cs``): bodies are indented JSON signed ``BTCPay-Sig:
 sha256=<hmac>``; each webhook sends in order, a failing delivery holding back the next; a
@@ -20,6 +30,9 @@ delivery answered 5xx, 408, 429 or not at all is retried after ``retry_delays_s`
 then 6 x 10 min), each retry a new delivery (new ``deliveryId``, the first one's
 ``originalDeliveryId``, ``isRedelivery: true``, the first one's ``timestamp``); any other 4xx is
 final. A manual redelivery is a new delivery too, signed with the webhook's current secret.
+Before each delivery (a first one or a manual redelivery) the sender asks ``webhook_faults``:
+dropped, it is never sent; held, it waits for ``release``; mis-signed, it and its retries are
+signed with ``WRONG_SECRET`` (a 401 then ends it, as BTCPay ends any 4xx).
 """
 
 from __future__ import annotations
@@ -42,32 +55,27 @@ from quart_trio import QuartTrio
 
 from edge.domain.money import EXPONENTS
 from edge.providers.btcpay.signature import sign_header
-from edge.sim.btcpay import objects, pages
+from edge.sim.btcpay import objects, pages, pulls
+from edge.sim.btcpay.errors import GreenfieldError
+from edge.sim.btcpay.errors import invalid as _invalid
+from edge.sim.btcpay.pulls import PullPayment
+from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
 
 RETRY_DELAYS_S = (10.0, 60.0, *([600.0] * 6))
 MONITORING_S = 86400
 MARK_REFUSED = "Status can only be marked to invalid or settled within certain conditions."
 POS_VIEWS = ("Static", "Cart", "Light", "Print")
+# The Greenfield version simulated: v2.4.1 is the oracle commit's (btcpayserver@03345c28).
+# Store-less routes (``/api/v1/invoices/{invoiceId}/...``) came with v2.4.0 (btcpayserver#7313,
+# ad6fa344c); ``InvoiceRefund`` and the refund's ``payoutMethods`` array with v2.4.1
+# (btcpayserver#7374, 96cea5cac; #7413, d4da8916a).
+VERSION = (2, 4, 1)
+STORELESS_SINCE = (2, 4, 0)
+INVOICE_REFUND_SINCE = (2, 4, 1)
+# One unit of any currency is 1,000 sats (``_btc``): the invoices' rate, per BTC, never moves.
+RATE = Decimal(100000)
 log = logging.getLogger(__name__)
-
-
-class GreenfieldError(ValueError):
-    """An API answer in Greenfield's error shape: ``{code, message}``, or for a request that
-    does not validate, a list of ``{path, message}`` with 422."""
-
-    def __init__(self, status: int, code: str, message: str, path: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.path = status, code, message, path
-
-    def response(self) -> tuple[Any, int]:
-        if self.path is not None:
-            return [{"path": self.path, "message": self.message}], self.status
-        return {"code": self.code, "message": self.message}, self.status
-
-
-def _invalid(path: str, message: str) -> GreenfieldError:
-    return GreenfieldError(422, "validation-error", message, path)
 
 
 @dataclass
@@ -87,6 +95,7 @@ class _Invoice:
     paid_minor: int = 0
     payments: list[dict[str, Any]] = field(default_factory=list)
     app_id: str | None = None  # made by a Point of Sale app, not the Greenfield API
+    address: str = field(default_factory=objects.address)  # where the buyer pays
 
 
 @dataclass
@@ -111,15 +120,26 @@ class _Store:
     webhooks: dict[str, _Webhook] = field(default_factory=dict)
     deliveries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record
     apps: dict[str, _PosApp] = field(default_factory=dict)
+    pull_payments: dict[str, PullPayment] = field(default_factory=dict)
 
 
 class BTCPaySimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``; ``stop()`` ends it. Tests may
     set ``retry_delays_s`` (shorter waits), ``clock_offset_s`` (a later "now" for the next
-    events) and ``fail_next_requests`` (the next N API calls answer 503)."""
+    events), ``fail_next_requests`` (the next N API calls answer 503), ``version`` (the
+    Greenfield version simulated, ``VERSION``; an older one answers 404 on the store-less routes
+    and sends no ``InvoiceRefund``), ``faults`` (answers lost after acting) and
+    ``webhook_faults`` (deliveries dropped, held until ``release``, or mis-signed)."""
 
-    def __init__(self, retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S) -> None:
+    def __init__(
+        self,
+        retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
+        version: tuple[int, int, int] = VERSION,
+    ) -> None:
         self.retry_delays_s = retry_delays_s
+        self.version = version
+        self.webhook_faults = WebhookFaults()
+        self._held: list[tuple[_Webhook, dict[str, Any]]] = []
         self.clock_offset_s = 0
         self.fail_next_requests = 0
         # (the delivery's body as sent, the webhook's url, the answer's status; 0: no answer)
@@ -223,7 +243,7 @@ class BTCPaySimulator(LoopbackServer):
         if data["status"] not in ("New", "Expired") or sent <= 0:
             return
         inv.paid_minor += sent
-        payment = objects.payment(_btc(sent, data), now)
+        payment = objects.payment(_btc(sent, data), now, destination=inv.address)
         inv.payments.append(payment)
         data["paidAmount"] = _decimal(inv.paid_minor, data["currency"])
         fields = {"afterExpiration": late, "paymentMethodId": "BTC-CHAIN", "payment": payment}
@@ -267,10 +287,13 @@ class BTCPaySimulator(LoopbackServer):
         self._emit(store, "InvoiceInvalid", inv, manuallyMarked=False)
 
     async def expire(self, invoice_id: str) -> None:
-        """The invoice's time runs out unpaid (or part paid): New -> Expired."""
+        """The invoice's time runs out unpaid (or part paid): New -> Expired. Its
+        ``expirationTime`` is now, if it was later (BTCPay expires an invoice once
+        ``ExpirationTime <= UtcNow``, InvoiceWatcher.cs:80): what is paid from now on is late."""
         store, inv = self._find(invoice_id)
         if inv.data["status"] != "New":
             return
+        inv.data["expirationTime"] = min(inv.data["expirationTime"], self.now())
         partial = inv.paid_minor > 0
         self._move(inv.data, "Expired", "PaidPartial" if partial else "None")
         self._emit(store, "InvoiceExpired", inv, partiallyPaid=partial)
@@ -292,10 +315,85 @@ class BTCPaySimulator(LoopbackServer):
         store, inv = self._find(invoice_id)
         self._mark(store, inv, status)
 
-    async def refund(self, invoice_id: str) -> None:
-        """The merchant offers the buyer a refund (a pull payment): ``InvoiceRefund``."""
+    async def refund(
+        self,
+        invoice_id: str,
+        variant: str = "Fiat",
+        amount: str | None = None,
+        currency: str | None = None,
+    ) -> str:
+        """The merchant refunds in BTCPay's own screens (``UIInvoiceController.Refund``,
+        UIInvoiceController.UI.cs:331-540): a pull payment named ``Refund {invoiceId}`` of the
+        ``variant`` chosen (``Custom``: ``amount`` of ``currency``, the invoice's by default),
+        and ``InvoiceRefund``; its id. ``GreenfieldError`` where BTCPay refuses."""
         store, inv = self._find(invoice_id)
-        self._emit(store, "InvoiceRefund", inv)
+        body: dict[str, Any] = {"refundVariant": variant}
+        if variant == "Custom":
+            body.update(customAmount=amount, customCurrency=currency or inv.data["currency"])
+        return str(self._refund(store, inv, body)["id"])
+
+    def pull_payment(self, pull_payment_id: str) -> dict[str, Any]:
+        """A pull payment's ``PullPaymentData``."""
+        return self._pull(pull_payment_id).data
+
+    def pull_payments_of(self, invoice_id: str) -> list[str]:
+        """The ids of the pull payments refunding ``invoice_id`` (BTCPay's ``RefundData``)."""
+        return [
+            pp.id
+            for store in self._stores.values()
+            for pp in store.pull_payments.values()
+            if pp.invoice_id == invoice_id
+        ]
+
+    def payouts_of(self, pull_payment_id: str) -> list[dict[str, Any]]:
+        """A pull payment's payouts (``PayoutData``), cancelled ones included."""
+        return list(self._pull(pull_payment_id).payouts.values())
+
+    async def claim(self, pull_payment_id: str, amount: str | None = None) -> str:
+        """The buyer claims ``amount`` (a decimal string in the pull payment's currency; what is
+        left when None): a payout, ``PayoutCreated`` (and ``PayoutApproved`` where the pull
+        payment approves its claims); its id."""
+        pp = self._pull(pull_payment_id)
+        claimed = Decimal(amount) if amount is not None else None
+        payout_id, published = pp.claim(claimed, self.now(), RATE)
+        self._publish(pp, published)
+        return payout_id
+
+    async def approve_payout(self, payout_id: str) -> None:
+        """The store approves a claim: ``PayoutApproved``."""
+        pp = self._pull_of(payout_id)
+        self._publish(pp, pp.approve(payout_id, RATE))
+
+    async def complete_payout(self, payout_id: str) -> None:
+        """The store pays a payout out (approving it first if it waits): ``PayoutUpdated``,
+        Completed: the refund's money has moved."""
+        pp = self._pull_of(payout_id)
+        self._publish(pp, pp.complete(payout_id, RATE))
+
+    async def cancel_payout(self, payout_id: str) -> None:
+        """The store cancels a payout not paid yet: ``PayoutUpdated``, Cancelled (the pull
+        payment may be claimed again)."""
+        pp = self._pull_of(payout_id)
+        self._publish(pp, pp.cancel(payout_id))
+
+    async def archive_pull_payment(self, pull_payment_id: str) -> None:
+        """The store withdraws a pull payment: archived, its payouts not paid cancelled."""
+        pp = self._pull(pull_payment_id)
+        self._publish(pp, pp.archive())
+
+    async def pay_refund(self, pull_payment_id: str) -> str:
+        """The buyer claims what is left of a refund and the store pays it out: the refund is
+        complete. The payout's id."""
+        payout_id = await self.claim(pull_payment_id)
+        await self.complete_payout(payout_id)
+        return payout_id
+
+    def release(self) -> int:
+        """Send the deliveries ``webhook_faults`` held, in the order they were held; how many."""
+        held, self._held = self._held, []
+        for webhook, event in held:
+            self._queue(webhook, event)
+        return len(held)
 
     def redeliver(self, delivery_id: str) -> str:
         """A manual redelivery of ``delivery_id``; the new delivery's id."""
@@ -305,6 +403,66 @@ class BTCPaySimulator(LoopbackServer):
         raise KeyError(delivery_id)
 
     # --- state --------------------------------------------------------------------------
+
+    def _pull(self, pull_payment_id: str) -> PullPayment:
+        for store in self._stores.values():
+            if pull_payment_id in store.pull_payments:
+                return store.pull_payments[pull_payment_id]
+        raise KeyError(pull_payment_id)
+
+    def _pull_of(self, payout_id: str) -> PullPayment:
+        for store in self._stores.values():
+            for pp in store.pull_payments.values():
+                if payout_id in pp.payouts:
+                    return pp
+        raise KeyError(payout_id)
+
+    def _refund(self, store: _Store, inv: _Invoice, body: dict[str, Any]) -> dict[str, Any]:
+        """``RefundInvoice`` (GreenfieldInvoiceController.cs:321-511, ``pulls.refund_terms``) and
+        ``CreateRefundPullPayment`` (PullPaymentHostedService.cs:106-120): a pull payment linked
+        to the invoice, named ``Refund {invoiceId}`` unless named, and ``InvoiceRefund`` with
+        its id (from v2.4.1). A refund of nothing paid fails in ``CreatePullPaymentCore``
+        ("Amount out of bound", an exception), which Greenfield answers 500."""
+        data = inv.data
+        if not pulls.can_refund(data["status"], data["additionalStatus"]):
+            raise GreenfieldError(400, "non-refundable", "Cannot refund this invoice")
+        currency = str(data["currency"])
+        crypto_paid = sum((Decimal(p["value"]) for p in inv.payments), Decimal(0))
+        marked_settled = (data["status"], data["additionalStatus"]) == ("Settled", "Marked")
+        if crypto_paid == 0 and marked_settled:
+            # "If no payment, but settled and marked, assume it has been fully paid"
+            crypto_paid = Decimal(_btc(inv.amount_minor, data))
+        terms = pulls.refund_terms(
+            body,
+            currency=currency,
+            places=EXPONENTS[currency],
+            crypto_paid=crypto_paid,
+            rate=RATE,
+            payout_methods_array=self.version >= INVOICE_REFUND_SINCE,
+        )
+        if Decimal(terms.amount) <= 0:
+            raise GreenfieldError(500, "", "Amount out of bound (Parameter 'create')")
+        pull_payment_id = objects.btcpay_id(28)  # Base58 of 20 random bytes
+        name = body.get("name")
+        pp = PullPayment(
+            objects.pull_payment(
+                pull_payment_id=pull_payment_id,
+                name=name if isinstance(name, str) else f"Refund {data['id']}",
+                description=str(body.get("description") or ""),
+                currency=terms.currency,
+                amount=terms.amount,
+                auto_approve=terms.auto_approve,
+                view_link=f"{self.url}/pull-payments/{pull_payment_id}",
+                starts_s=self.now() - 1,  # "DateTimeOffset.UtcNow - TimeSpan.FromSeconds(1.0)"
+            ),
+            store.id,
+            str(data["id"]),
+            terms.payout_methods,
+        )
+        store.pull_payments[pull_payment_id] = pp
+        if self.version >= INVOICE_REFUND_SINCE:
+            self._emit(store, "InvoiceRefund", inv, pullPaymentId=pull_payment_id)
+        return pp.data
 
     def _find(self, invoice_id: str) -> tuple[_Store, _Invoice]:
         for store in self._stores.values():
@@ -354,6 +512,25 @@ class BTCPaySimulator(LoopbackServer):
             )
             self._queue(webhook, event)
 
+    def _publish(self, pp: PullPayment, published: pulls.Published) -> None:
+        """Queue each payout event for every webhook of the pull payment's store
+        (``PayoutTriggerProvider.GetWebhookEvent``: ``payoutId``, ``pullPaymentId``,
+        ``payoutState`` as the payout is when the event is sent)."""
+        store, timestamp = self._stores[pp.store_id], self.now()
+        for event_type, payout in published:
+            for webhook in store.webhooks.values():
+                event = objects.payout_delivery(
+                    event_type,
+                    webhook_id=webhook.id,
+                    delivery_id=objects.btcpay_id(),
+                    timestamp=timestamp,
+                    store_id=store.id,
+                    payout_id=payout["id"],
+                    pull_payment_id=pp.id,
+                    payout_state=payout["state"],
+                )
+                self._queue(webhook, event)
+
     def _queue(self, webhook: _Webhook, event: dict[str, Any]) -> None:
         webhook.queue.append(event)
         self._pending += 1
@@ -383,19 +560,30 @@ class BTCPaySimulator(LoopbackServer):
                     await webhook.wake.wait()
                     continue
                 event = webhook.queue.pop(0)
+                verdict = self.webhook_faults.verdict(str(event.get("type")))
                 try:
-                    await self._deliver(client, store, webhook, event)
+                    if verdict == HOLD:
+                        self._held.append((webhook, event))
+                    elif verdict != DROP:
+                        await self._deliver(client, store, webhook, event, verdict == MISSIGN)
                 finally:
                     self._pending -= 1
                     if self._pending == 0:
                         self._idle.set()
 
     async def _deliver(
-        self, client: httpx.AsyncClient, store: _Store, webhook: _Webhook, event: dict[str, Any]
+        self,
+        client: httpx.AsyncClient,
+        store: _Store,
+        webhook: _Webhook,
+        event: dict[str, Any],
+        missigned: bool = False,
     ) -> None:
+        """One delivery and its automatic retries; ``missigned``: each signed with a secret the
+        receiver does not know (``WebhookFaults``), so a 401 ends it as BTCPay ends any 4xx."""
         delays = list(self.retry_delays_s)
         while True:
-            status = await self._send(client, store, webhook, event)
+            status = await self._send(client, store, webhook, event, missigned)
             retryable = status == 0 or status >= 500 or status in (408, 429)
             if 200 <= status < 300 or not retryable or not webhook.automatic_redelivery:
                 return
@@ -405,14 +593,20 @@ class BTCPaySimulator(LoopbackServer):
             event = {**event, "deliveryId": objects.btcpay_id(), "isRedelivery": True}
 
     async def _send(
-        self, client: httpx.AsyncClient, store: _Store, webhook: _Webhook, event: dict[str, Any]
+        self,
+        client: httpx.AsyncClient,
+        store: _Store,
+        webhook: _Webhook,
+        event: dict[str, Any],
+        missigned: bool = False,
     ) -> int:
         body = objects.body(event)
+        # the secret as it is now: a redelivery after a rotation is signed with the new one
+        secret = WRONG_SECRET if missigned else webhook.secret
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "BTCPayServer",
-            # the secret as it is now: a redelivery after a rotation is signed with the new one
-            "BTCPay-Sig": sign_header(webhook.secret, body),
+            "BTCPay-Sig": sign_header(secret, body),
         }
         try:
             status = (await client.post(webhook.url, content=body, headers=headers)).status_code
@@ -438,9 +632,26 @@ class BTCPaySimulator(LoopbackServer):
         route = app.add_url_rule
         stores = "/api/v1/stores/<store_id>"
         route(f"{stores}/invoices", view_func=self._create_invoice, methods=["POST"])
+        route(f"{stores}/invoices", view_func=self._list_invoices)
         route(f"{stores}/invoices/<invoice_id>", view_func=self._get_invoice)
         route(f"{stores}/invoices/<invoice_id>/status", view_func=self._mark_api, methods=["POST"])
-        route("/api/v1/invoices/<invoice_id>/refund", view_func=self._refund_api, methods=["POST"])
+        route(f"{stores}/invoices/<invoice_id>/payment-methods", view_func=self._payment_methods)
+        route(
+            f"{stores}/invoices/<invoice_id>/refund", view_func=self._refund_api, methods=["POST"]
+        )
+        route(
+            "/api/v1/invoices/<invoice_id>/refund",
+            view_func=self._storeless_refund_api,
+            methods=["POST"],
+        )
+        route(f"{stores}/pull-payments", view_func=self._pull_payments_api)
+        route(
+            f"{stores}/pull-payments/<pull_payment_id>",
+            view_func=self._archive_api,
+            methods=["DELETE"],
+        )
+        route("/api/v1/pull-payments/<pull_payment_id>", view_func=self._pull_payment_api)
+        route("/api/v1/pull-payments/<pull_payment_id>/payouts", view_func=self._payouts_api)
         route(f"{stores}/webhooks/<webhook_id>/deliveries", view_func=self._deliveries)
         route(
             f"{stores}/webhooks/<webhook_id>/deliveries/<delivery_id>/redeliver",
@@ -629,48 +840,117 @@ class BTCPaySimulator(LoopbackServer):
         self._mark(store, inv, str(status))  # any other status is refused the same way
         return inv.data
 
-    async def _refund_api(self, invoice_id: str) -> Any:
-        """``POST /api/v1/invoices/{invoiceId}/refund`` (the store found from the invoice): a pull
-        payment the buyer claims (``PullPaymentData`` with its ``viewLink``), and
-        ``InvoiceRefund``. Only a settled invoice is refunded (Greenfield answers 422 else)."""
+    async def _list_invoices(self, store_id: str) -> Any:
+        """``GET .../invoices`` (``GreenfieldInvoiceController.GetInvoices``, :85-125; its query,
+        ``InvoiceRepository.GetInvoiceQuery``, InvoiceRepository.cs:718-862): ``orderId`` and
+        ``status`` (repeated), ``startDate``/``endDate`` unix seconds on the creation time (both
+        ends included; a value that is not one is a 422 ``Invalid unix timestamp``; start above
+        end a 422), newest first, then ``skip`` and ``take``; ``includePaymentMethods`` adds
+        each one's."""
+        store = self._store(store_id)
+        args = request.args
+        start, end = (
+            _unix(args.get("startDate"), "startDate"),
+            _unix(args.get("endDate"), "endDate"),
+        )
+        if start is not None and end is not None and start > end:
+            raise _invalid("startDate", "startDate should not be above endDate")
+        order_ids, statuses = args.getlist("orderId"), args.getlist("status")
+        newest_first = sorted(
+            enumerate(store.invoices.values()),
+            key=lambda seq_inv: (seq_inv[1].data["createdTime"], seq_inv[0]),
+            reverse=True,
+        )
+        found = [
+            inv
+            for _, inv in newest_first
+            if (start is None or start <= inv.data["createdTime"])
+            and (end is None or inv.data["createdTime"] <= end)
+            and (not order_ids or inv.data["metadata"].get("orderId") in order_ids)
+            and (not statuses or inv.data["status"] in statuses)
+        ]
+        skip, take = _count(args.get("skip")), _count(args.get("take"))
+        found = found[skip or 0 :]
+        found = found[:take] if take is not None else found
+        with_methods = args.get("includePaymentMethods", "").lower() == "true"
+        return [
+            {**inv.data, "paymentMethods": _payment_methods(inv)} if with_methods else inv.data
+            for inv in found
+        ]
+
+    async def _payment_methods(self, store_id: str, invoice_id: str) -> Any:
+        """``GET .../invoices/{invoiceId}/payment-methods`` (``GetInvoicePaymentMethods``,
+        GreenfieldInvoiceController.cs:290-302, ``ToPaymentMethodModels``): the on-chain
+        method, its rate and what was paid to it."""
+        store = self._store(store_id)
+        if invoice_id not in store.invoices:
+            raise GreenfieldError(404, "invoice-not-found", "The invoice was not found")
+        return _payment_methods(store.invoices[invoice_id])
+
+    async def _refund_api(self, store_id: str, invoice_id: str) -> Any:
+        """``POST /api/v1/stores/{storeId}/invoices/{invoiceId}/refund``: a pull payment the
+        buyer claims (``_refund``)."""
+        store = self._store(store_id)
+        if invoice_id not in store.invoices:
+            raise GreenfieldError(404, "invoice-not-found", "The invoice was not found")
+        return self._refund(store, store.invoices[invoice_id], await self._json())
+
+    async def _storeless_refund_api(self, invoice_id: str) -> Any:
+        """``POST /api/v1/invoices/{invoiceId}/refund``, the store found from the invoice: only
+        from v2.4.0 (``STORELESS_SINCE``). An older server has no such route: ASP.NET's 404,
+        re-executed by ``UIErrorController`` (v2.3.0 Controllers/UIErrorController.cs), which
+        answers an API caller (no ``text/html`` in ``Accept``) a bare 404."""
+        if self.version < STORELESS_SINCE:
+            return Response(b"", status=404)
         try:
             owner, inv = self._find(invoice_id)
         except KeyError:
             raise GreenfieldError(404, "invoice-not-found", "The invoice was not found") from None
         self._store(owner.id)  # the store's own key, as Greenfield checks
-        body = await self._json()
-        variant = body.get("refundVariant")
-        if variant not in ("RateThen", "CurrentRate", "OverpaidAmount", "Fiat", "Custom"):
-            raise GreenfieldError(422, "", "refundVariant is required", "refundVariant")
-        if inv.data["status"] != "Settled":
+        return self._refund(owner, inv, await self._json())
+
+    async def _pull_payments_api(self, store_id: str) -> Any:
+        """``GET .../pull-payments`` (``GetPullPayments``, GreenfieldPullPaymentController.cs:
+        68-78): the store's pull payments, newest first, archived ones only with
+        ``includeArchived=true``."""
+        store = self._store(store_id)
+        archived = request.args.get("includeArchived", "").lower() == "true"
+        newest_first = sorted(
+            enumerate(store.pull_payments.values()),
+            key=lambda seq_pp: (seq_pp[1].data["startsAt"], seq_pp[0]),
+            reverse=True,
+        )
+        return [pp.data for _, pp in newest_first if archived or not pp.data["archived"]]
+
+    async def _pull_payment_api(self, pull_payment_id: str) -> Any:
+        """``GET /api/v1/pull-payments/{pullPaymentId}`` (public, ``GetPullPayment``, :314-324),
+        archived or not."""
+        return self._public_pull(pull_payment_id).data
+
+    async def _payouts_api(self, pull_payment_id: str) -> Any:
+        """``GET /api/v1/pull-payments/{pullPaymentId}/payouts`` (public, ``GetPayouts``,
+        :335-352): its payouts, cancelled ones only with ``includeCancelled=true``."""
+        pp = self._public_pull(pull_payment_id)
+        cancelled = request.args.get("includeCancelled", "").lower() == "true"
+        return [p for p in pp.payouts.values() if cancelled or p["state"] != "Cancelled"]
+
+    async def _archive_api(self, store_id: str, pull_payment_id: str) -> Any:
+        """``DELETE .../pull-payments/{pullPaymentId}`` (``ArchivePullPayment``, :584-594):
+        archived, its payouts not paid cancelled; 200 with no body."""
+        store = self._store(store_id)
+        pp = store.pull_payments.get(pull_payment_id)
+        if pp is None:
+            raise GreenfieldError(404, "pullpayment-not-found", "The pull payment was not found")
+        self._publish(pp, pp.archive())
+        return Response(b"", status=200)
+
+    def _public_pull(self, pull_payment_id: str) -> PullPayment:
+        try:
+            return self._pull(pull_payment_id)
+        except KeyError:
             raise GreenfieldError(
-                422, "", "Cannot refund an invoice that is not settled", "invoiceId"
-            )
-        currency = str(inv.data["currency"])
-        amount = str(inv.data["amount"])
-        if variant == "Custom":
-            custom = _minor(body.get("customAmount"), currency)
-            if custom is None or body.get("customCurrency") != currency:
-                raise GreenfieldError(
-                    422, "", "customAmount or customCurrency is invalid", "customAmount"
-                )
-            if not 0 < custom <= inv.amount_minor:
-                raise GreenfieldError(
-                    422, "", "customAmount is more than the invoice's amount", "customAmount"
-                )
-            amount = str(body["customAmount"])
-        pull = {
-            "id": secrets.token_hex(10),
-            "name": body.get("name") or f"Refund {invoice_id}",
-            "description": body.get("description") or "",
-            "currency": currency,
-            "amount": amount,
-            "archived": False,
-            "autoApproveClaims": False,
-        }
-        pull["viewLink"] = f"{self.url}/pull-payments/{pull['id']}"
-        self._emit(owner, "InvoiceRefund", inv, pullPaymentId=pull["id"])
-        return pull
+                404, "pullpayment-not-found", "The pull payment was not found"
+            ) from None
 
     async def _deliveries(self, store_id: str, webhook_id: str) -> Any:
         store = self._store(store_id)
@@ -765,3 +1045,41 @@ def _minor(value: Any, currency: str) -> int | None:
     except (InvalidOperation, KeyError):
         return None
     return int(minor) if minor == minor.to_integral_value() and isinstance(value, str) else None
+
+
+def _payment_methods(inv: _Invoice) -> list[dict[str, Any]]:
+    """The invoice's one payment method, on chain, as ``ToPaymentMethodModels`` writes it: the
+    invoice's amount in BTC at ``RATE``, what was paid to it, what is due (negative if
+    overpaid), each payment."""
+    data = inv.data
+    amount = Decimal(_btc(inv.amount_minor, data))
+    paid = sum((Decimal(p["value"]) for p in inv.payments), Decimal(0))
+    return [
+        objects.payment_method(
+            destination=inv.address,
+            rate=str(RATE),
+            amount=f"{amount:.8f}",
+            paid=f"{paid:.8f}",
+            due=f"{amount - paid:.8f}",
+            payments=list(inv.payments),
+        )
+    ]
+
+
+def _unix(value: str | None, name: str) -> int | None:
+    """A query's unix timestamp (``DateTimeOffsetModelBinder``: ``long.Parse``); a 422 on
+    ``name`` when it is not one."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise _invalid(name, "Invalid unix timestamp") from None
+
+
+def _count(value: str | None) -> int | None:
+    """``skip``/``take``: an ``int?`` ASP.NET leaves null when it cannot bind it."""
+    try:
+        return max(int(value), 0) if value is not None else None
+    except ValueError:
+        return None
