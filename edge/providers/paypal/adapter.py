@@ -16,6 +16,10 @@ Subscriptions v1, webhooks signed with PayPal's certificate (CONTRACT 4.2, 4.3).
 - Checkout (subscription): a catalog product and a plan for the product's price, made on first
   use and remembered by the node; then a subscription with ``custom_id`` = the transaction id,
   answered with its ``approve`` address.
+- Refunds, exactly once: ``refunds`` (``PayPal-Request-Id`` = the node's refund id, kept 45
+  days by PayPal; ``custom_id`` the tag; ``note_to_payer`` one line of at most 255 characters).
+- Asking PayPal: ``sync`` (the order or subscription, its refunds and disputes, as the events
+  their webhooks would have given) and ``list_events`` (PayPal's list of webhook events).
 - Webhooks: ``signature`` (the scheme) and ``certs`` (which certificates may be fetched).
 """
 
@@ -28,7 +32,6 @@ from typing import Any
 from edge.errors import Conflict
 from edge.providers import calls
 from edge.providers.base import (
-    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
@@ -41,7 +44,7 @@ from edge.providers.base import (
     Provider,
     SignatureInvalid,
 )
-from edge.providers.paypal import api, certs, events, money, signature
+from edge.providers.paypal import api, certs, events, money, refunds, signature, sync
 
 CHECKOUT_LIFETIME_MS = 3 * 3600 * 1000
 INTERVALS = {"day": "DAY", "week": "WEEK", "month": "MONTH", "year": "YEAR"}
@@ -50,6 +53,9 @@ MAX_TEXT = 127  # PayPal's limit on description, custom_id, invoice_id and names
 
 @dataclass(frozen=True)
 class PayPalProvider(Provider):
+    def refund_reason_problem(self, reason: str) -> str | None:
+        return refunds.reason_problem(reason)
+
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         if currency not in money.CURRENCIES:
             return PriceProblem("currency", f"PayPal does not take {currency}")
@@ -182,39 +188,6 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
         detail=f"captured: {outcome.provider_type.rsplit(' ', 1)[-1]}",
         events=(outcome,),
         body=answer.raw,
-    )
-
-
-async def refund(request: FollowUpRequest) -> FollowUpResult:
-    """Give back part or all of the order's capture (``POST /v2/payments/captures/{id}/refund``,
-    ``PayPal-Request-Id`` = the node's refund id). The outcome reaches the transaction through
-    ``PAYMENT.CAPTURE.REFUNDED``."""
-    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
-    order = await api.call(
-        request.http, credentials, tx["isTest"], "GET", f"/v2/checkout/orders/{tx['providerRef']}"
-    )
-    if not order.ok:
-        raise api.refused(order, credentials)
-    capture = events.first_capture(order.body)
-    if capture is None:
-        raise calls.provider_error("The PayPal order has no capture to refund.", retryable=False)
-    value = money.to_paypal(int(params["amount"]), str(tx["currency"]))
-    body: dict[str, Any] = {"amount": {"currency_code": tx["currency"], "value": value}}
-    if params.get("reason"):
-        body["note_to_payer"] = str(params["reason"])[:255]
-    answer = await api.call(
-        request.http,
-        credentials,
-        tx["isTest"],
-        "POST",
-        f"/v2/payments/captures/{capture}/refund",
-        body,
-        request_id=str(params["refundId"]),
-    )
-    if not answer.ok:
-        raise api.refused(answer, credentials)
-    return FollowUpResult(
-        detail=f"PayPal took refund {answer.body.get('id')} ({answer.body.get('status')})"
     )
 
 
@@ -361,5 +334,10 @@ PAYPAL = PayPalProvider(
     returns_through_node=True,
     refunds=True,
     read_event=events.normalize,
-    follow_ups={events.CAPTURE: capture, REFUND: refund},
+    follow_ups={events.CAPTURE: capture},
+    send_refund=refunds.send_refund,
+    refunds_of=refunds.refunds_of,
+    refund_key_s=refunds.KEY_KEPT_S,
+    sync=sync.sync,
+    list_events=sync.list_events,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -146,6 +147,15 @@ def _token_key(credentials: Mapping[str, Any], base: str) -> tuple[str, str, str
 
 def _forget(credentials: Mapping[str, Any], base: str) -> None:
     _tokens.pop(_token_key(credentials, base), None)
+
+
+_OBJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def object_id(value: Any) -> str | None:
+    """``value`` when it can be a PayPal object id in a request path (letters, digits, ``-``,
+    ``_``): an id read from an answer never steers a call elsewhere."""
+    return value if isinstance(value, str) and _OBJECT_ID.fullmatch(value) else None
 
 
 def link(body: Mapping[str, Any], *rels: str) -> str | None:

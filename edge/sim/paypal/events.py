@@ -66,8 +66,11 @@ def _refund(tx: _Tx, part: bool) -> tuple[str, dict[str, Any]]:
     return "PAYMENT.CAPTURE.REFUNDED", objects.refund(BASE, capture, amount, amount)
 
 
-def _dispute(tx: _Tx, outcome: str | None) -> tuple[str, dict[str, Any]]:
-    dispute = objects.dispute(BASE, tx.capture("COMPLETED"))
+def _dispute(tx: _Tx, outcome: str | None, stage: str = "CHARGEBACK") -> tuple[str, dict[str, Any]]:
+    """A dispute of the transaction's capture: opened at ``stage`` (an ``INQUIRY`` is only a
+    warning; a ``CHARGEBACK`` stage dispute is a claim, as PayPal opens every dispute for a
+    merchant who opted out of inquiries), or resolved after a claim with ``outcome``."""
+    dispute = objects.dispute(BASE, tx.capture("COMPLETED"), stage=stage)
     if outcome is None:
         return "CUSTOMER.DISPUTE.CREATED", dispute
     dispute.update(status="RESOLVED", dispute_outcome={"outcome_code": outcome})
@@ -85,6 +88,7 @@ _TRIGGERS: Mapping[str, Callable[[_Tx], tuple[str, dict[str, Any]]]] = {
     "payment.failed": lambda tx: ("PAYMENT.CAPTURE.DECLINED", tx.capture("DECLINED")),
     "payment.refunded": lambda tx: _refund(tx, part=False),
     "payment.partially_refunded": lambda tx: _refund(tx, part=True),
+    "payment.dispute_warning": lambda tx: _dispute(tx, None, "INQUIRY"),
     "payment.disputed": lambda tx: _dispute(tx, None),
     "payment.dispute_closed": lambda tx: _dispute(tx, "RESOLVED_SELLER_FAVOUR"),
     "subscription.payment_succeeded": _sale,

@@ -141,12 +141,23 @@ def capture(base: str, order: Mapping[str, Any], status: str) -> dict[str, Any]:
 
 
 def refund(
-    base: str, capture: Mapping[str, Any], amount: Mapping[str, str], total: Mapping[str, str]
+    base: str,
+    capture: Mapping[str, Any],
+    amount: Mapping[str, str],
+    total: Mapping[str, str],
+    *,
+    custom_id: str | None = None,
+    note: str | None = None,
+    status: str = "COMPLETED",
 ) -> dict[str, Any]:
+    """A refund of ``capture`` (payments_payment_v2.json ``refund``): ``custom_id`` the caller's
+    (else the capture's, as a refund made without one shows it), ``note_to_payer`` the note, and
+    its status (``COMPLETED``, ``PENDING``, ``CANCELLED``, ``FAILED``; a pending or failed one
+    says why, ``status_details.reason``, whose only documented value is ``ECHECK``)."""
     refund_id = paypal_id()
     answer: dict[str, Any] = {
         "id": refund_id,
-        "status": "COMPLETED",
+        "status": status,
         "amount": dict(amount),
         "seller_payable_breakdown": {
             "gross_amount": dict(amount),
@@ -161,10 +172,24 @@ def refund(
             link(f"{base}/v2/payments/captures/{capture['id']}", "up"),
         ],
     }
-    for key in ("invoice_id", "custom_id"):
-        if capture.get(key):
-            answer[key] = capture[key]
+    if capture.get("invoice_id"):
+        answer["invoice_id"] = capture["invoice_id"]
+    if custom_id or capture.get("custom_id"):
+        answer["custom_id"] = custom_id or capture["custom_id"]
+    if note:
+        answer["note_to_payer"] = note
+    if status in ("PENDING", "FAILED"):
+        answer["status_details"] = {"reason": "ECHECK"}
     return answer
+
+
+def refund_in_order(refund: Mapping[str, Any]) -> dict[str, Any]:
+    """A refund as its order shows it (``purchase_units[].payments.refunds``). Which fields
+    PayPal copies there is not documented (the Orders ``refund`` schema allows them all): the
+    simulator shows the fewest, without ``custom_id`` and ``note_to_payer``, so a reader that
+    needs the tag reads the refund itself."""
+    keep = ("id", "status", "status_details", "amount", "create_time", "update_time", "links")
+    return {key: refund[key] for key in keep if key in refund}
 
 
 def product(base: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -246,7 +271,16 @@ def sale(base: str, subscription: Mapping[str, Any], price: Mapping[str, str]) -
     return answer
 
 
-def dispute(base: str, capture: Mapping[str, Any]) -> dict[str, Any]:
+def dispute(
+    base: str,
+    capture: Mapping[str, Any],
+    amount: Mapping[str, str] | None = None,
+    stage: str = "INQUIRY",
+) -> dict[str, Any]:
+    """A dispute of ``capture`` (customer_disputes_v1.json ``dispute``), for all of it or for
+    ``amount`` ("customers can sometimes dispute only part of the payment"), opened at
+    ``stage``: ``INQUIRY``, or ``CHARGEBACK`` for a merchant who opted out of inquiries ("all
+    disputes are created directly in the claim stage", developer.paypal.com/api/disputes)."""
     transaction: dict[str, Any] = {
         "seller_transaction_id": capture["id"],
         "create_time": capture.get("create_time", now_iso()),
@@ -265,11 +299,36 @@ def dispute(base: str, capture: Mapping[str, Any]) -> dict[str, Any]:
         "update_time": now_iso(),
         "disputed_transactions": [transaction],
         "reason": "MERCHANDISE_OR_SERVICE_NOT_RECEIVED",
-        "status": "OPEN",
-        "dispute_amount": capture["amount"],
-        "dispute_life_cycle_stage": "INQUIRY",
+        "status": "OPEN" if stage == "INQUIRY" else "WAITING_FOR_SELLER_RESPONSE",
+        "dispute_amount": dict(amount or capture["amount"]),
+        "dispute_life_cycle_stage": stage,
         "dispute_channel": "INTERNAL",
         "links": [link(f"{base}/v1/customer/disputes/{dispute_id}", "self")],
+    }
+
+
+def dispute_summary(dispute: Mapping[str, Any]) -> dict[str, Any]:
+    """A dispute as the list shows it: "Default is a summary set of details, which shows the
+    dispute_id, reason, status, dispute_amount, create_time, and update_time fields for each
+    dispute" (customer_disputes_v1.json, ``GET /v1/customer/disputes`` 200)."""
+    keep = ("dispute_id", "reason", "status", "dispute_amount", "create_time", "update_time")
+    return {key: dispute[key] for key in keep if key in dispute} | {"links": dispute["links"]}
+
+
+def subscription_transaction(sale: Mapping[str, Any]) -> dict[str, Any]:
+    """A subscription's sale as ``GET /v1/billing/subscriptions/{id}/transactions`` lists it
+    (billing_subscriptions_v1.json ``transaction``), under the sale's id (**not verified**
+    that PayPal shows the sale's id there: both are "the PayPal-generated transaction ID")."""
+    gross = money(sale["amount"]["currency"], sale["amount"]["total"])
+    return {
+        "id": sale["id"],
+        "status": "COMPLETED",
+        "amount_with_breakdown": {
+            "gross_amount": gross,
+            "fee_amount": zero(gross["currency_code"]),
+            "net_amount": gross,
+        },
+        "time": sale["create_time"],
     }
 
 

@@ -6,13 +6,15 @@ seen again with another secret is refused, as PayPal refuses it). Every ``/v1`` 
 needs a bearer token of the app; objects of another app are not found.
 
 API (JSON in and out, PayPal's error shape): ``POST /v1/oauth2/token``;
-``POST /v2/checkout/orders``, ``GET /v2/checkout/orders/{id}``,
-``POST /v2/checkout/orders/{id}/capture``; ``GET /v2/payments/captures/{id}``,
-``POST /v2/payments/captures/{id}/refund``; ``POST /v1/catalogs/products``,
-``POST|GET /v1/billing/plans[/{id}]``, ``POST /v1/billing/subscriptions``,
-``GET /v1/billing/subscriptions/{id}``, ``POST .../{id}/cancel|suspend|activate``;
-``POST|GET /v1/notifications/webhooks``, ``GET /v1/notifications/certs/{id}`` (no token, as at
-PayPal). Pages: ``/checkoutnow?token=`` (Approve, Decline, Cancel) and
+``POST /v2/checkout/orders``, ``GET /v2/checkout/orders/{id}`` (with the refunds of its
+capture), ``POST /v2/checkout/orders/{id}/capture``; ``GET /v2/payments/captures/{id}``,
+``POST /v2/payments/captures/{id}/refund``, ``GET /v2/payments/refunds/{id}``;
+``POST /v1/catalogs/products``, ``POST|GET /v1/billing/plans[/{id}]``,
+``POST /v1/billing/subscriptions``, ``GET /v1/billing/subscriptions/{id}[/transactions]``,
+``POST .../{id}/cancel|suspend|activate``; ``GET /v1/customer/disputes[/{id}]``;
+``POST|GET /v1/notifications/webhooks``, ``GET /v1/notifications/webhooks-events``,
+``GET /v1/notifications/certs/{id}`` (no token, as at PayPal). Each route's docstring cites
+what it follows. Pages: ``/checkoutnow?token=`` (Approve, Decline, Cancel) and
 ``/webapps/billing/subscriptions?ba_token=`` (Approve, Cancel). ``POST /sim/sign`` signs a
 body for ``edge trigger``.
 
@@ -45,10 +47,16 @@ above 999999999999999.99 ``MAX_VALUE_EXCEEDED``; a value that is not a decimal s
 be "unique for each transaction" (DUPLICATE_INVOICE_ID, at create and at capture): an invoice
 id that a capture of the app carries already is refused.
 
+Refunds (``set_refund_outcome``, ``settle_refund``) may stay ``PENDING`` and then complete or
+fail; disputes go from inquiry to claim to resolution (``dispute``, ``escalate_dispute``,
+``resolve_dispute``), with their webhooks; ``rate_limit`` answers 429 ``RATE_LIMIT_REACHED``.
+
 Deliveries: each event of an action goes to every webhook of the app that takes its type, in
 order, each awaited (with a few quick retries that resend the same transmission, as PayPal's
-retries do) before the action answers; outcomes are appended to ``delivered``. With
-``deliveries_paused`` the events wait in ``held`` until ``release_held()``.
+retries do) before the action answers; outcomes are appended to ``delivered``. Every event is
+kept for the app's events list whatever becomes of its delivery. With ``deliveries_paused``, or
+a ``webhook_faults`` HOLD, the events wait in ``held`` until ``release_held()``; a DROP is never
+sent; a MISSIGN is signed for another webhook id, so it does not verify.
 """
 
 from __future__ import annotations
@@ -72,6 +80,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from edge.providers.paypal.signature import sign
+from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
 from edge.sim.paypal import objects, pages
 from edge.sim.paypal.certificate import signing_certificate
@@ -81,7 +90,19 @@ TOKEN_TTL_S = 32400
 _MONEY_VALUE = re.compile(r"(-?[0-9]+)|(-?([0-9]+)?[.][0-9]+)")
 MAX_VALUE = Decimal("999999999999999.99")
 NOT_AUTHORIZED = "Authorization failed due to insufficient permissions."
+# customer_disputes_v1.json dispute_outcome.outcome_code values that give the buyer money back
+BUYER_OUTCOMES = frozenset({"RESOLVED_BUYER_FAVOUR", "ACCEPTED", "RESOLVED_WITH_PAYOUT"})
+REFUND_STATUSES = ("COMPLETED", "PENDING", "CANCELLED", "FAILED")  # payments refund_status
+EVENTS_PAGE = 10  # notifications_webhooks_v1.json page_size default
+DISPUTES_PAGE = 10  # customer_disputes_v1.json page_size default (at most 50)
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _RateLimit:
+    path: re.Pattern[str]
+    times: int
+    retry_after_s: int | None
 
 
 class PayPalError(Exception):
@@ -124,6 +145,23 @@ class OAuthError(PayPalError):
 
     def response(self) -> tuple[dict[str, Any], int]:
         return {"error": self.name, "error_description": self.message}, self.status
+
+
+class RateLimitReached(PayPalError):
+    """429 ``RATE_LIMIT_REACHED``: PayPal's body is its name, message and debug id."""
+
+    def __init__(self, retry_after_s: int | None) -> None:
+        super().__init__(
+            429, "RATE_LIMIT_REACHED", "Too many requests. Blocked due to rate limiting."
+        )
+        self.retry_after_s = retry_after_s
+
+    def response(self) -> tuple[dict[str, Any], int]:
+        return {
+            "name": self.name,
+            "message": self.message,
+            "debug_id": secrets.token_hex(7),
+        }, self.status
 
 
 UNPROCESSABLE = (
@@ -197,6 +235,69 @@ def _money_refusal(amount: Any, field: str) -> PayPalError | None:
     return None
 
 
+def _invalid_request(issue: str, description: str, field: str, value: str) -> PayPalError:
+    return PayPalError(
+        400,
+        "INVALID_REQUEST",
+        "Request is not well-formed, syntactically incorrect, or violates schema.",
+        issue,
+        description,
+        field,
+        value,
+    )
+
+
+def _invalid_parameter(name: str, value: str) -> PayPalError:
+    return _invalid_request(
+        "INVALID_PARAMETER_VALUE", "The value of a field is invalid.", name, value
+    )
+
+
+# refund_request's text fields (payments_payment_v2.json): name -> (maxLength, what it is)
+_REFUND_TEXTS = {"custom_id": 127, "invoice_id": 127, "note_to_payer": 255}
+_NOT_ONE_LINE = re.compile(r"[\n\r\x85\u2028\u2029]")  # what "^.*$"'s "." does not match
+
+
+def _refund_request_refusal(body: Mapping[str, Any]) -> PayPalError | None:
+    """Why PayPal refuses a refund request's ``custom_id``, ``invoice_id`` or ``note_to_payer``
+    (each ``minLength`` 1, its ``maxLength``, ``pattern`` ``^.*$``): a line break breaks the
+    pattern (400 ``INVALID_PARAMETER_SYNTAX``, "The value of the field does not conform to the
+    expected format.", developer.paypal.com/api/payments/v2/errors/invalid_parameter_syntax), a
+    length out of bounds is ``INVALID_STRING_LENGTH`` ("The value of a field is either too short
+    or too long.", .../errors/invalid_string_length); both are captures.refund-400 issues."""
+    for name, longest in _REFUND_TEXTS.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value)
+        if not isinstance(value, str) or _NOT_ONE_LINE.search(value):
+            return _invalid_request(
+                "INVALID_PARAMETER_SYNTAX",
+                "The value of the field does not conform to the expected format.",
+                f"/{name}",
+                text,
+            )
+        if not 1 <= len(value) <= longest:
+            return _invalid_request(
+                "INVALID_STRING_LENGTH",
+                "The value of a field is either too short or too long.",
+                f"/{name}",
+                text,
+            )
+    return None
+
+
+def _moment(value: Any) -> dt.datetime | None:
+    """A query's RFC 3339 time; None when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
 def _duplicate_invoice(invoice: str) -> PayPalError:
     return _unprocessable(
         "DUPLICATE_INVOICE_ID",
@@ -246,6 +347,12 @@ class _App:
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     subscriptions: dict[str, _Subscription] = field(default_factory=dict)
     disputes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refunds: dict[str, dict[str, Any]] = field(default_factory=dict)  # refund id -> refund
+    # capture id -> the status its next refund comes out in (``set_refund_outcome``)
+    refund_outcomes: dict[str, str] = field(default_factory=dict)
+    # subscription id -> its sales, as its transactions list shows them
+    transactions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)  # what the events list shows
     webhooks: list[dict[str, Any]] = field(default_factory=list)
     # PayPal-Request-Id -> the stored answer of the request that used it, whatever its call
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -255,11 +362,15 @@ class _App:
 class PayPalSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``; ``stop()`` ends it. Tests may
     set ``fail_next_requests`` (the next N API calls answer 503), ``hold_captures`` (captures
-    answer 503 while it is set), ``token_ttl_s`` and ``deliveries_paused``."""
+    answer 503 while it is set), ``token_ttl_s`` and ``deliveries_paused``; ``rate_limit``
+    makes calls answer 429 ``RATE_LIMIT_REACHED``; ``faults`` loses answers after acting and
+    ``webhook_faults`` drops, holds or mis-signs deliveries (``edge.sim.faults``)."""
 
     def __init__(self) -> None:
         self.fail_next_requests = 0
         self.hold_captures = False
+        self.webhook_faults = WebhookFaults()
+        self._rate_limits: list[_RateLimit] = []
         self.token_ttl_s = TOKEN_TTL_S
         self.token_calls = 0
         self.deliveries_paused = False
@@ -329,9 +440,7 @@ class PayPalSimulator(LoopbackServer):
         info["failed_payments_count"] = 0
         info["last_payment"] = {"amount": _price(sub.plan), "time": objects.now_iso()}
         info["next_billing_time"] = _later(info.get("next_billing_time"), sub.plan)
-        await self._emit(
-            app, ("PAYMENT.SALE.COMPLETED", objects.sale(self.url, obj, _price(sub.plan)))
-        )
+        await self._emit(app, ("PAYMENT.SALE.COMPLETED", self._sale(app, sub)))
 
     async def fail_payment(self, subscription_id: str) -> None:
         """A billing cycle's payment fails: ``BILLING.SUBSCRIPTION.PAYMENT.FAILED``."""
@@ -341,27 +450,112 @@ class PayPalSimulator(LoopbackServer):
         info["last_failed_payment"] = {"amount": _price(sub.plan), "time": objects.now_iso()}
         await self._emit(app, ("BILLING.SUBSCRIPTION.PAYMENT.FAILED", sub.subscription))
 
-    async def dispute(self, capture_id: str) -> str:
-        """The buyer opens a dispute: ``CUSTOMER.DISPUTE.CREATED``; its id."""
+    async def dispute(
+        self, capture_id: str, amount: str | None = None, stage: str = "CHARGEBACK"
+    ) -> str:
+        """The buyer opens a dispute of the capture, for all of it or ``amount`` (a value in
+        the capture's currency): ``CUSTOMER.DISPUTE.CREATED``; its id. At ``stage``
+        ``CHARGEBACK`` unless told (a claim the merchant must answer, as PayPal opens every
+        dispute for a merchant who opted out of inquiries; what this method always made for
+        its callers), or ``INQUIRY`` (buyer and merchant talk first; ``escalate_dispute``
+        makes it a claim)."""
         app, capture = self._find_capture(capture_id)
-        dispute = objects.dispute(self.url, capture)
+        part = objects.money(capture["amount"]["currency_code"], amount) if amount else None
+        dispute = objects.dispute(self.url, capture, part, stage)
         app.disputes[dispute["dispute_id"]] = dispute
         await self._emit(app, ("CUSTOMER.DISPUTE.CREATED", dispute))
         return str(dispute["dispute_id"])
 
-    async def resolve_dispute(self, dispute_id: str, outcome_code: str) -> None:
-        """``CUSTOMER.DISPUTE.RESOLVED`` with ``dispute_outcome.outcome_code``."""
-        for app in self._apps.values():
-            dispute = app.disputes.get(dispute_id)
-            if dispute is not None:
-                dispute.update(
-                    status="RESOLVED",
-                    update_time=objects.now_iso(),
-                    dispute_outcome={"outcome_code": outcome_code},
+    async def escalate_dispute(self, dispute_id: str) -> None:
+        """The inquiry becomes a claim PayPal decides (``POST /v1/customer/disputes/{id}/
+        escalate``: "the stage in the dispute lifecycle must be INQUIRY"): the stage is
+        ``CHARGEBACK`` and PayPal waits for the merchant; ``CUSTOMER.DISPUTE.UPDATED``
+        ("A dispute is updated", developer.paypal.com/docs/disputes/webhooks)."""
+        app, dispute = self._find_dispute(dispute_id)
+        if dispute.get("dispute_life_cycle_stage") != "INQUIRY":
+            raise ValueError(f"dispute {dispute_id} is not an inquiry")
+        dispute.update(
+            dispute_life_cycle_stage="CHARGEBACK",
+            status="WAITING_FOR_SELLER_RESPONSE",
+            update_time=objects.now_iso(),
+        )
+        await self._emit(app, ("CUSTOMER.DISPUTE.UPDATED", dispute))
+
+    async def resolve_dispute(
+        self, dispute_id: str, outcome_code: str, amount_refunded: str | None = None
+    ) -> None:
+        """``CUSTOMER.DISPUTE.RESOLVED`` with ``dispute_outcome.outcome_code``; for the buyer
+        (``RESOLVED_BUYER_FAVOUR``, ``ACCEPTED``, ``RESOLVED_WITH_PAYOUT``) with
+        ``amount_refunded`` ("The amount that either the merchant or PayPal refunds the
+        customer"), the disputed amount unless told. An inquiry settled for the buyer is settled
+        by a refund PayPal makes ("If the customer accepts the offer, PayPal automatically makes
+        a refund", ``make-offer``): that refund of the capture comes first, with its own
+        ``PAYMENT.CAPTURE.REFUNDED``. **Not verified**: whether PayPal also sends
+        ``PAYMENT.CAPTURE.REVERSED`` when a claim is lost; the simulator does not."""
+        app, dispute = self._find_dispute(dispute_id)
+        outcome: dict[str, Any] = {"outcome_code": outcome_code}
+        if outcome_code in BUYER_OUTCOMES:
+            currency = dispute["dispute_amount"]["currency_code"]
+            outcome["amount_refunded"] = (
+                objects.money(currency, amount_refunded)
+                if amount_refunded
+                else dict(dispute["dispute_amount"])
+            )
+            if dispute.get("dispute_life_cycle_stage") == "INQUIRY":
+                capture_id = dispute["disputed_transactions"][0]["seller_transaction_id"]
+                refund = self._make_refund(
+                    app, app.captures[capture_id], Decimal(outcome["amount_refunded"]["value"])
                 )
-                await self._emit(app, ("CUSTOMER.DISPUTE.RESOLVED", dispute))
-                return
-        raise KeyError(dispute_id)
+                await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
+        dispute.update(status="RESOLVED", update_time=objects.now_iso(), dispute_outcome=outcome)
+        await self._emit(app, ("CUSTOMER.DISPUTE.RESOLVED", dispute))
+
+    def set_refund_outcome(self, capture_id: str, status: str) -> None:
+        """The next refund of this capture comes out ``PENDING`` (an eCheck refund: "The
+        reason why the refund has the PENDING or FAILED status": ``ECHECK``), ``FAILED`` or
+        ``CANCELLED`` (payments_payment_v2.json ``refund_status``) instead of ``COMPLETED``."""
+        if status not in REFUND_STATUSES:
+            raise ValueError(f"a refund's status is one of {REFUND_STATUSES}")
+        app, _ = self._find_capture(capture_id)
+        app.refund_outcomes[capture_id] = status
+
+    async def settle_refund(self, refund_id: str, status: str) -> None:
+        """A pending refund ends ``COMPLETED`` (``PAYMENT.CAPTURE.REFUNDED``: "A merchant refunds
+        a payment capture"), or ``FAILED`` or ``CANCELLED``, which gives its amount back to the
+        capture and sends nothing: PayPal's published webhooks have no event for a refund that
+        fails (developer.paypal.com/api/rest/webhooks/event-names/#payments-v2)."""
+        app, refund = self._find_refund(refund_id)
+        if refund["status"] != "PENDING" or status not in ("COMPLETED", "FAILED", "CANCELLED"):
+            raise ValueError(f"refund {refund_id} is {refund['status']}: it cannot become {status}")
+        capture = app.captures[_capture_of(refund)]
+        refund.update(status=status, update_time=objects.now_iso())
+        if status == "COMPLETED":
+            refund.pop("status_details", None)
+        else:
+            self._count_refunded(app, capture, -Decimal(refund["amount"]["value"]))
+        self._copy_into_order(app, capture, refund)
+        if status == "COMPLETED":
+            await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
+
+    def refund(self, refund_id: str) -> dict[str, Any]:
+        """The refund as it is now (KeyError if unknown)."""
+        return self._find_refund(refund_id)[1]
+
+    def refunds_made(self, capture_id: str) -> list[dict[str, Any]]:
+        """Every refund made of the capture, in order: one per refund, however often asked."""
+        app, _ = self._find_capture(capture_id)
+        return [r for r in app.refunds.values() if _capture_of(r) == capture_id]
+
+    def rate_limit(
+        self, times: int = 1, path: str = r"/v[12]/", retry_after_s: int | None = None
+    ) -> None:
+        """The next ``times`` API calls whose path matches ``path`` (from its start) answer 429
+        ``RATE_LIMIT_REACHED`` ("Too many requests. Blocked due to rate limiting.",
+        developer.paypal.com/api/rest/reference/rate-limiting; the body as PayPal's community
+        team quotes it, paypal-community.com "What is the meaning of RATE_LIMIT_REACHED"), with
+        ``Retry-After`` when asked: PayPal documents no such header (its guide's example reads
+        one "if available")."""
+        self._rate_limits.append(_RateLimit(re.compile(path), times, retry_after_s))
 
     async def reverse(self, capture_id: str) -> None:
         """The payment is taken back (a chargeback): ``PAYMENT.CAPTURE.REVERSED``."""
@@ -433,24 +627,112 @@ class PayPalSimulator(LoopbackServer):
                 return app, app.subscriptions[subscription_id]
         raise KeyError(subscription_id)
 
+    def _find_dispute(self, dispute_id: str) -> tuple[_App, dict[str, Any]]:
+        for app in self._apps.values():
+            if dispute_id in app.disputes:
+                return app, app.disputes[dispute_id]
+        raise KeyError(dispute_id)
+
+    def _find_refund(self, refund_id: str) -> tuple[_App, dict[str, Any]]:
+        for app in self._apps.values():
+            if refund_id in app.refunds:
+                return app, app.refunds[refund_id]
+        raise KeyError(refund_id)
+
+    def _sale(self, app: _App, sub: _Subscription) -> dict[str, Any]:
+        """A paid billing cycle: the sale its webhook carries, kept as a transaction."""
+        sale = objects.sale(self.url, sub.subscription, _price(sub.plan))
+        made = objects.subscription_transaction(sale)
+        app.transactions.setdefault(sub.subscription["id"], []).append(made)
+        return sale
+
+    def _make_refund(
+        self,
+        app: _App,
+        capture: dict[str, Any],
+        amount: Decimal,
+        custom_id: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """A refund of ``amount`` of the capture, in the status ``set_refund_outcome`` asked
+        for (``COMPLETED`` unless told): counted against the capture unless it failed at once,
+        and shown in the capture's order."""
+        currency = capture["amount"]["currency_code"]
+        status = app.refund_outcomes.pop(capture["id"], "COMPLETED")
+        counted = status in ("COMPLETED", "PENDING")
+        refunded = self._count_refunded(app, capture, amount if counted else Decimal(0))
+        refund = objects.refund(
+            self.url,
+            capture,
+            objects.money(currency, objects.value_of(amount, currency)),
+            objects.money(currency, objects.value_of(refunded, currency)),
+            custom_id=custom_id,
+            note=note,
+            status=status,
+        )
+        app.refunds[refund["id"]] = refund
+        self._copy_into_order(app, capture, refund)
+        return refund
+
+    def _count_refunded(self, app: _App, capture: dict[str, Any], amount: Decimal) -> Decimal:
+        """Add ``amount`` (taken off when negative) to what the capture has refunded, and set
+        its status by it; what it has refunded now."""
+        refunded = app.refunded.get(capture["id"], Decimal(0)) + amount
+        app.refunded[capture["id"]] = refunded
+        paid = Decimal(capture["amount"]["value"])
+        capture["status"] = (
+            "REFUNDED"
+            if refunded >= paid
+            else "PARTIALLY_REFUNDED"
+            if refunded > 0
+            else "COMPLETED"
+        )
+        return refunded
+
+    def _copy_into_order(self, app: _App, capture: dict[str, Any], refund: dict[str, Any]) -> None:
+        """The order's copy of the refund, as ``GET /v2/checkout/orders/{id}`` shows it."""
+        order_id = capture["supplementary_data"]["related_ids"]["order_id"]
+        order = app.orders.get(order_id)
+        if order is None:
+            return
+        payments = order.order["purchase_units"][0].setdefault("payments", {})
+        shown: list[dict[str, Any]] = payments.setdefault("refunds", [])
+        copy_ = objects.refund_in_order(refund)
+        at = next((n for n, r in enumerate(shown) if r["id"] == refund["id"]), None)
+        if at is None:
+            shown.append(copy_)
+        else:
+            shown[at] = copy_
+
     # --- deliveries -------------------------------------------------------------------
 
     async def _emit(self, app: _App, *events: tuple[str, Mapping[str, Any]]) -> None:
+        """Each event goes to the app's webhooks that take its type, as ``webhook_faults``
+        says (sent, dropped, held until ``release_held``, or signed for another webhook id),
+        and into the app's list of events (``GET /v1/notifications/webhooks-events``) whatever
+        became of its delivery, as PayPal's events list shows undelivered events too."""
         for event_type, resource in events:
             event = objects.envelope(self.url, event_type, copy.deepcopy(dict(resource)))
-            if self.deliveries_paused:
+            if not any(_takes(webhook, event_type) for webhook in app.webhooks):
+                continue  # PayPal makes an event notification only for a subscribed webhook
+            app.events.append(event)
+            verdict = self.webhook_faults.verdict(event_type)
+            if verdict == DROP:
+                continue
+            if self.deliveries_paused or verdict == HOLD:
                 self.held.append((app, event))
             else:
-                await self._deliver(app, event)
+                await self._deliver(app, event, missigned=verdict == MISSIGN)
 
-    async def _deliver(self, app: _App, event: dict[str, Any]) -> None:
+    async def _deliver(self, app: _App, event: dict[str, Any], missigned: bool = False) -> None:
         body = json.dumps(event).encode()
         async with httpx.AsyncClient(timeout=10.0) as client:
             for webhook in app.webhooks:
-                names = {t["name"] for t in webhook["event_types"]}
-                if "*" not in names and event["event_type"] not in names:
+                if not _takes(webhook, event["event_type"]):
                     continue
-                headers = self.sign_headers(webhook["id"], body)  # one transmission, retried
+                # mis-signed: for a webhook id the receiver does not have, so it cannot verify
+                signed_for = WRONG_SECRET if missigned else webhook["id"]
+                headers = self.sign_headers(signed_for, body)  # one transmission, retried
                 status = 0
                 for _ in range(DELIVERY_RETRIES + 1):
                     try:
@@ -479,11 +761,17 @@ class PayPalSimulator(LoopbackServer):
         route("/v2/checkout/orders/<order_id>/capture", view_func=self._capture, methods=["POST"])
         route("/v2/payments/captures/<capture_id>", view_func=self._get_capture)
         route("/v2/payments/captures/<capture_id>/refund", view_func=self._refund, methods=["POST"])
+        route("/v2/payments/refunds/<refund_id>", view_func=self._get_refund)
+        route("/v1/customer/disputes", view_func=self._list_disputes)
+        route("/v1/customer/disputes/<dispute_id>", view_func=self._get_dispute)
+        route("/v1/notifications/webhooks-events", view_func=self._list_events)
+        route("/v1/notifications/webhooks-events/", view_func=self._list_events)
         route("/v1/catalogs/products", view_func=self._create_product, methods=["POST"])
         route("/v1/billing/plans", view_func=self._create_plan, methods=["POST"])
         route("/v1/billing/plans/<plan_id>", view_func=self._get_plan)
         route("/v1/billing/subscriptions", view_func=self._create_subscription, methods=["POST"])
         route("/v1/billing/subscriptions/<sub_id>", view_func=self._get_subscription)
+        route("/v1/billing/subscriptions/<sub_id>/transactions", view_func=self._transactions)
         route(
             "/v1/billing/subscriptions/<sub_id>/<action>",
             view_func=self._subscription_action,
@@ -502,6 +790,12 @@ class PayPalSimulator(LoopbackServer):
         # read every body before answering: one left unread on a kept-alive connection has
         # been seen to leave the client's next request there without an answer
         await request.get_data()
+        limit = next((r for r in self._rate_limits if r.path.match(request.path)), None)
+        if limit is not None and request.path.startswith(("/v1/", "/v2/")):
+            limit.times -= 1
+            if limit.times <= 0:
+                self._rate_limits.remove(limit)
+            raise RateLimitReached(limit.retry_after_s)
         if request.path.startswith(("/v1/", "/v2/")) and self.fail_next_requests > 0:
             self.fail_next_requests -= 1
             raise PayPalError(503, "SERVICE_UNAVAILABLE", "Simulated failure (fail_next_requests).")
@@ -695,6 +989,16 @@ class PayPalSimulator(LoopbackServer):
         return capture
 
     async def _refund(self, capture_id: str) -> Any:
+        """``POST /v2/payments/captures/{id}/refund`` (payments_payment_v2.json
+        ``refund_request``): ``amount`` (all that is left when absent), ``custom_id``,
+        ``invoice_id`` and ``note_to_payer`` as the schema has them (a value that breaks its
+        pattern or length is refused 400 ``INVALID_REQUEST``, issue ``INVALID_PARAMETER_SYNTAX``
+        or ``INVALID_STRING_LENGTH``, captures.refund-400). Its ``PayPal-Request-Id`` answers the
+        refund that request made, in its latest status ("PayPal returns the latest status of
+        the previous request that used that same header",
+        developer.paypal.com/api/rest/reference/idempotency), and makes no second one. The
+        refund is ``COMPLETED`` (``PAYMENT.CAPTURE.REFUNDED``) unless ``set_refund_outcome``
+        said otherwise; a pending or failed one sends no event (PayPal publishes none)."""
         app = self._caller()
         key, saved = self._replayed(app)
         if saved is not None:
@@ -707,6 +1011,9 @@ class PayPalSimulator(LoopbackServer):
                 "CAPTURE_FULLY_REFUNDED", "The capture has already been fully refunded."
             )
         body = await self._json()
+        refused = _refund_request_refusal(body)
+        if refused is not None:
+            raise refused
         currency = capture["amount"]["currency_code"]
         paid = Decimal(capture["amount"]["value"])
         left = paid - app.refunded.get(capture_id, Decimal(0))
@@ -729,18 +1036,120 @@ class PayPalSimulator(LoopbackServer):
                 "The refund amount must be less than or equal to the capture amount that has"
                 " not yet been refunded.",
             )
-        refunded = app.refunded[capture_id] = app.refunded.get(capture_id, Decimal(0)) + amount
-        capture["status"] = "REFUNDED" if refunded >= paid else "PARTIALLY_REFUNDED"
-        refund = objects.refund(
-            self.url,
-            capture,
-            objects.money(currency, objects.value_of(amount, currency)),
-            objects.money(currency, objects.value_of(refunded, currency)),
+        refund = self._make_refund(
+            app, capture, amount, body.get("custom_id"), body.get("note_to_payer")
         )
         if key:
-            app.requests[key] = copy.deepcopy(refund)
-        await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
+            app.requests[key] = refund  # the refund itself: a replay shows its latest status
+        if refund["status"] == "COMPLETED":
+            await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
         return refund, 201
+
+    async def _get_refund(self, refund_id: str) -> Any:
+        """``GET /v2/payments/refunds/{id}``: the refund in full (payments_payment_v2.json
+        ``refund``)."""
+        refund = self._caller().refunds.get(refund_id)
+        if refund is None:
+            raise _not_found(refund_id)
+        return refund
+
+    async def _list_disputes(self) -> Any:
+        """``GET /v1/customer/disputes``: the app's disputes, newest first ("Sorted in latest to
+        earliest creation time order", customer_disputes_v1.json ``dispute_search``), as
+        summaries, ``disputed_transaction_id`` and ``page_size`` (1 to 50) applied; the next
+        page is not offered (a capture has few disputes)."""
+        app = self._caller()
+        wanted = request.args.get("disputed_transaction_id")
+        size = request.args.get("page_size", str(DISPUTES_PAGE))
+        if not size.isdigit() or not 1 <= int(size) <= 50:
+            raise _invalid_parameter("page_size", size)
+        chosen = [
+            d
+            for d in reversed(app.disputes.values())
+            if wanted is None
+            or any(t.get("seller_transaction_id") == wanted for t in d["disputed_transactions"])
+        ]
+        answer: dict[str, Any] = {
+            "links": [objects.link(f"{self.url}{request.full_path.rstrip('?')}", "self")]
+        }
+        if chosen:  # "items": minItems 1
+            answer["items"] = [objects.dispute_summary(d) for d in chosen[: int(size)]]
+        return answer
+
+    async def _get_dispute(self, dispute_id: str) -> Any:
+        """``GET /v1/customer/disputes/{id}``: the dispute in full (``dispute``)."""
+        dispute = self._caller().disputes.get(dispute_id)
+        if dispute is None:
+            raise _not_found(dispute_id)
+        return dispute
+
+    async def _list_events(self) -> Any:
+        """``GET /v1/notifications/webhooks-events`` (notifications_webhooks_v1.json
+        ``EventList``): the app's events created between ``start_time`` and ``end_time`` (both
+        ends included, either may be left out), newest first, ``page_size`` at a time (default
+        10), the next page at the ``next`` link, shaped as PayPal's
+        (``...?start_time=&end_time=&page_size=&move_to=next&index_time=&index_id=``,
+        paypal/PayPal-PHP-SDK@d50d980c tests/.../WebhookFunctionalTest/testEventSearch.json;
+        ``index_id`` is the position of the page's first event here). **Not verified**: the
+        order PayPal lists events in, and its largest page."""
+        app = self._caller()
+        args = request.args
+        start, end = _moment(args.get("start_time")), _moment(args.get("end_time"))
+        size, index = args.get("page_size", str(EVENTS_PAGE)), args.get("index_id", "0")
+        if not size.isdigit() or int(size) < 1:
+            raise _invalid_parameter("page_size", size)
+        if not index.isdigit():
+            raise _invalid_parameter("index_id", index)
+        kept = [
+            e
+            for e in reversed(app.events)
+            if (start is None or _moment(e["create_time"]) >= start)  # type: ignore[operator]
+            and (end is None or _moment(e["create_time"]) <= end)  # type: ignore[operator]
+        ]
+        first, size_n = int(index), int(size)
+        page = kept[first : first + size_n]
+        links = [objects.link(f"{self.url}{request.full_path.rstrip('?')}", "self")]
+        if first + size_n < len(kept):
+            query = {k: v for k, v in args.items() if k in ("start_time", "end_time", "page_size")}
+            query.update(
+                page_size=str(size_n),
+                move_to="next",
+                index_time=kept[first + size_n]["create_time"],
+                index_id=str(first + size_n),
+            )
+            links.append(
+                objects.link(
+                    f"{self.url}/v1/notifications/webhooks-events/?{urlencode(query)}", "next"
+                )
+            )
+        return {"events": page, "count": len(page), "links": links}
+
+    async def _transactions(self, sub_id: str) -> Any:
+        """``GET /v1/billing/subscriptions/{id}/transactions`` (``transactions_list``): its
+        paid cycles between ``start_time`` and ``end_time`` (both required)."""
+        app = self._caller()
+        if sub_id not in app.subscriptions:
+            raise _not_found(sub_id)
+        start, end = _moment(request.args.get("start_time")), _moment(request.args.get("end_time"))
+        if start is None or end is None:
+            raise PayPalError(
+                400,
+                "INVALID_REQUEST",
+                "Request is not well-formed, syntactically incorrect, or violates schema.",
+                "MISSING_REQUIRED_PARAMETER",
+                "A required field or parameter is missing.",
+            )
+        paid = [
+            t
+            for t in app.transactions.get(sub_id, [])
+            if start <= _moment(t["time"]) <= end  # type: ignore[operator]
+        ]
+        return {
+            "transactions": paid,
+            "total_items": len(paid),
+            "total_pages": 1,
+            "links": [objects.link(f"{self.url}{request.full_path.rstrip('?')}", "self")],
+        }
 
     async def _create_product(self) -> Any:
         app = self._caller()
@@ -944,16 +1353,31 @@ class PayPalSimulator(LoopbackServer):
             await self._emit(
                 app,
                 ("BILLING.SUBSCRIPTION.ACTIVATED", obj),
-                ("PAYMENT.SALE.COMPLETED", objects.sale(self.url, obj, price)),
+                ("PAYMENT.SALE.COMPLETED", self._sale(app, sub)),
             )
         return _see_other(
             _with_query(sub.return_url, subscription_id=obj["id"], ba_token=token, token=token)
         )
 
 
-async def _render_error(error: PayPalError) -> tuple[dict[str, Any], int]:
+async def _render_error(error: PayPalError) -> Any:
     # async: Quart runs a plain function in an asyncio executor, which trio does not have
-    return error.response()
+    body, status = error.response()
+    if isinstance(error, RateLimitReached) and error.retry_after_s is not None:
+        return body, status, {"Retry-After": str(error.retry_after_s)}
+    return body, status
+
+
+def _takes(webhook: Mapping[str, Any], event_type: str) -> bool:
+    """Does the webhook subscribe to ``event_type`` (or to every event, ``*``)?"""
+    names = {t["name"] for t in webhook["event_types"]}
+    return "*" in names or event_type in names
+
+
+def _capture_of(refund: Mapping[str, Any]) -> str:
+    """The capture a refund gives money back from: its ``up`` link's last part."""
+    up = next(link["href"] for link in refund["links"] if link["rel"] == "up")
+    return str(up).rsplit("/", 1)[-1]
 
 
 def _price(plan: Mapping[str, Any]) -> dict[str, str]:
