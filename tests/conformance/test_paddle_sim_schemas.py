@@ -1,7 +1,9 @@
 """The Paddle simulator's notifications and answers validate against Paddle's own OpenAPI 3.1
 document (``../shared/provider-data/paddle/openapi.yaml``: the ``webhooks`` event schemas and
-the API's request and response schemas, JSON Schema 2020-12); the adapter's create-transaction
-body validates against the request schema; and the SDK's own notification fixtures normalize
+the API's request and response schemas, JSON Schema 2020-12), its lists (``GET /adjustments``,
+``GET /events``, each listed event against its type's schema too), ``GET /subscriptions/{id}``
+and its 429 included; the adapter's create-transaction and refund bodies validate against the
+request schemas; and the SDK's own notification fixtures normalize
 through the adapter's table to the types PROVIDERS.md gives. A body Paddle would never send (an
 unknown status, an amount as a number) does not validate, so the checks can fail.
 
@@ -23,10 +25,11 @@ import trio
 
 from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
-from edge.providers.base import CheckoutRequest
-from edge.providers.paddle.adapter import checkout_body
+from edge.providers.base import CheckoutRequest, FollowUp, FollowUpRequest
+from edge.providers.paddle.adapter import checkout_body, send_refund
 from edge.providers.paddle.events import normalize
 from edge.sim.paddle import SUPPORTED_TRIGGERS, PaddleSimulator, event_for_trigger
+from edge.sim.paddle import objects as paddle_objects
 
 TX = "tx_01JD0000000000000000000001"
 KEY = "pdl_sdbx_apikey_schemas"
@@ -143,6 +146,23 @@ async def _walk(sim: PaddleSimulator) -> tuple[list[dict[str, Any]], dict[str, A
             headers=headers,
         )
         answers["patched"] = patched.json()
+        # what Paddle makes itself: a chargeback warning and its reversal, a chargeback of part
+        # of a payment and its reversal (the chargeback is then ``reversed``)
+        await sim.chargeback_warning(one_time, 50)
+        await sim.chargeback_warning_reverse(one_time)
+        await sim.chargeback(recurring, 300)
+        await sim.chargeback_reverse(recurring)
+        answers["adjustments"] = (
+            await http.get(f"{sim.url}/adjustments", params={"per_page": "50"}, headers=headers)
+        ).json()
+        answers["events"] = (
+            await http.get(f"{sim.url}/events", params={"per_page": "200"}, headers=headers)
+        ).json()
+        answers["subscription"] = (
+            await http.get(f"{sim.url}/subscriptions/{sub_id}", headers=headers)
+        ).json()
+        sim.rate_limit(retry_after_s=3)
+        answers["limited"] = (await http.get(f"{sim.url}/events", headers=headers)).json()
         customer = sim.subscription(sub_id)["customer_id"]
         portal = await http.post(
             f"{sim.url}/customers/{customer}/portal-sessions",
@@ -227,6 +247,38 @@ def test_the_api_answers_validate(spec, walked):
     wrong = copy.deepcopy(answers["portal"])
     wrong["data"]["urls"]["general"]["extra"] = "x"  # additionalProperties: false
     assert errors(spec, portal, wrong)
+    subscription = answer_schema(spec, "/subscriptions/{subscription_id}", "get", "200")
+    assert errors(spec, subscription, answers["subscription"]) == []
+    assert errors(spec, component("error"), answers["limited"]) == []
+    assert answers["limited"]["error"]["code"] == "too_many_requests"
+
+
+def test_the_lists_validate_with_every_kind_of_adjustment_and_event(spec, walked):
+    notifications, answers = walked
+    adjustments = answer_schema(spec, "/adjustments", "get", "200")
+    assert errors(spec, adjustments, answers["adjustments"]) == []
+    listed = answers["adjustments"]["data"]
+    assert {a["action"] for a in listed} == {
+        "refund",
+        "chargeback",
+        "chargeback_reverse",
+        "chargeback_warning",
+        "chargeback_warning_reverse",
+    }
+    assert {a["status"] for a in listed} == {"approved", "rejected", "reversed"}
+    assert None not in {a["type"] for a in listed}  # null only in notifications
+    stream = answer_schema(spec, "/events", "get", "200")
+    assert errors(spec, stream, answers["events"]) == []
+    events = answers["events"]["data"]
+    assert {e["event_id"] for e in events} == {e["event_id"] for e in notifications}
+    for event in events:
+        assert errors(spec, component(event["event_type"]), event) == [], event["event_type"]
+    wrong = copy.deepcopy(answers["events"])
+    wrong["meta"]["pagination"].pop("next")  # "Always returned, even if has_more is false"
+    assert errors(spec, stream, wrong)
+    wrong = copy.deepcopy(answers["adjustments"])
+    wrong["data"][0]["status"] = "refunded"
+    assert errors(spec, adjustments, wrong)
 
 
 @pytest.mark.parametrize(
@@ -261,6 +313,63 @@ def test_the_adapters_transaction_body_validates(spec, changes):
     schema = request_schema(spec, "/transactions")
     assert errors(spec, schema, body) == []
     body["items"][0]["price"]["unit_price"]["amount"] = 1999  # a number, not Paddle's string
+    assert errors(spec, schema, body)
+
+
+def test_the_lists_and_the_subscription_parse_as_the_sdks_entities(walked):
+    """paddle-python-sdk 1.16.1 reads each answer into its own entities: ``Adjustment``,
+    ``Event`` (typed ``data``), ``Subscription``; none is left undefined. Its notification
+    enum of adjustment actions lacks chargeback_warning_reverse (openapi.yaml
+    ``adjustment_action`` has it): that value alone is let through."""
+    sdk: Any = importlib.import_module("paddle_billing.Entities.Adjustment")
+    events: Any = importlib.import_module("paddle_billing.Entities.Event")
+    subscriptions: Any = importlib.import_module("paddle_billing.Entities.Subscription")
+    undefined: Any = importlib.import_module(
+        "paddle_billing.Notifications.Entities.UndefinedEntity"
+    )
+    _, answers = walked
+    for adjustment in answers["adjustments"]["data"]:
+        parsed = sdk.Adjustment.from_dict(adjustment)
+        assert parsed.action.is_known() and parsed.status.is_known() and parsed.type.is_known()
+    for event in answers["events"]["data"]:
+        parsed = events.Event.from_dict(event)
+        assert not isinstance(parsed.data, undefined.UndefinedEntity), event["event_type"]
+    parsed = subscriptions.Subscription.from_dict(answers["subscription"]["data"])
+    assert parsed.status.is_known() and parsed.id == answers["subscription"]["data"]["id"]
+
+
+@pytest.mark.parametrize("whole", [True, False])
+async def test_the_adapters_refund_body_validates(spec, whole):
+    """What ``send_refund`` posts to ``/adjustments`` is an ``adjustment-create``."""
+    sent: list[Any] = []
+    at = paddle_objects.now_iso()
+    product = paddle_objects.product({"name": "Plan"}, at)
+    given = {"description": "Plan", "unit_price": {"amount": "1000", "currency_code": "EUR"}}
+    txn = paddle_objects.transaction(
+        "https://sandbox-checkout.paddle.com",
+        [(paddle_objects.price(given, product["id"], at), product, 1)],
+        "EUR",
+        {"txId": TX},
+    )
+
+    def paddle_answers(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"data": txn, "meta": {"request_id": "r"}})
+        sent.append(json.loads(request.content))
+        made = paddle_objects.adjustment(txn, "refund", 300, sent[-1]["reason"], "pending_approval")
+        made["customer_id"] = paddle_objects.paddle_id("ctm")
+        return httpx.Response(201, json={"data": made, "meta": {"request_id": "r"}})
+
+    tx = {"id": TX, "currency": "EUR", "isTest": True, "providerRef": txn["id"]}
+    params = {"refundId": "rf_01JD0000000000000000000001", "amount": 300, "whole": whole}
+    async with httpx.AsyncClient(transport=httpx.MockTransport(paddle_answers)) as http:
+        credentials = {"apiKey": KEY, "apiBase": "https://sandbox-api.paddle.com"}
+        await send_refund(FollowUpRequest(FollowUp("refund", params), tx, credentials, http))
+    (body,) = sent
+    schema = request_schema(spec, "/adjustments")
+    assert errors(spec, schema, body) == []
+    assert body["type"] == ("full" if whole else "partial") and ("items" in body) != whole
+    body["action"] = "refunded"
     assert errors(spec, schema, body)
 
 

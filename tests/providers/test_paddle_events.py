@@ -1,6 +1,8 @@
 """Paddle events in the node's terms (PROVIDERS.md "Event mapping"): every row of the table,
 built from the simulator's own entities, what each entity refers to (txId from custom_data,
-adjustments by their transaction only), and bodies that are not events."""
+adjustments by their transaction only), what money each says (asked, charged, given back), the
+change each names, the refund each refund adjustment carries, and bodies that are not
+events."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from edge.domain import attention
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
-from edge.providers.base import MalformedPayload
+from edge.providers.base import REFUND_FAILED, REFUND_PENDING, REFUND_SUCCEEDED, MalformedPayload
 from edge.providers.paddle import events
 from edge.sim.paddle import objects
 
@@ -55,8 +59,8 @@ def subscription(status: str = "active") -> dict[str, Any]:
     return sub
 
 
-def adjustment(action: str, status: str, part: bool = False) -> dict[str, Any]:
-    return objects.adjustment(txn(), action, 500 if part else None, "why", status)
+def adjustment(action: str, status: str, part: bool = False, reason: str = "why") -> dict[str, Any]:
+    return objects.adjustment(txn(), action, 500 if part else None, reason, status)
 
 
 CHECKOUT_ROWS = [
@@ -166,13 +170,23 @@ ADJUSTMENT_ROWS = [
         "adjustment.updated", "refund", "approved", True,
         E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED,
     ),
-    ("adjustment.updated", "refund", "rejected", False, E.UNMATCHED, None),
+    ("adjustment.updated", "refund", "rejected", False, E.PAYMENT_REFUND_FAILED, None),
+    ("adjustment.updated", "refund", "rejected", True, E.PAYMENT_REFUND_FAILED, None),
     ("adjustment.created", "chargeback", "approved", False, E.PAYMENT_DISPUTED, S.DISPUTED),
+    ("adjustment.created", "chargeback", "approved", True, E.PAYMENT_DISPUTED, S.DISPUTED),
     (
         "adjustment.created", "chargeback_reverse", "approved", False,
         E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED,
     ),
-    ("adjustment.created", "chargeback_warning", "approved", False, E.UNMATCHED, None),
+    (
+        "adjustment.created", "chargeback_warning", "approved", False,
+        E.PAYMENT_DISPUTE_WARNING, None,
+    ),
+    (
+        "adjustment.created", "chargeback_warning", "approved", True,
+        E.PAYMENT_DISPUTE_WARNING, None,
+    ),
+    ("adjustment.created", "chargeback_warning_reverse", "approved", False, E.UNMATCHED, None),
     ("adjustment.created", "credit", "approved", False, E.UNMATCHED, None),
 ]  # fmt: skip
 
@@ -190,6 +204,98 @@ def test_an_adjustment(
     assert event.tx_id is None and event.refs == (data["transaction_id"],)
     assert event.link_refs == () and event.subscription_ref is None
     assert (event.amount_minor, event.currency) == (500 if part else 1999, "EUR")
+    # a change of its own, named by the adjustment (a partial chargeback is not the next one)
+    assert event.change == (None if normalized == E.UNMATCHED else data["id"])
+
+
+# what each adjustment event gives back, and what the merchant must look at
+MONEY_ROWS = [
+    # an approved refund counts; one rejected on review no longer does
+    ("refund", "approved", True, None),
+    ("refund", "rejected", True, attention.REFUND_FAILED),
+    # a chargeback takes the money back at once ("Paddle automatically creates an adjustment to
+    # refund the disputed amount"): it counts as given back
+    ("chargeback", "approved", True, attention.DISPUTED),
+    # Paddle won it: the money is the merchant's again; a warning moves no money
+    ("chargeback_reverse", "approved", False, attention.DISPUTE_WON),
+    ("chargeback_warning", "approved", False, attention.DISPUTE_WARNING),
+    ("chargeback_warning_reverse", "approved", False, None),
+]
+
+
+@pytest.mark.parametrize(("action", "status", "gives_back", "flag"), MONEY_ROWS)
+@pytest.mark.parametrize("part", [False, True])
+def test_what_an_adjustment_gives_back_and_flags(
+    action: str, status: str, gives_back: bool, flag: str | None, part: bool
+) -> None:
+    data = adjustment(action, status, part)
+    paddle_type = "adjustment.updated" if action == "refund" else "adjustment.created"
+    event = events.normalize(body(paddle_type, data))
+    amount = 500 if part else 1999
+    assert event.refund == (Refund(amount, data["id"]) if gives_back else None)
+    assert event.attention == flag
+
+
+@pytest.mark.parametrize(
+    ("status", "state"),
+    [
+        ("pending_approval", REFUND_PENDING),
+        ("approved", REFUND_SUCCEEDED),
+        ("rejected", REFUND_FAILED),
+        ("reversed", REFUND_FAILED),
+    ],
+)
+def test_every_refund_event_carries_the_refund_and_the_node_tag(status: str, state: str) -> None:
+    reason = "Damaged in transit [rf_01JD0000000000000000000009]"
+    data = adjustment("refund", status, part=True, reason=reason)
+    data["created_at"] = "2024-04-12T10:18:49.621022Z"
+    for paddle_type in ("adjustment.created", "adjustment.updated"):
+        refund = events.normalize(body(paddle_type, data)).provider_refund
+        assert refund is not None
+        assert (refund.id, refund.amount_minor, refund.state) == (data["id"], 500, state)
+        assert (refund.tag, refund.created_ms) == ("rf_01JD0000000000000000000009", 1712917129621)
+    made_in_paddle = adjustment("refund", "approved", reason="Customer asked")
+    refund = events.normalize(body("adjustment.updated", made_in_paddle)).provider_refund
+    assert refund is not None and refund.tag is None  # never the node's
+    chargeback = adjustment("chargeback", "approved")
+    assert events.normalize(body("adjustment.created", chargeback)).provider_refund is None
+
+
+def test_a_renewals_paid_and_completed_are_one_change_named_by_its_transaction() -> None:
+    renewal = objects.renewal(BASE, subscription())
+    changes = {
+        events.normalize(body(t, renewal)).change
+        for t in ("transaction.paid", "transaction.completed")
+    }
+    assert changes == {renewal["id"]}
+    next_one = objects.renewal(BASE, subscription())
+    assert events.normalize(body("transaction.paid", next_one)).change == next_one["id"]
+    # a checkout's success happens once: the node names it by its type
+    assert events.normalize(body("transaction.paid", txn("api"))).change is None
+    # a failed renewal attempt is its own event, as each retry is
+    assert events.normalize(body("transaction.payment_failed", renewal)).change is None
+
+
+def test_a_credit_balance_that_paid_part_still_pays_what_was_asked() -> None:
+    """openapi.yaml ``transaction_totals``: ``credit`` "includes credits applied using a
+    customer's credit balance"; ``grand_total`` is "Total due on a transaction after credits but
+    before any payments". What the checkout asked is its items; what the buyer was charged,
+    ``grand_total``."""
+    data = txn("api", recurring=False, paid=False)
+    objects.apply_credit(data, 700)
+    objects.settle(data, "completed")
+    totals = data["details"]["totals"]
+    assert (totals["total"], totals["credit"], totals["grand_total"]) == ("1999", "700", "1299")
+    event = events.normalize(body("transaction.completed", data))
+    assert (event.amount_minor, event.currency, event.charged_minor) == (1999, "EUR", 1299)
+
+
+def test_tax_on_top_is_charged_not_asked() -> None:
+    data = txn("api", recurring=False)
+    totals = data["details"]["totals"]
+    totals.update(tax="380", total="2379", grand_total="2379")
+    event = events.normalize(body("transaction.completed", data))
+    assert (event.amount_minor, event.charged_minor) == (1999, 2379)
 
 
 def test_envelope_facts() -> None:

@@ -585,7 +585,9 @@ async def test_a_refund_waits_for_approval_then_is_approved_or_rejected(http, pa
     rejected = await paddle.refund(txn_id, 200, approve=False)
     await paddle.reject_refund(rejected)
     assert app.events()[-1]["data"]["status"] == "rejected"
-    assert normalize(app.got[-1][1]).type == E.UNMATCHED  # nothing given back
+    rejected_event = normalize(app.got[-1][1])
+    assert rejected_event.type == E.PAYMENT_REFUND_FAILED  # nothing given back
+    assert rejected_event.payment_status is None and rejected_event.change == rejected
     await paddle.refund(txn_id, 700)  # the rejected 200 is not taken from what is left
     assert paddle.transaction(txn_id)["details"]["adjusted_totals"]["grand_total"] == "0"
 

@@ -1,31 +1,35 @@
 """Paddle Billing: card payments and subscriptions through Paddle.js's overlay checkout,
-signed webhooks, the customer portal (CONTRACT 4.2, 4.3, 4.4).
+signed webhooks, the customer portal, refunds, and asking Paddle (CONTRACT 4.2, 4.3, 4.3a,
+4.4).
 
 - Checkout: a transaction with a non-catalog price (``POST /transactions``), the node's
   transaction id, customerRef and metadata in ``custom_data``, which Paddle copies to the
   subscription and to every renewal. The answer is ``type: token``: the ``txn_`` id, which the
   browser hands to ``Paddle.Checkout.open({transactionId})`` after
   ``Paddle.Initialize({token: clientToken})``. Paddle's transactions do not lapse on a clock
-  the node is told, so ``expiresAt`` is null.
+  the node is told, so ``expiresAt`` is null; the node may cancel one it gives up on
+  (``cancel_checkout``).
 - Webhooks: ``signature`` (the ``Paddle-Signature`` scheme; Paddle signs every attempt afresh,
   so the timestamp window applies) and ``events`` (the table).
+- Refunds (``send_refund``, ``refunds_of``): refund adjustments, tagged with the node's refund
+  id in their ``reason`` (``adjustments``). Paddle honours no idempotency key, so
+  ``edge.providers.refunding`` asks ``refunds_of`` before every attempt and adopts its own.
+- Asking Paddle (``sync``, ``list_events``): the transaction, its adjustments and its
+  subscription; the event stream.
 - Portal: a customer portal session for the subscription's Paddle customer.
 
-The API key goes only into the ``Authorization`` header: error messages never contain it.
+The API key goes only into the ``Authorization`` header (``api``): error messages never
+contain it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from edge.errors import Conflict
 from edge.providers import calls
 from edge.providers.base import (
-    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
@@ -36,19 +40,27 @@ from edge.providers.base import (
     PortalResult,
     PriceProblem,
     Provider,
+    ProviderRefund,
+    RefundAlreadyPending,
 )
-from edge.providers.paddle import events, money, signature
+from edge.providers.paddle import adjustments, events, money, signature, sync
+from edge.providers.paddle.api import Account, data_object, error_code
 from edge.providers.signing import signing_mode
 from edge.providers.timestamped import check_timestamp
 
-LIVE_API_BASE = "https://api.paddle.com"
-SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
-API_VERSION = "1"
 SIGNATURE_HEADER = "paddle-signature"
 MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
 # transaction-price-create-base): the node sends the product's name there
 MIN_NAME = 2
+CANCEL = "cancel"  # the follow-up that cancels a checkout the node gave up on
+# developer.paddle.com/errors/adjustments/adjustment_pending_refund_request: 400, "You are
+# unable to create further adjustments against this transaction as there is a pending refund
+# request"
+PENDING_REFUND = "adjustment_pending_refund_request"
+# developer.paddle.com/errors/transactions/transaction_invalid_status_change: a transaction
+# that is not draft, ready or billed cannot be canceled
+INVALID_STATUS_CHANGE = "transaction_invalid_status_change"
 
 
 @dataclass(frozen=True)
@@ -63,13 +75,8 @@ class PaddleProvider(Provider):
         return None
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
-        answer = await _call(
-            request.http,
-            request.credentials,
-            bool(request.tx["isTest"]),
-            "/transactions",
-            checkout_body(request),
-        )
+        account = Account.of(request.http, request.credentials, bool(request.tx["isTest"]))
+        answer = await account.entity("POST", "/transactions", checkout_body(request))
         txn = answer.get("id")
         if not isinstance(txn, str) or not txn.startswith("txn_"):
             raise calls.provider_error("Paddle answered without a transaction id.")
@@ -102,10 +109,11 @@ class PaddleProvider(Provider):
                 "portal_unsupported", "This subscription has no Paddle customer on record."
             )
         subscription = request.subscription.get("providerRef")
-        session = await _call(
-            request.http,
-            request.credentials,
-            bool(request.subscription.get("isTest")),
+        account = Account.of(
+            request.http, request.credentials, bool(request.subscription.get("isTest"))
+        )
+        session = await account.entity(
+            "POST",
             f"/customers/{customer}/portal-sessions",
             {"subscription_ids": [subscription] if subscription else []},
         )
@@ -117,34 +125,93 @@ class PaddleProvider(Provider):
         return PortalResult(url=url)
 
 
-async def refund(request: FollowUpRequest) -> FollowUpResult:
-    """Ask Paddle to give back part or all of the checkout's transaction (``POST /adjustments``,
-    action refund): ``type: full`` for all of it, else ``partial`` on its line. Paddle approves
-    refunds itself (most live ones are reviewed; the sandbox approves them every ten minutes),
-    and its ``adjustment.updated`` moves the transaction once approved."""
-    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
+async def send_refund(request: FollowUpRequest) -> ProviderRefund:
+    """Ask Paddle to give back part or all of the checkout's transaction (``POST
+    /adjustments``, action refund, openapi.yaml ``adjustment-create``): ``type: full`` ("the
+    grand total for the related transaction is adjusted") when the follow-up gives back all
+    that was charged, else ``partial`` for the amount on the transaction's line. The reason
+    carries the node's refund id (``adjustments.tagged``). Paddle reviews most live refunds
+    (``pending_approval``); its ``adjustment.updated`` says when it approved or rejected one.
+    ``RefundAlreadyPending`` when Paddle refuses because a refund of the transaction waits for
+    review (perhaps this one, from an attempt whose answer was lost)."""
+    tx, params = request.tx, request.follow_up.params
+    account = Account.of(request.http, request.credentials, bool(tx["isTest"]))
     txn = str(tx["providerRef"])
     body: dict[str, Any] = {
         "action": "refund",
         "transaction_id": txn,
-        "reason": str(params.get("reason") or "Refund requested by the merchant")[:500],
+        "reason": adjustments.tagged(params.get("reason"), str(params["refundId"])),
     }
     if params.get("whole"):
         body["type"] = "full"
     else:
-        entity = await _call(request.http, credentials, tx["isTest"], f"/transactions/{txn}", None)
-        lines = entity.get("details", {}).get("line_items") if isinstance(entity, dict) else None
-        line = lines[0].get("id") if isinstance(lines, list) and lines else None
-        if not isinstance(line, str):
-            raise calls.provider_error(
-                "Paddle's transaction has no line to refund.", retryable=False
-            )
         amount = money.to_paddle(int(params["amount"]), str(tx["currency"]))
+        if amount is None:
+            raise calls.provider_error(
+                f"Paddle takes no refund of {params['amount']} {tx['currency']}.",
+                retryable=False,
+            )
+        line = await _refund_line(account, txn)
         body.update(type="partial", items=[{"item_id": line, "type": "partial", "amount": amount}])
-    made = await _call(request.http, credentials, tx["isTest"], "/adjustments", body)
-    return FollowUpResult(
-        detail=f"Paddle took refund {made.get('id')} ({made.get('status')}): Paddle approves it"
+    answer = await account.answer("POST", "/adjustments", body=body)
+    if not answer.ok:
+        if error_code(answer) == PENDING_REFUND:
+            raise RefundAlreadyPending(f"Paddle holds a refund of {txn} for review.")
+        raise account.refused(answer)
+    made = adjustments.provider_refund(data_object(answer))
+    if made is None:
+        raise calls.provider_error("Paddle answered the refund without a refund adjustment.")
+    return made
+
+
+async def _refund_line(account: Account, txn: str) -> str:
+    """The transaction item a partial refund is taken from: the node's transaction has one."""
+    entity = await account.entity("GET", f"/transactions/{txn}")
+    lines = entity.get("details", {}).get("line_items") if isinstance(entity, dict) else None
+    line = lines[0].get("id") if isinstance(lines, list) and lines else None
+    if not isinstance(line, str):
+        raise calls.provider_error("Paddle's transaction has no line to refund.", retryable=False)
+    return line
+
+
+async def refunds_of(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
+    """The refunds Paddle holds for the checkout's transaction, whatever their status (``GET
+    /adjustments?transaction_id=...&action=refund``, every page), each with the node's refund
+    id where its reason carries one."""
+    tx = request.tx
+    account = Account.of(request.http, request.credentials, bool(tx["isTest"]))
+    listed = await account.listing(
+        "/adjustments",
+        {"transaction_id": str(tx["providerRef"]), "action": "refund", "per_page": "50"},
     )
+    return tuple(r for r in map(adjustments.provider_refund, listed) if r is not None)
+
+
+async def cancel_checkout(request: FollowUpRequest) -> FollowUpResult:
+    """Cancel the checkout's transaction at Paddle (``PATCH /transactions/{id}``, ``{"status":
+    "canceled"}``, openapi.yaml update-transaction: "Cancel a billed transaction"), once the
+    node has given up on it. Paddle cancels only a draft, ready or billed transaction; one the
+    buyer paid meanwhile is refused (``transaction_invalid_status_change``), and is then read,
+    so the result's events say it was paid. Either way the events are the transaction's as
+    ``sync`` reads it (the same dedup ids and changes), so a webhook that comes too is a
+    duplicate."""
+    tx = request.tx
+    txn = str(tx.get("providerRef") or "")
+    if not txn.startswith("txn_"):
+        return FollowUpResult(detail="no Paddle transaction on record: nothing canceled")
+    account = Account.of(request.http, request.credentials, bool(tx["isTest"]))
+    answer = await account.answer("PATCH", f"/transactions/{txn}", body={"status": "canceled"})
+    if answer.ok:
+        entity, said = data_object(answer), f"Paddle canceled {txn}"
+    elif error_code(answer) == INVALID_STATUS_CHANGE:
+        answer = await account.answer("GET", f"/transactions/{txn}")
+        if not answer.ok:
+            raise account.refused(answer)
+        entity = data_object(answer)
+        said = f"Paddle did not cancel {txn}: it is {entity.get('status')}"
+    else:
+        raise account.refused(answer)
+    return FollowUpResult(detail=said, events=sync.transaction_events(entity), body=answer.raw)
 
 
 def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
@@ -183,43 +250,6 @@ def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
     }
 
 
-async def _call(
-    http: httpx.AsyncClient,
-    credentials: Mapping[str, Any],
-    test: bool,
-    path: str,
-    body: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """POST JSON to Paddle (GET when ``body`` is None; its sandbox for test mode unless
-    ``apiBase`` says otherwise) and return the answer's ``data`` object
-    (``edge.providers.calls``: its errors, limits and retry rule)."""
-    default = SANDBOX_API_BASE if test else LIVE_API_BASE
-    base = str(credentials.get("apiBase") or default).rstrip("/")
-    key = str(credentials["apiKey"])
-    headers = {"Authorization": f"Bearer {key}", "Paddle-Version": API_VERSION}
-    method = "GET" if body is None else "POST"
-    answer = await calls.call(
-        http, API, method, base + path, headers=headers, hidden=[key], json_body=body
-    )
-    data = answer.get("data")
-    if not isinstance(data, dict):
-        raise calls.provider_error("Paddle answered with something that is not a Paddle entity.")
-    return data
-
-
-def _error_message(answer: Any) -> str | None:
-    """Paddle's ``error.code`` and ``error.detail``."""
-    error = answer.get("error") if isinstance(answer, dict) else None
-    if not isinstance(error, dict):
-        return None
-    parts = [error.get("code"), error.get("detail")]
-    text = "; ".join(p for p in parts if isinstance(p, str) and p)
-    return text or None
-
-
-API = calls.Api("Paddle", _error_message)
-
-
 PADDLE = PaddleProvider(
     name="paddle",
     display_name="Paddle",
@@ -237,5 +267,9 @@ PADDLE = PaddleProvider(
     signature_window_s=signature.WINDOW_S,
     refunds=True,
     read_event=events.normalize,
-    follow_ups={REFUND: refund},
+    follow_ups={CANCEL: cancel_checkout},
+    send_refund=send_refund,
+    refunds_of=refunds_of,
+    sync=sync.sync,
+    list_events=sync.list_events,
 )

@@ -115,6 +115,16 @@ _TRIGGERS: Mapping[str, Callable[[_Tx], tuple[str, dict[str, Any]]]] = {
         "adjustment.updated",
         tx.adjustment("refund", part=True),
     ),
+    # a refund Paddle rejected on review (openapi.yaml adjustment.updated: "On review, they
+    # move to approved or rejected")
+    "payment.refund_failed": lambda tx: (
+        "adjustment.updated",
+        tx.adjustment("refund", part=True, status="rejected"),
+    ),
+    "payment.dispute_warning": lambda tx: (
+        "adjustment.created",
+        tx.adjustment("chargeback_warning", part=False),
+    ),
     "payment.disputed": lambda tx: ("adjustment.created", tx.adjustment("chargeback", False)),
     "payment.dispute_closed": lambda tx: (
         "adjustment.created",

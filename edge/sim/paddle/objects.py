@@ -78,11 +78,12 @@ def error(
 ) -> tuple[dict[str, Any], int]:
     """An API refusal in Paddle's shape (spec ``error``; developer.paddle.com/errors): its
     ``documentation_url`` under the error's group, and for a validation error the ``errors``
-    list of ``{field, message}``."""
+    list of ``{field, message}``. ``type`` is ``api_error`` for 5xx and for 429
+    (developer.paddle.com/errors/shared/too_many_requests), else ``request_error``."""
     group = code.partition("_")[0] if code.startswith(("transaction_", "adjustment_")) else ""
     group = {"transaction": "transactions", "adjustment": "adjustments"}.get(group, "shared")
     body: dict[str, Any] = {
-        "type": "api_error" if status >= 500 else "request_error",
+        "type": "api_error" if status >= 500 or status == 429 else "request_error",
         "code": code,
         "detail": detail,
         "documentation_url": f"https://developer.paddle.com/errors/{group}/{code}",
@@ -230,6 +231,19 @@ def transaction(
 
 def total_of(txn: Mapping[str, Any]) -> int:
     return int(txn["details"]["totals"]["grand_total"])
+
+
+def apply_credit(txn: dict[str, Any], credit: int) -> None:
+    """The customer's credit balance pays ``credit`` of the transaction: ``credit`` grows,
+    ``grand_total`` ("after credits but before any payments") and ``balance`` shrink; the
+    items and ``total`` stay what they were (openapi.yaml ``transaction_totals``)."""
+    totals = txn["details"]["totals"]
+    credit = min(credit, int(totals["grand_total"]))
+    due = int(totals["grand_total"]) - credit
+    totals.update(
+        credit=str(int(totals["credit"]) + credit), grand_total=str(due), balance=str(due)
+    )
+    txn["details"]["adjusted_totals"]["grand_total"] = str(due)
 
 
 def payment_attempt(txn: Mapping[str, Any], declined: bool) -> dict[str, Any]:
@@ -392,7 +406,8 @@ def adjustment_of(
     amount): ``totals.total`` is their sum ("Total after tax"; no tax here). ``type`` is
     ``full``, ``partial``, or None as Paddle's own SDK notification fixtures show it
     (PaddleHQ/paddle-python-sdk@48c8cc04
-    tests/Unit/Entities/_fixtures/notification/entity/adjustment.created.json)."""
+    tests/Unit/Entities/_fixtures/notification/entity/adjustment.created.json: the server
+    shows it so in notifications only)."""
     at = now_iso()
     currency = txn["currency_code"]
     total = sum(amount for _, _, amount in items)
@@ -422,12 +437,21 @@ def adjustment_of(
             }
             for item_id, item_type, amount in items
         ],
-        "totals": {**money(total), "fee": "0", "earnings": str(total), "currency_code": currency},
+        # ``retained_fee``: the official SDK's API entities require it
+        # (paddle_billing/Entities/Shared/AdjustmentTotals.py, PayoutTotalsAdjustment.py)
+        "totals": {
+            **money(total),
+            "fee": "0",
+            "earnings": str(total),
+            "currency_code": currency,
+            "retained_fee": "0",
+        },
         "payout_totals": {
             **money(total),
             "fee": "0",
             "earnings": str(total),
             "currency_code": currency,
+            "retained_fee": "0",
         }
         if currency in PAYOUT_CURRENCIES
         else None,

@@ -10,9 +10,11 @@ API (JSON in and out, answers in Paddle's ``{"data", "meta"}`` envelope, refusal
 ``POST /transactions`` (non-catalog prices, or the account's catalog ``price_id``),
 ``GET /transactions/{id}``, ``PATCH /transactions/{id}`` (cancel, or replace ``custom_data``
 while the checkout is open), ``POST /adjustments`` (refunds, created ``pending_approval``),
-``POST /customers/{id}/portal-sessions``. Pages: the checkout (``checkout.url``,
-``/pay?_ptxn=`` as Paddle's default payment link, and ``/checkout/{id}``) with Pay, Decline and
-Close; the portal (``/portal/{session}``) with Cancel.
+``GET /adjustments`` and ``GET /events`` (filtered, ordered and paged as Paddle's lists are:
+``lists``), ``GET /subscriptions/{id}``, ``POST /customers/{id}/portal-sessions``. Pages:
+the checkout (``checkout.url``, ``/pay?_ptxn=`` as Paddle's default payment link, and
+``/checkout/{id}``) with Pay, Decline and Close; the portal (``/portal/{session}``) with
+Cancel.
 
 Paddle.js (``checkout_open``, ``update_checkout``) needs only the account's client-side token,
 which a web page carries for anyone to read: it opens a checkout for the merchant's catalog
@@ -30,8 +32,16 @@ approval, never more than is left, per item or in all.
 Notifications: each event goes to every destination of the account that takes its type, as
 its own notification (a fresh ``notification_id``, the same ``event_id``), in order, each
 awaited before the action answers, with a few quick retries; every attempt is signed afresh
-(``Paddle-Signature: ts=..;h1=..``). Outcomes are appended to ``delivered``. With
-``deliveries_paused`` the events wait in ``held`` until ``release_held()``.
+(``Paddle-Signature: ts=..;h1=..``). Outcomes are appended to ``delivered``. Before each event
+is sent, ``webhook_faults`` (``edge.sim.faults.WebhookFaults``) says whether it is dropped
+(never sent; it stays in ``GET /events``, as Paddle's event stream keeps what its notifications
+lost), held in ``held`` until ``release()`` (``deliveries_paused`` holds every event too), or
+signed with a wrong secret.
+
+Failures on demand: ``fail_next_requests`` (the next API calls answer 503), ``rate_limit()``
+(the next answer 429 ``too_many_requests`` with ``Retry-After``, as
+developer.paddle.com/errors/shared/too_many_requests shows it), and ``faults`` (an answer lost
+after the request was carried out, ``edge.sim.faults``).
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,8 +63,9 @@ from quart_trio import QuartTrio
 
 from edge.providers.paddle.money import CURRENCIES
 from edge.providers.paddle.signature import sign_header
+from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
-from edge.sim.paddle import objects, pages
+from edge.sim.paddle import lists, objects, pages
 
 DELIVERY_RETRIES = 3
 INTERVALS = frozenset({"day", "week", "month", "year"})
@@ -66,10 +77,16 @@ class PaddleError(ValueError):
     refuses."""
 
     def __init__(
-        self, status: int, code: str, detail: str, errors: list[dict[str, str]] | None = None
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        errors: list[dict[str, str]] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(f"{code}: {detail}")
         self.status, self.code, self.detail, self.errors = status, code, detail, errors
+        self.headers = dict(headers or {})
 
 
 def _invalid(field: str, message: str) -> PaddleError:
@@ -104,6 +121,20 @@ def _not_found(what: str) -> PaddleError:
     return PaddleError(404, "not_found", f"Entity {what} not found")
 
 
+def _too_many(retry_after_s: int) -> PaddleError:
+    """developer.paddle.com/errors/shared/too_many_requests: 429, type api_error, "IP address
+    exceeded the allowed rate limit. Retry after the number of seconds in the Retry-After
+    header."; developer.paddle.com/api-reference/about/rate-limiting: "A 429 response includes
+    a Retry-After header"."""
+    return PaddleError(
+        429,
+        "too_many_requests",
+        "IP address exceeded the allowed rate limit. Retry after the number of seconds in the"
+        " Retry-After header.",
+        headers={"Retry-After": str(retry_after_s)},
+    )
+
+
 @dataclass
 class _Destination:
     id: str
@@ -124,6 +155,8 @@ class _Account:
     # transaction item id -> what its refunds (approved or waiting) took back, minor units
     adjusted: dict[str, int] = field(default_factory=dict)
     adjustments: dict[str, dict[str, Any]] = field(default_factory=dict)  # adj id -> adjustment
+    # adjustments whose notifications show ``type: null`` (``refund(null_type=True)``)
+    null_typed: set[str] = field(default_factory=set)
     destinations: list[_Destination] = field(default_factory=list)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # event id -> event
     portals: dict[str, str] = field(default_factory=dict)  # session id -> customer id
@@ -135,11 +168,15 @@ class _Account:
 
 class PaddleSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``; ``stop()`` ends it. Tests may
-    set ``fail_next_requests`` (the next N API calls answer 503) and ``deliveries_paused``."""
+    set ``fail_next_requests`` (the next N API calls answer 503), ``rate_limit()``,
+    ``deliveries_paused`` and ``webhook_faults``."""
 
     def __init__(self) -> None:
         self.fail_next_requests = 0
+        self.rate_limited_requests = 0  # the next N API calls answer 429
+        self.retry_after_s = 1
         self.deliveries_paused = False
+        self.webhook_faults = WebhookFaults()
         self.held: list[tuple[_Account, dict[str, Any]]] = []
         # (the notification as delivered, the destination's url, the last attempt's status)
         self.delivered: list[tuple[dict[str, Any], str, int]] = []
@@ -171,6 +208,11 @@ class PaddleSimulator(LoopbackServer):
             "Content-Type": "application/json",
             "Paddle-Signature": sign_header(secret, body, int(time.time())),
         }
+
+    def rate_limit(self, times: int = 1, retry_after_s: int = 1) -> None:
+        """The next ``times`` API calls answer 429 ``too_many_requests`` with ``Retry-After:
+        retry_after_s`` (``_too_many``); nothing they ask is done."""
+        self.rate_limited_requests, self.retry_after_s = times, retry_after_s
 
     def transaction(self, txn_id: str) -> dict[str, Any]:
         return self._find("transactions", txn_id)[1]
@@ -306,13 +348,20 @@ class PaddleSimulator(LoopbackServer):
                     return sub_id
         raise KeyError(tx_id)
 
-    async def pay(self, txn_id: str) -> None:
+    async def pay(self, txn_id: str, *, credit: int = 0) -> None:
         """The buyer pays: ``transaction.paid``; for a recurring price, the subscription
-        (``subscription.created``, ``subscription.activated``); ``transaction.completed``."""
+        (``subscription.created``, ``subscription.activated``); ``transaction.completed``.
+        ``credit``: the customer's credit balance pays that much of it, the card the rest
+        (openapi.yaml ``transaction_totals``: ``credit`` "includes credits applied using a
+        customer's credit balance", ``grand_total`` "Total due on a transaction after credits
+        but before any payments"; developer.paddle.com/build/customers/get-customer-credit-
+        balances: "Credit balances are automatically used to pay for future transactions")."""
         account, txn = self._find("transactions", txn_id)
         if txn["status"] not in ("draft", "ready"):
             raise _not_ready(txn)  # canceled, or paid already
         self._attach_customer(account, txn)
+        if credit:
+            objects.apply_credit(txn, credit)
         txn["payments"].insert(0, objects.payment_attempt(txn, declined=False))
         recurring = next(
             (i["price"]["billing_cycle"] for i in txn["items"] if i["price"]["billing_cycle"]), None
@@ -427,14 +476,49 @@ class PaddleSimulator(LoopbackServer):
         was given back."""
         await self._review(adj_id, "rejected")
 
-    async def chargeback(self, txn_id: str) -> str:
-        """The buyer's bank takes the payment back: ``adjustment.created``, action chargeback."""
-        return await self._adjust(txn_id, "chargeback", "Chargeback raised by the card issuer")
+    async def chargeback(self, txn_id: str, amount: int | None = None) -> str:
+        """The buyer's bank takes the payment back, all of it or ``amount`` of its first line:
+        ``adjustment.created``, action chargeback, approved ("Automatically created by Paddle
+        when a customer successfully disputes a charge", openapi.yaml ``adjustment_action``;
+        "Paddle automatically creates an adjustment to refund the disputed amount",
+        developer.paddle.com/api-reference/adjustments/overview). Returns its id."""
+        return await self._adjust(
+            txn_id, "chargeback", "Chargeback raised by the card issuer", amount
+        )
 
     async def chargeback_reverse(self, txn_id: str) -> str:
-        """The chargeback is decided for the merchant: ``adjustment.created``, action
-        chargeback_reverse."""
-        return await self._adjust(txn_id, "chargeback_reverse", "Chargeback reversed")
+        """Paddle wins the latest chargeback of ``txn_id`` not reversed yet: an adjustment of
+        its amount, action chargeback_reverse ("created by Paddle when Paddle contests a
+        chargeback successfully"), and the chargeback's status becomes ``reversed`` ("Set by
+        Paddle when a chargeback_reversal ... adjustment is created for this adjustment",
+        openapi.yaml ``status-adjustment``). Paddle sends ``adjustment.updated`` only for
+        refunds (openapi.yaml ``adjustment.updated``), so only the reversal is notified.
+        Without a chargeback on record, the whole transaction's is reversed."""
+        account, _ = self._find("transactions", txn_id)
+        reversed_one = self._latest(account, txn_id, "chargeback")
+        amount = int(reversed_one["totals"]["total"]) if reversed_one else None
+        made = await self._adjust(txn_id, "chargeback_reverse", "Chargeback reversed", amount)
+        if reversed_one is not None:
+            reversed_one.update(status="reversed", updated_at=objects.now_iso())
+        return made
+
+    async def chargeback_warning(self, txn_id: str, amount: int | None = None) -> str:
+        """Paddle hears that a chargeback may come: ``adjustment.created``, action
+        chargeback_warning ("Warning of an upcoming chargeback for the related transaction.
+        Automatically created by Paddle", openapi.yaml ``adjustment_action``). Returns its id.
+        """
+        return await self._adjust(txn_id, "chargeback_warning", "Chargeback warning", amount)
+
+    async def chargeback_warning_reverse(self, txn_id: str) -> str:
+        """The warning is withdrawn: ``adjustment.created``, action chargeback_warning_reverse
+        ("Reversal of a chargeback warning"), for the latest warning's amount. Whether Paddle
+        marks the warning itself ``reversed`` is not documented, so its status stays."""
+        account, _ = self._find("transactions", txn_id)
+        warning = self._latest(account, txn_id, "chargeback_warning")
+        amount = int(warning["totals"]["total"]) if warning else None
+        return await self._adjust(
+            txn_id, "chargeback_warning_reverse", "Chargeback warning reversed", amount
+        )
 
     async def cancel_subscription(self, sub_id: str) -> None:
         """``subscription.canceled``, at once (not at the end of the period)."""
@@ -478,11 +562,16 @@ class PaddleSimulator(LoopbackServer):
                 return
         raise KeyError(event_id)
 
-    async def release_held(self) -> None:
-        """Deliver what waited while ``deliveries_paused`` was set, in order."""
+    async def release(self) -> None:
+        """Deliver what was held (``deliveries_paused``, or ``webhook_faults.hold``), in
+        order."""
         held, self.held = self.held, []
         for account, event in held:
             await self._deliver(account, event)
+
+    async def release_held(self) -> None:
+        """``release``, by its first name."""
+        await self.release()
 
     # --- state ------------------------------------------------------------------------
 
@@ -638,18 +727,13 @@ class PaddleSimulator(LoopbackServer):
                 )
         else:
             raise _invalid("type", "full or partial")
-        made = objects.adjustment_of(
-            txn,
-            "refund",
-            taken,
-            None if null_type else str(kind),
-            reason,
-            "pending_approval",
-        )
+        made = objects.adjustment_of(txn, "refund", taken, str(kind), reason, "pending_approval")
         for item_id, _, amount in taken:
             account.adjusted[item_id] = account.adjusted.get(item_id, 0) + amount
         account.adjustments[made["id"]] = made
-        await self._emit(account, ("adjustment.created", made))
+        if null_type:
+            account.null_typed.add(made["id"])
+        await self._emit(account, ("adjustment.created", _notified(account, made)))
         return made
 
     async def _review(self, adj_id: str, verdict: str) -> None:
@@ -666,28 +750,51 @@ class PaddleSimulator(LoopbackServer):
             adjusted = txn["details"]["adjusted_totals"]
             for key in ("subtotal", "total", "grand_total", "earnings"):
                 adjusted[key] = str(int(adjusted[key]) - given)
-        await self._emit(account, ("adjustment.updated", made))
+        await self._emit(account, ("adjustment.updated", _notified(account, made)))
 
-    async def _adjust(self, txn_id: str, action: str, reason: str) -> str:
+    async def _adjust(
+        self, txn_id: str, action: str, reason: str, amount: int | None = None
+    ) -> str:
+        """An adjustment Paddle makes itself (a chargeback, a warning, their reversals),
+        approved, kept with the account's adjustments (``GET /adjustments`` lists it). It does
+        not change what is left to refund: what Paddle does there is not documented."""
         account, txn = self._find("transactions", txn_id)
         if txn["status"] != "completed":
             raise ValueError(f"{txn_id} is {txn['status']}, not completed")
-        adjustment = objects.adjustment(txn, action, None, reason, "approved")
+        adjustment = objects.adjustment(txn, action, amount, reason, "approved")
+        account.adjustments[adjustment["id"]] = adjustment
         await self._emit(account, ("adjustment.created", adjustment))
         return str(adjustment["id"])
+
+    @staticmethod
+    def _latest(account: _Account, txn_id: str, action: str) -> dict[str, Any] | None:
+        """The newest approved adjustment of ``txn_id`` with ``action``."""
+        found = [
+            a
+            for a in account.adjustments.values()
+            if a["transaction_id"] == txn_id and a["action"] == action and a["status"] == "approved"
+        ]
+        return found[-1] if found else None
 
     # --- deliveries -------------------------------------------------------------------
 
     async def _emit(self, account: _Account, *events: tuple[str, Mapping[str, Any]]) -> None:
+        """Record each event (the event stream keeps it whatever becomes of its
+        notifications) and send it as ``webhook_faults`` says."""
         for event_type, data in events:
             event = objects.envelope(event_type, copy.deepcopy(dict(data)))
             account.events[event["event_id"]] = event
-            if self.deliveries_paused:
+            verdict = self.webhook_faults.verdict(event_type)
+            if verdict == DROP:
+                continue
+            if verdict == HOLD or self.deliveries_paused:
                 self.held.append((account, event))
             else:
-                await self._deliver(account, event)
+                await self._deliver(account, event, missigned=verdict == MISSIGN)
 
-    async def _deliver(self, account: _Account, event: dict[str, Any]) -> None:
+    async def _deliver(
+        self, account: _Account, event: dict[str, Any], missigned: bool = False
+    ) -> None:
         async with httpx.AsyncClient(timeout=10.0) as client:
             for destination in account.destinations:
                 if not destination.takes(event["event_type"]):
@@ -697,7 +804,8 @@ class PaddleSimulator(LoopbackServer):
                 status = 0
                 for _ in range(DELIVERY_RETRIES + 1):
                     # each attempt signed afresh: Paddle's SDK allows a 5 second drift
-                    headers = self.sign_headers(destination.secret, body)
+                    secret = WRONG_SECRET if missigned else destination.secret
+                    headers = self.sign_headers(secret, body)
                     try:
                         answer = await client.post(destination.url, content=body, headers=headers)
                         status = answer.status_code
@@ -719,6 +827,9 @@ class PaddleSimulator(LoopbackServer):
         route("/transactions/<txn_id>", view_func=self._get_transaction)
         route("/transactions/<txn_id>", view_func=self._patch_transaction, methods=["PATCH"])
         route("/adjustments", view_func=self._post_adjustment, methods=["POST"])
+        route("/adjustments", view_func=self._list_adjustments)
+        route("/events", view_func=self._list_events)
+        route("/subscriptions/<sub_id>", view_func=self._get_subscription)
         route(
             "/customers/<customer_id>/portal-sessions",
             view_func=self._create_portal_session,
@@ -735,8 +846,13 @@ class PaddleSimulator(LoopbackServer):
         # read every body before answering: one left unread on a kept-alive connection has
         # been seen to leave the client's next request there without an answer
         await request.get_data()
-        api = ("/transactions", "/customers", "/adjustments")
-        if request.path.startswith(api) and self.fail_next_requests:
+        api = ("/transactions", "/customers", "/adjustments", "/events", "/subscriptions")
+        if not request.path.startswith(api):
+            return
+        if self.rate_limited_requests:
+            self.rate_limited_requests -= 1
+            raise _too_many(self.retry_after_s)
+        if self.fail_next_requests:
             self.fail_next_requests -= 1
             raise PaddleError(503, "service_unavailable", "Simulated failure (fail_next_requests).")
 
@@ -830,6 +946,71 @@ class PaddleSimulator(LoopbackServer):
         made = await self._create_adjustment(account, await self._json())
         return {"data": made, "meta": objects.meta()}, 201
 
+    async def _list_adjustments(self) -> Any:
+        """``GET /adjustments`` (openapi.yaml list-adjustments): the account's adjustments,
+        filtered by ``action`` (one), ``transaction_id``, ``customer_id``, ``subscription_id``,
+        ``id`` and ``status`` (comma-separated lists), newest first unless ``order_by`` says
+        otherwise, 10 a page (at most 50)."""
+        account = self._caller()
+        query = dict(request.args)
+        if query.get("action") and "," in query["action"]:
+            raise _invalid("action", "one action")
+        kept = lists.matching(
+            list(account.adjustments.values()),
+            query,
+            {
+                "action": lambda a: a["action"],
+                "transaction_id": lambda a: a["transaction_id"],
+                "customer_id": lambda a: a["customer_id"],
+                "subscription_id": lambda a: a["subscription_id"],
+                "id": lambda a: a["id"],
+                "status": lambda a: a["status"],
+            },
+        )
+        return self._page(kept, query, lambda a: str(a["id"]), lists.ADJUSTMENTS, "/adjustments")
+
+    async def _list_events(self) -> Any:
+        """``GET /events`` (openapi.yaml list-events): the account's events, as event entities
+        (``event_id``, ``event_type``, ``occurred_at``, ``data``: schema ``event``, no
+        ``notification_id``), ``event_type`` a comma-separated filter, newest first unless
+        ``order_by`` says otherwise, 50 a page (at most 200). The simulator keeps them all
+        (Paddle keeps 90 days)."""
+        account = self._caller()
+        query = dict(request.args)
+        kept = lists.matching(
+            [
+                {k: e[k] for k in ("event_id", "event_type", "occurred_at", "data")}
+                for e in account.events.values()
+            ],
+            query,
+            {"event_type": lambda e: e["event_type"]},
+        )
+        return self._page(kept, query, lambda e: str(e["event_id"]), lists.EVENTS, "/events")
+
+    def _page(
+        self,
+        kept: list[Mapping[str, Any]],
+        query: dict[str, str],
+        id_of: Callable[[Mapping[str, Any]], str],
+        limits: lists.Limits,
+        path: str,
+    ) -> Any:
+        """One page of ``kept`` in Paddle's list envelope (``meta.pagination``); a query Paddle
+        would refuse is its ``invalid_field``."""
+        try:
+            taken, pagination = lists.page(kept, query, id_of, limits, self.url + path)
+        except lists.BadQuery as bad:
+            raise _invalid(bad.field, str(bad)) from None
+        return {"data": taken, "meta": {**objects.meta(), "pagination": pagination}}
+
+    async def _get_subscription(self, sub_id: str) -> Any:
+        """``GET /subscriptions/{id}`` (openapi.yaml get-subscription): the entity, without
+        the ``include`` extras (``next_transaction``, ``recurring_transaction_details``)."""
+        sub = self._caller().subscriptions.get(sub_id)
+        if sub is None:
+            raise _not_found(sub_id)
+        return {"data": sub, "meta": objects.meta()}
+
     async def _create_portal_session(self, customer_id: str) -> Any:
         account = self._caller()
         body = await self._json()
@@ -905,6 +1086,15 @@ class PaddleSimulator(LoopbackServer):
         ):
             await self.cancel_subscription(sub["id"])
         return await self._portal_page(session_id)
+
+
+def _notified(account: _Account, adjustment: dict[str, Any]) -> dict[str, Any]:
+    """An adjustment as its notifications show it: ``type`` null where the simulator was asked
+    to show it so (the notification schema allows null, openapi.yaml ``adjustment.created``;
+    the API entity's ``type`` is ``adjustment_type``, never null)."""
+    if adjustment["id"] in account.null_typed:
+        return {**adjustment, "type": None}
+    return adjustment
 
 
 def _line(
@@ -995,9 +1185,10 @@ def _onward(values: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-async def _render_error(error: PaddleError) -> tuple[dict[str, Any], int]:
+async def _render_error(error: PaddleError) -> tuple[dict[str, Any], int, dict[str, str]]:
     # async: Quart runs a plain function in an asyncio executor, which trio does not have
-    return objects.error(error.status, error.code, error.detail, error.errors)
+    body, status = objects.error(error.status, error.code, error.detail, error.errors)
+    return body, status, error.headers
 
 
 def _html(text: str) -> Response:
