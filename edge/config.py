@@ -94,6 +94,13 @@ class Settings:
     store_url: str | None = field(default=None, repr=False)
     node_id: str = ""  # EDGE_NODE_ID, else made once and kept in the data dir
     lease_s: float = 10.0  # EDGE_LEASE_S: a project's lease, unrenewed, lasts this long
+    # Asking providers (CONTRACT 4.3a): a pending checkout with no webhook is looked at this
+    # often (EDGE_SYNC_EVERY_S), so it reaches its true status within that long; at most this
+    # many requests a second go to one provider account (EDGE_SYNC_RATE)
+    sync_every_s: float = 300.0
+    sync_rate: float = 5.0
+    # a provider call's answer is waited for this long (EDGE_PROVIDER_TIMEOUT_S)
+    provider_timeout_s: float = 15.0
 
     @classmethod
     def load(cls, data_dir: str | Path, **overrides: object) -> Settings:
@@ -162,6 +169,10 @@ class Settings:
             values["signing_key"] = env["EDGE_SIGNING_KEY"].strip()
         if env.get("EDGE_LEASE_S"):
             values["lease_s"] = _positive_seconds("EDGE_LEASE_S")
+        for name in ("sync_every_s", "sync_rate", "provider_timeout_s"):
+            variable = f"EDGE_{name.upper()}"
+            if env.get(variable):
+                values[name] = _positive_seconds(variable)
         values["node_id"] = env.get("EDGE_NODE_ID") or _kept_secret(
             data / NODE_ID_FILE, lambda: f"node-{secrets.token_hex(4)}"
         )
@@ -243,7 +254,15 @@ _WHOLE = {
     "hashing_workers": 1,
     "hashing_waiting": 0,
 }
-_SECONDS = ("actor_idle_s", "header_timeout_s", "body_min_rate", "body_grace_s")
+_SECONDS = (
+    "actor_idle_s",
+    "header_timeout_s",
+    "body_min_rate",
+    "body_grace_s",
+    "sync_every_s",
+    "sync_rate",
+    "provider_timeout_s",
+)
 _LISTS = ("provider_hosts_allow", "notify_allow", "trusted_proxies", "metrics_allow")
 _KNOWN = frozenset({"public_url", "rate_limits", "tiers", *_WHOLE, *_SECONDS, *_LISTS})
 

@@ -1,5 +1,6 @@
 """What ``GET /metrics`` shows (CONTRACT 4.9), in Prometheus' text format: requests by route
-and status with latency, webhook outcomes by provider and reason, notification outcomes, and at
+and status with latency, webhook outcomes by provider and reason, changes learned by webhook
+and by asking the provider (and the asking's outcomes), notification outcomes, and at
 scrape time the writer's commits and events per commit, actors alive and queue depths.
 
 Each node has its own registry, so several nodes in one process (tests) do not share counts."""
@@ -37,6 +38,19 @@ class Metrics:
             ["provider", "outcome"],
             registry=self.registry,
         )
+        self._learned = Counter(
+            "edge_events_learned",
+            "Changes of payments the node learned, by provider and how: webhook, or sync (by"
+            " asking the provider, when its webhook never came)",
+            ["provider", "source"],
+            registry=self.registry,
+        )
+        self._asked = Counter(
+            "edge_provider_asks",
+            "Times the node asked a provider about a payment (sync), by outcome",
+            ["provider", "outcome"],
+            registry=self.registry,
+        )
         self._notifications = Counter(
             "edge_notifications",
             "Notification attempts to merchants' endpoints by outcome",
@@ -62,6 +76,12 @@ class Metrics:
 
     def webhook(self, provider: str, outcome: str) -> None:
         self._webhooks.labels(provider, outcome).inc()
+
+    def learned(self, provider: str, source: str, count: int = 1) -> None:
+        self._learned.labels(provider, source).inc(count)
+
+    def asked(self, provider: str, outcome: str) -> None:
+        self._asked.labels(provider, outcome).inc()
 
     def notification(self, outcome: str) -> None:
         self._notifications.labels(outcome).inc()

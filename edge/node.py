@@ -37,10 +37,12 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
 from edge.actors.ownership import Ownership, all_mine
+from edge.actors.pacing import ProviderPacing
 from edge.actors.project import ProjectActor
 from edge.actors.queue_pruner import prune_queues
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
+from edge.actors.sync import Syncer
 from edge.config import NODE_FILE, ConfigError, Settings
 from edge.domain import ids, notifications, smtp
 from edge.domain.events import Simulated
@@ -104,9 +106,14 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
         await sealcheck.check(store, writer, Sealer(settings.secret_key))
         if ownership is not None:  # only nodes that share a store must share a key
             await signcheck.check(store, writer, signer.kid)
+        pacing = ProviderPacing(settings.sync_rate)
         async with (
             _leases_kept(ownership) as beating,
-            provider_client(settings.provider_hosts_allow) as http,
+            provider_client(
+                settings.provider_hosts_allow,
+                timeout_s=settings.provider_timeout_s,
+                on_request=pacing.hook,
+            ) as http,
             # CONTRACT 4.8: http://localhost is always an endpoint the node may notify
             provider_client(
                 settings.notify_allow | {"localhost"}, timeout_s=notifications.TIMEOUT_S
@@ -126,17 +133,25 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 held=None if ownership is None else partial(_serves, ownership),
             ) as registry:
                 attempts = AttemptWatch()
+                load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
+                syncer = Syncer(
+                    partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
+                    http,
+                    pacing,
+                    metrics,
+                    wall_ms,
+                    settings.sync_every_s,
+                )
                 follow_ups = FollowUpWorker(
                     store,
                     writer,
-                    _Projects(registry),
+                    _Projects(registry, syncer),
                     http,
                     PROVIDERS,
                     wall_ms,
                     attempts,
                     mine=ownership.claim if ownership is not None else all_mine,
                 )
-                load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
                 notifier = Notifier(
                     store,
                     writer,
@@ -178,6 +193,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         mailer=_mailer(settings, settings.public_url or url),
                         send_simulated=_send_simulated,
                         ownership=ownership,
+                        syncer=syncer,
                     )
 
                     async def shutdown_trigger() -> None:
@@ -336,8 +352,12 @@ def _both(*wake: Callable[[], None]) -> Callable[[], None]:
 class _Projects:
     """The follow-up worker's way to the project actors (``followups.Projects``)."""
 
-    def __init__(self, registry: ActorRegistry) -> None:
+    def __init__(self, registry: ActorRegistry, syncer: Syncer) -> None:
         self._registry = registry
+        self._syncer = syncer
+
+    async def look(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
+        return await self._syncer.owed(project_id, tx_id)
 
     async def target(
         self, project_id: str, tx_id: str, mode: str, action: str

@@ -23,6 +23,7 @@ from edge.actors.keyindex import KeyIndex
 from edge.actors.ownership import Ownership
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
+from edge.actors.sync import Syncer
 from edge.config import Settings
 from edge.domain.events import Simulated
 from edge.errors import Conflict
@@ -111,6 +112,8 @@ class NodeContext:
     send_simulated: SendSimulated = no_simulators
     # cluster mode: the leases of the projects this node serves (None on LMDB, one node)
     ownership: Ownership | None = None
+    # asks providers what became of payments (sync, reconcile); None in a bare context
+    syncer: Syncer | None = None
 
     @property
     def nursery(self) -> trio.Nursery:

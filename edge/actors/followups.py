@@ -17,6 +17,10 @@ the entry. Guarantees:
 - Every attempt is recorded: when, how long, the outcome and what the provider said.
 - A transient failure (``ProviderError``, a network error, a provider that does not answer in
   ``ATTEMPT_TIMEOUT_S``) is retried on ``BACKOFF_S``; after the last step the entry is ``failed``.
+- The node's own work is here too: expiring a checkout its provider never expires
+  (``outbox.EXPIRE``), and looking at a checkout still open with no webhook (``outbox.SYNC``:
+  asked again on ``edge.domain.asking``'s schedule, or later when the provider account's budget
+  says wait, until the checkout is no longer open).
 - Entries run one at a time, so a slow provider delays follow-ups but never multiplies them.
 - A store that cannot record an attempt stops neither the worker nor the node: the entry stays
   pending and the pass is tried again.
@@ -57,6 +61,7 @@ BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
+LOOK_RETRY_S = 60  # a look the project could not take now (the node stopping, a provider off)
 
 
 class Projects(Protocol):
@@ -75,6 +80,10 @@ class Projects(Protocol):
 
     async def expire(self, project_id: str, tx_id: str) -> str:
         """Expire a pending checkout whose time has come; what happened, in words."""
+
+    async def look(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
+        """Ask the provider about an open checkout (``edge.actors.sync.Syncer.owed``):
+        ``("looked", None)``, or ``("again" | "later", when)``."""
 
     async def refund_outcome(
         self,
@@ -140,6 +149,7 @@ class FollowUpWorker:
         self._clock_ms = clock_ms
         self._watch = watch or AttemptWatch()
         self._wakeup = trio.Event()
+        self._due_at: dict[str, int] = {}  # entry id -> when a look is due again
 
     def notify(self) -> None:
         """New entries were committed: look at the queue now."""
@@ -192,7 +202,8 @@ class FollowUpWorker:
             "detail": detail[:500],
         }
         step = entry["attempts"]  # attempts before this one
-        given_up = outcome == "retry" and step >= len(BACKOFF_S)
+        due_at = self._due_at.pop(entry["id"], None)  # a look's own schedule
+        given_up = outcome == "retry" and due_at is None and step >= len(BACKOFF_S)
         if given_up:
             outcome = attempt["outcome"] = "failed"
             log.warning("follow-up %s of %s gave up: %s", entry["action"], entry["txId"], detail)
@@ -210,7 +221,7 @@ class FollowUpWorker:
                 entry,
                 attempt,
                 state=outbox.PENDING,
-                due_ms=finished + wait_s * 1000,
+                due_ms=due_at if due_at is not None else finished + wait_s * 1000,
                 detail=detail,
             )
         else:
@@ -220,6 +231,21 @@ class FollowUpWorker:
             ops = outbox.settle_ops(entry, attempt, state=state, detail=detail)
         await self._writer.write(ops)
         self._watch.attempted(entry["txId"])
+
+    async def _look(self, entry: Mapping[str, Any]) -> tuple[str, str]:
+        """An owed look at an open checkout: done once it is no longer open; else due again
+        when the schedule, or the provider account's budget, says (``_due_at``)."""
+        try:
+            verdict, when = await self._projects.look(entry["projectId"], entry["txId"])
+        except ContractError as error:
+            self._due_at[entry["id"]] = self._clock_ms() + LOOK_RETRY_S * 1000
+            return "retry", f"{error.code}: {error.message}"
+        if when is None:
+            return "done", "the checkout is no longer open: nothing more to ask"
+        self._due_at[entry["id"]] = when
+        if verdict == "later":
+            return "retry", "not asked yet: the provider account's budget says wait"
+        return "retry", "asked; the checkout is still open: looking again later"
 
     async def _tell_refund(
         self, entry: Mapping[str, Any], outcome: str, refund: ProviderRefund | None, detail: str
@@ -246,6 +272,8 @@ class FollowUpWorker:
                 return "done", await self._projects.expire(entry["projectId"], entry["txId"])
             except ContractError as error:
                 return "retry", f"{error.code}: {error.message}"
+        if entry["action"] == outbox.SYNC:
+            return await self._look(entry)
         provider = self._providers.get(entry["provider"])
         if provider is None:
             return "dropped", f"this node has no provider {entry['provider']!r}"

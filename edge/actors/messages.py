@@ -212,6 +212,53 @@ class RefundOutcome:
 
 
 @dataclass(frozen=True)
+class SyncTarget:
+    """What asking the provider about a transaction needs (``edge.actors.sync``)."""
+
+    tx_id: str
+    mode: str | None  # the key's mode; None for the operator and an account
+
+
+@dataclass(frozen=True)
+class SyncReported:
+    """What the provider's objects say of a transaction (a ``SyncResult``), to apply like
+    webhook deliveries; ``why`` the node asked (on demand, owed, reconcile)."""
+
+    tx_id: str
+    provider: str
+    mode: str
+    result: Any  # SyncResult
+    why: str
+
+
+@dataclass(frozen=True)
+class ProviderTarget:
+    """A provider's opened credentials for ``mode``, to walk its lists (reconcile)."""
+
+    provider: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """Events a provider's list holds (exact bodies, fetched by the node with the project's
+    credentials), to apply as the webhooks the node missed."""
+
+    provider: str
+    mode: str
+    bodies: tuple[bytes, ...] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class TxOfRef:
+    """The transaction a provider object the node created belongs to (None: none)."""
+
+    provider: str
+    mode: str
+    ref: str
+
+
+@dataclass(frozen=True)
 class FollowUpReported:
     """What a provider answered to a follow-up (a capture that completed or was declined), to be
     applied like verified webhook deliveries; the reply comes once it is durable."""

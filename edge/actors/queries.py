@@ -21,7 +21,8 @@ from edge.domain import ids
 from edge.domain import refunds as money_back
 from edge.domain.money import to_wire
 from edge.domain.timefmt import iso_ms
-from edge.errors import NotFound
+from edge.errors import Conflict, NotFound
+from edge.providers.registry import PROVIDERS
 from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine
@@ -293,3 +294,24 @@ def _money_back(tx: dict[str, Any]) -> dict[str, Any]:
             for of, amount in sorted(reported.each.items())
         ],
     }
+
+
+async def reconcilable(ctx: NodeContext, project_id: str, mode: str, only: str | None) -> list[str]:
+    """The project's providers enabled with ``mode`` credentials whose events (or objects) the
+    node can walk; ``only``: just that one (``reconcile_unsupported`` if it cannot be)."""
+    project = await ctx.store.get(keys.project(project_id))
+    configured = [
+        name
+        for name, config in ((project or {}).get("providers") or {}).items()
+        if config.get("enabled") and config.get(mode)
+    ]
+    walkable = [name for name in configured if PROVIDERS[name].list_events is not None]
+    if only is None:
+        return walkable
+    if only not in walkable:
+        raise Conflict(
+            "reconcile_unsupported",
+            f"{only} is not enabled with {mode} credentials on this project, or keeps no list"
+            " of events the node can walk.",
+        )
+    return [only]

@@ -71,6 +71,7 @@ def transaction_view(tx: Mapping[str, Any]) -> dict[str, Any]:
             "needsAttention": bool(tx.get("needsAttention")),
             "attention": [attention_view(tx, flag) for flag in tx.get("attention") or ()],
             "handled": [handled_view(tx, done) for done in tx.get("handled") or ()],
+            "asked": asked_view(tx.get("asked")),
             "refunds": [refund_view(tx, refund) for refund in tx.get("refunds") or ()],
         }
     )
@@ -90,6 +91,20 @@ def attention_view(tx: Mapping[str, Any], flag: Mapping[str, Any]) -> dict[str, 
     provider = str(tx.get("provider"))
     view["reason"] = attention.in_words(flag, NAMES.get(provider, provider))
     return view
+
+
+def asked_view(asked: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """When the node last asked the provider about the transaction, whether the provider knew
+    it, how many changes asking learned that no webhook had brought, and whether a webhook for
+    them came after (the provider's webhooks do reach the node, late)."""
+    if not asked:
+        return None
+    return {
+        "at": iso_ms(asked["at"]),
+        "found": bool(asked.get("found")),
+        "learned": int(asked.get("learned") or 0),
+        "webhookArrived": asked.get("webhookAt") is not None,
+    }
 
 
 def handled_view(tx: Mapping[str, Any], handled: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,16 @@ def show_items(
     """A list (``page["items"]``): as JSON with ``--json``, else ``line`` of each item, or
     ``none`` when it is empty."""
     show(args, page, "\n".join(line(item) for item in page["items"]) or none)
+
+
+def amount(text: str) -> float:
+    """An amount given on the command line, for the node's JSON. A float's repr is the shortest
+    string that reads back as it, so any amount of up to 15 significant digits reaches the node
+    (which parses Decimal) with exactly the digits given."""
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        raise CliError(f"not a number: {text}") from None
+    if not value.is_finite() or len(value.as_tuple().digits) > 15:
+        raise CliError(f"not an amount: {text}")
+    return float(value)

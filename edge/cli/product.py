@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from decimal import Decimal
 from typing import Any
 
-from edge.cli.client import CliError, call, show, show_items
+from edge.cli.client import amount, call, show, show_items
 from edge.cli.parsing import Subcommands, add_command, add_group
 from edge.domain.money import exponent
 
@@ -26,7 +25,7 @@ def _set(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {
         "name": args.name,
         "kind": args.kind,
-        "amount": _number(args.amount),
+        "amount": amount(args.amount),
         "currency": args.currency,
     }
     if args.interval:
@@ -36,18 +35,6 @@ def _set(args: argparse.Namespace) -> int:
     )
     show(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
     return 0
-
-
-def _number(text: str) -> float:
-    # A float's repr is the shortest string that reads back as it, so any amount of up to 15
-    # significant digits reaches the node (which parses Decimal) with exactly the digits given.
-    try:
-        value = Decimal(text)
-    except ArithmeticError:
-        raise CliError(f"not a number: {text}") from None
-    if not value.is_finite() or len(value.as_tuple().digits) > 15:
-        raise CliError(f"not an amount: {text}")
-    return float(value)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from edge.dashboard.site import (
 )
 from edge.dashboard.words import REFUND_STATES, attention_in_words, refused_in_words
 from edge.domain.status import Status
+from edge.providers.offers import NAMES
 
 CHART_SCAN = 500  # transactions read for the chart: a month of a small shop, bounded
 
@@ -112,7 +113,10 @@ async def overview(pid: str) -> str:
     bars, top = chart.bars(chart.daily_payments(month, today))
     secrets = _modes_with_webhook_secret(project)
     attention = {
-        "late": [tx for tx in month if tx.get("needsAttention")],
+        "late": [
+            {**tx, "words": attention_in_words(tx)} for tx in month if tx.get("needsAttention")
+        ],
+        "asked": _learned_by_asking(month),
         "endpoints": [e for e in endpoints if not e["enabled"] or e["failingSince"]],
         "refused": [
             {**r, "words": refused_in_words(r, secrets.get(r["provider"], []))} for r in refused[:5]
@@ -130,6 +134,18 @@ async def overview(pid: str) -> str:
         recent=month[:5],
         attention=attention,
     )
+
+
+def _learned_by_asking(month: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(provider's name, how many payments) whose changes the node learned by asking and for
+    which no webhook came after: the provider's webhooks are not reaching the node."""
+    counts: dict[str, int] = {}
+    for tx in month:
+        asked = tx.get("asked") or {}
+        if asked.get("learned") and not asked.get("webhookArrived"):
+            name = NAMES.get(tx["provider"], tx["provider"])
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(counts.items())
 
 
 def _modes_with_webhook_secret(project: dict[str, Any]) -> dict[str, list[str]]:
@@ -177,6 +193,7 @@ async def transaction(pid: str, tx_id: str) -> str:
         tx=tx,
         attention=attention_in_words(tx),
         refund_states=REFUND_STATES,
+        provider_name=NAMES.get(tx["provider"], tx["provider"]),
         problem=None,
     )
 
@@ -186,7 +203,7 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
     who = await require()
     form = await form_of(who)
     body: dict[str, Any] | None = None
-    if action == "mark-paid" and form.get("note"):
+    if action in ("mark-paid", "resolve") and form.get("note", "").strip():
         body = {"note": form["note"]}
     elif action == "refund":  # no amount: all that is left
         body = {"reason": form["reason"]} if form.get("reason", "").strip() else {}
@@ -205,6 +222,7 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
                 tx=tx,
                 attention=attention_in_words(tx),
                 refund_states=REFUND_STATES,
+                provider_name=NAMES.get(tx["provider"], tx["provider"]),
                 problem=refused.message,
             )
             return Response(html, status=refused.status, content_type="text/html; charset=utf-8")

@@ -117,37 +117,10 @@ def not_offered_in_words(
 
 
 def attention_in_words(tx: Mapping[str, Any]) -> list[str]:
-    """Why a transaction needs the merchant, one sentence per reason (``attention`` of the
-    merchant API's transaction)."""
-    name = NAMES.get(str(tx.get("provider")), str(tx.get("provider")))
-    said = []
-    for flag in tx.get("attention") or ():
-        code = flag.get("code")
-        if code == "amount_mismatch":
-            paid = (
-                money(flag["amount"], flag["currency"])
-                if flag.get("amount") is not None
-                else f"an amount the node cannot read ({flag.get('providerAmount')})"
-            )
-            asked = money(flag["expectedAmount"], flag["expectedCurrency"])
-            said.append(
-                f"{name} reported {paid} paid for this checkout of {asked}. It did not"
-                f" complete the checkout: refund that payment in {name}, or ask the buyer to"
-                " pay the rest."
-            )
-        elif code == "paid_late":
-            said.append("Money arrived after this checkout ended: fulfil or refund it.")
-        elif code == "contradicted":
-            said.append(
-                f"{name} reported this checkout both paid and ended. Look the payment up in"
-                f" {name}'s dashboard, then fulfil or refund it."
-            )
-        elif code == "capture_refused":
-            said.append(
-                f"{name} refused to take the approved payment: another order of your account"
-                " already carries this checkout's invoice id (your account blocks duplicate"
-                " invoice ids). The buyer was not charged for this checkout."
-            )
+    """Why a transaction needs the merchant, one sentence per reason: the merchant API's own
+    (``attention[].reason``, ``edge.domain.attention``); a transaction flagged before reasons
+    were kept was flagged for money that came late."""
+    said = [str(flag["reason"]) for flag in tx.get("attention") or () if flag.get("reason")]
     if tx.get("needsAttention") and not said:
         said.append("Money arrived after this checkout ended: fulfil or refund it.")
     return list(dict.fromkeys(said))
@@ -163,6 +136,8 @@ def money(amount: float, currency: str) -> str:
 REFUND_STATES = {
     "requested": "asked of the provider",
     "sent": "taken by the provider: the status moves once the money has moved",
-    "failed": "refused by the provider",
+    "succeeded": "given back, the provider says",
+    "failed": "refused, or failed at the provider",
+    "unknown": "the provider never answered: the amount stays held until it reports it",
     "done": "recorded (sent back by hand)",
 }

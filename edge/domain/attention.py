@@ -23,6 +23,7 @@ DISPUTE_WARNING = "dispute_warning"  # a chargeback may follow
 DISPUTED = "disputed"  # the buyer's bank opened a dispute
 DISPUTE_WON = "dispute_won"
 DISPUTE_LOST = "dispute_lost"
+NOT_AT_PROVIDER = "not_at_provider"  # asked, the provider does not know the checkout
 CODES = (
     AMOUNT_MISMATCH,
     PAID_LATE,
@@ -34,6 +35,7 @@ CODES = (
     DISPUTED,
     DISPUTE_WON,
     DISPUTE_LOST,
+    NOT_AT_PROVIDER,
 )
 
 
@@ -100,6 +102,11 @@ def in_words(flag: Mapping[str, Any], provider: str) -> str:
         return f"The dispute{_of(amount)} was decided for you: the money stays yours."
     if code == DISPUTE_LOST:
         return f"The dispute was lost:{_of(amount, ' ')} went back to the buyer."
+    if code == NOT_AT_PROVIDER:
+        return (
+            f"{provider} does not know this checkout: asked, it found no payment for it. Check"
+            f" the credentials, or look the payment up in {provider}'s dashboard."
+        )
     return f"{provider} reported something about this payment that needs you: {code}."
 
 

@@ -112,6 +112,13 @@ class Buckets:
             self._shrink(now)
         return decision
 
+    def wait_s(self, key: Hashable, now: float) -> float:
+        """Seconds until a ``take`` for ``key`` would be allowed (0: now), taking nothing."""
+        tat = self._tats.get(key)
+        if tat is None:
+            return 0.0
+        return max(0.0, tat + self.limit.interval_s - self.limit.period_s - now)
+
     def _sweep_some(self, now: float) -> None:
         # Bounded work per call; stops at the first bucket still in use
         # because the rest were touched even more recently.

@@ -13,6 +13,7 @@ from edge.domain.events import EventType
 from edge.domain.metadata import validate_metadata
 from edge.domain.money import exponent, to_minor
 from edge.domain.status import Kind
+from edge.domain.timefmt import parse_iso_ms
 from edge.domain.urls import (
     first_disallowed_redirect,
     redirect_rule,
@@ -220,6 +221,18 @@ def resolve(body: dict[str, Any]) -> str | None:
     """``{note?}``: what the merchant did about what the transaction needed them for."""
     only(body, {"note"})
     return _string(body, "note", max_len=500, required=False)
+
+
+def reconcile(body: dict[str, Any]) -> tuple[int, str | None, str | None]:
+    """``{since, provider?, mode?}``: from when (ISO 8601), which provider (all that keep a
+    list, when absent), which mode (the key's, or live)."""
+    only(body, {"since", "provider", "mode"})
+    if "since" not in body:
+        raise InvalidInput("since is required: an ISO 8601 time like 2026-11-21T09:48:00.000Z")
+    since = parse_iso_ms(body["since"], "since")
+    provider = _string(body, "provider", max_len=40, required=False)
+    given = body.get("mode")
+    return since, provider, None if given is None else mode(given)
 
 
 def refund(body: dict[str, Any]) -> tuple[Decimal | int | None, str | None]:

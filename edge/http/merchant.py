@@ -10,11 +10,13 @@ from quart import Blueprint, Response, request
 
 from edge.actors import queries
 from edge.actors.messages import CancelTx, MarkPaid, RefundTx, ResolveTx
+from edge.actors.sync import Syncer
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
 from edge.domain.status import Status
-from edge.errors import NotFound, project_not_found
+from edge.domain.timefmt import iso_ms
+from edge.errors import NotFound, project_not_found, unavailable
 from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
@@ -130,6 +132,41 @@ async def resolve(project_id: str, tx_id: str) -> Response:
         raise NotFound("not_found", "No transaction with this id in this project.")
     view = await ask(project_id, ResolveTx(tx_id, caller.mode, caller.who, note))
     return json_response(view, headers=NO_STORE)
+
+
+@blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/sync")
+async def sync(project_id: str, tx_id: str) -> Response:
+    """Ask the provider what became of the transaction and apply what it says (CONTRACT
+    4.3a); the transaction as it now is, with what was learned."""
+    caller = await _caller(project_id)
+    await read_json_object(optional=True)
+    if not ids.is_tx_id(tx_id):
+        raise NotFound("not_found", "No transaction with this id in this project.")
+    answer = await _syncer().sync(project_id, tx_id, caller.mode, "asked")
+    view = await queries.get_transaction(node(), project_id, tx_id, caller.mode)
+    view["sync"] = {"found": answer["found"], "learned": answer["learned"]}
+    return json_response(view, headers=NO_STORE)
+
+
+@blueprint.post("/api/projects/<project_id>/reconcile")
+async def reconcile(project_id: str) -> Response:
+    """Walk the providers' lists of events since a time and apply what the node missed (after
+    an outage or a fixed secret); what each provider's walk saw and learned."""
+    caller = await _caller(project_id)
+    since, provider, asked_mode = bodies.reconcile(await read_json_object())
+    mode = caller.mode or asked_mode or "live"
+    if caller.mode is not None and asked_mode not in (None, caller.mode):
+        raise InvalidInput(f"this key reconciles {caller.mode} mode only", "mode")
+    names = await queries.reconcilable(node(), project_id, mode, provider)
+    results = [await _syncer().reconcile(project_id, name, mode, since) for name in names]
+    return json_response({"since": iso_ms(since), "providers": results}, headers=NO_STORE)
+
+
+def _syncer() -> Syncer:
+    syncer = node().syncer
+    if syncer is None:
+        raise unavailable()
+    return syncer
 
 
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/cancel")

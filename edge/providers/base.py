@@ -35,6 +35,11 @@ class MalformedPayload(Exception):
 
 
 REFUND = "refund"  # the follow-up that asks a provider to give money back
+# the follow-up that reads a refund the provider made and its webhook did not state (BTCPay's
+# InvoiceRefund names only its pull payment)
+READ_REFUND = "read_refund"
+# follow-ups still owed once the checkout has ended: money that came late goes back too
+AFTER_THE_END = frozenset({REFUND, READ_REFUND})
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ provider it came from (CONTRACT 4.3: ``502 provider_error``).
   (``read_json``): an empty body is ``{}``; one that is not JSON, or is larger, is None.
 - A refusal (``refusal``): 5xx and 429 are retryable (the provider may answer otherwise later);
   any other status that is not 2xx is not (the provider refused the request itself, and will
-  again). A ``Retry-After`` in seconds rides on the error's headers. The message is the provider's own words for it (``Api.words``), with every secret of
-  the call taken out.
+  again). The message is the provider's own words for it (``Api.words``), with every secret of
+  the call taken out; a ``Retry-After`` in seconds rides on the error's headers.
 - A success that is not a JSON object is retryable.
 
 The adapters put credentials into headers only; ``hidden`` names them once more so that no

@@ -112,13 +112,18 @@ class VettedTransport(httpx.AsyncHTTPTransport):
 
 
 def provider_client(
-    allowed: frozenset[str], timeout_s: float = 15.0, resolve: Resolve | None = None
+    allowed: frozenset[str],
+    timeout_s: float = 15.0,
+    resolve: Resolve | None = None,
+    on_request: Callable[[httpx.Request], Awaitable[None]] | None = None,
 ) -> httpx.AsyncClient:
-    """The node's client for provider calls: checked addresses, no redirects, no proxies."""
+    """The node's client for provider calls: checked addresses, no redirects, no proxies;
+    ``on_request`` is awaited before each request (the node's pacing of provider accounts)."""
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
     return httpx.AsyncClient(
         transport=VettedTransport(allowed, limits, resolve),
         timeout=httpx.Timeout(timeout_s),
         follow_redirects=False,
         trust_env=False,
+        event_hooks={"request": [on_request]} if on_request else None,
     )

@@ -19,7 +19,7 @@ def test_every_code_is_a_sentence_naming_the_money(code):
     }
     said = in_words(flag, "Stripe")
     assert said.endswith(".") and said[0].isupper()
-    if code not in ("contradicted", "capture_refused"):
+    if code not in ("contradicted", "capture_refused", "not_at_provider"):
         assert "19.99 EUR" in said
 
 
@@ -35,3 +35,37 @@ def test_money_in_the_currencys_own_decimals():
     assert money(150000, "JPY") == "150,000 JPY"
     assert money(1234567, "BHD") == "1,234.567 BHD"
     assert money(1999, "EUR") == "19.99 EUR"
+
+
+def test_an_amount_mismatch_names_both_amounts():
+    flag = {
+        "code": "amount_mismatch",
+        "amount": 100,
+        "currency": "EUR",
+        "expectedAmount": 9999999999,
+        "expectedCurrency": "EUR",
+    }
+    assert in_words(flag, "Paddle") == (
+        "Paddle reported 1.00 EUR paid for this checkout of 99,999,999.99 EUR. It did not"
+        " complete the checkout: refund that payment in Paddle, or ask the buyer to pay the rest."
+    )
+
+
+def test_an_amount_the_node_cannot_read_is_shown_as_the_provider_wrote_it():
+    flag = {
+        "code": "amount_mismatch",
+        "providerAmount": "12345 kwd",
+        "expectedAmount": 1500,
+        "expectedCurrency": "JPY",
+    }
+    assert in_words(flag, "Stripe") == (
+        "Stripe reported an amount the node cannot read (12345 kwd) paid for this checkout of"
+        " 1,500 JPY. It did not complete the checkout: refund that payment in Stripe, or ask"
+        " the buyer to pay the rest."
+    )
+
+
+def test_a_capture_paypal_refused_for_good():
+    said = in_words({"code": "capture_refused"}, "PayPal")
+    assert said.startswith("PayPal refused to take the approved payment")
+    assert "The buyer was not charged" in said

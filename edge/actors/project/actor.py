@@ -22,6 +22,7 @@ from typing import Any
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
+from edge.actors.project.asking import Asking
 from edge.actors.project.attention import Attention
 from edge.actors.project.checkout import Checkouts
 from edge.actors.project.endpoints import Endpoints
@@ -63,6 +64,11 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.RefundTx: ("_refunds", "request"),
     m.RefundOutcome: ("_refunds", "outcome"),
     m.ResolveTx: ("_attention", "resolve"),
+    m.SyncTarget: ("_asking", "target"),
+    m.SyncReported: ("_asking", "reported"),
+    m.ProviderTarget: ("_asking", "provider_target"),
+    m.Reconciled: ("_asking", "reconciled"),
+    m.TxOfRef: ("_asking", "tx_of_ref"),
     m.PortalUrl: ("_merchant", "portal_url"),
     m.TriggerMaterial: ("_merchant", "trigger_material"),
     m.FollowUpTarget: ("_merchant", "follow_up_target"),
@@ -97,6 +103,7 @@ class ProjectActor:
         "_merchant",
         "_refunds",
         "_attention",
+        "_asking",
         "_settings",
         "_endpoints",
         "_public_info",
@@ -118,6 +125,7 @@ class ProjectActor:
         self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, self._intake, ref)
         self._merchant = MerchantActions(ledger)
         self._attention = Attention(ledger)
+        self._asking = Asking(ledger, self._intake, refunds)
         self._settings = ProjectSettings(ledger)
         self._endpoints = Endpoints(ledger)
         self._public_info = PublicInfoPages(ledger)

@@ -287,6 +287,19 @@ class Checkouts:
                 ledger.now_ms(),
                 due_ms=result.expires_at_ms,
             )
+        if provider.sync is not None:
+            # if its webhook never comes, the node asks the provider (edge.actors.sync)
+            now = ledger.now_ms()
+            ops += outbox.enqueue_ops(
+                ledger.project_id,
+                tx["id"],
+                provider.name,
+                mode,
+                outbox.SYNC,
+                {},
+                now,
+                due_ms=now + int(ledger.ctx.settings.sync_every_s * 1000),
+            )
         body = {
             "txId": tx["id"],
             "provider": provider.name,

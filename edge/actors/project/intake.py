@@ -33,7 +33,7 @@ from edge.actors.project.refunds import Refunds
 from edge.domain import attention, ids
 from edge.domain.changes import change_key
 from edge.domain.convergence import Fate, Refund, Step
-from edge.domain.events import QUOTA_EXEMPT, SOURCE_NODE, SOURCE_WEBHOOK, EventType
+from edge.domain.events import QUOTA_EXEMPT, SOURCE_NODE, SOURCE_SYNC, SOURCE_WEBHOOK, EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.paid import paid_as_asked
@@ -247,7 +247,8 @@ class WebhookIntake:
             observed = event.provider_refund is not None and self.refunds.observed(
                 tx, event.provider_refund
             )
-            if flag(tx, flags) or observed or recorded:
+            followed = told is not None and source == SOURCE_WEBHOOK and _webhook_followed(tx, now)
+            if flag(tx, flags) or observed or recorded or followed:
                 ops += ledger.tx_ops(tx)
             if not mismatched:  # owed to the provider: durable with the event, or not at all
                 ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
@@ -256,9 +257,12 @@ class WebhookIntake:
         space = _dedup_space(provider.name, mode)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
-        if event.type not in QUOTA_EXEMPT and told is None:
+        if event.type not in QUOTA_EXEMPT and source != SOURCE_SYNC:
+            # the quota counts what providers deliver (CONTRACT 8), not what the node asks
             ops.append(await self.quota.count(period_of(now), mode))
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
+        if tx is not None and told is None:
+            ledger.ctx.metrics.learned(provider.name, source)
         if tx is None:
             return answer, "unmatched"
         return answer, "amount_mismatch" if mismatched else "accepted"
@@ -537,6 +541,16 @@ def _waited_change(
         sub_version=sub["version"] if sub and match.get("subscription") else None,
     )
     return _remember(tx, key, event["id"]) if key is not None else None
+
+
+def _webhook_followed(tx: dict[str, Any], now: int) -> bool:
+    """A webhook came for a change the node had learned by asking: the provider's webhooks do
+    reach the node (late). True when ``tx`` changed."""
+    asked = tx.get("asked")
+    if not asked or not asked.get("learned") or asked.get("webhookAt"):
+        return False
+    asked["webhookAt"] = now
+    return True
 
 
 def _late_money(tx: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:

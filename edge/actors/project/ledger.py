@@ -30,7 +30,7 @@ from edge.domain.status import ENDED
 from edge.domain.urls import redirect_allowed, redirect_rule
 from edge.errors import InvalidRequest, NotFound, unavailable
 from edge.providers import credentials as creds
-from edge.providers.base import REFUND, FollowUp, Provider
+from edge.providers.base import AFTER_THE_END, FollowUp, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
@@ -101,10 +101,11 @@ class Ledger:
     ) -> dict[str, Any] | None:
         """What a durable follow-up acts on: a copy of the transaction and its provider's
         opened credentials; None once the checkout has ended (expired, canceled, failed), so
-        nothing is captured for it, except a refund (of money paid after the checkout ended).
+        nothing is captured for it, except a refund or its reading (money paid after the
+        checkout ended goes back too).
         ``provider_not_enabled`` while its provider is off."""
         tx = await self.tx(tx_id)
-        if tx is None or (tx["status"] in ENDED and action != REFUND):
+        if tx is None or (tx["status"] in ENDED and action not in AFTER_THE_END):
             return None
         _, credentials = self.configured(tx["provider"], mode)
         return {"tx": dict(tx), "credentials": dict(credentials)}

@@ -29,6 +29,8 @@ def paths() -> dict[str, dict[str, Operation]]:
         f"{base}/transactions/{{txId}}/cancel": {"post": _cancel()},
         f"{base}/transactions/{{txId}}/refund": {"post": _refund()},
         f"{base}/transactions/{{txId}}/resolve": {"post": _resolve()},
+        f"{base}/transactions/{{txId}}/sync": {"post": _sync()},
+        f"{base}/reconcile": {"post": _reconcile()},
         "/api/subscriptions/{projectId}/{subscriptionId}/portal-url": {"post": _portal()},
     }
 
@@ -179,6 +181,59 @@ def _resolve() -> Operation:
             403: ["forbidden"],
             404: _NOT_FOUND,
             409: ["nothing_to_resolve"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _sync() -> Operation:
+    return operation(
+        "syncTransaction",
+        "Merchant API",
+        "Ask the provider what became of a transaction",
+        "The node reads the transaction's objects with the provider's own API (Stripe's "
+        "Checkout Session with its payment, refunds and disputes; PayPal's order with its "
+        "captures and refunds; Paddle's transaction with its adjustments; BTCPay's invoice "
+        "with its payments and refunds) and applies what they say as webhooks would have been: "
+        "matched, checked, deduplicated, each change told once (`source: sync`; a webhook "
+        "that comes later for the same change is its repeat). The node also does this by "
+        "itself for a checkout still open past its provider's usual time, paced per provider "
+        "account. The answer is the transaction with its history and `sync`: whether the "
+        "provider knew the checkout and how many changes no webhook had brought. Pay by mail "
+        "has no provider to ask: 409 sync_unsupported.",
+        parameters=[PROJECT, TX],
+        body=json_body(ref("CancelRequest"), required=False),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("The transaction after asking.", ref("SyncedTransaction"))},
+        errors={
+            403: ["forbidden"],
+            404: [*_NOT_FOUND, "provider_not_enabled"],
+            409: ["sync_unsupported"],
+            502: ["provider_error"],
+            503: ["unavailable"],
+        },
+    )
+
+
+def _reconcile() -> Operation:
+    return operation(
+        "reconcileProject",
+        "Merchant API",
+        "Apply what the providers hold that the node missed",
+        "After an outage or a fixed webhook secret: the node walks each provider's own list "
+        "since `since` (Stripe's events, Paddle's events, PayPal's webhook events, BTCPay's "
+        "invoices by date) and applies what it missed, as webhooks would have been; a key "
+        "walks its own mode. Events the node has already are duplicates and change nothing.",
+        parameters=[PROJECT],
+        body=json_body(ref("ReconcileRequest")),
+        security=KEY_OR_OPERATOR,
+        ok={200: json_answer("What each provider's walk saw.", ref("Reconciliation"))},
+        errors={
+            400: ["invalid_request", "unknown_field"],
+            403: ["forbidden"],
+            404: _NOT_FOUND,
+            409: ["reconcile_unsupported"],
+            502: ["provider_error"],
             503: ["unavailable"],
         },
     )

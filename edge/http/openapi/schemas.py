@@ -252,6 +252,7 @@ def schemas() -> dict[str, Schema]:
                         "needsAttention": {"type": "boolean"},
                         "attention": {"type": "array", "items": ref("Attention")},
                         "handled": {"type": "array", "items": ref("Handled")},
+                        "asked": nullable(ref("Asked")),
                         "refunds": {"type": "array", "items": ref("Refund")},
                     }
                 ),
@@ -282,6 +283,19 @@ def schemas() -> dict[str, Schema]:
                 " dispute_won, dispute_lost). Money is the amount concerned."
             ),
         ),
+        "Asked": object_schema(
+            {
+                "at": TIME,
+                "found": {"type": "boolean"},
+                "learned": {"type": "integer", "minimum": 0},
+                "webhookArrived": {"type": "boolean"},
+            },
+            description=(
+                "The node asked the provider about this transaction (sync): when, whether the"
+                " provider knew the checkout, how many changes it learned that no webhook had"
+                " brought, and whether a webhook for them came afterwards."
+            ),
+        ),
         "Handled": object_schema(
             {
                 "at": TIME,
@@ -305,6 +319,46 @@ def schemas() -> dict[str, Schema]:
                 ),
             ]
         },
+        "SyncedTransaction": {
+            "allOf": [
+                ref("TransactionWithEvents"),
+                object_schema(
+                    {
+                        "sync": object_schema(
+                            {
+                                "found": {"type": "boolean"},
+                                "learned": {"type": "integer", "minimum": 0},
+                            }
+                        )
+                    }
+                ),
+            ]
+        },
+        "ReconcileRequest": body_schema(
+            {
+                "since": TIME,
+                "provider": PROVIDER,
+                "mode": {"type": "string", "enum": ["live", "test"]},
+            },
+            ["since"],
+        ),
+        "Reconciliation": object_schema(
+            {
+                "since": TIME,
+                "providers": {
+                    "type": "array",
+                    "items": object_schema(
+                        {
+                            "provider": PROVIDER,
+                            "mode": {"type": "string", "enum": ["live", "test"]},
+                            "seen": {"type": "integer", "minimum": 0},
+                            "learned": {"type": "integer", "minimum": 0},
+                            "asked": {"type": "integer", "minimum": 0},
+                        }
+                    ),
+                },
+            }
+        ),
         "ProviderRefund": object_schema(
             {
                 "id": {"type": "string", "minLength": 1},

@@ -1,0 +1,140 @@
+"""What the node learns by asking a provider about one transaction (CONTRACT 4.3a, sync).
+
+The call itself runs off the actor (``edge.actors.sync``): the actor hands out what it needs
+(``target``: the transaction, its subscription, the provider's opened credentials) and takes the
+answer back as a message (``reported``). What the provider's objects say comes as events and goes
+through the webhook pipeline (``WebhookIntake.take_all``): normalized, matched by the node's own
+objects, amounts checked, deduplicated, convergent, in one commit, each change told once. Each
+event is marked ``source: sync``; a later webhook for the same change is its repeat
+(``duplicateOf``).
+
+The transaction keeps what asking found (``tx["asked"]``): when, why, whether the provider knew
+the checkout, and how many changes it learned that no webhook had brought. That is what tells a
+merchant their provider's webhooks are not reaching the node; a webhook that comes after, for a
+change already learned, clears it (``webhook_followed``). A checkout its provider does not know
+is flagged, never left pending in silence.
+"""
+
+from __future__ import annotations
+
+from edge.actors import messages as m
+from edge.actors.project.attention import flag
+from edge.actors.project.intake import WebhookIntake
+from edge.actors.project.ledger import Ledger, Reply
+from edge.actors.project.refunds import Refunds
+from edge.actors.records import transaction_view
+from edge.domain import attention
+from edge.domain.events import SOURCE_SYNC
+from edge.domain.status import Status
+from edge.errors import Conflict
+from edge.providers.base import MalformedPayload, SyncResult
+from edge.providers.registry import PROVIDERS
+from edge.store import keys
+from edge.store.writer import Op
+
+_OPEN = (Status.PENDING, Status.PROCESSING)
+
+
+class Asking:
+    def __init__(self, ledger: Ledger, intake: WebhookIntake, refunds: Refunds) -> None:
+        self.ledger = ledger
+        self.intake = intake
+        self.refunds = refunds
+
+    async def target(self, msg: m.SyncTarget, reply: Reply) -> None:
+        """What asking the provider about the transaction needs; ``sync_unsupported`` for a
+        provider the node cannot ask (pay by mail)."""
+        ledger = self.ledger
+        tx = await ledger.visible_tx(msg.tx_id, msg.mode)
+        provider = PROVIDERS[tx["provider"]]
+        if provider.sync is None:
+            raise Conflict(
+                "sync_unsupported",
+                f"{provider.display_name or provider.name} has no provider to ask: the node's"
+                " own record is all there is.",
+            )
+        mode = "test" if tx["isTest"] else "live"
+        _, credentials = ledger.configured(provider.name, mode)
+        sub = await ledger.subscription(tx["subscriptionId"]) if tx.get("subscriptionId") else None
+        ledger.reply_read(
+            reply,
+            {
+                "tx": dict(tx),
+                "subscription": dict(sub) if sub else None,
+                "credentials": dict(credentials),
+                "provider": provider.name,
+                "mode": mode,
+                "secrets": [f.name for f in provider.credential_fields if f.secret],
+            },
+            tx["id"],
+        )
+
+    async def reported(self, msg: m.SyncReported, reply: Reply) -> None:
+        """Apply what the provider's objects say, in one commit; answer the transaction as it
+        now is, with what was learned."""
+        ledger = self.ledger
+        result: SyncResult = msg.result
+        provider = ledger.provider(msg.provider)
+        ops: list[Op] = []
+        told = await self.intake.take_all(
+            provider, msg.mode, result.events, result.body, SOURCE_SYNC, ops
+        )
+        tx = await ledger.tx(msg.tx_id)
+        if tx is None:
+            ledger.commit(ops, reply, {"learned": len(told), "found": result.found})
+            return
+        for seen in result.refunds:
+            self.refunds.observed(tx, seen)
+        if not result.found and tx["status"] in _OPEN:
+            flag(tx, [{"code": attention.NOT_AT_PROVIDER, "detail": result.detail or None}])
+        now = ledger.now_ms()
+        before = tx.get("asked") or {}
+        tx["asked"] = {
+            "at": now,
+            "why": msg.why,
+            "found": result.found,
+            "learned": int(before.get("learned", 0)) + len(told),
+        }
+        ops += ledger.tx_ops(tx)
+        ledger.commit(
+            ops,
+            reply,
+            {"transaction": transaction_view(tx), "learned": len(told), "found": result.found},
+        )
+
+    async def provider_target(self, msg: m.ProviderTarget, reply: Reply) -> None:
+        """The provider's opened credentials for ``mode``, to walk its lists."""
+        provider, credentials = self.ledger.configured(msg.provider, msg.mode)
+        self.ledger.reply_read(
+            reply,
+            {
+                "provider": provider.name,
+                "mode": msg.mode,
+                "credentials": dict(credentials),
+                "secrets": [f.name for f in provider.credential_fields if f.secret],
+            },
+        )
+
+    async def reconciled(self, msg: m.Reconciled, reply: Reply) -> None:
+        """Events a provider's list holds, applied as webhooks would have been (the node read
+        them itself with the project's credentials: no signature to check), in one commit. A
+        body the adapter cannot read is skipped: the list may hold types the node does not
+        take."""
+        provider = self.ledger.provider(msg.provider)
+        events = []
+        for body in msg.bodies:
+            try:
+                events.append(provider.normalize(body, msg.mode))
+            except (MalformedPayload, ValueError, TypeError, KeyError, AttributeError):
+                continue
+        ops: list[Op] = []
+        told = await self.intake.take_all(
+            provider, msg.mode, tuple(events), b"".join(msg.bodies), SOURCE_SYNC, ops
+        )
+        self.ledger.commit(ops, reply, {"seen": len(msg.bodies), "learned": len(told)})
+
+    async def tx_of_ref(self, msg: m.TxOfRef, reply: Reply) -> None:
+        linked = await self.ledger.lookup(keys.PROVIDER_REF, msg.provider, msg.ref)
+        tx = await self.ledger.tx(linked) if linked else None
+        found = tx is not None and tx["isTest"] == (msg.mode == "test")
+        self.ledger.reply_read(reply, tx["id"] if found and tx else None)

@@ -1,0 +1,186 @@
+"""Asking providers what became of payments (CONTRACT 4.3a): sync and reconcile.
+
+Webhooks get lost: a wrong signing secret, a typo in the address, a node down longer than the
+provider retries, a firewall. So the node asks:
+
+- ``sync``: one transaction's objects, read with the provider's own API (``Provider.sync``),
+  on demand (``POST .../transactions/{txId}/sync``, ``edge tx sync``, the dashboard's "Check
+  with ..."), for a checkout still pending past its provider's usual time (``owed``: the
+  follow-up queue's ``node.sync`` entries, ``edge.domain.asking``'s schedule), and for a refund
+  whose outcome is not known.
+- ``reconcile``: after an outage or a fixed secret, the provider's own list of events (or of
+  checkout objects) since a time, applied as the webhooks the node missed would have been.
+
+Either way what the provider says goes through the webhook pipeline in the project's actor
+(``edge.actors.project.asking``): a change learned by asking is told once, and its webhook, if
+it ever comes, is a repeat. The provider calls run here, off the actor, paced per provider
+account (``edge.actors.pacing``): a 429's ``Retry-After`` holds back every ask of that account.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from typing import Any
+
+import httpx
+import trio
+
+from edge.actors import messages as m
+from edge.actors.pacing import ProviderPacing, account_of
+from edge.domain.asking import next_look_ms
+from edge.errors import Conflict, ContractError, ProviderError
+from edge.metrics import Metrics
+from edge.providers.base import EventsPage, EventsRequest, Provider, SyncRequest
+from edge.providers.registry import PROVIDERS
+
+log = logging.getLogger("edge.sync")
+
+ASK_TIMEOUT_S = 60.0  # one sync, every read it makes included
+MAX_PAGES = 1000  # one reconcile's pages of one provider account
+
+# what the follow-up queue does with an owed look (``Syncer.owed``)
+LOOKED = "looked"  # done: the checkout is no longer open, or there is nothing more to ask
+AGAIN = "again"  # asked; look again later
+LATER = "later"  # not asked: the account's budget says wait
+
+Call = Callable[[str, Any], Awaitable[Any]]
+Now = Callable[[], int]
+
+
+class Syncer:
+    def __init__(
+        self,
+        call: Call,
+        http: httpx.AsyncClient,
+        pacing: ProviderPacing,
+        metrics: Metrics,
+        clock_ms: Now,
+        every_s: float,
+    ) -> None:
+        self._call = call
+        self._http = http
+        self._pacing = pacing
+        self._metrics = metrics
+        self._clock_ms = clock_ms
+        self.every_ms = int(every_s * 1000)
+
+    async def sync(self, project_id: str, tx_id: str, mode: str | None, why: str) -> dict[str, Any]:
+        """Ask the provider about one transaction and apply what it says; the transaction as
+        it now is, with ``learned`` (changes no webhook had brought) and ``found``."""
+        target = await self._call(project_id, m.SyncTarget(tx_id, mode))
+        return await self._ask(project_id, target, why)
+
+    async def owed(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
+        """A look the follow-up queue owes a checkout: (LOOKED, None) when it is no longer
+        open, (AGAIN, when) after asking, (LATER, when) when the account must wait."""
+        try:
+            target = await self._call(project_id, m.SyncTarget(tx_id, None))
+        except Conflict:  # a provider the node cannot ask
+            return LOOKED, None
+        tx = target["tx"]
+        if tx["status"] not in ("pending", "processing"):
+            return LOOKED, None
+        now = self._clock_ms()
+        wait_s = self._pacing.free_in(_account(target))
+        if wait_s > 0:
+            return LATER, now + int(wait_s * 1000) + 1
+        answer = await self._ask(project_id, target, "owed")
+        status = answer["transaction"]["status"]
+        if status not in ("pending", "processing"):
+            return LOOKED, None
+        later = next_look_ms(self._clock_ms(), tx["createdAt"], tx.get("expiresAt"), self.every_ms)
+        return (LOOKED, None) if later is None else (AGAIN, later)
+
+    async def reconcile(
+        self, project_id: str, provider_name: str, mode: str, since_ms: int
+    ) -> dict[str, Any]:
+        """Walk the provider's list of events (or checkout objects) since ``since_ms`` and
+        apply what the node missed; how many were seen, learned and asked about."""
+        provider = PROVIDERS.get(provider_name)
+        if provider is None or provider.list_events is None:
+            raise Conflict(
+                "reconcile_unsupported",
+                f"{provider_name} keeps no list of events the node can walk.",
+            )
+        target = await self._call(project_id, m.ProviderTarget(provider_name, mode))
+        account = _account(target)
+        cursor: str | None = None
+        seen = learned = asked = 0
+        walk = provider.list_events
+        for _ in range(MAX_PAGES):
+            request = EventsRequest(target["credentials"], mode, since_ms, self._http, cursor)
+            page: EventsPage = await self._paced(provider, account, partial(walk, request))
+            if page.bodies:
+                applied = await self._call(
+                    project_id, m.Reconciled(provider_name, mode, page.bodies)
+                )
+                seen += applied["seen"]
+                learned += applied["learned"]
+            for ref in page.objects:
+                tx_id = await self._call(project_id, m.TxOfRef(provider_name, mode, ref))
+                if tx_id is not None:
+                    answer = await self.sync(project_id, tx_id, mode, "reconcile")
+                    learned += answer["learned"]
+                    asked += 1
+            cursor = page.cursor
+            if cursor is None:
+                break
+        return {
+            "provider": provider_name,
+            "mode": mode,
+            "seen": seen,
+            "learned": learned,
+            "asked": asked,
+        }
+
+    async def _ask(self, project_id: str, target: Mapping[str, Any], why: str) -> dict[str, Any]:
+        provider = PROVIDERS[target["provider"]]
+        assert provider.sync is not None
+        sync = provider.sync
+        request = SyncRequest(
+            tx=target["tx"],
+            subscription=target["subscription"],
+            credentials=target["credentials"],
+            http=self._http,
+        )
+        result = await self._paced(provider, _account(target), lambda: sync(request))
+        self._metrics.asked(provider.name, "found" if result.found else "not_found")
+        answer: dict[str, Any] = await self._call(
+            project_id,
+            m.SyncReported(target["tx"]["id"], provider.name, target["mode"], result, why),
+        )
+        return answer
+
+    async def _paced(
+        self, provider: Provider, account: str, ask: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """``ask()`` with its requests paced as ``account``'s; a provider that does not answer,
+        or answers 429, is a retryable ``provider_error`` (and a 429 pauses the account)."""
+        name = provider.display_name or provider.name
+        try:
+            with self._pacing.asking(account), trio.fail_after(ASK_TIMEOUT_S):
+                return await ask()
+        except trio.TooSlowError:
+            self._metrics.asked(provider.name, "timeout")
+            raise ProviderError(
+                "provider_error", f"{name} did not answer in {ASK_TIMEOUT_S:.0f} s.", retryable=True
+            ) from None
+        except ContractError as error:
+            wait = error.headers.get("Retry-After")
+            if wait and wait.isdigit():
+                self._pacing.told_to_wait(account, float(wait))
+            self._metrics.asked(provider.name, "refused")
+            raise
+        except httpx.HTTPError as error:
+            self._metrics.asked(provider.name, "unreachable")
+            raise ProviderError(
+                "provider_error",
+                f"Could not reach {name} ({type(error).__name__}).",
+                retryable=True,
+            ) from None
+
+
+def _account(target: Mapping[str, Any]) -> str:
+    return account_of(target["provider"], target["mode"], target["credentials"], target["secrets"])

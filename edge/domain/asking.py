@@ -1,0 +1,28 @@
+"""When the node asks a provider about a checkout whose webhook has not come (CONTRACT 4.3a),
+without I/O.
+
+A pending checkout is looked at every ``every_ms`` (5 minutes unless configured), so a payment
+whose webhook never comes reaches its true status within that long: until the checkout's
+``expiresAt``, and once more after it (the provider ends it then). A checkout with no expiry
+(Paddle, whose transactions stay open) is looked at every ``every_ms`` for its first hour, then
+hourly, for a week. A look may come later than asked: the provider account's budget
+(``edge.actors.pacing``) spreads many checkouts' looks over time.
+"""
+
+from __future__ import annotations
+
+HOUR_MS = 3600 * 1000
+WEEK_MS = 7 * 24 * HOUR_MS
+
+
+def next_look_ms(now_ms: int, created_ms: int, expires_ms: int | None, every_ms: int) -> int | None:
+    """When to look next at a checkout still open at ``now_ms``; None: no more looks."""
+    if expires_ms is not None:
+        last = expires_ms + every_ms
+        if now_ms >= last:
+            return None
+        return min(now_ms + every_ms, last)
+    age = now_ms - created_ms
+    if age >= WEEK_MS:
+        return None
+    return now_ms + (every_ms if age < HOUR_MS else max(every_ms, HOUR_MS))
