@@ -32,8 +32,21 @@ def built_objects() -> Iterator[tuple[str, dict[str, Any]]]:
     yield "charge (refunded)", {
         **charge, "amount_refunded": 999, "refunds": {**charge["refunds"], "data": [refund]},
     }  # fmt: skip
+    pending = o.refund(
+        charge_obj=charge, amount=500, metadata={"refundId": "rf_1"}, status="pending"
+    )
+    yield "refund (pending)", pending
+    yield "refund (failed)", o.refund_failed(pending, "expired_or_canceled_card")
     for status in ("needs_response", "won", "lost", "warning_closed"):
         yield f"dispute ({status})", o.dispute(charge_obj=charge, status=status)
+    yield "dispute (partial)", o.dispute(charge_obj=charge, amount=700)
+    yield "radar.early_fraud_warning", o.early_fraud_warning(charge_obj=charge)
+    yield (
+        "radar.early_fraud_warning (not actionable)",
+        o.early_fraud_warning(
+            charge_obj=charge, fraud_type="made_with_stolen_card", actionable=False
+        ),
+    )
     yield "customer", o.customer(livemode=False, email="buyer@example.com")
     for interval in ("day", "week", "month", "year"):
         sub = o.subscription(

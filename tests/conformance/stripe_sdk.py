@@ -64,6 +64,21 @@ def object_issues(value: Any, path: str = "", *, partial: bool = False) -> list[
     return walker.api_object(value, path or "<root>")
 
 
+def list_issues(value: Any, object_name: str, path: str = "") -> list[str]:
+    """Issues of a list answer (``{"object": "list", "data": [...], "has_more", "url"}``) whose
+    items are API objects of ``object_name`` (``"refund"``): each checked against its class,
+    and an event's ``data.object`` against its own."""
+    path = path or "<list>"
+    walker = _Walker(require_all=True)
+    issues = walker.check(value, ListObject[resource_class(object_name)], path)  # type: ignore[misc]
+    if object_name == "event" and isinstance(value, dict) and isinstance(value.get("data"), list):
+        for n, event in enumerate(value["data"]):
+            data = event.get("data") if isinstance(event, dict) else None
+            if isinstance(data, dict):
+                issues += walker.api_object(data.get("object"), f"{path}.data[{n}].data.object")
+    return issues
+
+
 def param_issues(params: Mapping[str, Any], typed_dict: type, path: str = "") -> list[str]:
     """Issues of request parameters (before form encoding) against a ``...CreateParams``
     TypedDict. The SDK's request options (``api_key``, ``idempotency_key`` ...) are refused."""

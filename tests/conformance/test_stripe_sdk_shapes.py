@@ -22,7 +22,7 @@ import httpx
 import pytest
 import stripe
 from stripe._encode import _api_encode
-from stripe.params import PaymentLinkCreateParams, PriceCreateParams
+from stripe.params import PaymentLinkCreateParams, PriceCreateParams, WebhookEndpointCreateParams
 from stripe.params.billing_portal import SessionCreateParams as PortalSessionCreateParams
 from stripe.params.checkout import SessionCreateParams as CheckoutSessionCreateParams
 from support.stripe_events import FIXTURES
@@ -41,7 +41,7 @@ SECRET_KEY = "sk_test_conformance_0123456789"
 # Every event type the simulator's flows send (server.py); triggers add async_payment_failed.
 SIMULATOR_EVENT_TYPES = {
     "checkout.session.completed", "checkout.session.expired", "payment_intent.payment_failed",
-    "charge.refunded", "charge.dispute.created", "charge.dispute.closed",
+    "charge.refunded", "refund.created", "charge.dispute.created", "charge.dispute.closed",
     "customer.subscription.created", "customer.subscription.updated",
     "customer.subscription.deleted", "invoice.paid", "invoice.payment_failed",
 }  # fmt: skip
@@ -309,9 +309,17 @@ async def test_the_adapters_portal_request_has_the_sdks_params() -> None:
 
 
 def test_the_event_types_the_adapter_maps_are_real() -> None:
+    """Each type the adapter maps is an event type, and one a webhook endpoint can subscribe to
+    (``enabled_events`` of WebhookEndpointCreateParams): HANDLED_EVENT_TYPES is that list."""
     known = set(typing.get_args(field_types(stripe.Event)["type"]))
-    assert set(HANDLED_EVENT_TYPES) <= known, set(HANDLED_EVENT_TYPES) - known
+    (enabled,) = typing.get_args(field_types(WebhookEndpointCreateParams)["enabled_events"])
+    subscribable = set(typing.get_args(enabled))
+    assert set(HANDLED_EVENT_TYPES) <= known & subscribable, set(HANDLED_EVENT_TYPES) - known
     assert SIMULATOR_EVENT_TYPES | {"checkout.session.async_payment_failed"} <= known
+    assert {
+        "refund.created", "refund.updated", "refund.failed", "charge.refund.updated",
+        "radar.early_fraud_warning.created", "radar.early_fraud_warning.updated",
+    } <= set(HANDLED_EVENT_TYPES)  # fmt: skip
 
 
 def _keys(value: Any, prefix: str = "") -> set[str]:

@@ -11,11 +11,20 @@ from typing import Any
 import pytest
 from support.stripe_events import stripe_object as fixture
 
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
 from edge.domain.status import Status as S
-from edge.providers.base import MalformedPayload, NormalizedEvent
+from edge.providers.base import (
+    REFUND_FAILED,
+    REFUND_PENDING,
+    REFUND_SUCCEEDED,
+    MalformedPayload,
+    NormalizedEvent,
+    ProviderRefund,
+)
 from edge.providers.stripe import STRIPE
-from edge.providers.stripe.events import EVENT_TABLE, HANDLED_EVENT_TYPES
+from edge.providers.stripe.events import EVENT_TABLE, HANDLED_EVENT_TYPES, REFUND_TYPES
+from edge.sim.stripe import objects as sim_objects
 
 TX = "tx_01JD0000000000000000000000"
 META = {"txId": TX, "customerRef": "user-42", "plan": "pro"}
@@ -147,10 +156,96 @@ def test_dispute_created() -> None:
     [("won", S.SUCCEEDED), ("warning_closed", S.SUCCEEDED), ("lost", S.REFUNDED)],
 )
 def test_dispute_closed(status: str, target: S) -> None:
-    ev = normalize(
-        "charge.dispute.closed", fixture("dispute", status=status, payment_intent="pi_1")
-    )
+    obj = fixture("dispute", status=status, payment_intent="pi_1")
+    ev = normalize("charge.dispute.closed", obj)
     assert (ev.type, ev.payment_status) == (E.PAYMENT_DISPUTE_CLOSED, target)
+    assert ev.change == obj["id"]  # the dispute names its change, whatever its outcome
+    # lost, it gives back what was disputed, as a refund named by the dispute
+    assert ev.refund == (Refund(2500, of=obj["id"]) if status == "lost" else None)
+
+
+def test_a_partial_dispute_lost_gives_back_its_own_amount() -> None:
+    obj = fixture("dispute", status="lost", payment_intent="pi_1", amount=700)
+    opened = normalize("charge.dispute.created", {**obj, "status": "needs_response"})
+    closed = normalize("charge.dispute.closed", obj)
+    assert (opened.amount_minor, opened.change, opened.refund) == (700, obj["id"], None)
+    assert closed.refund == Refund(700, of=obj["id"])
+
+
+# --- each refund, by its own events -----------------------------------------------------
+
+
+def charge_object() -> dict[str, Any]:
+    return sim_objects.charge(
+        livemode=False, amount=2500, currency="usd", payment_intent_id="pi_1", charge_id=CHARGE
+    )
+
+
+def refund_object(**changes: Any) -> dict[str, Any]:
+    """A refund as Stripe makes it for the node's refund call (tagged, as refunds.py tags)."""
+    made = sim_objects.refund(
+        charge_obj=charge_object(), amount=500, metadata={"txId": TX, "refundId": "rf_1"}
+    )
+    made.update(changes)
+    return made
+
+
+@pytest.mark.parametrize("stripe_type", REFUND_TYPES)
+def test_a_refund_that_succeeded_gives_back_its_amount_by_its_id(stripe_type: str) -> None:
+    obj = refund_object(status="succeeded")
+    ev = normalize(stripe_type, obj)
+    assert (ev.type, ev.payment_status) == (E.PAYMENT_REFUNDED, S.REFUNDED)
+    assert ev.refund == Refund(500, of=obj["id"]) and ev.change is None
+    assert ev.refs == ("pi_1", CHARGE) and ev.link_refs == (CHARGE,) and ev.tx_id == TX
+    assert ev.provider_refund == ProviderRefund(
+        obj["id"], 500, REFUND_SUCCEEDED, obj["created"] * 1000, "rf_1", ""
+    )
+
+
+@pytest.mark.parametrize("status", ["pending", "requires_action", "a_status_of_tomorrow"])
+def test_a_refund_under_way_is_history_that_names_the_refund(status: str) -> None:
+    ev = normalize("refund.updated", refund_object(status=status))
+    assert (ev.type, ev.payment_status, ev.refund) == (E.UNMATCHED, None, None)
+    assert ev.provider_refund is not None and ev.provider_refund.state == REFUND_PENDING
+    assert ev.provider_refund.tag == "rf_1" and ev.refs == ("pi_1", CHARGE)
+
+
+@pytest.mark.parametrize("status", ["failed", "canceled"])
+@pytest.mark.parametrize("stripe_type", ["refund.failed", "charge.refund.updated"])
+def test_a_refund_that_failed_takes_back_what_it_gave(stripe_type: str, status: str) -> None:
+    obj = refund_object(status=status, failure_reason="expired_or_canceled_card")
+    ev = normalize(stripe_type, obj)
+    assert (ev.type, ev.payment_status) == (E.PAYMENT_REFUND_FAILED, None)
+    assert ev.refund == Refund(500, of=obj["id"])
+    assert ev.provider_refund is not None and ev.provider_refund.state == REFUND_FAILED
+    assert ev.provider_refund.detail == "expired_or_canceled_card"
+
+
+def test_a_refund_of_an_amount_the_node_cannot_read() -> None:
+    ev = normalize("refund.created", refund_object(currency="xyz"))
+    assert ev.refund is None and ev.unreadable_amount == "500 xyz"
+    assert ev.provider_refund is not None and ev.provider_refund.amount_minor is None
+
+
+def test_a_total_refunded_names_no_refund() -> None:
+    ev = normalize("charge.refunded", fixture("charge", amount=100, amount_refunded=40))
+    assert ev.refund == Refund(40) and ev.provider_refund is None and ev.change is None
+
+
+# --- early fraud warnings ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stripe_type", ["radar.early_fraud_warning.created", "radar.early_fraud_warning.updated"]
+)
+def test_an_early_fraud_warning_is_a_dispute_warning(stripe_type: str) -> None:
+    obj = sim_objects.early_fraud_warning(charge_obj=charge_object())
+    ev = normalize(stripe_type, obj)
+    assert (ev.type, ev.payment_status, ev.subscription_status) == (
+        E.PAYMENT_DISPUTE_WARNING, None, None,
+    )  # fmt: skip
+    assert ev.change == obj["id"] and ev.refs == ("pi_1", CHARGE)
+    assert ev.amount_minor is None and ev.refund is None  # a warning states no amount
 
 
 # --- subscriptions ----------------------------------------------------------------------
@@ -237,6 +332,15 @@ def test_renewal_invoice_paid_changes_only_the_subscription() -> None:
     ev = normalize("invoice.paid", basil_invoice(billing_reason="subscription_cycle"))
     assert (ev.payment_status, ev.subscription_status) == (None, S.ACTIVE)
     assert not ev.starts_subscription
+    assert ev.change == INVOICE["id"]  # a renewal is named by its invoice
+
+
+def test_the_first_invoice_names_no_change_of_its_own() -> None:
+    """The first invoice is the checkout's payment: the node names it by its type."""
+    assert (
+        normalize("invoice.paid", basil_invoice(billing_reason="subscription_create")).change
+        is None
+    )
 
 
 @pytest.mark.parametrize("reason", ["subscription_create", "subscription_cycle"])
@@ -245,6 +349,7 @@ def test_invoice_payment_failed(reason: str) -> None:
     assert ev.type == E.SUBSCRIPTION_PAYMENT_FAILED
     assert (ev.payment_status, ev.subscription_status) == (None, S.PAST_DUE)
     assert ev.amount_minor == 900 and not ev.starts_subscription
+    assert ev.change == (INVOICE["id"] if reason == "subscription_cycle" else None)
 
 
 def test_invoice_of_an_older_api_version() -> None:
@@ -270,6 +375,7 @@ def test_invoice_metadata_from_its_line_when_the_parent_has_none() -> None:
 def test_every_table_type_is_covered_above() -> None:
     assert set(HANDLED_EVENT_TYPES) == {t for t, _ in EVENT_TABLE}
     assert "checkout.session.completed" in HANDLED_EVENT_TYPES
+    assert {*REFUND_TYPES, "radar.early_fraud_warning.created"} <= set(HANDLED_EVENT_TYPES)
 
 
 def test_unknown_type_is_kept_as_unmatched() -> None:

@@ -13,6 +13,7 @@ import pytest
 import trio
 from support.asgi import serve_asgi
 
+from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
 from edge.errors import Conflict, ContractError, ProviderError
 from edge.providers.base import CheckoutRequest, PortalRequest
@@ -338,11 +339,17 @@ async def test_pay_in_payment_mode(
     again = await http.post(f"{sim.url}/c/pay/{session_id}/pay")  # a double click
     assert again.status_code == 303 and len(receiver.received) == 1
 
-    await sim.refund(session_id, 1000)
-    await sim.refund(session_id)
+    first = await sim.refund(session_id, 1000)
+    rest = await sim.refund(session_id)
     refunds = receiver.events(secret)[1:]
-    assert normalized(refunds) == [(E.PAYMENT_PARTIALLY_REFUNDED, TX), (E.PAYMENT_REFUNDED, TX)]
-    assert refunds[1]["data"]["object"]["payment_intent"] == session["payment_intent"]
+    # each refund is told twice: the charge's total so far, and the refund itself
+    assert [e["type"] for e in refunds] == ["charge.refunded", "refund.created"] * 2
+    totals, each = refunds[0::2], refunds[1::2]
+    assert normalized(totals) == [(E.PAYMENT_PARTIALLY_REFUNDED, TX), (E.PAYMENT_REFUNDED, TX)]
+    assert totals[1]["data"]["object"]["payment_intent"] == session["payment_intent"]
+    told = [STRIPE.normalize(json.dumps(e).encode(), "test") for e in each]
+    assert [ev.refund for ev in told] == [Refund(1000, of=first), Refund(4997, of=rest)]
+    assert {ev.refs[0] for ev in told} == {session["payment_intent"]}
 
 
 async def test_dispute_lost(

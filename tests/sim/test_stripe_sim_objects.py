@@ -91,14 +91,15 @@ def test_trigger_events_are_about_the_transactions_own_objects(
 ) -> None:
     """The node matches an event by the objects it linked, never by an echoed id (CONTRACT
     4.3): each trigger names the transaction's session or what Stripe ties to it, and states the
-    transaction's own amount. A dispute carries no metadata in Stripe (it names the charge and
-    the payment intent), so it names no txId either."""
+    transaction's own amount. A dispute and a warning carry no metadata in Stripe (they name the
+    charge and the payment intent), nor does a refund made in Stripe's dashboard (the failed
+    one), so they name no txId either."""
     event = event_for_trigger(normalized_type, tx)
     assert event["object"] == "event" and event["livemode"] is False
     ev = STRIPE.normalize(json.dumps(event).encode(), "test")
     assert ev.type == normalized_type
     assert set(ev.refs) & own_objects(tx), ev.refs
-    if not normalized_type.startswith("payment.dispute"):
+    if not normalized_type.startswith(("payment.dispute", "payment.refund_failed")):
         assert ev.tx_id == tx["id"] and ev.customer_ref == "user-7"
     if ev.subscription_ref and tx["subscriptionRef"]:
         assert ev.subscription_ref == tx["subscriptionRef"]
@@ -147,6 +148,7 @@ def test_trigger_must_cover_the_required_types() -> None:
         "checkout.expired", "payment.refunded", "payment.partially_refunded", "payment.disputed",
         "payment.dispute_closed", "subscription.payment_succeeded", "subscription.payment_failed",
         "subscription.past_due", "subscription.canceled", "subscription.updated",
+        "payment.refund_failed", "payment.dispute_warning",
     }  # fmt: skip
     assert required <= set(SUPPORTED_TRIGGERS)
 

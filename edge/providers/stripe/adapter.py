@@ -4,39 +4,37 @@ The checkout is a Checkout Session (``POST /v1/checkout/sessions``). The node's 
 travels as ``client_reference_id`` and in ``metadata`` of the session and of the payment intent
 or subscription it creates, so every later event (refunds, renewals, invoices) names it
 (CONTRACT 4.2). Signatures: ``signature``; event mapping: ``events``; amounts: ``money``
-(Stripe's minor units, converted both ways).
+(Stripe's minor units, converted both ways); calls: ``api``.
+
+Money the node moves and what it learns by asking (CONTRACT 4.3a): ``refunds`` (a refund made
+once, whatever answers are lost: ``Idempotency-Key`` = the node's refund id, kept by Stripe for
+24 hours, ``refund_key_s``) and ``sync`` (the transaction's objects read back as the events
+their webhooks would have given; Stripe's event list for ``edge reconcile``).
 
 The secret key goes only into the ``Authorization`` header: error messages never contain it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from edge.errors import Conflict
 from edge.providers import calls
 from edge.providers.base import (
-    REFUND,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
     Delivery,
-    FollowUpRequest,
-    FollowUpResult,
     PortalRequest,
     PortalResult,
     PriceProblem,
     Provider,
 )
 from edge.providers.signing import signing_mode
-from edge.providers.stripe import events, form, money, signature
+from edge.providers.stripe import api, events, money, refunds, signature, sync
 from edge.providers.timestamped import check_timestamp
 
-DEFAULT_API_BASE = "https://api.stripe.com"
 SIGNATURE_HEADER = "stripe-signature"
 
 
@@ -48,7 +46,7 @@ class StripeProvider(Provider):
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         tx, credentials = request.tx, request.credentials
-        session = await _call(
+        session = await api.post(
             request.http,
             credentials,
             "/v1/checkout/sessions",
@@ -92,7 +90,7 @@ class StripeProvider(Provider):
             raise Conflict(
                 "portal_unsupported", "This subscription has no Stripe customer on record."
             )
-        session = await _call(
+        session = await api.post(
             request.http,
             request.credentials,
             "/v1/billing_portal/sessions",
@@ -102,31 +100,6 @@ class StripeProvider(Provider):
         if not isinstance(url, str):
             raise calls.provider_error("Stripe answered without a portal address.")
         return PortalResult(url=url)
-
-
-async def refund(request: FollowUpRequest) -> FollowUpResult:
-    """Give back part or all of the checkout's payment (``POST /v1/refunds`` on the session's
-    payment intent, ``Idempotency-Key`` = the node's refund id, so a repeated attempt is one
-    refund). The outcome reaches the transaction through ``charge.refunded``."""
-    tx, params, credentials = request.tx, request.follow_up.params, request.credentials
-    session = await _call(
-        request.http, credentials, f"/v1/checkout/sessions/{tx['providerRef']}", None
-    )
-    intent = session.get("payment_intent")
-    intent = intent.get("id") if isinstance(intent, dict) else intent
-    if not isinstance(intent, str) or not intent:
-        raise calls.provider_error("The Stripe checkout has no payment to refund.", retryable=False)
-    amount = money.to_stripe(int(params["amount"]), str(tx["currency"]))
-    body: dict[str, Any] = {
-        "payment_intent": intent,
-        "amount": amount,
-        "reason": "requested_by_customer",
-        "metadata": {"txId": tx["id"], "refundId": params["refundId"]},
-    }
-    made = await _call(
-        request.http, credentials, "/v1/refunds", body, idempotency_key=str(params["refundId"])
-    )
-    return FollowUpResult(detail=f"Stripe took refund {made.get('id')} ({made.get('status')})")
 
 
 def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
@@ -165,41 +138,6 @@ def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
     }
 
 
-async def _call(
-    http: httpx.AsyncClient,
-    credentials: Mapping[str, Any],
-    path: str,
-    params: Mapping[str, Any] | None,
-    idempotency_key: str | None = None,
-) -> dict[str, Any]:
-    """POST a form to Stripe (GET when ``params`` is None) and return the JSON object
-    (``edge.providers.calls``: its errors, limits and retry rule)."""
-    base = str(credentials.get("apiBase") or DEFAULT_API_BASE).rstrip("/")
-    key = str(credentials["secretKey"])
-    headers = {"Authorization": f"Bearer {key}"}
-    if idempotency_key:
-        headers["Idempotency-Key"] = idempotency_key
-    method, content = "GET", None
-    if params is not None:
-        headers["Content-Type"] = "application/x-www-form-urlencoded"
-        method, content = "POST", form.encode(params).encode()
-    return await calls.call(
-        http, API, method, base + path, headers=headers, hidden=[key], content=content
-    )
-
-
-def _error_message(body: Any) -> str | None:
-    """Stripe's ``error.message``."""
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) and message else None
-
-
-# a refund retried while Stripe still runs the first attempt with its Idempotency-Key is 409
-# idempotency_key_in_use (stripe.com/docs/api/idempotent_requests): later, it answers the first
-API = calls.Api("Stripe", _error_message, retry_also=frozenset({409}))
-
-
 STRIPE = StripeProvider(
     name="stripe",
     display_name="Stripe",
@@ -230,5 +168,9 @@ STRIPE = StripeProvider(
     signature_window_s=signature.WINDOW_S,
     refunds=True,
     read_event=events.normalize,
-    follow_ups={REFUND: refund},
+    send_refund=refunds.send_refund,
+    refunds_of=refunds.refunds_of,
+    refund_key_s=refunds.REFUND_KEY_S,
+    sync=sync.sync,
+    list_events=sync.list_events,
 )

@@ -10,6 +10,27 @@ Stripe types not in the table are still normalized, as ``EventType.UNMATCHED`` w
 targets and whatever references their object carries, so the node stores them as history and
 answers 200 (a provider must not retry an event for ever because the node does not use it).
 
+Money after the payment (CONTRACT 4.3a):
+
+- Refunds are told twice by Stripe: ``charge.refunded`` carries the charge, whose
+  ``amount_refunded`` is the total refunded so far (``Refund(total)``), and each refund has
+  events of its own (``refund.created``, ``refund.updated``, ``refund.failed``,
+  ``charge.refund.updated``; sent for every refund since API 2024-10-28.acacia,
+  docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update). A refund's event is read
+  by its ``status`` (stripe-python 16.1.0 ``_refund.py``: pending, requires_action, succeeded,
+  failed or canceled): succeeded gives back ``Refund(amount, of=<re_ id>)``; failed and
+  canceled are ``payment.refund_failed`` of that refund; pending and requires_action move
+  nothing (history). Each carries ``provider_refund``, tagged with ``metadata.refundId``: the
+  node's refund id its refund call set.
+- A dispute has its own amount (a dispute may take back part of a charge) and names the change
+  it is (``change``: its id); lost, it gives back ``Refund(amount, of=<dp_ id>)``, so a partial
+  dispute lost moves only its part.
+- An early fraud warning (``radar.early_fraud_warning.*``, stripe-python 16.1.0
+  ``radar/_early_fraud_warning.py``) is ``payment.dispute_warning``, named by its id. The warning
+  names its charge and payment intent but states no amount (``sync`` adds the charge's).
+- A renewal's invoice (``invoice.paid``, ``invoice.payment_failed`` of a later period) names the
+  change by the invoice id, so each renewal is one change however often it is told.
+
 API versions: from 2025-03-31 (basil) a subscription's ``current_period_end`` lives on its
 items and an invoice names its subscription under ``parent.subscription_details``; both the
 old and the new places are read.
@@ -25,7 +46,14 @@ from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.money import EXPONENTS
 from edge.domain.status import Status
-from edge.providers.base import MalformedPayload, NormalizedEvent
+from edge.providers.base import (
+    REFUND_FAILED,
+    REFUND_PENDING,
+    REFUND_SUCCEEDED,
+    MalformedPayload,
+    NormalizedEvent,
+    ProviderRefund,
+)
 from edge.providers.reading import (
     first,
     integer,
@@ -45,6 +73,9 @@ E, S = EventType, Status
 # The subscription target is the object's own status, through SUBSCRIPTION_STATUS.
 FROM_OBJECT = "from_object"
 
+# The events of one refund (their object is the refund): made, changed, failed.
+REFUND_TYPES = ("refund.created", "refund.updated", "refund.failed", "charge.refund.updated")
+
 # (Stripe event type, variant) -> (normalized type, payment target, subscription target).
 # The variant is "" unless VARIANTS has a function for the type; an event whose variant has no
 # row falls back to the type's "" row, and failing that is UNMATCHED.
@@ -61,6 +92,11 @@ EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | s
     ("payment_intent.payment_failed", ""): (E.PAYMENT_ATTEMPT_FAILED, None, None),
     ("charge.refunded", "full"): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
     ("charge.refunded", "partial"): (E.PAYMENT_PARTIALLY_REFUNDED, S.PARTIALLY_REFUNDED, None),
+    # Each refund by its own status (``refund_state``); a pending one has no row: history.
+    **{(t, REFUND_SUCCEEDED): (E.PAYMENT_REFUNDED, S.REFUNDED, None) for t in REFUND_TYPES},
+    **{(t, REFUND_FAILED): (E.PAYMENT_REFUND_FAILED, None, None) for t in REFUND_TYPES},
+    ("radar.early_fraud_warning.created", ""): (E.PAYMENT_DISPUTE_WARNING, None, None),
+    ("radar.early_fraud_warning.updated", ""): (E.PAYMENT_DISPUTE_WARNING, None, None),
     ("charge.dispute.created", ""): (E.PAYMENT_DISPUTED, S.DISPUTED, None),
     ("charge.dispute.closed", "won"): (E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED, None),
     ("charge.dispute.closed", "warning_closed"): (E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED, None),
@@ -79,7 +115,24 @@ EVENT_TABLE: Mapping[tuple[str, str], tuple[EventType, Status | None, Status | s
     ("invoice.payment_failed", ""): (E.SUBSCRIPTION_PAYMENT_FAILED, None, S.PAST_DUE),
 }  # fmt: skip
 
+# Stripe's refund status -> where the refund stands (``ProviderRefund.state``); a status this
+# table does not know is pending: its outcome is not known, so its amount stays held
+REFUND_STATE: Mapping[str, str] = {
+    "pending": REFUND_PENDING,
+    "requires_action": REFUND_PENDING,
+    "succeeded": REFUND_SUCCEEDED,
+    "failed": REFUND_FAILED,
+    "canceled": REFUND_FAILED,
+}
+
+
+def refund_state(o: Mapping[str, Any]) -> str:
+    """Where a Stripe refund object stands."""
+    return REFUND_STATE.get(string(o, "status") or "", REFUND_PENDING)
+
+
 VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    **dict.fromkeys(REFUND_TYPES, refund_state),
     "checkout.session.completed": lambda o: string(o, "payment_status") or "",
     "charge.refunded": lambda o: (
         "full" if (integer(o, "amount_refunded") or 0) >= (integer(o, "amount") or 0) else "partial"
@@ -106,7 +159,10 @@ SUBSCRIPTION_STATUS: Mapping[str, Status | None] = {
     "incomplete_expired": S.CANCELED,
 }
 
-# Every Stripe type the table maps: what a webhook endpoint should subscribe to.
+# Every Stripe type the table maps: what a webhook endpoint should subscribe to (each one a
+# type WebhookEndpointCreateParams.enabled_events takes, tests/conformance). Since the refund
+# and warning events were added, an endpoint subscribed to the earlier list misses failed
+# refunds and early fraud warnings: the node learns them by asking (``sync``).
 HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t for t, _ in EVENT_TABLE))
 
 
@@ -124,7 +180,9 @@ class _Facts:
     amount: int | None = None
     currency: str | None = None
     unreadable: str | None = None  # Stripe's figure, when it has no exact node value
-    refund: Refund | None = None
+    refund: Refund | None = None  # what it gives back, if the event's row moves money back
+    provider_refund: ProviderRefund | None = None
+    change: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -165,10 +223,21 @@ def normalize(body: bytes) -> NormalizedEvent:
         amount_minor=facts.amount,
         currency=facts.currency,
         unreadable_amount=facts.unreadable,
-        refund=facts.refund if payment_target in (S.REFUNDED, S.PARTIALLY_REFUNDED) else None,
+        refund=facts.refund if _gives_back(event_type, payment_target) else None,
         customer_ref=metadata.get("customerRef"),
         metadata=metadata,
         dedup_ids=(event_id,),
+        provider_refund=facts.provider_refund,
+        change=facts.change,
+    )
+
+
+def _gives_back(event_type: EventType, payment_target: Status | None) -> bool:
+    """Does an event of this row carry what its refund gives back (or, failed, no longer
+    gives back)?"""
+    return (
+        payment_target in (S.REFUNDED, S.PARTIALLY_REFUNDED)
+        or event_type == E.PAYMENT_REFUND_FAILED
     )
 
 
@@ -181,9 +250,9 @@ def _read_session(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
         tx_id=tx_id(o.get("client_reference_id")),
         refs=_ids(o.get("id")),
         link_refs=_ids(o.get("payment_intent"), o.get("subscription")),
-        subscription_ref=_id(o.get("subscription")),
-        provider_customer=_id(o.get("customer")),
-        **_money(o, "amount_total"),
+        subscription_ref=object_id(o.get("subscription")),
+        provider_customer=object_id(o.get("customer")),
+        **money_of(o, "amount_total"),
         metadata=strings(o.get("metadata")),
     )
 
@@ -192,20 +261,20 @@ def _read_payment_intent(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     return _Facts(
         refs=_ids(o.get("id")),
         link_refs=_ids(o.get("latest_charge")),
-        provider_customer=_id(o.get("customer")),
-        **_money(o, "amount"),
+        provider_customer=object_id(o.get("customer")),
+        **money_of(o, "amount"),
         metadata=strings(o.get("metadata")),
     )
 
 
 def _read_charge(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     refunded = stripe_type == "charge.refunded"
-    money = _money(o, "amount_refunded" if refunded else "amount")
+    money = money_of(o, "amount_refunded" if refunded else "amount")
     total = money["amount"]
     return _Facts(
         refs=_ids(o.get("payment_intent"), o.get("id")),
         link_refs=_ids(o.get("id")),
-        provider_customer=_id(o.get("customer")),
+        provider_customer=object_id(o.get("customer")),
         **money,
         # ``amount_refunded`` is everything refunded from the charge so far
         refund=Refund(total) if refunded and total is not None else None,
@@ -213,11 +282,41 @@ def _read_charge(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     )
 
 
-def _read_dispute(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+def _read_refund(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    money = money_of(o, "amount")
+    refund_id = object_id(o.get("id"))
+    amount = money["amount"]
     return _Facts(
         refs=_ids(o.get("payment_intent"), o.get("charge")),
-        **_money(o, "amount"),
+        # the refund names the charge of the payment intent it refunds: later events that name
+        # only the charge (a warning, a dispute) match through it
+        link_refs=_ids(o.get("charge")),
+        **money,
+        refund=Refund(amount, of=refund_id) if amount is not None and refund_id else None,
+        provider_refund=read_refund(o),
         metadata=strings(o.get("metadata")),
+    )
+
+
+def _read_dispute(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    """A dispute's own amount (a partial dispute takes back part of the charge): given back
+    when it is lost, as a refund named by the dispute."""
+    money = money_of(o, "amount")
+    dispute_id = object_id(o.get("id"))
+    amount = money["amount"]
+    return _Facts(
+        refs=_ids(o.get("payment_intent"), o.get("charge")),
+        **money,
+        refund=Refund(amount, of=dispute_id) if amount is not None and dispute_id else None,
+        change=dispute_id,
+        metadata=strings(o.get("metadata")),
+    )
+
+
+def _read_fraud_warning(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
+    """An early fraud warning names its charge and payment intent, and no amount."""
+    return _Facts(
+        refs=_ids(o.get("payment_intent"), o.get("charge")), change=object_id(o.get("id"))
     )
 
 
@@ -228,12 +327,12 @@ def _read_subscription(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     money = _node_money(unit * quantity if unit is not None else None, o.get("currency"))
     return _Facts(
         refs=_ids(o.get("id")),
-        subscription_ref=_id(o.get("id")),
+        subscription_ref=object_id(o.get("id")),
         subscription_status=string(o, "status"),
         current_period_end_s=(
             integer(o, "current_period_end") or integer(item, "current_period_end")
         ),
-        provider_customer=_id(o.get("customer")),
+        provider_customer=object_id(o.get("customer")),
         **money,
         metadata=strings(o.get("metadata")),
     )
@@ -245,10 +344,10 @@ def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     line = _first(o.get("lines"))
     item_details = mapping(mapping(line, "parent"), "subscription_item_details")
     subscription = (
-        _id(o.get("subscription"))
-        or _id(details.get("subscription"))
-        or _id(item_details.get("subscription"))
-        or _id(line.get("subscription"))
+        object_id(o.get("subscription"))
+        or object_id(details.get("subscription"))
+        or object_id(item_details.get("subscription"))
+        or object_id(line.get("subscription"))
     )
     metadata = (
         strings(old_details.get("metadata"))
@@ -258,12 +357,15 @@ def _read_invoice(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     )
     period = mapping(line, "period")
     paid = stripe_type == "invoice.paid"
+    # a renewal is named by its invoice; the first invoice is the checkout's own payment
+    renewal = o.get("billing_reason") != "subscription_create"
     return _Facts(
         refs=_ids(subscription, o.get("id")),
+        change=object_id(o.get("id")) if renewal else None,
         subscription_ref=subscription,
         current_period_end_s=integer(period, "end") if subscription else None,
-        provider_customer=_id(o.get("customer")),
-        **_money(o, "amount_paid" if paid else "amount_due"),
+        provider_customer=object_id(o.get("customer")),
+        **money_of(o, "amount_paid" if paid else "amount_due"),
         metadata=metadata,
     )
 
@@ -276,16 +378,37 @@ _READERS: Mapping[str, Callable[[str, Mapping[str, Any]], _Facts]] = {
     "checkout.session": _read_session,
     "payment_intent": _read_payment_intent,
     "charge": _read_charge,
+    "refund": _read_refund,
     "dispute": _read_dispute,
+    "radar.early_fraud_warning": _read_fraud_warning,
     "subscription": _read_subscription,
     "invoice": _read_invoice,
 }
 
 
+def read_refund(o: Mapping[str, Any]) -> ProviderRefund | None:
+    """A Stripe refund object as the node keeps a provider's refund: its id, amount in the
+    node's minor units, state (``refund_state``), ``created`` in ms, the node's refund id it
+    is tagged with (``metadata.refundId``) and, failed, Stripe's ``failure_reason``; None when
+    it has no id."""
+    refund_id = object_id(o.get("id"))
+    if refund_id is None:
+        return None
+    created = integer(o, "created")
+    return ProviderRefund(
+        id=refund_id,
+        amount_minor=money_of(o, "amount")["amount"],
+        state=refund_state(o),
+        created_ms=created * 1000 if created is not None else None,
+        tag=strings(o.get("metadata")).get("refundId"),
+        detail=string(o, "failure_reason") or "",
+    )
+
+
 # --- Stripe's own shapes of JSON values (edge.providers.reading reads the rest) ----------
 
 
-def _id(value: Any) -> str | None:
+def object_id(value: Any) -> str | None:
     """A Stripe reference: an id string, or an expanded object carrying one."""
     if isinstance(value, dict):
         value = value.get("id")
@@ -293,7 +416,7 @@ def _id(value: Any) -> str | None:
 
 
 def _ids(*values: Any) -> tuple[str, ...]:
-    return refs(*map(_id, values))
+    return refs(*map(object_id, values))
 
 
 def _first(stripe_list: Any) -> Mapping[str, Any]:
@@ -308,7 +431,9 @@ def _currency(value: Any) -> str | None:
     return code if code in EXPONENTS else None
 
 
-def _money(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
+def money_of(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
+    """What ``o`` states under ``amount_key`` in its ``currency``, in the node's terms
+    (``amount``, ``currency``, ``unreadable``: ``edge.providers.reading.node_money``)."""
     return _node_money(integer(o, amount_key), o.get("currency"))
 
 

@@ -134,6 +134,13 @@ def _refund(tx: _Tx, amount: int) -> dict[str, Any]:
     return charge
 
 
+def _failed_refund(tx: _Tx) -> dict[str, Any]:
+    """A refund of part of the payment that failed after Stripe took it (made in Stripe's
+    dashboard: no metadata; it names the payment intent)."""
+    made = objects.refund(charge_obj=tx.charge(), amount=tx.part())
+    return objects.refund_failed(made, "expired_or_canceled_card")
+
+
 def _declined(tx: _Tx) -> dict[str, Any]:
     intent = objects.payment_intent(
         livemode=tx.livemode,
@@ -163,6 +170,12 @@ _TRIGGERS: Mapping[str, _Builder] = {
     "payment.disputed": lambda t: (
         "charge.dispute.created",
         objects.dispute(charge_obj=t.charge()),
+    ),
+    "payment.refund_failed": lambda t: ("refund.failed", _failed_refund(t)),
+    # A warning names the charge and the payment intent, and no amount.
+    "payment.dispute_warning": lambda t: (
+        "radar.early_fraud_warning.created",
+        objects.early_fraud_warning(charge_obj=t.charge()),
     ),
     "payment.dispute_closed": lambda t: (
         "charge.dispute.closed",

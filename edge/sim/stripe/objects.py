@@ -307,8 +307,17 @@ def charge(
     }  # fmt: skip
 
 
-def refund(*, charge_obj: Mapping[str, Any], amount: int) -> dict[str, Any]:
-    return {
+def refund(
+    *,
+    charge_obj: Mapping[str, Any],
+    amount: int,
+    metadata: Mapping[str, str] | None = None,
+    status: str = "succeeded",
+) -> dict[str, Any]:
+    """A refund of ``amount`` of the charge, ``status`` succeeded or pending (a card refund
+    Stripe holds while the balance cannot cover it: ``pending_reason`` insufficient_funds,
+    stripe-python 16.1.0 ``_refund.py``). ``refund_failed`` turns one into a failed one."""
+    made = {
         "amount": amount,
         "balance_transaction": new_id("txn"),
         "charge": charge_obj["id"],
@@ -316,18 +325,32 @@ def refund(*, charge_obj: Mapping[str, Any], amount: int) -> dict[str, Any]:
         "currency": charge_obj["currency"],
         "destination_details": {"card": {"type": "refund"}, "type": "card"},
         "id": new_id("re"),
-        "metadata": {},
+        "metadata": dict(metadata or {}),
         "object": "refund",
         "payment_intent": charge_obj["payment_intent"],
         "reason": "requested_by_customer",
         "receipt_number": None,
         "source_transfer_reversal": None,
-        "status": "succeeded",
+        "status": status,
         "transfer_reversal": None,
         "customer": charge_obj["customer"],
         "customer_account": None,
         "payment_method": charge_obj["payment_method"],
     }
+    if status == "pending":
+        made["pending_reason"] = "insufficient_funds"
+    return made
+
+
+def refund_failed(refund_obj: Mapping[str, Any], reason: str) -> dict[str, Any]:
+    """The refund after it failed: ``status`` failed, Stripe's ``failure_reason`` (one of
+    lost_or_stolen_card, expired_or_canceled_card, charge_for_pending_refund_disputed,
+    insufficient_funds, declined, merchant_request, unknown: stripe-python 16.1.0
+    ``_refund.py``) and the balance transaction that gives its amount back to the merchant
+    (``failure_balance_transaction``)."""
+    failed = {k: v for k, v in refund_obj.items() if k != "pending_reason"}
+    failed.update(status="failed", failure_reason=reason, failure_balance_transaction=new_id("txn"))
+    return failed
 
 
 def dispute(
@@ -335,9 +358,13 @@ def dispute(
     charge_obj: Mapping[str, Any],
     status: str = "needs_response",
     metadata: Mapping[str, str] | None = None,
+    amount: int | None = None,
 ) -> dict[str, Any]:
+    """A dispute of the charge, of all of it or of ``amount`` ("Disputed amount. Usually the
+    amount of the charge, but it can differ (... because only part of the order is
+    disputed)", stripe-python 16.1.0 ``_dispute.py``)."""
     return {
-        "amount": charge_obj["amount"],
+        "amount": charge_obj["amount"] if amount is None else amount,
         "balance_transactions": [],
         "charge": charge_obj["id"],
         "created": now_s(),
@@ -359,6 +386,24 @@ def dispute(
         "status": status,
         "enhanced_eligibility_types": [],
     }  # fmt: skip
+
+
+def early_fraud_warning(
+    *, charge_obj: Mapping[str, Any], fraud_type: str = "misc", actionable: bool = True
+) -> dict[str, Any]:
+    """An early fraud warning about the charge (stripe-python 16.1.0
+    ``radar/_early_fraud_warning.py``; ``issfr_`` ids as in stripe/openapi fixtures3.json
+    ``radar.early_fraud_warning``). It names the charge and its payment intent, no amount."""
+    return {
+        "actionable": actionable,
+        "charge": charge_obj["id"],
+        "created": now_s(),
+        "fraud_type": fraud_type,
+        "id": new_id("issfr"),
+        "livemode": charge_obj["livemode"],
+        "object": "radar.early_fraud_warning",
+        "payment_intent": charge_obj["payment_intent"],
+    }
 
 
 def price_object(

@@ -4,9 +4,17 @@ State is in memory and per account; an account is the secret key a request prese
 ``sk_test_...`` or ``sk_live_...`` key creates one; ``sk_live_`` objects are livemode).
 
 API (form-encoded in, JSON out, Stripe's error shape):
-``POST /v1/checkout/sessions``, ``GET /v1/checkout/sessions/{id}``, ``POST /v1/prices``,
+``POST /v1/checkout/sessions``, ``GET /v1/checkout/sessions/{id}`` (with ``expand[]`` of
+``payment_intent``, ``payment_intent.latest_charge``, ``subscription``,
+``subscription.latest_invoice``, ``invoice``: docs.stripe.com/expand), ``POST /v1/prices``,
 ``POST /v1/payment_links``, ``GET /v1/payment_links/{id}``,
-``POST|GET /v1/webhook_endpoints``, ``POST /v1/billing_portal/sessions``.
+``POST|GET /v1/webhook_endpoints``, ``POST /v1/billing_portal/sessions``,
+``POST /v1/refunds``, ``GET /v1/refunds`` (by ``payment_intent`` or ``charge``),
+``GET /v1/refunds/{id}``, ``GET /v1/disputes`` (likewise), ``GET /v1/disputes/{id}``,
+``GET /v1/radar/early_fraud_warnings`` (likewise), ``GET /v1/radar/early_fraud_warnings/{id}``,
+``GET /v1/events`` (every event the account made, kept 30 days), ``GET /v1/events/{id}``.
+Lists are Stripe's (``lists``): newest first, ``limit``, ``starting_after``, ``ending_before``,
+``created``.
 Pages: ``/c/pay/{cs_id}`` (Pay, Decline, Let expire), ``/p/session/{bps_id}``, and a payment
 link's buyer address ``/b/{plink_id}`` (``?client_reference_id=`` as at
 https://docs.stripe.com/payment-links/url-parameters): each visit opens a new Checkout Session
@@ -27,8 +35,22 @@ request that created the session is saved, status and body, and a later request 
 key and the same parameters gets that answer again (``Idempotent-Replayed: true``) even if the
 session has moved on since; the same key with other parameters is ``400 idempotency_error``.
 Like Stripe, a request refused before it ran (a bad key, parameters that fail validation, an
-injected failure) saves nothing, so a retry runs afresh. Keys never expire here (Stripe forgets
-them after 24 hours).
+injected failure) saves nothing, so a retry runs afresh. The same holds for ``POST /v1/refunds``,
+whose answer is saved before its events are sent. Keys live until ``forget_idempotency_keys``
+(Stripe removes them "after they're at least 24 hours old", docs.stripe.com/api/
+idempotent_requests): a test's way past those 24 hours.
+
+Money after the payment (Python API): ``refund`` (``charge.refunded`` with the charge's total
+refunded, then ``refund.created``: Stripe sends both for every refund since API 2024-10-28.acacia,
+docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update), refunds held ``pending``
+(``pending_refunds``) and settled (``settle_refund``), refunds that fail after they were taken
+(``fail_refund``), partial disputes (``dispute(amount=...)``), early fraud warnings
+(``fraud_warning``), a renewal paid (``pay_invoice``) or failed (``fail_invoice``).
+
+Faults: ``rate_limit_next(n)`` (the next ``n`` API calls answer 429, as Stripe's rate limiter
+does), ``fail_next_requests`` (500), ``delay_s``; ``faults`` loses answers after the request
+was carried out (``edge.sim.faults``); ``webhook_faults`` drops, holds (until ``release``) or
+mis-signs deliveries.
 
 Delivery guarantees: the events of one action are sent in order, each to every matching
 endpoint of the account, each awaited (with up to ``DELIVERY_RETRIES`` quick retries) before the
@@ -54,12 +76,21 @@ from quart_trio import QuartTrio
 
 from edge.providers.stripe import form as stripe_form
 from edge.providers.stripe.signature import sign_header
+from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
-from edge.sim.stripe import objects, pages
+from edge.sim.stripe import lists, objects, pages
 from edge.sim.stripe.events import build_event
 from edge.sim.stripe.objects import THREE_DECIMAL, ZERO_DECIMAL
 
 DELIVERY_RETRIES = 3
+EVENTS_KEPT_S = 30 * 86_400  # GET /v1/events goes back 30 days
+EMBEDDED = 10  # the items a list embedded in an object shows (``_embed``)
+# what the session retrieve can expand here, by object (docs.stripe.com/expand)
+_EXPANDABLE: Mapping[str, frozenset[str]] = {
+    "checkout.session": frozenset({"payment_intent", "subscription", "invoice"}),
+    "payment_intent": frozenset({"latest_charge"}),
+    "subscription": frozenset({"latest_invoice"}),
+}
 _INTERVALS = ("day", "week", "month", "year")
 MAX_AMOUNT = 99_999_999  # "up to eight digits" (stripe-python 16.1.0, see above)
 # A payment link's client_reference_id: letters, digits, - and _, at most 200 characters;
@@ -105,6 +136,7 @@ class _Checkout:
     intent: dict[str, Any] | None = None
     charge: dict[str, Any] | None = None
     dispute: dict[str, Any] | None = None
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # early fraud warnings
 
 
 @dataclass(frozen=True)
@@ -147,19 +179,29 @@ class _Account:
     links: dict[str, _Link] = field(default_factory=dict)
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invoices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refunds: dict[str, dict[str, Any]] = field(default_factory=dict)  # oldest first
     portal_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)  # as made, oldest first
 
 
 class StripeSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``. It stops when ``stop()`` is
     called or its nursery is cancelled. Tests may set ``fail_next_requests`` to make the next N
-    ``/v1`` calls answer ``500 api_error``, and ``delay_s`` to make every ``/v1`` call take that
-    long (a slow provider)."""
+    ``/v1`` calls answer ``500 api_error``, ``delay_s`` to make every ``/v1`` call take that
+    long (a slow provider), ``pending_refunds`` to hold new refunds pending, and
+    ``webhook_faults`` to drop, hold or mis-sign deliveries (held ones wait in ``held`` until
+    ``release``)."""
 
     def __init__(self) -> None:
         self.fail_next_requests = 0
         self.delay_s = 0.0
+        self.pending_refunds = False
+        self.webhook_faults = WebhookFaults()
         self.delivered: list[tuple[dict[str, Any], int]] = []
+        self.held: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (endpoint, event)
+        self._rate_limited = 0
+        self._retry_after_s: int | None = None
         self._accounts: dict[str, _Account] = {}
         super().__init__(self._build_app())
 
@@ -180,6 +222,13 @@ class StripeSimulator(LoopbackServer):
         account = self._accounts.get(secret_key)
         return [c.session for c in account.checkouts.values()] if account else []
 
+    def refunds_of(self, session_id: str) -> list[dict[str, Any]]:
+        """The refunds of the session's charge, newest first (as ``GET /v1/refunds`` lists
+        them)."""
+        account, checkout = self._checkout(session_id)
+        charge = checkout.charge["id"] if checkout.charge else None
+        return [r for r in reversed(account.refunds.values()) if r["charge"] == charge]
+
     async def complete(self, session_id: str) -> None:
         """The buyer pays (as the Pay button)."""
         await self._pay(*self._checkout(session_id))
@@ -193,39 +242,55 @@ class StripeSimulator(LoopbackServer):
     async def fail_invoice(self, subscription_id: str) -> None:
         """A renewal payment fails: ``invoice.payment_failed`` and the subscription goes
         ``past_due`` (``customer.subscription.updated``)."""
-        for account in self._accounts.values():
-            sub = account.subscriptions.get(subscription_id)
-            if sub is not None:
-                break
-        else:
-            raise KeyError(subscription_id)
+        account, sub = self._subscription(subscription_id)
         sub["status"] = "past_due"
         failed = objects.invoice(
             subscription_obj=sub, billing_reason="subscription_cycle", paid=False
         )
         sub["latest_invoice"] = failed["id"]
+        account.invoices[failed["id"]] = failed
         await self._emit(
             account, ("invoice.payment_failed", failed), ("customer.subscription.updated", sub)
         )
 
-    async def refund(self, session_id: str, amount_minor: int | None = None) -> None:
-        """Refund ``amount_minor`` (default: what is left) of a paid payment-mode session."""
+    async def pay_invoice(self, subscription_id: str) -> str:
+        """A renewal is paid: ``invoice.paid`` (billing reason subscription_cycle) and, when the
+        subscription was not active, ``customer.subscription.updated`` to active. Returns the
+        invoice's id."""
+        account, sub = self._subscription(subscription_id)
+        paid = objects.invoice(subscription_obj=sub, billing_reason="subscription_cycle", paid=True)
+        sub["latest_invoice"] = paid["id"]
+        account.invoices[paid["id"]] = paid
+        renewed: list[tuple[str, Mapping[str, Any]]] = [("invoice.paid", paid)]
+        if sub["status"] != "active":
+            sub["status"] = "active"
+            renewed.append(("customer.subscription.updated", sub))
+        await self._emit(account, *renewed)
+        return str(paid["id"])
+
+    async def refund(self, session_id: str, amount_minor: int | None = None) -> str:
+        """Refund ``amount_minor`` (Stripe's units; default: what is left) of a paid
+        payment-mode session, as if from Stripe's dashboard (no metadata). Returns its id."""
         account, checkout = self._checkout(session_id)
         try:
-            await self._refund(account, checkout, amount_minor, {})
+            made, told = self._refund(account, checkout, amount_minor, {})
         except StripeError as refused:
             raise ValueError(refused.message) from None
+        await self._emit(account, *told)
+        return str(made["id"])
 
-    async def _refund(
+    def _refund(
         self,
         account: _Account,
         checkout: _Checkout,
         amount_minor: int | None,
         metadata: Mapping[str, str],
-    ) -> dict[str, Any]:
-        """What ``POST /v1/refunds`` does: the refund object, and ``charge.refunded`` with the
-        charge's new ``amount_refunded`` (all refunds so far). Refused as Stripe refuses: a
-        charge with nothing left (``charge_already_refunded``), more than is left
+    ) -> tuple[dict[str, Any], list[tuple[str, Mapping[str, Any]]]]:
+        """What ``POST /v1/refunds`` does: the refund (succeeded, or pending while
+        ``pending_refunds``), and the events that tell it: ``charge.refunded`` with the charge's
+        new ``amount_refunded`` (all refunds so far, pending ones too), then ``refund.created``;
+        a warning no longer actionable once the charge is refunded in full. Refused as Stripe
+        refuses: a charge with nothing left (``charge_already_refunded``), more than is left
         (``amount_too_large``), a three-decimal amount whose last digit is not 0."""
         charge = checkout.charge
         if charge is None:
@@ -255,21 +320,79 @@ class StripeSimulator(LoopbackServer):
             )
         charge["amount_refunded"] += amount
         charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
-        made = objects.refund(charge_obj=charge, amount=amount)
-        made["metadata"] = dict(metadata)
-        charge["refunds"]["data"].insert(0, made)
-        await self._emit(account, ("charge.refunded", charge))
-        return made
+        status = "pending" if self.pending_refunds else "succeeded"
+        made = objects.refund(charge_obj=charge, amount=amount, metadata=metadata, status=status)
+        _embed(charge["refunds"], made)
+        account.refunds[made["id"]] = made
+        told: list[tuple[str, Mapping[str, Any]]] = [
+            ("charge.refunded", charge),
+            ("refund.created", made),
+        ]
+        if charge["refunded"]:
+            told += _not_actionable(checkout)
+        return made, told
 
-    async def dispute(self, session_id: str) -> None:
-        """The buyer's bank disputes the charge: ``charge.dispute.created``. Like Stripe's, the
-        dispute carries no metadata; it names the charge and the payment intent."""
+    async def settle_refund(self, refund_id: str) -> None:
+        """A pending refund goes through: ``status`` succeeded, told by ``refund.updated`` and
+        ``charge.refund.updated`` (stripe-python 16.1.0 ``_event.py`` event types)."""
+        account, refund = self._find_refund(refund_id)
+        if refund["status"] != "pending":
+            raise ValueError(f"{refund_id} is {refund['status']}, not pending")
+        refund.pop("pending_reason", None)
+        refund["status"] = "succeeded"
+        await self._emit(account, ("refund.updated", refund), ("charge.refund.updated", refund))
+
+    async def fail_refund(self, refund_id: str, reason: str = "expired_or_canceled_card") -> None:
+        """A refund fails after Stripe took it (the card was closed ...): its ``status`` becomes
+        failed with ``failure_reason``, Stripe gives its amount back to the merchant's balance,
+        and the charge counts it no longer (``amount_refunded`` goes down by it, ``refunded``
+        follows). Told by ``refund.failed``, ``charge.refund.updated`` and ``refund.updated``.
+
+        Sources: the failure's fields, stripe-python 16.1.0 ``_refund.py`` (status,
+        failure_reason, failure_balance_transaction); a genuine test-mode
+        ``charge.refund.updated`` of a refund that failed this way (succeeded -> failed,
+        expired_or_canceled_card: zulip/zulip ``zerver/webhooks/stripe/fixtures/
+        refund_event.json``); ``refund.failed`` and ``refund.updated`` for every refund since
+        2024-10-28.acacia (docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update).
+        That ``amount_refunded`` goes down: tryton's scenario
+        ``modules/account_payment_stripe/tests/scenario_account_payment_stripe_refund_failure.rst``,
+        run against Stripe's test mode with the card 4000000000005126 (a refund that fails
+        later), reads the payment's full amount back from the charge after the failure. The
+        order of the three events, and which charge event (if any) tells the lower total, are
+        not verified: no ``charge.refunded`` is sent for it here."""
+        account, refund = self._find_refund(refund_id)
+        if refund["status"] not in ("succeeded", "pending"):
+            raise ValueError(f"{refund_id} is {refund['status']}: it cannot fail now")
+        failed = objects.refund_failed(refund, reason)
+        refund.clear()
+        refund.update(failed)
+        charge = self._charge_of(account, refund["charge"])
+        charge["amount_refunded"] -= refund["amount"]
+        charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
+        await self._emit(
+            account,
+            ("refund.failed", refund),
+            ("charge.refund.updated", refund),
+            ("refund.updated", refund),
+        )
+
+    async def dispute(self, session_id: str, amount: int | None = None) -> str:
+        """The buyer's bank disputes the charge, all of it or ``amount`` (Stripe's units):
+        ``charge.dispute.created``. Like Stripe's, the dispute carries no metadata; it names the
+        charge and the payment intent. A warning about the charge is no longer actionable ("An
+        EFW is actionable if it has not received a dispute and has not been fully refunded",
+        stripe-python 16.1.0 ``radar/_early_fraud_warning.py``): ``.updated``. Returns its id."""
         account, checkout = self._checkout(session_id)
         if checkout.charge is None:
             raise ValueError(f"{session_id} has no charge to dispute")
+        if amount is not None and not 0 < amount <= checkout.charge["amount"]:
+            raise ValueError(f"a dispute of {amount} is not part of {checkout.charge['amount']}")
         checkout.charge["disputed"] = True
-        checkout.dispute = objects.dispute(charge_obj=checkout.charge)
-        await self._emit(account, ("charge.dispute.created", checkout.dispute))
+        checkout.dispute = objects.dispute(charge_obj=checkout.charge, amount=amount)
+        await self._emit(
+            account, ("charge.dispute.created", checkout.dispute), *_not_actionable(checkout)
+        )
+        return str(checkout.dispute["id"])
 
     async def close_dispute(self, session_id: str, status: str = "won") -> None:
         """``charge.dispute.closed`` with ``status`` won, lost or warning_closed."""
@@ -279,19 +402,81 @@ class StripeSimulator(LoopbackServer):
         checkout.dispute["status"] = status
         await self._emit(account, ("charge.dispute.closed", checkout.dispute))
 
+    async def fraud_warning(self, session_id: str, fraud_type: str = "misc") -> str:
+        """The card's issuer warns that the payment may be fraud: an early fraud warning about
+        the session's charge, ``radar.early_fraud_warning.created`` (stripe-python 16.1.0
+        ``radar/_early_fraud_warning.py``, ``_event.py``); actionable unless the charge was
+        refunded in full or disputed. Returns its id."""
+        account, checkout = self._checkout(session_id)
+        charge = checkout.charge
+        if charge is None:
+            raise ValueError(f"{session_id} has no charge to warn about")
+        warning = objects.early_fraud_warning(
+            charge_obj=charge,
+            fraud_type=fraud_type,
+            actionable=not (charge["refunded"] or charge["disputed"]),
+        )
+        checkout.warnings.insert(0, warning)
+        await self._emit(account, ("radar.early_fraud_warning.created", warning))
+        return str(warning["id"])
+
+    def forget_idempotency_keys(self) -> None:
+        """Forget every saved ``Idempotency-Key`` answer, as Stripe does 24 hours on: a request
+        with a key used before runs afresh."""
+        for account in self._accounts.values():
+            account.idempotent.clear()
+
+    def rate_limit_next(self, n: int = 1, retry_after_s: int | None = None) -> None:
+        """The next ``n`` ``/v1`` calls answer ``429`` as Stripe's rate limiter does, before
+        they run (so they save no idempotent answer): error code ``rate_limit`` (the code of
+        "Too many requests hit the API too quickly", docs.stripe.com/error-codes; stripe-python
+        16.1.0 lists it among the API's error codes, ``_payment_intent.py``
+        ``LastPaymentError.code``; type ``invalid_request_error``, as a 429 body quoted in
+        codecombat/codecombat#2588 shows). Stripe documents no ``Retry-After`` on it
+        (docs.stripe.com/rate-limits asks for exponential backoff, and stripe-python 16.1.0's
+        retry rule, ``_http_client.py`` ``_should_retry``, reads ``Stripe-Should-Retry`` only):
+        none is sent unless ``retry_after_s`` asks for one, for testing a client that honours
+        it."""
+        self._rate_limited = n
+        self._retry_after_s = retry_after_s
+
     async def send(self, secret_key: str, event: Mapping[str, Any]) -> list[int]:
-        """Deliver ``event`` to the account's endpoints that take its type; the final status of
-        each delivery (0 when the endpoint could not be reached)."""
+        """Deliver ``event`` to the account's endpoints that take its type, each as
+        ``webhook_faults`` says (sent, dropped, held until ``release``, or signed with a wrong
+        secret); the final status of each delivery sent (0 when the endpoint could not be
+        reached)."""
         account = self._account(secret_key)
-        body = json.dumps(event).encode()
-        statuses = []
+        takers = [e for e in account.endpoints if _takes(e, event["type"])]
+        outgoing: list[tuple[dict[str, Any], str]] = []
+        for endpoint in takers:
+            verdict = self.webhook_faults.verdict(event["type"])
+            if verdict == HOLD:
+                self.held.append((endpoint, dict(event)))
+            elif verdict != DROP:
+                outgoing.append((endpoint, WRONG_SECRET if verdict == MISSIGN else ""))
+        return await self._deliver([(e, event, wrong) for e, wrong in outgoing])
+
+    async def release(self) -> list[int]:
+        """Deliver what ``webhook_faults`` held, in order; each delivery's final status."""
+        held, self.held = self.held, []
+        return await self._deliver([(endpoint, event, "") for endpoint, event in held])
+
+    async def _deliver(
+        self, deliveries: list[tuple[dict[str, Any], Mapping[str, Any], str]]
+    ) -> list[int]:
+        """POST each (endpoint, event, a wrong secret to sign with or ""), in order, each
+        outcome appended to ``delivered``."""
+        statuses: list[int] = []
+        if not deliveries:
+            return statuses
         async with httpx.AsyncClient(timeout=10.0) as client:
-            for endpoint in account.endpoints:
-                enabled = endpoint["enabled_events"]
-                if "*" in enabled or event["type"] in enabled:
-                    status = await _post_signed(client, endpoint, body)
-                    self.delivered.append((dict(event), status))
-                    statuses.append(status)
+            for endpoint, event, wrong_secret in deliveries:
+                body = json.dumps(event).encode()
+                status = await _post_signed(
+                    client, endpoint["url"], wrong_secret or endpoint["secret"], body
+                )
+                self.delivered.append((dict(event), status))
+                statuses.append(status)
         return statuses
 
     # --- state ------------------------------------------------------------------------
@@ -311,6 +496,32 @@ class StripeSimulator(LoopbackServer):
                 return account, account.checkouts[session_id]
         raise KeyError(session_id)
 
+    def _subscription(self, subscription_id: str) -> tuple[_Account, dict[str, Any]]:
+        for account in self._accounts.values():
+            if subscription_id in account.subscriptions:
+                return account, account.subscriptions[subscription_id]
+        raise KeyError(subscription_id)
+
+    def _find_refund(self, refund_id: str) -> tuple[_Account, dict[str, Any]]:
+        for account in self._accounts.values():
+            if refund_id in account.refunds:
+                return account, account.refunds[refund_id]
+        raise KeyError(refund_id)
+
+    def _charge_of(self, account: _Account, charge_id: str) -> dict[str, Any]:
+        found = self._object(account, charge_id)
+        if found is None:
+            raise KeyError(charge_id)
+        return found
+
+    def _object(self, account: _Account, object_id: str) -> dict[str, Any] | None:
+        """The account's object of that id, among those ``expand`` can name."""
+        for checkout in account.checkouts.values():
+            for kept in (checkout.intent, checkout.charge):
+                if kept is not None and kept["id"] == object_id:
+                    return kept
+        return account.subscriptions.get(object_id) or account.invoices.get(object_id)
+
     def _add_endpoint(self, account: _Account, url: str, enabled: list[str]) -> dict[str, Any]:
         endpoint = objects.webhook_endpoint(
             livemode=account.livemode,
@@ -322,8 +533,11 @@ class StripeSimulator(LoopbackServer):
         return endpoint
 
     async def _emit(self, account: _Account, *events: tuple[str, Mapping[str, Any]]) -> None:
+        """Make each event (kept for ``GET /v1/events``) and deliver it."""
         for event_type, obj in events:
-            await self.send(account.secret_key, build_event(event_type, obj, account.livemode))
+            event = build_event(event_type, obj, account.livemode)
+            account.events.append(copy.deepcopy(event))
+            await self.send(account.secret_key, event)
 
     # --- the buyer's actions ------------------------------------------------------------
 
@@ -365,6 +579,7 @@ class StripeSimulator(LoopbackServer):
         )
         sub["latest_invoice"] = first["id"]
         account.subscriptions[sub["id"]] = sub
+        account.invoices[first["id"]] = first
         session.update(customer=customer["id"], subscription=sub["id"], invoice=first["id"])
         await self._emit(
             account,
@@ -409,11 +624,20 @@ class StripeSimulator(LoopbackServer):
     def _build_app(self) -> QuartTrio:
         app = QuartTrio(__name__)
         app.register_error_handler(StripeError, _render_error)
+        app.register_error_handler(lists.ListError, _render_list_error)
         app.before_request(self._gate)
         app.add_url_rule("/v1/checkout/sessions", view_func=self._create_session, methods=["POST"])
         app.add_url_rule("/v1/checkout/sessions/<session_id>", view_func=self._get_session)
         app.add_url_rule("/v1/prices", view_func=self._create_price, methods=["POST"])
         app.add_url_rule("/v1/refunds", view_func=self._create_refund, methods=["POST"])
+        app.add_url_rule("/v1/refunds", view_func=self._list_refunds, methods=["GET"])
+        app.add_url_rule("/v1/refunds/<refund_id>", view_func=self._get_refund)
+        app.add_url_rule("/v1/disputes", view_func=self._list_disputes)
+        app.add_url_rule("/v1/disputes/<dispute_id>", view_func=self._get_dispute)
+        app.add_url_rule("/v1/radar/early_fraud_warnings", view_func=self._list_warnings)
+        app.add_url_rule("/v1/radar/early_fraud_warnings/<warning_id>", view_func=self._get_warning)
+        app.add_url_rule("/v1/events", view_func=self._list_events)
+        app.add_url_rule("/v1/events/<event_id>", view_func=self._get_event)
         app.add_url_rule("/v1/payment_links", view_func=self._create_link, methods=["POST"])
         app.add_url_rule("/v1/payment_links/<link_id>", view_func=self._get_link)
         app.add_url_rule("/b/<link_id>", view_func=self._open_link)
@@ -430,12 +654,27 @@ class StripeSimulator(LoopbackServer):
         )
         return app
 
-    async def _gate(self) -> None:
+    async def _gate(self) -> Any:
         if request.path.startswith("/v1/") and self.delay_s:
             await trio.sleep(self.delay_s)
+        if request.path.startswith("/v1/") and self._rate_limited > 0:
+            self._rate_limited -= 1
+            return self._rate_limit_answer()
         if request.path.startswith("/v1/") and self.fail_next_requests > 0:
             self.fail_next_requests -= 1
             raise StripeError(500, "Simulated failure (fail_next_requests).", kind="api_error")
+
+    def _rate_limit_answer(self) -> Response:
+        body = StripeError(
+            429,
+            "Request rate limit exceeded. Learn more about rate limits here"
+            " https://stripe.com/docs/rate-limits.",
+            code="rate_limit",
+        ).response()[0]
+        answer = Response(json.dumps(body), status=429, content_type="application/json")
+        if self._retry_after_s is not None:
+            answer.headers["Retry-After"] = str(self._retry_after_s)
+        return answer
 
     def _caller(self) -> _Account:
         scheme, _, key = request.headers.get("Authorization", "").partition(" ")
@@ -475,22 +714,108 @@ class StripeSimulator(LoopbackServer):
         if checkout is None:
             raise StripeError(404, f"No such payment_intent: '{named}'", "payment_intent")
         amount = params.get("amount")
-        made = await self._refund(
+        made, told = self._refund(
             account,
             checkout,
             _positive_int(amount, "amount") if amount is not None else None,
             _metadata(params.get("metadata"), "metadata"),
         )
-        if key:
-            account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(made), 200)
-        return made
+        answer = copy.deepcopy(made)
+        if key:  # saved before anything is told: a retry meanwhile gets this answer
+            account.idempotent[key] = _SavedAnswer(params, answer, 200)
+        await self._emit(account, *told)
+        return answer
 
     async def _get_session(self, session_id: str) -> Any:
+        """The session, with what ``expand[]`` names in place of its ids (docs.stripe.com/
+        expand: "expand[]=payment_intent.latest_charge" ...); an unknown session is 404
+        ``resource_missing``, like every object Stripe does not hold."""
         account = self._caller()
         checkout = account.checkouts.get(session_id)
         if checkout is None:
-            raise StripeError(404, f"No such checkout.session: '{session_id}'", "id")
-        return checkout.session
+            raise _missing("checkout.session", session_id)
+        return self._expanded(account, checkout.session, _query().get("expand") or [])
+
+    def _expanded(self, account: _Account, obj: dict[str, Any], paths: Any) -> dict[str, Any]:
+        """A copy of ``obj`` with each of ``paths`` (``a.b``: expand ``a``, then its ``b``)
+        expanded; a path this simulator cannot expand is refused, as Stripe refuses a field
+        that is not expandable (its message is not verified)."""
+        shown = copy.deepcopy(obj)
+        for n, path in enumerate(paths if isinstance(paths, list) else [paths]):
+            node: Any = shown
+            for name in str(path).split("."):
+                if node is None:  # nothing there yet (no payment intent): null stays null
+                    break
+                if name not in _EXPANDABLE.get(node.get("object"), ()):
+                    raise StripeError(
+                        400, f"This property cannot be expanded ({path}).", f"expand[{n}]"
+                    )
+                if isinstance(node.get(name), str):
+                    found = self._object(account, node[name])
+                    node[name] = copy.deepcopy(found) if found is not None else node[name]
+                node = node.get(name)
+        return shown
+
+    async def _list_refunds(self) -> Any:
+        account, query = self._caller(), _query()
+        newest = [r for r in reversed(account.refunds.values()) if _names(r, query)]
+        return lists.page(newest, query, "/v1/refunds")
+
+    async def _get_refund(self, refund_id: str) -> Any:
+        refund = self._caller().refunds.get(refund_id)
+        if refund is None:
+            raise _missing("refund", refund_id)
+        return refund
+
+    def _disputes(self, account: _Account) -> list[dict[str, Any]]:
+        found = [c.dispute for c in account.checkouts.values() if c.dispute is not None]
+        return sorted(found, key=lambda d: d["created"], reverse=True)
+
+    async def _list_disputes(self) -> Any:
+        account, query = self._caller(), _query()
+        newest = [d for d in self._disputes(account) if _names(d, query)]
+        return lists.page(newest, query, "/v1/disputes")
+
+    async def _get_dispute(self, dispute_id: str) -> Any:
+        found = [d for d in self._disputes(self._caller()) if d["id"] == dispute_id]
+        if not found:
+            raise _missing("dispute", dispute_id)
+        return found[0]
+
+    def _warnings(self, account: _Account) -> list[dict[str, Any]]:
+        found = [w for c in account.checkouts.values() for w in c.warnings]
+        return sorted(found, key=lambda w: w["created"], reverse=True)
+
+    async def _list_warnings(self) -> Any:
+        account, query = self._caller(), _query()
+        newest = [w for w in self._warnings(account) if _names(w, query)]
+        return lists.page(newest, query, "/v1/radar/early_fraud_warnings")
+
+    async def _get_warning(self, warning_id: str) -> Any:
+        found = [w for w in self._warnings(self._caller()) if w["id"] == warning_id]
+        if not found:
+            raise _missing("radar.early_fraud_warning", warning_id)
+        return found[0]
+
+    def _kept_events(self, account: _Account) -> list[dict[str, Any]]:
+        """The account's events of the last 30 days, newest first ("List events, going back
+        up to 30 days", stripe-python 16.1.0 ``_event.py``)."""
+        since = objects.now_s() - EVENTS_KEPT_S
+        return [e for e in reversed(account.events) if e["created"] >= since]
+
+    async def _list_events(self) -> Any:
+        """``GET /v1/events``: ``type`` (one type) or ``types`` (a list) as EventListParams
+        has them, and Stripe's list parameters."""
+        account, query = self._caller(), _query()
+        wanted = query.get("types") or ([query["type"]] if "type" in query else None)
+        newest = [e for e in self._kept_events(account) if wanted is None or e["type"] in wanted]
+        return lists.page(newest, query, "/v1/events")
+
+    async def _get_event(self, event_id: str) -> Any:
+        found = [e for e in self._kept_events(self._caller()) if e["id"] == event_id]
+        if not found:
+            raise _missing("event", event_id)
+        return found[0]
 
     async def _create_price(self) -> Any:
         account = self._caller()
@@ -725,6 +1050,40 @@ class StripeSimulator(LoopbackServer):
         return redirect(f"/p/session/{portal_id}", 303)
 
 
+def _not_actionable(checkout: _Checkout) -> list[tuple[str, Mapping[str, Any]]]:
+    """The charge's actionable warnings made not actionable, each told by
+    ``radar.early_fraud_warning.updated`` (the charge was disputed or refunded in full)."""
+    told: list[tuple[str, Mapping[str, Any]]] = []
+    for warning in checkout.warnings:
+        if warning["actionable"]:
+            warning["actionable"] = False
+            told.append(("radar.early_fraud_warning.updated", warning))
+    return told
+
+
+def _embed(sublist: dict[str, Any], item: dict[str, Any]) -> None:
+    """Put ``item`` first in a list an object embeds (a charge's ``refunds``), which shows the
+    newest ``EMBEDDED`` and says ``has_more`` past them, as a list page does; the rest is read
+    with the list's own route. How many Stripe embeds is not verified: the default page size
+    ("the default is 10", RefundListParams.limit) stands for it."""
+    data = [item, *sublist["data"]]
+    sublist.update(data=data[:EMBEDDED], has_more=len(data) > EMBEDDED or sublist["has_more"])
+
+
+def _names(obj: Mapping[str, Any], query: Mapping[str, Any]) -> bool:
+    """Does a refund, dispute or warning belong to the ``payment_intent`` and ``charge`` the
+    list asks for (RefundListParams, DisputeListParams, EarlyFraudWarningListParams)?"""
+    return all(
+        query.get(key) is None or obj.get(key) == query.get(key)
+        for key in ("payment_intent", "charge")
+    )
+
+
+def _missing(kind: str, object_id: str) -> StripeError:
+    """Stripe's answer for an object it does not hold: 404 ``resource_missing``."""
+    return StripeError(404, f"No such {kind}: '{object_id}'", "id", code="resource_missing")
+
+
 def _new_checkout(account: _Account, params: Mapping[str, Any], base_url: str) -> _Checkout:
     """Validate ``POST /v1/checkout/sessions`` parameters the way Stripe does for the subset
     the simulator knows (one line item with ``price_data``) and make the session."""
@@ -885,6 +1244,15 @@ def _replayed(account: _Account, params: Mapping[str, Any]) -> tuple[str | None,
     return key, (copy.deepcopy(saved.body), saved.status, {"Idempotent-Replayed": "true"})
 
 
+def _query() -> dict[str, Any]:
+    """The query's parameters, read as Stripe reads them (bracket notation: ``expand[]``,
+    ``expand[0]``, ``created[gte]``)."""
+    try:
+        return stripe_form.decode(request.args.items(multi=True))
+    except ValueError as exc:
+        raise StripeError(400, str(exc)) from None
+
+
 async def _form() -> dict[str, Any]:
     data = await request.get_data()
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
@@ -894,22 +1262,28 @@ async def _form() -> dict[str, Any]:
         raise StripeError(400, str(exc)) from None
 
 
-async def _post_signed(client: httpx.AsyncClient, endpoint: Mapping[str, Any], body: bytes) -> int:
-    """POST one event, retrying a failure quickly; the last status, 0 if never reached."""
+def _takes(endpoint: Mapping[str, Any], event_type: str) -> bool:
+    enabled = endpoint["enabled_events"]
+    return "*" in enabled or event_type in enabled
+
+
+async def _post_signed(client: httpx.AsyncClient, url: str, secret: str, body: bytes) -> int:
+    """POST one event, signed afresh on each attempt, retrying a failure quickly; the last
+    status, 0 if never reached."""
     status = 0
     for attempt in range(1 + DELIVERY_RETRIES):
         if attempt:
             await trio.sleep(0.05 * attempt)
-        header = sign_header(endpoint["secret"], body, objects.now_s())
+        header = sign_header(secret, body, objects.now_s())
         try:
             response = await client.post(
-                endpoint["url"],
+                url,
                 content=body,
                 headers={"Content-Type": "application/json", "Stripe-Signature": header},
             )
             status = response.status_code
         except httpx.HTTPError as exc:
-            log.info("webhook to %s failed: %s", endpoint["url"], type(exc).__name__)
+            log.info("webhook to %s failed: %s", url, type(exc).__name__)
             status = 0
         if 200 <= status < 300:
             break
@@ -927,3 +1301,7 @@ def _html(text: str, status: int = 200) -> Response:
 
 async def _render_error(error: StripeError) -> Any:
     return error.response()
+
+
+async def _render_list_error(error: lists.ListError) -> Any:
+    return StripeError(400, error.message, error.param).response()
