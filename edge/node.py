@@ -359,6 +359,11 @@ class _Projects:
     async def look(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
         return await self._syncer.owed(project_id, tx_id)
 
+    async def walk(
+        self, project_id: str, provider: str, mode: str, since_ms: int
+    ) -> tuple[int, int | None, str]:
+        return await self._syncer.walk(project_id, provider, mode, since_ms)
+
     async def target(
         self, project_id: str, tx_id: str, mode: str, action: str
     ) -> Mapping[str, Any] | None:

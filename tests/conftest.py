@@ -37,6 +37,9 @@ async def node(request, tmp_path) -> AsyncIterator[RunningNode]:  # type: ignore
     engine: dict[str, object] = {}
     if os.environ.get(TEST_STORE) == "postgresql":
         engine["store_url"] = request.getfixturevalue("pg_url")
+    marked = request.node.get_closest_marker("node_settings")
+    if marked is not None:
+        engine.update(marked.kwargs)
     async with trio.open_nursery() as nursery:
         running: RunningNode = await nursery.start(
             partial(run_node, node_settings(tmp_path / "data", **engine))

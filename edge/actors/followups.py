@@ -85,6 +85,12 @@ class Projects(Protocol):
         """Ask the provider about an open checkout (``edge.actors.sync.Syncer.owed``):
         ``("looked", None)``, or ``("again" | "later", when)``."""
 
+    async def walk(
+        self, project_id: str, provider: str, mode: str, since_ms: int
+    ) -> tuple[int, int | None, str]:
+        """Walk a provider account's lists since ``since_ms`` (``Syncer.walk``): (where the
+        walk reached, when the next is due or None, what it found in words)."""
+
     async def refund_outcome(
         self,
         project_id: str,
@@ -247,6 +253,23 @@ class FollowUpWorker:
             return "retry", "not asked yet: the provider account's budget says wait"
         return "retry", "asked; the checkout is still open: looking again later"
 
+    async def _walk(self, entry: Mapping[str, Any]) -> tuple[str, str]:
+        """An owed walk of a provider account's lists, from where the last one reached: done
+        once the project says walking is over; else due again when it says."""
+        params = entry["params"]
+        try:
+            walked_to, when, said = await self._projects.walk(
+                entry["projectId"], entry["provider"], entry["mode"], int(params["since"])
+            )
+        except ContractError as error:
+            self._due_at[entry["id"]] = self._clock_ms() + LOOK_RETRY_S * 1000
+            return "retry", f"{error.code}: {error.message}"
+        if when is None:
+            return "done", f"{said}; the provider's webhooks reach the node again, or a week passed"
+        params["since"] = walked_to  # the entry is written with its attempt
+        self._due_at[entry["id"]] = when
+        return "retry", said
+
     async def _tell_refund(
         self, entry: Mapping[str, Any], outcome: str, refund: ProviderRefund | None, detail: str
     ) -> bool:
@@ -274,6 +297,8 @@ class FollowUpWorker:
                 return "retry", f"{error.code}: {error.message}"
         if entry["action"] == outbox.SYNC:
             return await self._look(entry)
+        if entry["action"] == outbox.RECONCILE:
+            return await self._walk(entry)
         provider = self._providers.get(entry["provider"])
         if provider is None:
             return "dropped", f"this node has no provider {entry['provider']!r}"

@@ -250,6 +250,24 @@ class Reconciled:
 
 
 @dataclass(frozen=True)
+class LooksEnded:
+    """The node asked about a checkout for as long as it asks, and it is still open: end it
+    (the provider's cancel, where it has one) or flag it."""
+
+    tx_id: str
+
+
+@dataclass(frozen=True)
+class WalkNext:
+    """A walk of a provider account's lists (``outbox.RECONCILE``) ended at ``walked_to``:
+    the project says when the next is due (None: webhooks reach the node again)."""
+
+    provider: str
+    mode: str
+    walked_to: int
+
+
+@dataclass(frozen=True)
 class TxOfRef:
     """The transaction a provider object the node created belongs to (None: none)."""
 

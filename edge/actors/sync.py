@@ -9,7 +9,9 @@ provider retries, a firewall. So the node asks:
   follow-up queue's ``node.sync`` entries, ``edge.domain.asking``'s schedule), and for a refund
   whose outcome is not known.
 - ``reconcile``: after an outage or a fixed secret, the provider's own list of events (or of
-  checkout objects) since a time, applied as the webhooks the node missed would have been.
+  checkout objects) since a time, applied as the webhooks the node missed would have been; and
+  by itself (``walk``), every ``EDGE_SYNC_EVERY_S`` for a week after asking last learned what no
+  webhook had brought, so the refunds and disputes of payments already paid are learned too.
 
 Either way what the provider says goes through the webhook pipeline in the project's actor
 (``edge.actors.project.asking``): a change learned by asking is told once, and its webhook, if
@@ -39,6 +41,7 @@ log = logging.getLogger("edge.sync")
 
 ASK_TIMEOUT_S = 60.0  # one sync, every read it makes included
 MAX_PAGES = 1000  # one reconcile's pages of one provider account
+WALK_OVERLAP_MS = 60_000  # a walk looks this far behind where the last one reached
 
 # what the follow-up queue does with an owed look (``Syncer.owed``)
 LOOKED = "looked"  # done: the checkout is no longer open, or there is nothing more to ask
@@ -73,25 +76,32 @@ class Syncer:
         return await self._ask(project_id, target, why)
 
     async def owed(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
-        """A look the follow-up queue owes a checkout: (LOOKED, None) when it is no longer
-        open, (AGAIN, when) after asking, (LATER, when) when the account must wait."""
+        """A look the follow-up queue owes a transaction: a checkout still open, or a refund
+        whose outcome is not known. (LOOKED, None) once there is nothing left to ask, (AGAIN,
+        when) after asking, (LATER, when) when the account must wait. A checkout still open
+        when its looks run out is ended by the node (``LooksEnded``)."""
         try:
             target = await self._call(project_id, m.SyncTarget(tx_id, None))
         except Conflict:  # a provider the node cannot ask
             return LOOKED, None
-        tx = target["tx"]
-        if tx["status"] not in ("pending", "processing"):
+        if _waits_for(target["tx"]) is None:
             return LOOKED, None
         now = self._clock_ms()
         wait_s = self._pacing.free_in(_account(target))
         if wait_s > 0:
             return LATER, now + int(wait_s * 1000) + 1
-        answer = await self._ask(project_id, target, "owed")
-        status = answer["transaction"]["status"]
-        if status not in ("pending", "processing"):
+        await self._ask(project_id, target, "owed")
+        tx = (await self._call(project_id, m.SyncTarget(tx_id, None)))["tx"]
+        since = _waits_for(tx)
+        if since is None:
             return LOOKED, None
-        later = next_look_ms(self._clock_ms(), tx["createdAt"], tx.get("expiresAt"), self.every_ms)
-        return (LOOKED, None) if later is None else (AGAIN, later)
+        expires = tx.get("expiresAt") if tx["status"] in OPEN else None
+        later = next_look_ms(self._clock_ms(), since, expires, self.every_ms)
+        if later is None:
+            if tx["status"] in OPEN:
+                await self._call(project_id, m.LooksEnded(tx_id))
+            return LOOKED, None
+        return AGAIN, later
 
     async def reconcile(
         self, project_id: str, provider_name: str, mode: str, since_ms: int
@@ -134,6 +144,18 @@ class Syncer:
             "learned": learned,
             "asked": asked,
         }
+
+    async def walk(
+        self, project_id: str, provider: str, mode: str, since_ms: int
+    ) -> tuple[int, int | None, str]:
+        """An owed walk of a provider account whose webhooks do not reach the node: reconcile
+        since ``since_ms`` (less a minute, for events stamped late); where it reached, when the
+        next is due (None: walking is over), and what it found."""
+        now = self._clock_ms()
+        found = await self.reconcile(project_id, provider, mode, max(0, since_ms - WALK_OVERLAP_MS))
+        when = await self._call(project_id, m.WalkNext(provider, mode, now))
+        said = f"walked: {found['seen']} event(s) seen, {found['learned']} change(s) learned"
+        return now, when, said
 
     async def _ask(self, project_id: str, target: Mapping[str, Any], why: str) -> dict[str, Any]:
         provider = PROVIDERS[target["provider"]]
@@ -180,6 +202,19 @@ class Syncer:
                 f"Could not reach {name} ({type(error).__name__}).",
                 retryable=True,
             ) from None
+
+
+OPEN = ("pending", "processing")
+
+
+def _waits_for(tx: Mapping[str, Any]) -> int | None:
+    """Since when the transaction waits for word from its provider (ms): a checkout still
+    open, since it was made; a refund the provider never answered, since it was asked; None
+    when it waits for nothing."""
+    if tx["status"] in OPEN:
+        return int(tx["createdAt"])
+    unknown = [r["requestedAt"] for r in tx.get("refunds") or () if r.get("state") == "unknown"]
+    return min(unknown) if unknown else None
 
 
 def _account(target: Mapping[str, Any]) -> str:

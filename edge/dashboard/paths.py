@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from edge.domain import ids
 from edge.providers.registry import PROVIDERS
 
-TX_ACTIONS = frozenset({"mark-paid", "cancel", "refund"})
+TX_ACTIONS = frozenset({"mark-paid", "cancel", "refund", "resolve", "sync"})
 
 _PARTS: Mapping[str, tuple[Callable[[str], bool], str]] = {
     "pid": (ids.is_project_id, "a project id (prj_ and 16 letters or digits)"),

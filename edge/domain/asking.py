@@ -26,3 +26,14 @@ def next_look_ms(now_ms: int, created_ms: int, expires_ms: int | None, every_ms:
     if age >= WEEK_MS:
         return None
     return now_ms + (every_ms if age < HOUR_MS else max(every_ms, HOUR_MS))
+
+
+# How long the node keeps walking a provider account's lists after it last learned something
+# by asking that no webhook had brought (its webhooks are not reaching the node).
+WALK_FOR_MS = 7 * 24 * HOUR_MS
+
+
+def walk_until_ms(learned_at_ms: int) -> int:
+    """Until when a provider account's lists are walked, having learned by asking at
+    ``learned_at_ms``."""
+    return learned_at_ms + WALK_FOR_MS

@@ -24,6 +24,7 @@ DISPUTED = "disputed"  # the buyer's bank opened a dispute
 DISPUTE_WON = "dispute_won"
 DISPUTE_LOST = "dispute_lost"
 NOT_AT_PROVIDER = "not_at_provider"  # asked, the provider does not know the checkout
+STILL_OPEN = "still_open"  # asked for a week, the provider still holds the checkout open
 CODES = (
     AMOUNT_MISMATCH,
     PAID_LATE,
@@ -36,6 +37,7 @@ CODES = (
     DISPUTE_WON,
     DISPUTE_LOST,
     NOT_AT_PROVIDER,
+    STILL_OPEN,
 )
 
 
@@ -61,9 +63,10 @@ def in_words(flag: Mapping[str, Any], provider: str) -> str:
             f" the checkout: refund that payment in {provider}, or ask the buyer to pay the rest."
         )
     if code == PAID_LATE:
+        paid = f" ({amount})" if amount else ""
         return (
-            f"Money arrived after this checkout ended{_of(amount)}: fulfil the order, or refund"
-            " it, then mark this handled."
+            f"Money arrived after this checkout ended{paid}: fulfil the order, or refund it,"
+            " then mark this handled."
         )
     if code == CONTRADICTED:
         return (
@@ -106,6 +109,12 @@ def in_words(flag: Mapping[str, Any], provider: str) -> str:
         return (
             f"{provider} does not know this checkout: asked, it found no payment for it. Check"
             f" the credentials, or look the payment up in {provider}'s dashboard."
+        )
+    if code == STILL_OPEN:
+        return (
+            f"{provider} still holds this checkout open and unpaid after a week: the node"
+            " stopped asking. Cancel it here, or look it up in"
+            f" {provider}'s dashboard."
         )
     return f"{provider} reported something about this payment that needs you: {code}."
 

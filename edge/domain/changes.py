@@ -84,3 +84,18 @@ def change_key(
     if event_type in _SUBSCRIPTION_STATUS and sub_status is not None:
         return f"subscription:{sub_status}@{sub_version}"
     return None
+
+
+# Changes remembered per transaction (``changes``: key -> the event that told it).
+KEPT = 400
+
+
+def remember(changes: dict[str, str], key: str, evt_id: str) -> str | None:
+    """The event already kept under ``key``; else ``evt_id`` is kept under it (the oldest
+    forgotten past ``KEPT``) and None."""
+    if key in changes:
+        return str(changes[key])
+    changes[key] = evt_id
+    while len(changes) > KEPT:
+        changes.pop(next(iter(changes)))
+    return None

@@ -10,7 +10,9 @@ learned by asking), read by ``reported``:
 - a total "refunded so far" (Stripe's ``amount_refunded``, PayPal's ``total_refunded_amount``)
   counts as the latest one the provider stated, by the provider's own time;
 - a refund that failed after it was taken (``payment.refund_failed``) no longer counts: under
-  its id, or, where only totals were stated, taken off the latest total stated before it failed.
+  its id, and off the latest total if that was stated between its report and its failure;
+- a dispute closed in the merchant's favour that states an amount gives that money back to the
+  merchant (a chargeback the provider had taken, then won back).
 
 What the node asked for and the provider has not reported yet is *held* (``held``): each node
 refund counts once, through the provider refund id it produced. A node refund is reported once
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 
 from .convergence import Step
 from .events import EventType
+from .status import Status
 
 # Where a refund the node asked for stands (the merchant API's ``refunds[].state``).
 REQUESTED = "requested"  # owed to the provider; no answer heard yet
@@ -45,15 +48,18 @@ HELD_STATES = frozenset({REQUESTED, SENT, SUCCEEDED, UNKNOWN})
 @dataclass(frozen=True)
 class Reported:
     """What the provider reports given back: ``each`` named refund's amount, and the latest
-    ``total`` stated (at ``total_at``, the provider's time), less refunds failed since."""
+    ``total`` stated (at ``total_at``, the provider's time), less refunds failed since, and
+    less what came back to the merchant (``returned``: a chargeback the provider took and then
+    won back, Paddle's ``chargeback_reverse``)."""
 
     each: Mapping[str, int] = field(default_factory=dict)
     total: int = 0
     total_at: int | None = None
+    returned: int = 0
 
     @property
     def given_back(self) -> int:
-        return max(self.total, sum(self.each.values()))
+        return max(0, max(self.total, sum(self.each.values())) - self.returned)
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,9 @@ def reported(steps: Iterable[Step]) -> Reported:
     """What the story's refund steps report given back (every step, whatever its fate: money
     given back counts even where the status cannot show it)."""
     each: dict[str, int] = {}
+    each_at: dict[str, int] = {}  # when each named refund was first reported
     failures: list[Step] = []
+    returned: dict[str, int] = {}  # money won back, by the closing's id
     latest: tuple[int, int] | None = None  # (at, total)
     for step in steps:
         refund = step.refund
@@ -78,11 +86,14 @@ def reported(steps: Iterable[Step]) -> Reported:
             continue
         if step.type == EventType.PAYMENT_REFUND_FAILED:
             failures.append(step)
+        elif step.type == EventType.PAYMENT_DISPUTE_CLOSED and step.payment == Status.SUCCEEDED:
+            returned[refund.of or f"{step.at}"] = refund.amount
         elif refund.of is None:
             if latest is None or (step.at, refund.amount) > latest:
                 latest = (step.at, refund.amount)
         else:
             each[refund.of] = max(each.get(refund.of, 0), refund.amount)
+            each_at[refund.of] = min(each_at.get(refund.of, step.at), step.at)
     total, total_at = (latest[1], latest[0]) if latest else (0, None)
     named = set(each)
     failed: dict[str, tuple[int, int]] = {}  # one failure per refund: (at, amount)
@@ -93,9 +104,12 @@ def reported(steps: Iterable[Step]) -> Reported:
     for of, (at, amount) in failed.items():
         if of in named:
             each.pop(of, None)
+            # a total stated since it was reported counted it too
+            if total_at is not None and each_at[of] <= total_at <= at:
+                total -= amount
         elif total_at is not None and at >= total_at:
             total -= amount
-    return Reported(each, max(total, 0), total_at)
+    return Reported(each, max(total, 0), total_at, sum(returned.values()))
 
 
 def is_reported(refund: NodeRefund, by: Reported) -> bool:

@@ -40,6 +40,9 @@ REFUND = "refund"  # the follow-up that asks a provider to give money back
 READ_REFUND = "read_refund"
 # follow-ups still owed once the checkout has ended: money that came late goes back too
 AFTER_THE_END = frozenset({REFUND, READ_REFUND})
+# the follow-up that cancels at the provider a checkout the node stopped waiting for, where the
+# provider never ends one by itself (Paddle's transactions stay open): answered with its events
+CANCEL_CHECKOUT = "cancel"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ refund pays twice. So:
 - A refusal that means "a refund is already pending" (``RefundAlreadyPending``) is asked about
   the same way: the pending one is adopted if it is the node's; if it is not, the attempt is
   tried again later (the outcome is not known, so nothing is freed).
+- What the provider lists is also a last check: a refund that would take what it gave back
+  (its own dashboard's refunds included) past what was charged is refused for good.
 
 The result names the provider's refund (made, or adopted), which the project actor records on
 the transaction's refund: its amount then counts once, through that id.
@@ -25,6 +27,7 @@ the transaction's refund: its amount then counts once, through that id.
 from __future__ import annotations
 
 from edge.providers.base import (
+    REFUND_FAILED,
     FollowUpRequest,
     FollowUpResult,
     Provider,
@@ -44,9 +47,11 @@ async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -
         return FollowUpResult(detail=f"{_name(provider)} takes no refunds from the node")
     refund_id = str(request.follow_up.params["refundId"])
     if must_ask(provider, request, now_ms):
-        own = adopted(await look(request), refund_id)
+        listed = await look(request)
+        own = adopted(listed, refund_id)
         if own is not None:
             return _result(provider, own, adopted=True)
+        _never_more_than_paid(provider, request, listed)
     try:
         made = await send(request)
     except RefundAlreadyPending:
@@ -74,6 +79,28 @@ def adopted(refunds: tuple[ProviderRefund, ...], refund_id: str) -> ProviderRefu
     """The node's own refund among ``refunds``: the one tagged with its id (an id is made once
     and tagged on one call, so the tag alone names it, whatever amount the provider states)."""
     return next((refund for refund in refunds if refund.tag == refund_id), None)
+
+
+def _never_more_than_paid(
+    provider: Provider, request: FollowUpRequest, listed: tuple[ProviderRefund, ...]
+) -> None:
+    """Refuse, for good, a refund that would take what the provider already gave back past
+    what was charged (``params.charged``). The node checks what is left when the merchant
+    asks, from what it knows; a refund made in the provider's own dashboard may not have
+    reached the node yet (BTCPay's names only its pull payment), and a provider that caps
+    nothing (BTCPay) would pay both."""
+    params = request.follow_up.params
+    charged = params.get("charged")
+    if charged is None:
+        return
+    given = sum(r.amount_minor or 0 for r in listed if r.state != REFUND_FAILED)
+    if given + int(params["amount"]) > int(charged):
+        raise provider_error(
+            f"{_name(provider)} has given back {given} of the {charged} paid (in minor units),"
+            " refunds made in its own dashboard included: this refund would give back more than"
+            " was paid",
+            retryable=False,
+        )
 
 
 def _result(provider: Provider, refund: ProviderRefund, *, adopted: bool) -> FollowUpResult:

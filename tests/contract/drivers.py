@@ -91,6 +91,9 @@ class Driver:
     succeeded_events: ClassVar[int] = 1
     # whether a refund is first stored as history (``unmatched``) before the event that counts
     refund_history: ClassVar[bool] = False
+    # the path (a regular expression, from its start) of the provider's refund call, whose
+    # answer a test loses (``sim.faults``)
+    refund_call: ClassVar[str]
 
     def __init__(self, sim: Any, admin: Admin, http: httpx.AsyncClient, node: RunningNode) -> None:
         self.sim, self.admin, self.http, self.node = sim, admin, http, node
@@ -159,6 +162,19 @@ class Driver:
 
     async def refund_approved(self, c: Checkout) -> None:
         """Whatever the provider does after the node's refund call before money moves."""
+
+    def refunds_made(self, c: Checkout) -> int:
+        """How many refunds the provider holds for ``c``'s payment (whoever asked)."""
+        raise NotImplementedError
+
+    async def warn(self, c: Checkout) -> None:
+        """A warning that a chargeback may follow (Stripe's early fraud warning, PayPal's
+        inquiry, Paddle's chargeback warning)."""
+        raise NotImplementedError
+
+    async def release_webhooks(self) -> None:
+        """Send the deliveries the simulator held (``webhook_faults.hold()``), late."""
+        await self.sim.release()
 
     # --- the node's side ----------------------------------------------------------------
 
@@ -259,7 +275,14 @@ class StripeDriver(Driver):
     name, label = "stripe", "Stripe"
     shape = ("redirect", "card")
     refund_detail = "Stripe took refund re_"
+    refund_call = r"/v1/refunds$"
     sim: StripeSimulator
+
+    def refunds_made(self, c: Checkout) -> int:
+        return len(self.sim.refunds_of(c.ref))
+
+    async def warn(self, c: Checkout) -> None:
+        await self.sim.fraud_warning(c.ref)
 
     @staticmethod
     def simulator() -> StripeSimulator:
@@ -359,7 +382,17 @@ class PayPalDriver(Driver):
     name, label = "paypal", "PayPal"
     shape = ("approval", "wallet")
     refund_detail = "PayPal took refund"
+    refund_call = r"/v2/payments/captures/[^/]+/refund$"
     sim: PayPalSimulator
+
+    def refunds_made(self, c: Checkout) -> int:
+        return len(self.sim.refunds_made(self._capture(c)))
+
+    async def release_webhooks(self) -> None:
+        await self.sim.release_held()
+
+    async def warn(self, c: Checkout) -> None:
+        await self.sim.dispute(self._capture(c), stage="INQUIRY")
 
     @staticmethod
     def simulator() -> PayPalSimulator:
@@ -473,7 +506,14 @@ class PaddleDriver(Driver):
     refund_detail = "Paddle took refund adj_"
     succeeded_events = 2  # transaction.paid, then transaction.completed
     refund_history = True  # adjustment.created, pending_approval: history until approved
+    refund_call = r"/adjustments$"
     sim: PaddleSimulator
+
+    def refunds_made(self, c: Checkout) -> int:
+        return sum(a["action"] == "refund" for a in self.sim.adjustments_of(c.ref))
+
+    async def warn(self, c: Checkout) -> None:
+        await self.sim.chargeback_warning(c.ref)
 
     @staticmethod
     def simulator() -> PaddleSimulator:
@@ -595,9 +635,26 @@ class PaddleDriver(Driver):
 class BTCPayDriver(Driver):
     name, label = "btcpay", "BTCPay"
     shape = ("redirect", "crypto")
-    # a refund is a pull payment at the BTCPay server (tests/e2e/test_refunds.py)
-    refund_detail = "BTCPay"
+    # a refund is a pull payment at the BTCPay server (tests/e2e/test_refunds.py); its detail
+    # is BTCPay's latest word on it: the call's answer, or its InvoiceRefund read first
+    refund_detail = ""
+    refund_history = True  # InvoiceRefund names only its pull payment: history until read
+    refund_call = r"/api/v1/stores/[^/]+/invoices/[^/]+/refund$"
     sim: BTCPaySimulator
+
+    def refunds_made(self, c: Checkout) -> int:
+        return len(self.sim.pull_payments_of(c.ref))
+
+    async def refund(self, c: Checkout, amount_minor: int | None = None) -> None:
+        # in BTCPay's own screens: a pull payment of the invoice's currency, or all of it
+        if amount_minor is None:
+            await self.sim.refund(c.ref)
+        else:
+            value = f"{amount_minor // 100}.{amount_minor % 100:02d}"
+            await self.sim.refund(c.ref, "Custom", value)
+
+    async def release_webhooks(self) -> None:
+        self.sim.release()
 
     @staticmethod
     def simulator() -> BTCPaySimulator:

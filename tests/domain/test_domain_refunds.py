@@ -120,3 +120,29 @@ def test_the_same_reports_in_any_order_give_the_same_figures(drawn, rnd: random.
     rnd.shuffle(shuffled)
     assert reported(steps) == reported(shuffled)
     assert reported(steps).given_back >= 0
+
+
+def test_a_chargeback_won_back_returns_its_money_to_the_merchant():
+    """Paddle takes a chargeback's amount at once (counted as given back) and gives it back
+    when it wins (``chargeback_reverse``, a dispute closed in the merchant's favour)."""
+    taken = Step("evt_1", 1_000, str(E.PAYMENT_DISPUTED), S.DISPUTED, refund=Refund(400, "adj_1"))
+    won = Step(
+        "evt_2", 2_000, str(E.PAYMENT_DISPUTE_CLOSED), S.SUCCEEDED, refund=Refund(400, "adj_2")
+    )
+    assert reported([taken]).given_back == 400
+    assert reported([taken, won]).given_back == reported([won, taken]).given_back == 0
+    assert refundable(CHARGED, reported([taken, won]), []) == CHARGED
+
+
+def test_a_named_refund_that_failed_comes_off_a_total_stated_meanwhile():
+    """Stripe: refund.created (named) and charge.refunded (a total) for one refund, then
+    refund.failed: the money is not given back, whichever report counted it."""
+    steps = [
+        refunded(1, 1_000, 500, "re_1"),
+        refunded(2, 1_001, 500),
+        failed(3, 5_000, 500, "re_1"),
+    ]
+    assert reported(steps).given_back == 0
+    # a total stated after the failure no longer counts it already
+    later = [*steps, refunded(4, 6_000, 0)]
+    assert reported(later).given_back == 0

@@ -14,8 +14,8 @@ intent with an ``Idempotency-Key``; PayPal ``POST /v2/payments/captures/{id}/ref
 ``PayPal-Request-Id``; Paddle ``POST /adjustments`` (action refund, type full or partial by
 line, approved by Paddle afterwards: "Most refunds for live accounts are created with the status
 of pending_approval until reviewed by Paddle", openapi.yaml status-adjustment); BTCPay ``POST
-/api/v1/invoices/{invoiceId}/refund`` (a pull payment the buyer claims, swagger
-RefundInvoiceRequest)."""
+/api/v1/stores/{storeId}/invoices/{invoiceId}/refund`` (a pull payment the buyer claims,
+swagger RefundInvoiceRequest)."""
 
 from __future__ import annotations
 
@@ -97,26 +97,40 @@ async def test_a_paddle_transaction_is_refunded_once_paddle_approves(node, admin
     await _until(http, shop, made["txId"], "refunded")
 
 
-async def test_a_refund_paddle_refuses_for_good_is_failed_with_paddles_words(
+async def test_a_refund_while_paddle_reviews_another_waits_and_is_made_once(
     node, admin, http, paddle
 ):
+    """Paddle takes one refund of a transaction at a time ("You are unable to create further
+    adjustments against this transaction as there is a pending refund request",
+    developer.paddle.com/errors/adjustments/adjustment_pending_refund_request). That refusal is
+    not a failure (CONTRACT 4.3a): the second refund stays owed, its amount held, and is made
+    once Paddle has approved the first."""
     shop = await paddle_shop(admin, paddle)
     made = await _checkout(http, shop, "paddle", "ten")
     await paddle.pay(made["token"])
     await _until(http, shop, made["txId"], "succeeded")
     assert (await _refund(http, shop, made["txId"], amount=3)).status_code == 202
     await _refund_state(node, http, shop, made["txId"], "sent")  # waits for Paddle's approval
-    # Paddle takes one refund of a transaction at a time: the second is refused
-    assert (await _refund(http, shop, made["txId"], amount=2)).status_code == 202
-    failed = await _refund_state(node, http, shop, made["txId"], "failed")
-    assert "Paddle answered 400" in failed["detail"]
-    # what was refused is not counted against what is left
-    left = await _refund(http, shop, made["txId"], amount=8)
-    assert (left.status_code, left.json()["error"]["code"]) == (409, "refund_too_large")
-    assert left.json()["error"]["refundable"] == 7.0
+    second = await _refund(http, shop, made["txId"], amount=2)
+    assert second.status_code == 202
+    with trio.fail_after(20), node.ctx.attempts.expecting(made["txId"]) as attempted:
+        await attempted.wait()  # its first attempt: Paddle holds another for review
+    record = await _record(http, shop, made["txId"])
+    assert [r["state"] for r in record["refunds"]] == ["sent", "requested"]
+    assert len(paddle.adjustments_of(made["token"])) == 1
+    # both held: 3.00 under review, 2.00 not made yet
+    left = await _refund(http, shop, made["txId"], amount=6)
+    assert (left.status_code, left.json()["error"]["refundable"]) == (409, 5.0)
+    (first,) = paddle.adjustments_of(made["token"])
+    await paddle.approve_refund(first["id"])
+    await _refund_state(node, http, shop, made["txId"], "sent")
+    assert len(paddle.adjustments_of(made["token"])) == 2
 
 
-async def test_a_btcpay_refund_is_a_pull_payment_for_the_buyer(node, admin, http, btcpay):
+async def test_a_btcpay_refund_is_a_pull_payment_counted_as_given_back(node, admin, http, btcpay):
+    """A BTCPay refund is a pull payment the buyer claims with a wallet address; once BTCPay
+    made it, its amount counts as given back (the merchant cannot offer the same money twice):
+    its InvoiceRefund names the pull payment, which the node reads."""
     shop = await btcpay_shop(admin, btcpay)
     made = await _checkout(http, shop, "btcpay", "ten")
     invoice = made["url"].rsplit("/", 1)[-1]
@@ -126,14 +140,12 @@ async def test_a_btcpay_refund_is_a_pull_payment_for_the_buyer(node, admin, http
     asked = await _refund(http, shop, made["txId"], amount=4)
     assert asked.status_code == 202, asked.text
     sent = await _refund_state(node, http, shop, made["txId"], "sent")
-    assert f"{btcpay.url}/pull-payments/" in sent["detail"]  # the link to send the buyer
+    assert sent["providerRefundId"] in btcpay.pull_payments_of(invoice)
+    await btcpay.drained()
+    await _until(http, shop, made["txId"], "partially_refunded")
     record = await _record(http, shop, made["txId"])
-    # money moves when the buyer claims it: the status stays, the offer is in the history
-    assert record["status"] == "succeeded"
-    await btcpay.drained()  # BTCPay's InvoiceRefund: history, delivered from its queue
-    record = await _record(http, shop, made["txId"])
-    assert [e for e in record["events"] if e["type"] == "unmatched"]
-    assert record["status"] == "succeeded"
+    assert (record["refunded"], record["refundable"]) == (4.0, 6.0)
+    assert [r["refundId"] for r in record["providerRefunds"]] == [sent["id"]]
 
 
 async def _paid_by_mail(admin: Any, http: httpx.AsyncClient) -> tuple[Any, dict]:

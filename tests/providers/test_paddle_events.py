@@ -216,8 +216,9 @@ MONEY_ROWS = [
     # a chargeback takes the money back at once ("Paddle automatically creates an adjustment to
     # refund the disputed amount"): it counts as given back
     ("chargeback", "approved", True, attention.DISPUTED),
-    # Paddle won it: the money is the merchant's again; a warning moves no money
-    ("chargeback_reverse", "approved", False, attention.DISPUTE_WON),
+    # Paddle won it: the money is the merchant's again (its amount comes back: the node
+    # takes it off what was given back); a warning moves no money
+    ("chargeback_reverse", "approved", True, attention.DISPUTE_WON),
     ("chargeback_warning", "approved", False, attention.DISPUTE_WARNING),
     ("chargeback_warning_reverse", "approved", False, None),
 ]

@@ -19,7 +19,8 @@ SIMULATOR_HOSTS = "127.0.0.1"
 
 def node_settings(data_dir: Path, **overrides: object) -> Settings:
     overrides.setdefault("provider_hosts_allow", frozenset({SIMULATOR_HOSTS}))
-    return Settings.load(data_dir, host="127.0.0.1", port=0, **overrides)
+    overrides.setdefault("port", 0)
+    return Settings.load(data_dir, host="127.0.0.1", **overrides)
 
 
 class NodeProcess:

@@ -69,6 +69,8 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.ProviderTarget: ("_asking", "provider_target"),
     m.Reconciled: ("_asking", "reconciled"),
     m.TxOfRef: ("_asking", "tx_of_ref"),
+    m.WalkNext: ("_asking", "walk_next"),
+    m.LooksEnded: ("_asking", "looks_ended"),
     m.PortalUrl: ("_merchant", "portal_url"),
     m.TriggerMaterial: ("_merchant", "trigger_material"),
     m.FollowUpTarget: ("_merchant", "follow_up_target"),

@@ -24,15 +24,17 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.refunds import Refunds
 from edge.actors.records import transaction_view
 from edge.domain import attention
+from edge.domain.asking import walk_until_ms
 from edge.domain.events import SOURCE_SYNC
 from edge.domain.status import Status
 from edge.errors import Conflict
-from edge.providers.base import MalformedPayload, SyncResult
+from edge.providers.base import CANCEL_CHECKOUT, FollowUp, MalformedPayload, SyncResult
 from edge.providers.registry import PROVIDERS
-from edge.store import keys
+from edge.store import keys, outbox
 from edge.store.writer import Op
 
 _OPEN = (Status.PENDING, Status.PROCESSING)
+_WALK = "walk"  # PROVIDER_OBJECT namespace: provider|mode -> until when its lists are walked
 
 
 class Asking:
@@ -88,6 +90,10 @@ class Asking:
         if not result.found and tx["status"] in _OPEN:
             flag(tx, [{"code": attention.NOT_AT_PROVIDER, "detail": result.detail or None}])
         now = ledger.now_ms()
+        if told:
+            # the provider's webhooks do not reach the node: walk its lists too, so refunds and
+            # disputes of payments already paid are learned as well
+            ops += await self._walking(provider.name, msg.mode, now)
         before = tx.get("asked") or {}
         tx["asked"] = {
             "at": now,
@@ -133,8 +139,65 @@ class Asking:
         )
         self.ledger.commit(ops, reply, {"seen": len(msg.bodies), "learned": len(told)})
 
+    async def _walking(self, provider: str, mode: str, now: int) -> list[Op]:
+        """The writes that keep the provider account's lists walked until a week from now:
+        a walk owed (``outbox.RECONCILE``) if none is, and how long to go on."""
+        ledger = self.ledger
+        name = f"{provider}|{mode}"
+        until = walk_until_ms(now)
+        walking = await ledger.lookup(keys.PROVIDER_OBJECT, _WALK, name) is not None
+        ops = [ledger.index_op(keys.PROVIDER_OBJECT, _WALK, name, str(until))]
+        if not walking:
+            ops += outbox.enqueue_ops(
+                ledger.project_id,
+                "",
+                provider,
+                mode,
+                outbox.RECONCILE,
+                {"since": now - _every_ms(ledger)},
+                now,
+                due_ms=now + _every_ms(ledger),
+            )
+        return ops
+
+    async def walk_next(self, msg: m.WalkNext, reply: Reply) -> None:
+        """When the next walk of a provider account's lists is due; None once a week has
+        passed since asking last learned something (the walks stop, and the record of them
+        goes)."""
+        ledger = self.ledger
+        name = f"{msg.provider}|{msg.mode}"
+        until = await ledger.lookup(keys.PROVIDER_OBJECT, _WALK, name)
+        if until is None or ledger.now_ms() >= int(until):
+            ops = [ledger.unindex_op(keys.PROVIDER_OBJECT, _WALK, name)] if until else []
+            ledger.commit(ops, reply, None)
+            return
+        ledger.reply_read(reply, ledger.now_ms() + _every_ms(ledger))
+
+    async def looks_ended(self, msg: m.LooksEnded, reply: Reply) -> None:
+        """A checkout still open when the node stops asking (CONTRACT 4.3a: every transaction
+        ends or is flagged): canceled at the provider where the provider never ends one by
+        itself (Paddle: its answer is applied like a webhook), else flagged."""
+        ledger = self.ledger
+        tx = await ledger.tx(msg.tx_id)
+        if tx is None or tx["status"] not in _OPEN:
+            reply(None)
+            return
+        provider = PROVIDERS[tx["provider"]]
+        mode = "test" if tx["isTest"] else "live"
+        if CANCEL_CHECKOUT in provider.follow_ups:
+            ops = ledger.follow_up_ops(tx, provider.name, mode, (FollowUp(CANCEL_CHECKOUT),))
+        else:
+            flag(tx, [{"code": attention.STILL_OPEN}])
+            ops = ledger.tx_ops(tx)
+        ledger.commit(ops, reply, None)
+
     async def tx_of_ref(self, msg: m.TxOfRef, reply: Reply) -> None:
         linked = await self.ledger.lookup(keys.PROVIDER_REF, msg.provider, msg.ref)
         tx = await self.ledger.tx(linked) if linked else None
         found = tx is not None and tx["isTest"] == (msg.mode == "test")
         self.ledger.reply_read(reply, tx["id"] if found and tx else None)
+
+
+def _every_ms(ledger: Ledger) -> int:
+    """How often the node asks (``EDGE_SYNC_EVERY_S``), in ms."""
+    return int(ledger.ctx.settings.sync_every_s * 1000)

@@ -31,7 +31,7 @@ from edge.actors.project.matching import Matching
 from edge.actors.project.quota import Quota
 from edge.actors.project.refunds import Refunds
 from edge.domain import attention, ids
-from edge.domain.changes import change_key
+from edge.domain.changes import change_key, remember
 from edge.domain.convergence import Fate, Refund, Step
 from edge.domain.events import QUOTA_EXEMPT, SOURCE_NODE, SOURCE_SYNC, SOURCE_WEBHOOK, EventType
 from edge.domain.inputs import first_flaw
@@ -50,6 +50,7 @@ from edge.store.writer import Op
 log = logging.getLogger("edge.actors")
 
 REJECTED_KEPT = 1000
+LEARNED = frozenset({"accepted", "amount_mismatch"})  # a change of a transaction, told now
 
 
 class WebhookIntake:
@@ -124,13 +125,14 @@ class WebhookIntake:
         ops: list[Op],
     ) -> list[dict[str, Any]]:
         """Store and apply ``events`` as one delivery would each (their writes into ``ops``,
-        for one commit); the answer for each that was not a duplicate."""
+        for one commit); the answer for each that told a change of a transaction the node did
+        not have (neither a duplicate, nor a repeat, nor unmatched)."""
         try:
             bounded = [_bounded(event) for event in events]
         except MalformedPayload as exc:
             raise InvalidRequest("malformed_payload", str(exc)) from None
         answers = [await self._take(provider, mode, event, body, ops, source) for event in bounded]
-        return [answer for answer, outcome in answers if outcome != "duplicate"]
+        return [answer for answer, outcome in answers if outcome in LEARNED]
 
     # -- accepted deliveries -----------------------------------------------------------
 
@@ -151,8 +153,10 @@ class WebhookIntake:
         source: str = SOURCE_WEBHOOK,
     ) -> tuple[dict[str, Any], str]:
         """Store and apply ``event``, its writes into ``ops`` (none for a duplicate); the
-        answer, and what became of it: accepted, duplicate, unmatched or amount_mismatch.
-        ``source`` says how the node learned it (``edge.domain.events.SOURCES``)."""
+        answer, and what became of it: accepted, duplicate (an event already stored), repeat
+        (a change already told: stored as history, answered as a duplicate), unmatched or
+        amount_mismatch. ``source`` says how the node learned it
+        (``edge.domain.events.SOURCES``)."""
         ledger = self.ledger
         seen = await self._seen(provider.name, mode, event.dedup_ids)
         if seen is not None:
@@ -164,6 +168,7 @@ class WebhookIntake:
         settled: story.Settled | None = None
         flags: list[dict[str, Any]] = []
         given_back = 0
+        status_before = tx["status"] if tx is not None else None
         if tx is not None:
             given_back = refunds_reported(story.steps(tx)).given_back
             entry = None if mismatched else _entry(evt_id, event, now)
@@ -186,9 +191,23 @@ class WebhookIntake:
         )
         fate = settled.fates.get(evt_id, Fate.APPLIED) if settled else None
         stored_type = _stored_type(event, evt_id, tx, settled, mismatched, late)
+        if (
+            stored_type == EventType.PAYMENT_PARTIALLY_REFUNDED
+            and tx is not None
+            and tx["status"] == Status.REFUNDED
+            and status_before != Status.REFUNDED
+        ):
+            # the refund that brought the sum to what was charged is the one that refunded
+            # it, whatever place the provider's timestamps give it in the story
+            stored_type = EventType.PAYMENT_REFUNDED
         told, recorded = None, False
         if tx is not None:
             told, recorded = _change(tx, stored_type, event, evt_id, sub, given_back)
+            first = await ledger.stored_event(told) if told is not None else None
+            if first is not None:
+                # a repeat is stored as what it repeats (a refund's full or partial word was
+                # earned by the first report)
+                stored_type = EventType(first["type"])
         stored: dict[str, Any] = {
             "id": evt_id,
             "projectId": ledger.project_id,
@@ -260,11 +279,14 @@ class WebhookIntake:
         if event.type not in QUOTA_EXEMPT and source != SOURCE_SYNC:
             # the quota counts what providers deliver (CONTRACT 8), not what the node asks
             ops.append(await self.quota.count(period_of(now), mode))
+        if told is not None:
+            # a change the node already had (learned by asking, or from another event of the
+            # provider's): a duplicate, kept as history under its own id
+            return {"received": True, "eventId": told, "duplicate": True}, "repeat"
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
-        if tx is not None and told is None:
-            ledger.ctx.metrics.learned(provider.name, source)
         if tx is None:
             return answer, "unmatched"
+        ledger.ctx.metrics.learned(provider.name, source)
         return answer, "amount_mismatch" if mismatched else "accepted"
 
     async def _seen(self, provider: str, mode: str, dedup_ids: tuple[str, ...]) -> str | None:
@@ -466,8 +488,6 @@ def _mismatch_flag(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# Changes remembered per transaction (``tx["changes"]``: key -> the event that told it).
-CHANGES_KEPT = 400
 _LAST_REFUND = "refund:last"  # the change that last added to the money given back
 _MONEY_FLAGS = {
     EventType.PAYMENT_REFUND_FAILED: attention.REFUND_FAILED,
@@ -512,14 +532,7 @@ def _change(
 
 
 def _remember(tx: dict[str, Any], key: str, evt_id: str) -> str | None:
-    """The event already kept under ``key``; else ``evt_id`` is kept under it and None."""
-    changes = tx.setdefault("changes", {})
-    if key in changes:
-        return str(changes[key])
-    changes[key] = evt_id
-    while len(changes) > CHANGES_KEPT:
-        changes.pop(next(iter(changes)))
-    return None
+    return remember(tx.setdefault("changes", {}), key, evt_id)
 
 
 def _waited_change(

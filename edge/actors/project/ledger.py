@@ -25,6 +25,7 @@ from typing import Any
 
 from edge.actors.context import NodeContext
 from edge.domain import ids
+from edge.domain.changes import ONCE, remember
 from edge.domain.events import EventType
 from edge.domain.status import ENDED
 from edge.domain.urls import redirect_allowed, redirect_rule
@@ -142,8 +143,14 @@ class Ledger:
         return [("records", keys.record(self.project_id, keys.SUBSCRIPTION, sub["id"]), pack(sub))]
 
     def event(self, tx: dict[str, Any], event_type: EventType, **fields: Any) -> list[Op]:
-        """The writes that record ``event_type`` for ``tx`` in the feed and its history."""
+        """The writes that record ``event_type`` for ``tx`` in the feed and its history. The
+        node's own event is the change it names (``edge.domain.changes``): a provider's later
+        report of it (Paddle's ``transaction.created`` of the node's checkout) is its repeat.
+        The caller writes ``tx``."""
         now = self.now_ms()
+        if event_type in ONCE:
+            fields.setdefault("id", ids.new_evt_id())
+            remember(tx.setdefault("changes", {}), str(event_type), fields["id"])
         event = {
             "id": ids.new_evt_id(),
             "projectId": self.project_id,

@@ -145,6 +145,8 @@ class Refunds:
                     # all of it: the provider's own "full" refund (Paddle's type full gives
                     # back what it charged, tax and all)
                     "whole": amount == charged and untouched,
+                    # what the provider may give back in all: checked against its own list
+                    "charged": charged,
                 },
                 now,
             )
@@ -175,6 +177,19 @@ class Refunds:
             _advance(refund, money_back.UNKNOWN, msg.detail)
             failed = False
             flag(tx, [_flag(attention.REFUND_UNKNOWN, refund, tx)])
+            if PROVIDERS[tx["provider"]].sync is not None:
+                # the provider never answered: the node asks it what became of the refund
+                now = ledger.now_ms()
+                ops += outbox.enqueue_ops(
+                    ledger.project_id,
+                    tx["id"],
+                    tx["provider"],
+                    "test" if tx["isTest"] else "live",
+                    outbox.SYNC,
+                    {},
+                    now,
+                    due_ms=now + int(ledger.ctx.settings.sync_every_s * 1000),
+                )
         if failed:
             # the provider told the node itself: the merchant hears of it like a webhook's
             evt_id = ids.new_evt_id()
@@ -255,12 +270,16 @@ def _adopt(refund: dict[str, Any], seen: ProviderRefund) -> None:
 
 
 def _advance(refund: dict[str, Any], state: str, detail: str) -> bool:
-    """Move the record to ``state`` if that is forward; True when it moved to ``failed``."""
-    if _RANK[state] <= _RANK.get(_state(refund), 0):
+    """Move the record to ``state`` if that is forward (at the same state, the provider's
+    latest words are kept); True when it moved to ``failed``."""
+    rank, now = _RANK[state], _RANK.get(_state(refund), 0)
+    if rank < now:
         return False
-    refund["state"] = state
     if detail:
         refund["detail"] = detail[:500]
+    if rank == now:
+        return False
+    refund["state"] = state
     return state == money_back.FAILED
 
 

@@ -353,6 +353,7 @@ async def node_event(
             **fields,
         )
     )
+    ops.extend(ledger.tx_ops(tx))  # with the change it told
 
 
 def charged(tx: dict[str, Any]) -> int:

@@ -30,6 +30,7 @@ from typing import Any
 from edge.errors import Conflict
 from edge.providers import calls
 from edge.providers.base import (
+    CANCEL_CHECKOUT,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
@@ -53,7 +54,7 @@ MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
 # transaction-price-create-base): the node sends the product's name there
 MIN_NAME = 2
-CANCEL = "cancel"  # the follow-up that cancels a checkout the node gave up on
+CANCEL = CANCEL_CHECKOUT  # the follow-up that cancels a checkout the node gave up on
 # developer.paddle.com/errors/adjustments/adjustment_pending_refund_request: 400, "You are
 # unable to create further adjustments against this transaction as there is a pending refund
 # request"

@@ -38,9 +38,10 @@ Paddle facts that shape it:
   the payment) and that amount counts as given back (``refund``, under the adjustment's id):
   the merchant cannot refund it again. ``chargeback_reverse`` ("created by Paddle when Paddle
   contests a chargeback successfully", openapi.yaml ``adjustment_action``) closes the dispute
-  won. Paddle sends no event for a chargeback lost: it stands as taken. A
-  ``chargeback_warning`` ("Warning of an upcoming chargeback") is ``payment.dispute_warning``
-  and moves no money; its ``chargeback_warning_reverse`` is history.
+  won, and its amount is the chargeback's money back with the merchant. Paddle sends no event
+  for a chargeback lost: it stands as taken. A ``chargeback_warning`` ("Warning of an
+  upcoming chargeback") is ``payment.dispute_warning`` and moves no money; its
+  ``chargeback_warning_reverse`` is history.
 - What a checkout asked for is its items (the node's own non-catalog price times the quantity,
   less any discount a buyer entered): that is the amount compared with the node's, whatever
   paid it. What the buyer was charged is ``details.totals.grand_total`` ("Total due on a
@@ -146,8 +147,16 @@ ATTENTION: Mapping[EventType, str] = {
 }
 # Events that carry money given back (``NormalizedEvent.refund``, under the adjustment's id):
 # an approved refund, a refund that failed (which no longer counts), a chargeback (taken back).
+# Events whose money the node counts (``edge.domain.refunds``): a refund, its failure, a
+# chargeback's amount taken back, and a chargeback reversed (that money won back).
 GIVES_BACK = frozenset(
-    {E.PAYMENT_REFUNDED, E.PAYMENT_PARTIALLY_REFUNDED, E.PAYMENT_REFUND_FAILED, E.PAYMENT_DISPUTED}
+    {
+        E.PAYMENT_REFUNDED,
+        E.PAYMENT_PARTIALLY_REFUNDED,
+        E.PAYMENT_REFUND_FAILED,
+        E.PAYMENT_DISPUTED,
+        E.PAYMENT_DISPUTE_CLOSED,
+    }
 )
 # Events whose change the entity names (``NormalizedEvent.change``): an adjustment by its id, a
 # renewal's payment by the renewal's transaction id.
