@@ -17,6 +17,7 @@ from edge.actors.ownership import OTHERS_S
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
 from edge.providers.base import (
+    REFUND,
     FollowUpRequest,
     FollowUpResult,
     NormalizedEvent,
@@ -336,3 +337,98 @@ async def test_another_nodes_entries_wait_for_it_and_are_taken_once_ours(
         entry = await settled(store, watch, entry_id)
         nursery.cancel_scope.cancel()
     assert (entry["state"], len(provider.calls)) == ("done", 1)
+
+
+def refunding_provider(answers: list[Any], listed: list[ProviderRefund]) -> Scripted:
+    """A provider with no idempotency key (Paddle's, BTCPay's shape): each refund call takes
+    the next of ``answers`` (an exception, or the refund it makes, added to ``listed`` first:
+    the provider acted even when its answer is lost)."""
+
+    async def send(request: FollowUpRequest) -> ProviderRefund:
+        made = ProviderRefund(
+            f"ref_{len(listed) + 1}", int(request.follow_up.params["amount"]), "pending",
+            tag=str(request.follow_up.params["refundId"]),
+        )  # fmt: skip
+        listed.append(made)
+        answer = answers.pop(0) if answers else made
+        if isinstance(answer, BaseException):
+            raise answer
+        return made
+
+    async def look(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
+        return tuple(listed)
+
+    return Scripted(
+        "scripted", "form", "token", "Card", refunds=True, send_refund=send, refunds_of=look
+    )
+
+
+async def enqueue_refund(writer: StoreWriter) -> str:
+    params = {"refundId": "rf_01JD0000000000000000000001", "amount": 400, "reason": None}
+    ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", REFUND, params, now_ms())
+    await writer.write(ops)
+    return ops[0][1][len(outbox.ENTRY) :].decode()
+
+
+async def test_a_refund_whose_answer_was_lost_is_adopted_not_made_again(
+    store, writer, autojump_clock
+):
+    """The provider made the refund and its answer was lost: the next attempt asks what
+    exists and adopts the refund tagged with the node's id; one refund at the provider, and
+    its transaction hears of it before the entry settles."""
+    listed: list[ProviderRefund] = []
+    provider = refunding_provider([httpx.ReadError("lost")], listed)
+    targets = Targets()
+    entry = await run_until_settled(store, writer, provider, targets, await enqueue_refund(writer))
+    assert (entry["state"], entry["attempts"]) == ("done", 2)
+    assert [r.id for r in listed] == ["ref_1"]
+    (told,) = targets.refunds
+    assert told[:2] == ("rf_01JD0000000000000000000001", "made") and told[2].id == "ref_1"
+
+
+async def test_a_refund_refused_for_good_is_told_failed(store, writer, autojump_clock):
+    listed: list[ProviderRefund] = []
+    refused = ProviderError("provider_error", "Paddle answered 400", retryable=False)
+    targets = Targets()
+    provider = refunding_provider([refused], listed)
+    entry = await run_until_settled(store, writer, provider, targets, await enqueue_refund(writer))
+    assert entry["state"] == "failed"
+    assert [(r, o) for r, o, _ in targets.refunds] == [("rf_01JD0000000000000000000001", "refused")]
+
+
+async def test_a_refund_never_answered_is_told_unknown_when_the_retries_end(
+    store, writer, autojump_clock
+):
+    """Every attempt's answer is lost and nothing is made (the provider never saw them): once
+    the retries end the refund is ``unknown``, its amount held, never freed as refused."""
+    down = [Unavailable("unavailable", "down")] * (len(BACKOFF_S) + 1)
+
+    async def send(request: FollowUpRequest) -> ProviderRefund:
+        raise down.pop(0)
+
+    async def look(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
+        return ()
+
+    provider = Scripted(
+        "scripted", "form", "token", "Card", refunds=True, send_refund=send, refunds_of=look
+    )
+    targets = Targets()
+    entry = await run_until_settled(store, writer, provider, targets, await enqueue_refund(writer))
+    assert (entry["state"], entry["attempts"]) == ("failed", len(BACKOFF_S) + 1)
+    assert [o for _, o, _ in targets.refunds] == ["unknown"]
+
+
+async def test_an_entry_settled_since_it_was_read_is_not_attempted_again(
+    store, writer, autojump_clock
+):
+    """A pass that read an entry before another settled it does not attempt it again."""
+    entry_id = await enqueue(writer)
+    as_read = await outbox.entry(store, entry_id)
+    provider = scripted()
+    await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert len(provider.calls) == 1
+    async with httpx.AsyncClient() as http:
+        worker = FollowUpWorker(store, writer, Targets(), http, {"scripted": provider}, now_ms)
+        await worker._attempt(as_read)  # noqa: SLF001 (the stale hand-out, made to happen)
+    assert len(provider.calls) == 1
+    assert len(await outbox.attempts(store, entry_id)) == 1

@@ -59,6 +59,7 @@ class WebhookIntake:
         self.quota = quota
         self.refunds = refunds
         self.matching = Matching(ledger)
+        self._told_waited = 0  # waited events told by the last deliveries (``take_all``)
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
         ledger.on_reload(self._forget_rejected)
 
@@ -125,14 +126,18 @@ class WebhookIntake:
         ops: list[Op],
     ) -> list[dict[str, Any]]:
         """Store and apply ``events`` as one delivery would each (their writes into ``ops``,
-        for one commit); the answer for each that told a change of a transaction the node did
-        not have (neither a duplicate, nor a repeat, nor unmatched)."""
+        for one commit); one answer for each change of a transaction told now that the node
+        did not have: the events' own (neither a duplicate, nor a repeat, nor unmatched), and
+        the events that waited unmatched until these linked them."""
         try:
             bounded = [_bounded(event) for event in events]
         except MalformedPayload as exc:
             raise InvalidRequest("malformed_payload", str(exc)) from None
+        self._told_waited = 0
         answers = [await self._take(provider, mode, event, body, ops, source) for event in bounded]
-        return [answer for answer, outcome in answers if outcome in LEARNED]
+        told = [answer for answer, outcome in answers if outcome in LEARNED]
+        # and the events that waited unmatched until these linked them, told now
+        return told + [{"matched": True}] * self._told_waited
 
     # -- accepted deliveries -----------------------------------------------------------
 
@@ -338,6 +343,9 @@ class WebhookIntake:
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
         now = ledger.now_ms()
+        # the money each waited refund adds is counted from what was known without them
+        waited_ids = {w["id"] for w, _, _ in rematched}
+        known = [step for step in story.steps(tx) if step.event_id not in waited_ids]
         for event, mismatched, entry in rematched:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}
@@ -362,11 +370,17 @@ class WebhookIntake:
                 matchedAt=now,
                 appliedAt=now if fate is Fate.APPLIED and not mismatched else None,
             )
-            first = _waited_change(tx, kind, match, event, settled.sub)
+            if kind in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
+                before = refunds_reported(known).given_back
+                known.append(entry.step if entry is not None else Step(event_id, 0, str(kind)))
+                first = _refund_change(tx, event_id, before, refunds_reported(known).given_back)
+            else:
+                first = _waited_change(tx, kind, match, event, settled.sub)
             if first is not None:
                 event["duplicateOf"] = first
                 ops += ledger.event_ops(event)
                 continue
+            self._told_waited += 1
             if kind is EventType.PAYMENT_PAID_LATE:
                 flags.append(_late_money(tx, event))
             flags += _waited_flags(kind, match, event)
@@ -510,11 +524,8 @@ def _change(
     and ``charge.refunded``, a sync and a late webhook)."""
     if stored_type in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
         after = refunds_reported(story.steps(tx)).given_back
-        if after <= given_back_before:
-            first = (tx.get("changes") or {}).get(_LAST_REFUND)
-            return first, False
-        _remember(tx, _LAST_REFUND, evt_id)
-        return None, _remember(tx, f"refund:{after}", evt_id) is None
+        first = _refund_change(tx, evt_id, given_back_before, after)
+        return first, first is None
     stated = event.states_amount
     key = change_key(
         stored_type,
@@ -529,6 +540,16 @@ def _change(
         return None, False
     first = _remember(tx, key, evt_id)
     return first, first is None
+
+
+def _refund_change(tx: dict[str, Any], evt_id: str, before: int, after: int) -> str | None:
+    """A refund event is a change when it adds to the money given back (``before`` ->
+    ``after``); else the repeat of the refund change told last (its id returned)."""
+    if after <= before:
+        return (tx.get("changes") or {}).get(_LAST_REFUND)
+    tx.setdefault("changes", {})[_LAST_REFUND] = evt_id
+    _remember(tx, f"refund:{after}", evt_id)
+    return None
 
 
 def _remember(tx: dict[str, Any], key: str, evt_id: str) -> str | None:
