@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-asking binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
@@ -81,6 +81,12 @@ bench-cluster: $(STAMP)
 	command -v wrk >/dev/null && test -x /usr/sbin/haproxy && ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
 	  || (apt-get update && apt-get install -y wrk haproxy postgresql)
 	$(PY) -m bench.cluster
+
+# What asking providers costs them (README: Performance, Asking the provider); a few minutes:
+# 10,000 pending Stripe checkouts with every webhook dropped, the node's requests a second to
+# the account against EDGE_SYNC_RATE, and how soon a payment is known without its webhook.
+bench-asking: $(STAMP)
+	$(PY) -m bench.asking
 
 # One executable file, dist/edge, that runs the node with nothing else installed (PyInstaller:
 # the interpreter, the packages and edge's own static files in one file).

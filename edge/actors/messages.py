@@ -258,6 +258,16 @@ class LooksEnded:
 
 
 @dataclass(frozen=True)
+class WalkUntil:
+    """Walk the provider account's lists every ``EDGE_SYNC_EVERY_S`` until at least ``until``
+    (an open checkout the walk looks after)."""
+
+    provider: str
+    mode: str
+    until: int
+
+
+@dataclass(frozen=True)
 class WalkNext:
     """A walk of a provider account's lists (``outbox.RECONCILE``) ended at ``walked_to``:
     the project says when the next is due (None: webhooks reach the node again)."""

@@ -7,7 +7,10 @@ provider retries, a firewall. So the node asks:
   on demand (``POST .../transactions/{txId}/sync``, ``edge tx sync``, the dashboard's "Check
   with ..."), for a checkout still pending past its provider's usual time (``owed``: the
   follow-up queue's ``node.sync`` entries, ``edge.domain.asking``'s schedule), and for a refund
-  whose outcome is not known.
+  whose outcome is not known. Where the provider keeps a list of every event (Stripe, PayPal,
+  Paddle) an open checkout is looked after by walking that list every period instead (one
+  request for all of an account's open checkouts: 10,000 of them cost what one does), and is
+  asked about itself once, at its end.
 - ``reconcile``: after an outage or a fixed secret, the provider's own list of events (or of
   checkout objects) since a time, applied as the webhooks the node missed would have been; and
   by itself (``walk``), every ``EDGE_SYNC_EVERY_S`` for a week after asking last learned what no
@@ -31,7 +34,7 @@ import trio
 
 from edge.actors import messages as m
 from edge.actors.pacing import ProviderPacing, account_of
-from edge.domain.asking import next_look_ms
+from edge.domain.asking import WEEK_MS, next_look_ms
 from edge.errors import Conflict, ContractError, ProviderError
 from edge.metrics import Metrics
 from edge.providers.base import EventsPage, EventsRequest, Provider, SyncRequest
@@ -87,6 +90,13 @@ class Syncer:
         if _waits_for(target["tx"]) is None:
             return LOOKED, None
         now = self._clock_ms()
+        walked_until = self._walked_until(target)
+        if walked_until is not None and now < walked_until:
+            # the account's list of events looks after it every period: one request for all
+            # its open checkouts; this one is asked about itself once, at its end
+            provider, mode = target["provider"], target["mode"]
+            await self._call(project_id, m.WalkUntil(provider, mode, walked_until))
+            return AGAIN, walked_until
         wait_s = self._pacing.free_in(_account(target))
         if wait_s > 0:
             return LATER, now + int(wait_s * 1000) + 1
@@ -102,6 +112,18 @@ class Syncer:
                 await self._call(project_id, m.LooksEnded(tx_id))
             return LOOKED, None
         return AGAIN, later
+
+    def _walked_until(self, target: Mapping[str, Any]) -> int | None:
+        """Until when walking the provider account's list of events looks after an open
+        checkout in its stead (its expiry and a period, or a week for one that never expires);
+        None where the list does not cover checkouts (BTCPay) or it is not open."""
+        tx = target["tx"]
+        if not PROVIDERS[target["provider"]].walks_cover_checkouts or tx["status"] not in OPEN:
+            return None
+        expires = tx.get("expiresAt")
+        if expires is not None:
+            return int(expires) + self.every_ms
+        return int(tx["createdAt"]) + WEEK_MS
 
     async def reconcile(
         self, project_id: str, provider_name: str, mode: str, since_ms: int

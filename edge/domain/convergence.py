@@ -391,7 +391,8 @@ def contradicted(steps: Iterable[Step]) -> bool:
     for step in steps:
         if step.pays:
             paid = True
-        elif step.payment in ENDED:
+        elif step.payment in ENDED and not step.own:
+            # the node's own cancel is no report of the provider's: money after it is late
             endings.add(step.payment)
     return (paid and bool(endings)) or len(endings) > 1
 

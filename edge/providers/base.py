@@ -364,6 +364,10 @@ class Provider:
     # ``list_events`` pages through what the provider kept since a time (reconciling).
     sync: Callable[[SyncRequest], Awaitable[SyncResult]] | None = None
     list_events: Callable[[EventsRequest], Awaitable[EventsPage]] | None = None
+    # True where ``list_events`` holds every change of every checkout (an event list: Stripe,
+    # PayPal, Paddle), so walking it stands in for asking each open checkout in turn; False
+    # where it lists objects by when they were made (BTCPay's invoices)
+    walks_cover_checkouts: bool = False
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product

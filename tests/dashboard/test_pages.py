@@ -162,3 +162,58 @@ async def test_a_typed_product_id_is_checked_before_it_becomes_part_of_a_path(no
         assert saved == []  # not product x, nor any other
         made = await client.post(f"/dashboard/p/{pid}/products", data={**product, "productId": "x"})
         assert made.status_code == 303
+
+
+async def test_money_paid_after_the_checkout_ended_can_be_refunded_and_marked_handled(
+    node, http, sim
+):
+    """CONTRACT 4.3a: a flagged transaction's page says why, offers Refund (of the money that
+    came late) and Mark handled (with a note); handled, it leaves the overview's list and its
+    page shows who handled it, when, and the note."""
+    async with signed_in(node.url, "erin@example.com") as (alice, csrf):
+        pid = await new_project(alice, csrf)
+        api = {"Cm-Csrf": csrf}
+        product = {"name": "Ten", "kind": "payment", "amount": 10, "currency": "EUR"}
+        put = await alice.put(f"/api/manage/projects/{pid}/products/ten", json=product, headers=api)
+        assert put.status_code == 200, put.text
+        secret = sim.register_endpoint("sk_test_erin", f"{node.url}/webhook/stripe/{pid}")
+        credentials = {
+            "secretKey": "sk_test_erin",
+            "publishableKey": "pk_test_erin0123456789abcdefghij",
+            "webhookSecret": secret,
+            "apiBase": sim.url,
+        }
+        setting = {"enabled": True, "test": credentials}
+        put = await alice.put(
+            f"/api/manage/projects/{pid}/providers/stripe", json=setting, headers=api
+        )
+        assert put.status_code == 200, put.text
+        made = await http.post(
+            f"/api/checkout/stripe/{pid}", json={"productId": "ten", "mode": "test"}
+        )
+        assert made.status_code == 201, made.text
+        tx = made.json()["txId"]
+        canceled = await alice.post(
+            f"/dashboard/p/{pid}/transactions/{tx}/cancel", data={"csrf": csrf}
+        )
+        assert canceled.status_code == 303
+        await sim.complete(made.json()["url"].rsplit("/", 1)[-1])  # the buyer paid anyway
+        page = (await alice.get(f"/dashboard/p/{pid}/transactions/{tx}")).text
+        print(re.sub(r"<[^>]+>", " ", page)[-3000:])
+        assert "Money arrived after this checkout ended (10.00 EUR)" in page
+        assert f"/transactions/{tx}/resolve" in page and f"/transactions/{tx}/refund" in page
+        assert tx in (await alice.get(f"/dashboard/p/{pid}/")).text
+        handled = await alice.post(
+            f"/dashboard/p/{pid}/transactions/{tx}/resolve",
+            data={"csrf": csrf, "note": "shipped it anyway"},
+        )
+        assert handled.status_code == 303, handled.text
+        page = (await alice.get(f"/dashboard/p/{pid}/transactions/{tx}")).text
+        assert "shipped it anyway" in page and f"/transactions/{tx}/resolve" not in page
+        overview = (await alice.get(f"/dashboard/p/{pid}/")).text
+        assert "Nothing: every payment" in overview
+        # the late money can still go back: 10.00 is left to refund
+        refund = await alice.post(
+            f"/dashboard/p/{pid}/transactions/{tx}/refund", data={"csrf": csrf, "amount": "10"}
+        )
+        assert refund.status_code == 303, refund.text

@@ -70,6 +70,7 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.Reconciled: ("_asking", "reconciled"),
     m.TxOfRef: ("_asking", "tx_of_ref"),
     m.WalkNext: ("_asking", "walk_next"),
+    m.WalkUntil: ("_asking", "walk_until"),
     m.LooksEnded: ("_asking", "looks_ended"),
     m.PortalUrl: ("_merchant", "portal_url"),
     m.TriggerMaterial: ("_merchant", "trigger_material"),

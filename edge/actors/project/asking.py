@@ -93,14 +93,9 @@ class Asking:
         if told:
             # the provider's webhooks do not reach the node: walk its lists too, so refunds and
             # disputes of payments already paid are learned as well
-            ops += await self._walking(provider.name, msg.mode, now)
-        before = tx.get("asked") or {}
-        tx["asked"] = {
-            "at": now,
-            "why": msg.why,
-            "found": result.found,
-            "learned": int(before.get("learned", 0)) + len(told),
-        }
+            ops += await self._walking(provider.name, msg.mode, now, walk_until_ms(now))
+        # (what it learned is counted as it is taken: ``intake.asked_learned``)
+        tx["asked"] = {**(tx.get("asked") or {}), "at": now, "why": msg.why, "found": result.found}
         ops += ledger.tx_ops(tx)
         ledger.commit(
             ops,
@@ -139,15 +134,24 @@ class Asking:
         )
         self.ledger.commit(ops, reply, {"seen": len(msg.bodies), "learned": len(told)})
 
-    async def _walking(self, provider: str, mode: str, now: int) -> list[Op]:
-        """The writes that keep the provider account's lists walked until a week from now:
-        a walk owed (``outbox.RECONCILE``) if none is, and how long to go on."""
+    async def walk_until(self, msg: m.WalkUntil, reply: Reply) -> None:
+        """Keep the provider account's lists walked until at least ``msg.until``."""
+        now = self.ledger.now_ms()
+        ops = await self._walking(msg.provider, msg.mode, now, msg.until, first_due=now)
+        self.ledger.commit(ops, reply, None)
+
+    async def _walking(
+        self, provider: str, mode: str, now: int, until: int, first_due: int | None = None
+    ) -> list[Op]:
+        """The writes that keep the provider account's lists walked until ``until`` (or
+        later, where an earlier ask said so): a walk owed (``outbox.RECONCILE``, first due at
+        ``first_due``, else in a period) if none is, and how long to go on."""
         ledger = self.ledger
         name = f"{provider}|{mode}"
-        until = walk_until_ms(now)
-        walking = await ledger.lookup(keys.PROVIDER_OBJECT, _WALK, name) is not None
+        walking = await ledger.lookup(keys.PROVIDER_OBJECT, _WALK, name)
+        until = max(until, int(walking or 0))
         ops = [ledger.index_op(keys.PROVIDER_OBJECT, _WALK, name, str(until))]
-        if not walking:
+        if walking is None:
             ops += outbox.enqueue_ops(
                 ledger.project_id,
                 "",
@@ -156,7 +160,7 @@ class Asking:
                 outbox.RECONCILE,
                 {"since": now - _every_ms(ledger)},
                 now,
-                due_ms=now + _every_ms(ledger),
+                due_ms=first_due if first_due is not None else now + _every_ms(ledger),
             )
         return ops
 

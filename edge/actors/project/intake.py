@@ -182,7 +182,7 @@ class WebhookIntake:
                 # the provider's subscription is this checkout's: later events name only it
                 refs = (*refs, event.subscription_ref)
             settled, flags = await self._apply(
-                provider.name, tx, [entry] if entry else [], refs, ops
+                provider.name, tx, [entry] if entry else [], refs, ops, source
             )
             sub = settled.sub
             if sub is not None and event.provider_customer and not sub.get("providerCustomer"):
@@ -291,6 +291,9 @@ class WebhookIntake:
         answer = {"received": True, "eventId": stored["id"], "duplicate": False}
         if tx is None:
             return answer, "unmatched"
+        if source == SOURCE_SYNC:
+            asked_learned(tx, now)
+            ops += ledger.tx_ops(tx)
         ledger.ctx.metrics.learned(provider.name, source)
         return answer, "amount_mismatch" if mismatched else "accepted"
 
@@ -324,6 +327,7 @@ class WebhookIntake:
         entries: list[story.Entry],
         refs: tuple[str, ...],
         ops: list[Op],
+        source: str = SOURCE_WEBHOOK,
     ) -> tuple[story.Settled, list[dict[str, Any]]]:
         """Fold ``entries`` into the transaction's story, with the events that waited for a
         provider id in ``refs`` (CONTRACT 2: the outcome does not depend on delivery order);
@@ -336,10 +340,9 @@ class WebhookIntake:
         ]
         folded = [entry for _, _, entry in rematched if entry is not None]
         settled = await story.settle(ledger, tx, [*entries, *folded], ops)
-        waited_late = {w["id"] for w, _, _ in rematched if w["id"] in settled.late}
-        flags: list[dict[str, Any]] = [
-            {"code": attention.PAID_LATE, "eventId": i} for i in sorted(settled.late - waited_late)
-        ]
+        # money that came late is flagged with its amount where each event is stored: the
+        # new ones by the caller, the ones that waited below
+        flags: list[dict[str, Any]] = []
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
         now = ledger.now_ms()
@@ -381,6 +384,8 @@ class WebhookIntake:
                 ops += ledger.event_ops(event)
                 continue
             self._told_waited += 1
+            if source == SOURCE_SYNC:
+                asked_learned(tx, now)
             if kind is EventType.PAYMENT_PAID_LATE:
                 flags.append(_late_money(tx, event))
             flags += _waited_flags(kind, match, event)
@@ -522,7 +527,8 @@ def _change(
     one event (``edge.domain.changes``). A refund is a change when it adds to the money the
     provider reports given back, whatever the events that report it (Stripe's refund events
     and ``charge.refunded``, a sync and a late webhook)."""
-    if stored_type in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
+    refund_types = (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED)
+    if stored_type in refund_types and event.refund is not None:
         after = refunds_reported(story.steps(tx)).given_back
         first = _refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
@@ -575,6 +581,14 @@ def _waited_change(
         sub_version=sub["version"] if sub and match.get("subscription") else None,
     )
     return _remember(tx, key, event["id"]) if key is not None else None
+
+
+def asked_learned(tx: dict[str, Any], now: int) -> None:
+    """Asking the provider (a sync, a walk of its lists) told a change of ``tx`` that no
+    webhook had brought: counted on the transaction (``asked``), for the merchant's eyes."""
+    asked = tx.setdefault("asked", {"at": now, "found": True, "learned": 0})
+    asked["learned"] = int(asked.get("learned", 0)) + 1
+    asked.pop("webhookAt", None)  # learned again by asking: the webhooks stopped again
 
 
 def _webhook_followed(tx: dict[str, Any], now: int) -> bool:

@@ -273,4 +273,5 @@ PADDLE = PaddleProvider(
     refunds_of=refunds_of,
     sync=sync.sync,
     list_events=sync.list_events,
+    walks_cover_checkouts=True,
 )

@@ -340,4 +340,5 @@ PAYPAL = PayPalProvider(
     refund_key_s=refunds.KEY_KEPT_S,
     sync=sync.sync,
     list_events=sync.list_events,
+    walks_cover_checkouts=True,
 )

@@ -173,4 +173,5 @@ STRIPE = StripeProvider(
     refund_key_s=refunds.REFUND_KEY_S,
     sync=sync.sync,
     list_events=sync.list_events,
+    walks_cover_checkouts=True,
 )

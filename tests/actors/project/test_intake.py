@@ -267,22 +267,28 @@ async def test_the_same_effect_under_another_id_shares_its_steps_fate_and_moves_
     project_id, ledger, tx = await _echo_owned_tx(harness)
     store = harness.ctx.store
 
-    async def send(event_id: str, status: str, at: int) -> dict[str, Any]:
+    async def send(event_id: str, status: str, at: int, repeat: bool = False) -> dict[str, Any]:
         answer = await harness.call(
-            project_id, delivery(id=event_id, refs=[tx["providerRef"]], status=status, at=at)
-        )
-        assert answer["duplicate"] is False
+            project_id,
+            delivery(
+                id=event_id, refs=[tx["providerRef"]], status=status, type=f"payment.{status}",
+                at=at,
+            ),
+        )  # fmt: skip
+        # a repeat of a change already told is answered as a duplicate of the first event
+        assert answer["duplicate"] is repeat
         stored = await store.get(keys.record(project_id, keys.EVENT, answer["eventId"]))
         record = await store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
-        return {"applied": stored["appliedAt"] is not None, **record}
+        return {"applied": stored["appliedAt"] is not None, "first": answer["eventId"], **record}
 
     refund = await send("evt_r1", "refunded", 2_000)  # before its payment: held
     assert (refund["applied"], refund["status"], len(refund["story"])) == (False, "pending", 1)
-    again = await send("evt_r2", "refunded", 2_000)
+    again = await send("evt_r2", "refunded", 2_000, repeat=True)
     assert (again["applied"], again["status"], len(again["story"])) == (False, "pending", 1)
+    assert again["first"] == refund["first"]
     paid = await send("evt_p1", "succeeded", 1_000)  # the refund follows it
     assert (paid["applied"], paid["status"], len(paid["story"])) == (True, "refunded", 2)
-    repeat = await send("evt_p2", "succeeded", 1_000)
+    repeat = await send("evt_p2", "succeeded", 1_000, repeat=True)
     assert (repeat["applied"], repeat["status"]) == (True, "refunded")
     assert (repeat["version"], repeat["story"]) == (paid["version"], paid["story"])
 
