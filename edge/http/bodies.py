@@ -20,6 +20,7 @@ from edge.domain.urls import (
     validate_origin,
     with_own_origins,
 )
+from edge.providers.registry import PROVIDERS
 
 INTERVALS = ("day", "week", "month", "year")
 MODES = ("live", "test")
@@ -228,11 +229,14 @@ def reconcile(body: dict[str, Any]) -> tuple[int, str | None, str | None]:
     list, when absent), which mode (the key's, or live)."""
     only(body, {"since", "provider", "mode"})
     if "since" not in body:
-        raise InvalidInput("since is required: an ISO 8601 time like 2026-11-21T09:48:00.000Z")
+        raise InvalidInput(
+            "since is required: an ISO 8601 time like 2026-11-21T09:48:00.000Z", "since"
+        )
     since = parse_iso_ms(body["since"], "since")
-    provider = _string(body, "provider", max_len=40, required=False)
-    given = body.get("mode")
-    return since, provider, None if given is None else mode(given)
+    provider = body.get("provider")
+    if "provider" in body and provider not in PROVIDERS:
+        raise InvalidInput(f"provider must be one of {', '.join(PROVIDERS)}", "provider")
+    return since, provider, mode(body["mode"]) if "mode" in body else None
 
 
 def refund(body: dict[str, Any]) -> tuple[Decimal | int | None, str | None]:

@@ -166,11 +166,13 @@ async def _play(provider: str, steps: list[tuple[str, Any]], data: Path) -> None
             )
             assert synced.status_code == 200, synced.text
             record = synced.json()
-            _check(driver, made, record, merchant)
+            _check(driver, made, record, merchant, ("crash", None) in steps)
         nursery.cancel_scope.cancel()
 
 
-def _check(driver: Driver, made: Any, record: dict[str, Any], merchant: Merchant) -> None:
+def _check(
+    driver: Driver, made: Any, record: dict[str, Any], merchant: Merchant, crashed: bool
+) -> None:
     given_back = round(record["refunded"] * 100)
     assert given_back <= PRICE_MINOR, record
     # each of the node's refunds made at most once at the provider
@@ -184,11 +186,21 @@ def _check(driver: Driver, made: Any, record: dict[str, Any], merchant: Merchant
         assert record["status"] == "refunded", record
     elif given_back > 0:
         assert record["status"] == "partially_refunded", record
-    # the merchant heard each event once, and no repeat of a change
-    heard = [json.loads(body) for _, body in merchant.got]
-    ids = [event["id"] for event in heard]
-    assert len(ids) == len(set(ids)), ids
+    # the merchant heard of no repeat of a change; an event twice (under the one webhook-id)
+    # only where the node crashed between the merchant's answer and its record of it
+    heard = [json.loads(body) for _, body in merchant.got if _whole(body)]
     assert not [e for e in heard if e.get("duplicateOf")]
+    ids = [event["id"] for event in heard]
+    assert crashed or len(ids) == len(set(ids)), ids
+
+
+def _whole(body: bytes) -> bool:
+    """A request the merchant got in full (a crash cancels a send half-way)."""
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("provider", sorted(DRIVERS))

@@ -236,6 +236,28 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
             headers=mine,
         )
         await walk.call(
+            "syncTransaction",
+            f"/api/projects/{pid}/transactions/{card['txId']}/sync",
+            headers=mine,
+        )
+        await walk.call(
+            "syncTransaction",
+            f"/api/projects/{pid}/transactions/{mails[0]['txId']}/sync",
+            headers=mine,
+        )  # pay by mail: nothing to ask
+        await walk.call(
+            "reconcileProject",
+            f"/api/projects/{pid}/reconcile",
+            json={"since": "2026-11-01T00:00:00.000Z"},
+            headers=mine,
+        )
+        await walk.call(
+            "resolveTransaction",
+            f"/api/projects/{pid}/transactions/{card['txId']}/resolve",
+            json={"note": "looked"},
+            headers=mine,
+        )  # nothing to resolve: 409
+        await walk.call(
             "createPortalUrl",
             f"/api/subscriptions/{pid}/sub_01JD0000000000000000000000/portal-url",
             json={},

@@ -281,8 +281,9 @@ class WebhookIntake:
         space = _dedup_space(provider.name, mode)
         for dedup_id in event.dedup_ids:
             ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
-        if event.type not in QUOTA_EXEMPT and source != SOURCE_SYNC:
-            # the quota counts what providers deliver (CONTRACT 8), not what the node asks
+        if event.type not in QUOTA_EXEMPT and source != SOURCE_SYNC and told is None:
+            # the quota counts what providers deliver (CONTRACT 8), not what the node asks, and
+            # a repeat is answered as a duplicate: not counted again (CONTRACT 4.3)
             ops.append(await self.quota.count(period_of(now), mode))
         if told is not None:
             # a change the node already had (learned by asking, or from another event of the
