@@ -234,7 +234,7 @@ def reconcile(body: dict[str, Any]) -> tuple[int, str | None, str | None]:
         )
     since = parse_iso_ms(body["since"], "since")
     provider = body.get("provider")
-    if "provider" in body and provider not in PROVIDERS:
+    if "provider" in body and not (isinstance(provider, str) and provider in PROVIDERS):
         raise InvalidInput(f"provider must be one of {', '.join(PROVIDERS)}", "provider")
     return since, provider, mode(body["mode"]) if "mode" in body else None
 

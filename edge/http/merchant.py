@@ -139,7 +139,7 @@ async def sync(project_id: str, tx_id: str) -> Response:
     """Ask the provider what became of the transaction and apply what it says (CONTRACT
     4.3a); the transaction as it now is, with what was learned."""
     caller = await _caller(project_id)
-    await read_json_object(optional=True)
+    bodies.only(await read_json_object(optional=True), set())  # optional, and empty
     if not ids.is_tx_id(tx_id):
         raise NotFound("not_found", "No transaction with this id in this project.")
     answer = await _syncer().sync(project_id, tx_id, caller.mode, "asked")
