@@ -12,7 +12,8 @@ from typing import Any
 
 from browser.harness import ARTIFACTS, in_browser, require_browser
 from playwright.sync_api import expect
-from support.client import Admin
+from support.client import Admin, bearer, post_checkout
+from support.stripe_shop import stripe_shop
 
 PASSWORD = "a long enough password"
 
@@ -232,3 +233,49 @@ async def test_the_operator_signs_in_with_the_admin_token_and_sees_every_project
         shot(page, "operator-projects")
 
     await in_browser(operator)
+
+
+async def test_what_a_payment_needs_is_said_handled_and_asked_about_from_its_page(
+    node, admin, http, sim
+):
+    """A card payment that arrived after the merchant canceled its checkout (CONTRACT 4.3a):
+    its page says why it needs the merchant, lists the refund made in Stripe's own dashboard
+    beside the node's, asks Stripe on a click ("Check with Stripe") and marks it handled with
+    a note; handled, it leaves the overview."""
+    require_browser()
+    shop = await stripe_shop(admin, sim)
+    await admin.product(shop.project_id, "ten", name="Ten", amount=10, currency="EUR")
+    made = await post_checkout(http, "stripe", shop, "ten", mode="test")
+    tx = made.json()["txId"]
+    session = made.json()["url"].rsplit("/", 1)[-1]
+    canceled = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{tx}/cancel", headers=bearer(shop.test_key)
+    )
+    assert canceled.status_code == 200
+    await sim.complete(session)  # the buyer paid anyway
+    await sim.refund(session, 300)  # and 3.00 went back from Stripe's dashboard
+
+    def merchant(page: Any) -> None:
+        page.goto(f"{node.url}/dashboard/login")
+        page.get_by_label("Admin token").fill(node.ctx.settings.admin_token)
+        page.get_by_role("button", name="Sign in as the operator").click()
+        page.goto(f"{node.url}/dashboard/p/{shop.project_id}/")
+        expect(page.get_by_role("link", name=tx).first).to_be_visible()
+        shot(page, "overview-needs-you")
+        page.get_by_role("link", name=tx).first.click()
+        expect(
+            page.get_by_text("Money arrived after this checkout ended (10.00 EUR)")
+        ).to_be_visible()
+        expect(page.locator("table.provider-refunds tbody tr")).to_contain_text("3.00 EUR")
+        page.get_by_role("button", name="Check with Stripe").click()
+        expect(page.get_by_text(re.compile("Last asked"))).to_be_visible()
+        shot(page, "transaction-needs-you")
+        page.get_by_label("What you did (optional)").fill("shipped it after all")
+        page.get_by_role("button", name="Mark handled").click()
+        expect(page.get_by_role("heading", name="Handled")).to_be_visible()
+        expect(page.get_by_text("shipped it after all")).to_be_visible()
+        shot(page, "transaction-handled")
+        page.goto(f"{node.url}/dashboard/p/{shop.project_id}/")
+        expect(page.get_by_text("Nothing: every payment")).to_be_visible()
+
+    await in_browser(merchant)

@@ -276,11 +276,16 @@ class WebhookIntake:
                 ops += ledger.tx_ops(tx)
             if not mismatched:  # owed to the provider: durable with the event, or not at all
                 ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)
-        # a change told once: its repeats are stored, never notified
-        ops += ledger.event_ops(stored) if told is not None else ledger.new_event_ops(stored)
+        # a change told once: a provider's repeat is stored as history, never notified; what
+        # asking finds that the node had already is not stored at all (its ids are kept, so
+        # asking again is a duplicate): it would only echo the history
         space = _dedup_space(provider.name, mode)
+        if told is None:
+            ops += ledger.new_event_ops(stored)
+        elif source != SOURCE_SYNC:
+            ops += ledger.event_ops(stored)
         for dedup_id in event.dedup_ids:
-            ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, evt_id))
+            ops.append(ledger.index_op(keys.DEDUP, space, dedup_id, told or evt_id))
         if event.type not in QUOTA_EXEMPT and source != SOURCE_SYNC and told is None:
             # the quota counts what providers deliver (CONTRACT 8), not what the node asks, and
             # a repeat is answered as a duplicate: not counted again (CONTRACT 4.3)
