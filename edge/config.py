@@ -74,6 +74,9 @@ class Settings:
     # hosts the node may call although they are not public https addresses (CONTRACT 4.6):
     # "host" or "host:port", lower case; the demo's and the tests' loopback simulators
     provider_hosts_allow: frozenset[str] = frozenset()
+    # True: the node calls no provider host but those (an egress locked down to known hosts;
+    # the tests, which must never reach a real provider)
+    provider_hosts_only: bool = False
     # notification endpoints allowed although not public https (CONTRACT 4.8: a backend on the
     # node's own private network); http://localhost is always allowed
     notify_allow: frozenset[str] = frozenset()
@@ -138,6 +141,10 @@ class Settings:
             ) from None
         if env.get("EDGE_ACTOR_IDLE_S"):
             values["actor_idle_s"] = _positive_seconds("EDGE_ACTOR_IDLE_S")
+        if env.get("EDGE_PROVIDER_HOSTS_ONLY"):
+            if env["EDGE_PROVIDER_HOSTS_ONLY"] not in ("0", "1"):
+                raise ConfigError("EDGE_PROVIDER_HOSTS_ONLY must be 0 or 1")
+            values["provider_hosts_only"] = env["EDGE_PROVIDER_HOSTS_ONLY"] == "1"
         if env.get("EDGE_PROVIDER_HOSTS_ALLOW"):
             values["provider_hosts_allow"] = allow_list(env["EDGE_PROVIDER_HOSTS_ALLOW"].split(","))
         if env.get("EDGE_METRICS_ALLOW"):
@@ -320,6 +327,10 @@ def _settings_of(raw: dict[str, Any]) -> dict[str, object]:
         values["public_url"] = raw["public_url"].rstrip("/")
     if "provider_hosts_allow" in raw:
         values["provider_hosts_allow"] = allow_list(raw["provider_hosts_allow"])
+    if "provider_hosts_only" in raw:
+        if not isinstance(raw["provider_hosts_only"], bool):
+            raise ConfigError("provider_hosts_only must be true or false")
+        values["provider_hosts_only"] = raw["provider_hosts_only"]
     if "notify_allow" in raw:
         values["notify_allow"] = allow_list(raw["notify_allow"])
     if "trusted_proxies" in raw:

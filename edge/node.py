@@ -45,6 +45,7 @@ from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.actors.sync import Syncer
 from edge.config import NODE_FILE, ConfigError, Settings
 from edge.domain import ids, notifications, smtp
+from edge.domain.egress import unreachable_reason
 from edge.domain.events import Simulated
 from edge.errors import ContractError, Unavailable, project_not_found
 from edge.http import button
@@ -113,6 +114,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 settings.provider_hosts_allow,
                 timeout_s=settings.provider_timeout_s,
                 on_request=pacing.hook,
+                only=settings.provider_hosts_only,
             ) as http,
             # CONTRACT 4.8: http://localhost is always an endpoint the node may notify
             provider_client(
@@ -229,7 +231,16 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                             # what requests made (shorter pauses in the latency tail).
                             gc.freeze()
                             _write_node_file(settings, url)
-                            log.info("edge node listening on %s (data %s)", url, settings.data_dir)
+                            public = settings.public_url or url
+                            log.info(
+                                "edge node listening on %s (data %s); open %s/ to sign up",
+                                url,
+                                settings.data_dir,
+                                public,
+                            )
+                            unreachable = unreachable_reason(public)
+                            if unreachable:
+                                log.warning("providers cannot send webhooks: %s", unreachable)
                             try:
                                 yield RunningNode(url=url, ctx=ctx, stop=stop)
                             finally:

@@ -127,6 +127,20 @@ class DeleteProduct:
 
 @dataclass(frozen=True)
 class PutProvider:
+    """``checks``: what trying the credentials found, by mode (``edge.providers.checking``
+    ``Checked.view`` with ``at``), kept beside them."""
+
+    provider: str
+    body: dict[str, Any]
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TryProvider:
+    """The credentials a ``PutProvider`` with ``body`` would save, opened, by mode: the modes
+    to try before saving (those given, and every configured one when the body turns the
+    provider on). Nothing is stored; a body the save would refuse is refused here."""
+
     provider: str
     body: dict[str, Any]
 

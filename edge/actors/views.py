@@ -50,6 +50,12 @@ def provider_view(
     }
     for mode in MODES:
         view[mode] = redact_mode(config.get(mode) or {})
+    # what trying each mode's credentials found when they were saved, or a checkout since
+    # (edge.providers.checking)
+    view["checks"] = {
+        mode: {**check, "at": iso_or_none(check.get("at"))}
+        for mode, check in (config.get("checks") or {}).items()
+    }
     provider = PROVIDERS.get(name)
     if provider is not None:
         view["availability"] = availability(provider, config, products)

@@ -7,7 +7,7 @@ from typing import Any
 
 from quart import Response, request
 
-from edge.dashboard import chart
+from edge.dashboard import chart, setup_steps
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import (
     SignedIn,
@@ -121,11 +121,15 @@ async def overview(pid: str) -> str:
         "refused": [
             {**r, "words": refused_in_words(r, secrets.get(r["provider"], []))} for r in refused[:5]
         ],
+        "setup": setup_steps.problems(project),
     }
+    paid_once = any(tx["status"] not in _NOT_PAID for tx in month)
+    checklist = setup_steps.steps(project, endpoints, paid_once)
     return await page(
         "overview.html",
         who,
         project=project,
+        checklist=checklist if not all(step.done for step in checklist) else [],
         usage=usage,
         bars=bars,
         top=top,
@@ -134,6 +138,9 @@ async def overview(pid: str) -> str:
         recent=month[:5],
         attention=attention,
     )
+
+
+_NOT_PAID = frozenset({"pending", "canceled", "expired", "failed"})
 
 
 def _learned_by_asking(month: list[dict[str, Any]]) -> list[tuple[str, int]]:

@@ -20,8 +20,9 @@ from edge.dashboard.site import (
     page,
     require,
 )
-from edge.dashboard.words import not_offered_in_words, refused_in_words
+from edge.dashboard.words import check_in_words, not_offered_in_words, refused_in_words
 from edge.domain import ids
+from edge.domain.egress import unreachable_reason
 from edge.http.button import current, snippet
 from edge.http.context import node
 from edge.providers.offers import NAMES
@@ -115,6 +116,10 @@ async def _methods_page(
             "refused": [
                 refused_in_words(r, secrets.get(name, [])) for r in refused if r["provider"] == name
             ][:5],
+            "checks": {
+                mode: {**check, "words": check_in_words(NAMES.get(name, name), check)}
+                for mode, check in (configured.get(name) or {}).get("checks", {}).items()
+            },
         }
         for name, adapter in PROVIDERS.items()
     ]
@@ -124,7 +129,13 @@ async def _methods_page(
         for mode in ("test", "live")
     }
     return await page(
-        "methods.html", who, project=project, methods=methods, errors=errors, seen=seen
+        "methods.html",
+        who,
+        project=project,
+        methods=methods,
+        errors=errors,
+        seen=seen,
+        unreachable=unreachable_reason(node().public_url),
     )
 
 

@@ -141,3 +141,19 @@ REFUND_STATES = {
     "unknown": "the provider never answered: the amount stays held until it reports it",
     "done": "recorded (sent back by hand)",
 }
+
+
+def check_in_words(name: str, check: Mapping[str, Any]) -> str:
+    """What trying a mode's credentials found (``ProviderSettings.checks``), in a sentence."""
+    result, message = check.get("result"), str(check.get("message") or "")
+    if check.get("during") == "checkout":
+        if result == "refused":
+            return f"{name} refused a checkout with these credentials: {message} Fix them here."
+        return f"{name} took a checkout with these credentials."
+    if result == "ok":
+        return f"Tried with {name} when saved: accepted."
+    if result == "refused":
+        return f"{name} refused these credentials: {message}"
+    if result == "unchecked":
+        return message or f"Saved, but {name} could not be asked yet."
+    return message or "Not complete yet."

@@ -132,3 +132,22 @@ def endpoint_problem(url: object, allowed: frozenset[str] = frozenset()) -> str 
                 url.replace("http://", "https://", 1), frozenset({"localhost"}) | allowed
             )
     return address_problem(url, allowed)
+
+
+def unreachable_reason(public_url: str) -> str | None:
+    """Why a provider on the internet could not deliver webhooks to the node at its public
+    address ``public_url`` (``EDGE_PUBLIC_URL``, else where it listens); None when it could."""
+    parts = urlsplit(public_url)
+    host = parts.hostname or ""
+    problem = host_problem(f"[{host}]" if ":" in host else host)
+    if problem:
+        return (
+            f"{public_url} {problem}. Set EDGE_PUBLIC_URL to the https address the internet"
+            " reaches this node at (docs/operations.md)."
+        )
+    if parts.scheme != "https":
+        return (
+            f"{public_url} is not https, and live webhooks need https. Put the node behind a TLS"
+            " proxy and set EDGE_PUBLIC_URL to its https address (docs/operations.md)."
+        )
+    return None

@@ -5,6 +5,7 @@ providers: each provider only declares its credential fields."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ from quart import Blueprint, Response, g, request
 
 from edge.actors import accounts, queries
 from edge.actors import messages as m
+from edge.actors.context import wall_ms
 from edge.actors.records import iso_or_none
 from edge.domain import ids
 from edge.domain.events import Simulated
@@ -26,10 +28,13 @@ from edge.http.jsonio import NO_STORE, json_response, read_json_object
 from edge.http.paging import limit
 from edge.http.sessions import check_csrf
 from edge.http.sessions import current as current_session
+from edge.providers import checking
 from edge.providers.egress import resolves_private
 from edge.providers.registry import PROVIDERS
 
 blueprint = Blueprint("manage", __name__, url_prefix="/api/manage")
+# a provider's credentials refused or not tried: the operator's log says so too
+_setup_log = logging.getLogger("edge.setup")
 
 
 @blueprint.before_request
@@ -135,7 +140,20 @@ async def put_provider(project_id: str, provider: str) -> Response:
     if provider not in PROVIDERS:  # whatever the body: the name decides first
         raise NotFound("unknown_provider", f"This node has no provider {provider!r}.")
     body = bodies.provider_settings(await read_json_object())
-    return json_response(await ask(project_id, m.PutProvider(provider, body)), headers=NO_STORE)
+    opened = await ask(project_id, m.TryProvider(provider, body))
+    checked = await checking.check_modes(PROVIDERS[provider], opened, node().http)
+    for found in checked:
+        if found.result in (checking.REFUSED, checking.UNCHECKED):
+            _setup_log.warning("project %s: %s", project_id, found.sentence(PROVIDERS[provider]))
+        if found.result == checking.REFUSED:
+            raise InvalidRequest(
+                "credentials_refused",
+                found.sentence(PROVIDERS[provider]),
+                field=f"{found.mode}.{found.field}" if found.field else found.mode,
+            )
+    checks = {found.mode: {**found.view(), "at": wall_ms()} for found in checked}
+    view = await ask(project_id, m.PutProvider(provider, body, checks))
+    return json_response(view, headers=NO_STORE)
 
 
 # each provider has a path of its own too, so the API reference can state each one's credential

@@ -178,6 +178,26 @@ class CredentialField:
 
 
 @dataclass(frozen=True)
+class CredentialsCheck:
+    """One mode's credentials as they would be saved, to try against the provider before they
+    are (``Provider.check_credentials``)."""
+
+    credentials: Mapping[str, Any]
+    test: bool
+    http: httpx.AsyncClient
+
+
+class CredentialsRefused(Exception):
+    """The provider refused a mode's credentials, or they lack what the node needs of it:
+    ``field`` names the credential at fault, ``message`` says why for the merchant."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
 class CheckoutRequest:
     """``return_url`` is the node's own return address for this transaction (providers that
     return the buyer through the node, ``Provider.returns_through_node``), and
@@ -368,6 +388,11 @@ class Provider:
     # PayPal, Paddle), so walking it stands in for asking each open checkout in turn; False
     # where it lists objects by when they were made (BTCPay's invoices)
     walks_cover_checkouts: bool = False
+    # The cheapest authenticated reads that prove a mode's credentials work and can do what
+    # the node asks of them (``CredentialsRefused`` when not; ``ProviderError`` when the
+    # provider could not be asked): run when the merchant saves them, so a set-up mistake is
+    # told beside the field, before any buyer meets it (``edge.providers.checking``).
+    check_credentials: Callable[[CredentialsCheck], Awaitable[None]] | None = None
 
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product

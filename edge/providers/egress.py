@@ -28,8 +28,11 @@ Resolve = Callable[..., Awaitable[list[tuple[Any, ...]]]]
 
 
 class VettedBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self, allowed: frozenset[str], resolve: Resolve | None = None) -> None:
+    def __init__(
+        self, allowed: frozenset[str], resolve: Resolve | None = None, only: bool = False
+    ) -> None:
         self.allowed = allowed
+        self.only = only  # no host but the allowed ones
         self._resolve: Resolve = resolve or trio.socket.getaddrinfo
         self._inner = httpcore.TrioBackend()
 
@@ -42,6 +45,8 @@ class VettedBackend(httpcore.AsyncNetworkBackend):
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         if not operator_allows(self.allowed, host, port):
+            if self.only:
+                raise Refused("the node calls only the hosts the operator allows")
             host = await self.vetted_address(host, port)
         return await self._inner.connect_tcp(
             host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
@@ -99,7 +104,11 @@ async def resolves_private(
 
 class VettedTransport(httpx.AsyncHTTPTransport):
     def __init__(
-        self, allowed: frozenset[str], limits: httpx.Limits, resolve: Resolve | None = None
+        self,
+        allowed: frozenset[str],
+        limits: httpx.Limits,
+        resolve: Resolve | None = None,
+        only: bool = False,
     ) -> None:
         super().__init__(trust_env=False, limits=limits)
         self._pool = httpcore.AsyncConnectionPool(
@@ -107,7 +116,7 @@ class VettedTransport(httpx.AsyncHTTPTransport):
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=VettedBackend(allowed, resolve),
+            network_backend=VettedBackend(allowed, resolve, only),
         )
 
 
@@ -116,12 +125,14 @@ def provider_client(
     timeout_s: float = 15.0,
     resolve: Resolve | None = None,
     on_request: Callable[[httpx.Request], Awaitable[None]] | None = None,
+    only: bool = False,
 ) -> httpx.AsyncClient:
     """The node's client for provider calls: checked addresses, no redirects, no proxies;
-    ``on_request`` is awaited before each request (the node's pacing of provider accounts)."""
+    ``on_request`` is awaited before each request (the node's pacing of provider accounts);
+    ``only``: no host but the ``allowed`` ones."""
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
     return httpx.AsyncClient(
-        transport=VettedTransport(allowed, limits, resolve),
+        transport=VettedTransport(allowed, limits, resolve, only),
         timeout=httpx.Timeout(timeout_s),
         follow_redirects=False,
         trust_env=False,

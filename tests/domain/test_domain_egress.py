@@ -14,6 +14,7 @@ from edge.domain.egress import (
     host_problem,
     operator_allows_host,
     public_address,
+    unreachable_reason,
 )
 
 # The outside test's addresses, and their cousins.
@@ -125,3 +126,23 @@ def test_every_forbidden_ipv6_address_is_refused(network, offset):
 def test_an_address_written_as_one_number_is_refused(number):
     assert address_problem(f"https://{number}/") is not None
     assert address_problem(f"https://{hex(number)}/") is not None
+
+
+@pytest.mark.parametrize(
+    ("public_url", "says"),
+    [
+        ("http://127.0.0.1:8080", "is not a public address"),
+        ("http://localhost:8080", "is a local or metadata name"),
+        ("http://[::1]:8080", "is not a public address"),
+        ("http://10.0.0.5", "is not a public address"),
+        ("http://pay.example.com", "is not https"),
+    ],
+)
+def test_a_public_url_providers_cannot_reach_is_told(public_url, says):
+    reason = unreachable_reason(public_url)
+    assert reason is not None and says in reason and "EDGE_PUBLIC_URL" in reason
+
+
+def test_a_public_https_url_is_reachable():
+    assert unreachable_reason("https://pay.example.com") is None
+    assert unreachable_reason("https://pay.example.com:8443/edge") is None

@@ -19,6 +19,8 @@ SIMULATOR_HOSTS = "127.0.0.1"
 
 def node_settings(data_dir: Path, **overrides: object) -> Settings:
     overrides.setdefault("provider_hosts_allow", frozenset({SIMULATOR_HOSTS}))
+    # no test reaches a real provider (saving credentials tries them: edge.providers.checking)
+    overrides.setdefault("provider_hosts_only", True)
     overrides.setdefault("port", 0)
     return Settings.load(data_dir, host="127.0.0.1", **overrides)
 
@@ -31,7 +33,12 @@ class NodeProcess:
     ) -> None:
         self.data_dir = data_dir
         self.args = args
-        self.env = {"EDGE_PROVIDER_HOSTS_ALLOW": SIMULATOR_HOSTS, **os.environ, **(env or {})}
+        self.env = {
+            "EDGE_PROVIDER_HOSTS_ALLOW": SIMULATOR_HOSTS,
+            "EDGE_PROVIDER_HOSTS_ONLY": "1",
+            **os.environ,
+            **(env or {}),
+        }
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.log = data_dir.parent / f"{data_dir.name}-node.log"

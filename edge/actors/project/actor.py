@@ -81,6 +81,7 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.PutProduct: ("_settings", "put_product"),
     m.DeleteProduct: ("_settings", "delete_product"),
     m.PutProvider: ("_settings", "put_provider"),
+    m.TryProvider: ("_settings", "try_provider"),
     m.CreateKey: ("_settings", "create_key"),
     m.RevokeKey: ("_settings", "revoke_key"),
     m.CreateEndpoint: ("_endpoints", "create"),

@@ -28,7 +28,7 @@ from edge.domain.returns import Outcome, outcome
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.urls import handout_allowed, with_tx_id
 from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
-from edge.providers import prices
+from edge.providers import checking, prices
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.offers import display_name
 from edge.providers.registry import PROVIDERS
@@ -36,6 +36,7 @@ from edge.store import keys, outbox
 from edge.store.writer import Op
 
 log = logging.getLogger("edge.actors")
+CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials
 
 
 class Checkouts:
@@ -202,6 +203,43 @@ class Checkouts:
         reply = self.idempotency.resume(msg, reply)
         ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
 
+    def _setup_noted(self, tx: Mapping[str, Any], refused: str | None) -> list[Op]:
+        """The project's record of its provider's set-up after a checkout (``refused``: the
+        provider's words for a refusal a retry cannot change; None: it took the checkout or
+        could not answer), written only when it changes: a refusal is shown on the dashboard
+        beside the provider's credentials and logged once, until a checkout goes through."""
+        ledger = self.ledger
+        config = ledger.project["providers"].get(tx["provider"])
+        if config is None:
+            return []
+        mode = "test" if tx["isTest"] else "live"
+        checks = config.setdefault("checks", {})
+        known = checks.get(mode) or {}
+        was_refused = known.get("result") == checking.REFUSED and known.get("during") == CHECKOUT
+        if refused is None:
+            if not was_refused:
+                return []
+            checks[mode] = {"result": checking.OK, "during": CHECKOUT, "at": ledger.now_ms()}
+            return ledger.config_changed()
+        if was_refused and known.get("message") == refused:
+            return []
+        provider = PROVIDERS[tx["provider"]]
+        checks[mode] = {
+            "result": checking.REFUSED,
+            "during": CHECKOUT,
+            "field": f"{mode}.{checking.key_field(provider)}",
+            "message": refused,
+            "at": ledger.now_ms(),
+        }
+        log.warning(
+            "project %s: %s refused a %s checkout (%s): the merchant's set-up must be fixed",
+            ledger.project_id,
+            provider.display_name or provider.name,
+            mode,
+            refused,
+        )
+        return ledger.config_changed()
+
     async def _new_reference(self) -> str:
         while True:
             code = ids.new_reference_code()
@@ -247,12 +285,19 @@ class Checkouts:
                 # merchant); the caller, perhaps a buyer, learns only that the call failed:
                 # never an upstream status or error that would map someone else's network.
                 tx["reason"] = f"{failure.code}: {failure.message}"
+                setup = self._setup_noted(tx, None if failure.retryable else failure.message)
                 failure = ProviderError(
                     "provider_error",
-                    f"{tx['provider']} did not create the checkout; try again.",
+                    f"{tx['provider']} did not create the checkout; try again."
+                    if failure.retryable
+                    # the shop's own set-up: waiting will not help whoever asked
+                    else f"{tx['provider']} refused this shop's checkout; the shop must fix"
+                    " its set-up. Choose another way to pay.",
                     retryable=failure.retryable,
                 )
-            ops = await self.idempotency.remember(tx, failure)
+            else:
+                setup = []
+            ops = setup + await self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 tx["reason"] = tx.get("reason") or f"{failure.code}: {failure.message}"
@@ -263,7 +308,7 @@ class Checkouts:
         tx["providerRef"] = result.provider_ref
         tx["checkout"] = result.fields
         tx["expiresAt"] = result.expires_at_ms
-        ops = ledger.tx_ops(tx)
+        ops = self._setup_noted(tx, None) + ledger.tx_ops(tx)
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
             await self.intake.linked(tx, result.provider_ref, ops)

@@ -17,6 +17,7 @@ from edge.domain.urls import first_disallowed_redirect, redirect_rule, with_own_
 from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
 from edge.providers import prices
+from edge.providers.base import Provider
 from edge.providers.registry import PROVIDERS
 from edge.store.codec import pack
 
@@ -69,10 +70,39 @@ class ProjectSettings:
 
     async def put_provider(self, msg: m.PutProvider, reply: Reply) -> None:
         ledger = self.ledger
-        provider = PROVIDERS.get(msg.provider)
+        provider, updated = self._updated(msg.provider, msg.body)
+        checks = dict(updated.get("checks") or {})
+        for mode in creds.MODES:
+            if mode in msg.checks:
+                checks[mode] = msg.checks[mode]
+            elif mode in msg.body:
+                checks.pop(mode, None)  # changed and not tried: nothing known of it
+        updated["checks"] = checks
+        ledger.project["providers"][provider.name] = updated
+        view = provider_view(provider.name, updated, ledger.project["products"].values())
+        ledger.commit(ledger.config_changed(), reply, view)
+
+    async def try_provider(self, msg: m.TryProvider, reply: Reply) -> None:
+        ledger = self.ledger
+        provider, updated = self._updated(msg.provider, msg.body)
+        stored = ledger.project["providers"].get(provider.name) or {}
+        turned_on = updated["enabled"] and not stored.get("enabled")
+        opened = {
+            mode: creds.open_mode(
+                provider, ledger.project_id, mode, updated[mode], ledger.ctx.sealer
+            )
+            for mode in creds.MODES
+            if mode in msg.body or (turned_on and updated[mode])
+        }
+        reply(opened)
+
+    def _updated(self, name: str, body: dict[str, Any]) -> tuple[Provider, dict[str, Any]]:
+        """The provider's configuration after ``body`` (checked by
+        ``edge.http.bodies.provider_settings``), secrets sealed; not stored."""
+        ledger = self.ledger
+        provider = PROVIDERS.get(name)
         if provider is None:
-            raise NotFound("unknown_provider", f"This node has no provider {msg.provider!r}.")
-        body = msg.body  # checked by edge.http.bodies.provider_settings
+            raise NotFound("unknown_provider", f"This node has no provider {name!r}.")
         stored = dict(ledger.project["providers"].get(provider.name) or {})
         # label and order merge like credentials: given replaces (None: the default), omitted
         # keeps the merchant's
@@ -80,6 +110,7 @@ class ProjectSettings:
             "enabled": body["enabled"],
             "label": body.get("label", stored.get("label")),
             "order": body.get("order", stored.get("order")),
+            "checks": stored.get("checks") or {},
         }
         for mode in creds.MODES:
             previous = stored.get(mode) or {}
@@ -96,9 +127,7 @@ class ProjectSettings:
                 if mode in body
                 else previous
             )
-        ledger.project["providers"][provider.name] = updated
-        view = provider_view(provider.name, updated, ledger.project["products"].values())
-        ledger.commit(ledger.config_changed(), reply, view)
+        return provider, updated
 
     async def create_key(self, msg: m.CreateKey, reply: Reply) -> None:
         ledger = self.ledger

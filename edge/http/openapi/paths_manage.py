@@ -171,11 +171,24 @@ def paths() -> dict[str, dict[str, Operation]]:
                     "invalid_credential, naming the field): a secret in a field that is not "
                     "secret (a Stripe sk_ or whsec_ in publishableKey) is refused, so is a "
                     "publishable value in a secret field, and a key whose prefix says test in "
-                    "the live credentials (or the reverse).",
+                    "the live credentials (or the reverse). Each mode given (and every "
+                    "configured mode when the body turns the provider on) is then tried with "
+                    "the provider's cheapest authenticated read before anything is saved: a "
+                    "provider that refuses it (a wrong, revoked or other-environment key, a "
+                    "missing permission, a webhook id of another app) answers 400 "
+                    "credentials_refused naming the field and saves nothing; a provider that "
+                    "cannot be asked leaves them saved with checks.<mode>.result unchecked.",
                     {200: _answer("The provider settings.", "ProviderSettings")},
                     parameters=[PROJECT],
                     body=json_body(ref(f"ProviderRequest{name.capitalize()}")),
-                    errors={400: ["url_not_allowed", "invalid_credential", "invalid_request"]},
+                    errors={
+                        400: [
+                            "url_not_allowed",
+                            "invalid_credential",
+                            "invalid_request",
+                            *(["credentials_refused"] if PROVIDERS[name].check_credentials else []),
+                        ]
+                    },
                 )
             }
             for name in PROVIDERS

@@ -936,6 +936,25 @@ def _manage_schemas() -> dict[str, Schema]:
                     },
                     description="Where buyers are offered this provider.",
                 ),
+                "checks": {
+                    "type": "object",
+                    "description": "What trying each mode's credentials with the provider"
+                    " found: when they were saved, or when a checkout was refused since.",
+                    "additionalProperties": object_schema(
+                        {
+                            "result": {"enum": ["ok", "refused", "unchecked", "incomplete"]},
+                            "field": {"type": "string", "examples": ["test.secretKey"]},
+                            "message": {"type": "string"},
+                            "during": {
+                                "const": "checkout",
+                                "description": "Learnt from a checkout the provider refused"
+                                " (or took, after one it refused), not from a save.",
+                            },
+                            "at": nullable(TIME),
+                        },
+                        ["result", "at"],
+                    ),
+                },
             },
             ["provider", "enabled", "label", "order", "test", "live"],
         ),

@@ -30,7 +30,7 @@ from edge.providers.base import (
     Delivery,
     Provider,
 )
-from edge.providers.btcpay import events, money, refunds, signature, sync
+from edge.providers.btcpay import checking, events, money, refunds, signature, sync
 from edge.providers.btcpay.api import Greenfield
 from edge.providers.signing import signing_mode
 
@@ -114,4 +114,5 @@ BTCPAY = BTCPayProvider(
     refunds_of=refunds.refunds_of,
     sync=sync.sync,
     list_events=sync.list_events,
+    check_credentials=checking.check_credentials,
 )

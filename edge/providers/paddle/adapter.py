@@ -44,7 +44,7 @@ from edge.providers.base import (
     ProviderRefund,
     RefundAlreadyPending,
 )
-from edge.providers.paddle import adjustments, events, money, signature, sync
+from edge.providers.paddle import adjustments, checking, events, money, signature, sync
 from edge.providers.paddle.api import Account, data_object, error_code
 from edge.providers.signing import signing_mode
 from edge.providers.timestamped import check_timestamp
@@ -274,4 +274,5 @@ PADDLE = PaddleProvider(
     sync=sync.sync,
     list_events=sync.list_events,
     walks_cover_checkouts=True,
+    check_credentials=checking.check_credentials,
 )

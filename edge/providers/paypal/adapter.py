@@ -44,7 +44,7 @@ from edge.providers.base import (
     Provider,
     SignatureInvalid,
 )
-from edge.providers.paypal import api, certs, events, money, refunds, signature, sync
+from edge.providers.paypal import api, certs, checking, events, money, refunds, signature, sync
 
 CHECKOUT_LIFETIME_MS = 3 * 3600 * 1000
 INTERVALS = {"day": "DAY", "week": "WEEK", "month": "MONTH", "year": "YEAR"}
@@ -341,4 +341,5 @@ PAYPAL = PayPalProvider(
     sync=sync.sync,
     list_events=sync.list_events,
     walks_cover_checkouts=True,
+    check_credentials=checking.check_credentials,
 )

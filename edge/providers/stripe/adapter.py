@@ -32,7 +32,7 @@ from edge.providers.base import (
     Provider,
 )
 from edge.providers.signing import signing_mode
-from edge.providers.stripe import api, events, money, refunds, signature, sync
+from edge.providers.stripe import api, checking, events, money, refunds, signature, sync
 from edge.providers.timestamped import check_timestamp
 
 SIGNATURE_HEADER = "stripe-signature"
@@ -174,4 +174,5 @@ STRIPE = StripeProvider(
     sync=sync.sync,
     list_events=sync.list_events,
     walks_cover_checkouts=True,
+    check_credentials=checking.check_credentials,
 )

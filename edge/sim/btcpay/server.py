@@ -116,11 +116,35 @@ class _PosApp:
 class _Store:
     id: str
     api_key: str
+    # what the key may do, as BTCPay lists it (``GET /api/v1/api-keys/current``); a key made
+    # for this store with every store permission unless a test narrows it
+    permissions: list[str] = field(default_factory=list)
     invoices: dict[str, _Invoice] = field(default_factory=dict)
     webhooks: dict[str, _Webhook] = field(default_factory=dict)
     deliveries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record
     apps: dict[str, _PosApp] = field(default_factory=dict)
     pull_payments: dict[str, PullPayment] = field(default_factory=dict)
+
+
+MODIFY_STORE = "btcpay.store.canmodifystoresettings"
+CREATE_INVOICE = "btcpay.store.cancreateinvoice"
+# the policies that include creating an invoice (BTCPayServerServices' policy definitions)
+_CREATES_INVOICES = (
+    "unrestricted",
+    MODIFY_STORE,
+    "btcpay.store.canmodifyinvoices",
+    CREATE_INVOICE,
+)
+
+
+def _creates_invoices(permissions: list[str], store_id: str) -> bool:
+    """Does one of ``permissions`` include creating invoices on ``store_id``? (The one
+    permission this simulator refuses by.)"""
+    for permission in permissions:
+        name, _, scope = permission.partition(":")
+        if name in _CREATES_INVOICES and scope in ("", store_id):
+            return True
+    return False
 
 
 class BTCPaySimulator(LoopbackServer):
@@ -171,9 +195,15 @@ class BTCPaySimulator(LoopbackServer):
 
     # --- Python API for tests and the demo ----------------------------------------------
 
-    def register_store(self, api_key: str, store_id: str | None = None) -> str:
-        """A store reached with ``api_key``; returns its id."""
-        store = _Store(store_id or objects.btcpay_id(44), api_key)
+    def register_store(
+        self, api_key: str, store_id: str | None = None, permissions: list[str] | None = None
+    ) -> str:
+        """A store reached with ``api_key``; returns its id. ``permissions`` narrows what the
+        key may do (BTCPay's policy names, ``name:storeId`` for one store); by default it may
+        modify the store's settings, which includes everything the node does."""
+        store_id = store_id or objects.btcpay_id(44)
+        granted = [f"{MODIFY_STORE}:{store_id}"] if permissions is None else list(permissions)
+        store = _Store(store_id, api_key, granted)
         self._stores[store.id] = store
         return store.id
 
@@ -631,6 +661,7 @@ class BTCPaySimulator(LoopbackServer):
         app.before_request(self._gate)
         route = app.add_url_rule
         stores = "/api/v1/stores/<store_id>"
+        route("/api/v1/api-keys/current", view_func=self._current_key)
         route(f"{stores}/invoices", view_func=self._create_invoice, methods=["POST"])
         route(f"{stores}/invoices", view_func=self._list_invoices)
         route(f"{stores}/invoices/<invoice_id>", view_func=self._get_invoice)
@@ -697,8 +728,28 @@ class BTCPaySimulator(LoopbackServer):
             raise GreenfieldError(400, "invalid-json", "The request body is not a JSON object.")
         return body
 
+    async def _current_key(self) -> Any:
+        """``GET /api/v1/api-keys/current``: the key the request carries and its permissions."""
+        scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+        store = next(
+            (s for s in self._stores.values() if secrets.compare_digest(s.api_key, key.strip())),
+            None,
+        )
+        if scheme.lower() != "token" or store is None:
+            raise GreenfieldError(
+                401, "unauthenticated", "Authentication is required for accessing this endpoint"
+            )
+        return {"apiKey": store.api_key, "label": "edge", "permissions": store.permissions}
+
     async def _create_invoice(self, store_id: str) -> Any:
         store = self._store(store_id)
+        if not _creates_invoices(store.permissions, store.id):
+            raise GreenfieldError(
+                403,
+                "missing-permission",
+                "Insufficient API Permissions. Please use an API key"
+                f" with permission: {CREATE_INVOICE}",
+            )
         body = await self._json()
         amount, currency = body.get("amount"), body.get("currency")
         if not isinstance(currency, str) or currency.upper() not in EXPONENTS:

@@ -46,6 +46,7 @@ class Limits:
 
 
 ADJUSTMENTS = Limits(10, 50)
+TRANSACTIONS = Limits(30, 200)
 EVENTS = Limits(50, 200)
 
 

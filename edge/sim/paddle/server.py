@@ -181,6 +181,8 @@ class PaddleSimulator(LoopbackServer):
         # (the notification as delivered, the destination's url, the last attempt's status)
         self.delivered: list[tuple[dict[str, Any], str, int]] = []
         self._accounts: dict[str, _Account] = {}
+        # API keys revoked in the dashboard, or of the other environment: 403 invalid_token
+        self.refused_keys: set[str] = set()
         super().__init__(self._build_app())
 
     # --- Python API for tests and the demo ----------------------------------------------
@@ -576,6 +578,8 @@ class PaddleSimulator(LoopbackServer):
     # --- state ------------------------------------------------------------------------
 
     def _account(self, api_key: str) -> _Account:
+        if api_key in self.refused_keys:
+            raise PaddleError(403, "invalid_token", "Invalid or revoked API key.")
         account = self._accounts.get(api_key)
         if account is None:
             account = self._accounts[api_key] = _Account(api_key)
@@ -824,6 +828,7 @@ class PaddleSimulator(LoopbackServer):
         app.before_request(self._gate)
         route = app.add_url_rule
         route("/transactions", view_func=self._create_transaction, methods=["POST"])
+        route("/transactions", view_func=self._list_transactions)
         route("/transactions/<txn_id>", view_func=self._get_transaction)
         route("/transactions/<txn_id>", view_func=self._patch_transaction, methods=["PATCH"])
         route("/adjustments", view_func=self._post_adjustment, methods=["POST"])
@@ -945,6 +950,18 @@ class PaddleSimulator(LoopbackServer):
         account = self._caller()
         made = await self._create_adjustment(account, await self._json())
         return {"data": made, "meta": objects.meta()}, 201
+
+    async def _list_transactions(self) -> Any:
+        """``GET /transactions`` (openapi.yaml list-transactions): the account's transactions,
+        filtered by ``id`` and ``status`` (comma-separated lists), 30 a page (at most 200)."""
+        account = self._caller()
+        query = dict(request.args)
+        kept = lists.matching(
+            list(account.transactions.values()),
+            query,
+            {"id": lambda t: t["id"], "status": lambda t: t["status"]},
+        )
+        return self._page(kept, query, lambda t: str(t["id"]), lists.TRANSACTIONS, "/transactions")
 
     async def _list_adjustments(self) -> Any:
         """``GET /adjustments`` (openapi.yaml list-adjustments): the account's adjustments,

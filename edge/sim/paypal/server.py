@@ -778,6 +778,7 @@ class PayPalSimulator(LoopbackServer):
             methods=["POST"],
         )
         route("/v1/notifications/webhooks", view_func=self._webhooks, methods=["GET", "POST"])
+        route("/v1/notifications/webhooks/<webhook_id>", view_func=self._webhook)
         route("/v1/notifications/certs/<cert_id>", view_func=self._cert)
         route("/sim/sign", view_func=self._sign, methods=["POST"])
         route("/checkoutnow", view_func=self._approval_page)
@@ -1258,6 +1259,17 @@ class PayPalSimulator(LoopbackServer):
                 400, "INVALID_REQUEST", "event_types are required.", "MISSING_REQUIRED_PARAMETER"
             )
         return self._add_webhook(app, url, names), 201
+
+    async def _webhook(self, webhook_id: str) -> Any:
+        """Show webhook details: the app's own webhooks only (another app's id is not found)."""
+        app = self._caller()
+        found = next((w for w in app.webhooks if w["id"] == webhook_id), None)
+        if found is None:
+            raise PayPalError(
+                404, "INVALID_RESOURCE_ID", "Resource id is invalid.", "INVALID_RESOURCE_ID",
+                "Requested resource ID was not found.",
+            )  # fmt: skip
+        return found
 
     async def _cert(self, cert_id: str) -> Any:
         if cert_id != self._cert_id:

@@ -203,6 +203,8 @@ class StripeSimulator(LoopbackServer):
         self._rate_limited = 0
         self._retry_after_s: int | None = None
         self._accounts: dict[str, _Account] = {}
+        # keys rolled or deleted in the Dashboard: Stripe answers 401 to them
+        self.refused_keys: set[str] = set()
         super().__init__(self._build_app())
 
     # --- Python API for tests and the demo ----------------------------------------------
@@ -482,8 +484,10 @@ class StripeSimulator(LoopbackServer):
     # --- state ------------------------------------------------------------------------
 
     def _account(self, secret_key: str) -> _Account:
-        if not secret_key.startswith(("sk_test_", "sk_live_")):
-            raise StripeError(401, "Invalid API Key provided.", kind="invalid_request_error")
+        if not secret_key.startswith(("sk_test_", "sk_live_")) or secret_key in self.refused_keys:
+            # Stripe shows the key's prefix and last four characters only
+            shown = secret_key[:8] + "*" * max(0, len(secret_key) - 12) + secret_key[-4:]
+            raise StripeError(401, f"Invalid API Key provided: {shown}")
         account = self._accounts.get(secret_key)
         if account is None:
             account = _Account(secret_key, livemode=secret_key.startswith("sk_live_"))
@@ -627,6 +631,7 @@ class StripeSimulator(LoopbackServer):
         app.register_error_handler(lists.ListError, _render_list_error)
         app.before_request(self._gate)
         app.add_url_rule("/v1/checkout/sessions", view_func=self._create_session, methods=["POST"])
+        app.add_url_rule("/v1/checkout/sessions", view_func=self._list_sessions)
         app.add_url_rule("/v1/checkout/sessions/<session_id>", view_func=self._get_session)
         app.add_url_rule("/v1/prices", view_func=self._create_price, methods=["POST"])
         app.add_url_rule("/v1/refunds", view_func=self._create_refund, methods=["POST"])
@@ -802,6 +807,12 @@ class StripeSimulator(LoopbackServer):
         up to 30 days", stripe-python 16.1.0 ``_event.py``)."""
         since = objects.now_s() - EVENTS_KEPT_S
         return [e for e in reversed(account.events) if e["created"] >= since]
+
+    async def _list_sessions(self) -> Any:
+        """``GET /v1/checkout/sessions``: the account's sessions, newest first."""
+        account, query = self._caller(), _query()
+        newest = [c.session for c in reversed(account.checkouts.values())]
+        return lists.page(newest, query, "/v1/checkout/sessions")
 
     async def _list_events(self) -> Any:
         """``GET /v1/events``: ``type`` (one type) or ``types`` (a list) as EventListParams

@@ -26,6 +26,9 @@
     card_form_unavailable: 'Card payment is not available on this page.',
   };
   const FALLBACK_MESSAGE = 'The payment could not be started. Please try again later.';
+  // the provider refused the shop's own set-up (retryable: false): waiting will not help the buyer
+  const REFUSED_MESSAGE =
+    'This way to pay is not working for this shop at the moment. Please choose another, or tell the shop.';
 
   /** The Error every `cm-error` carries in `detail.error`: `code` is for programs. */
   class CmError extends Error {
@@ -728,10 +731,15 @@
       again.focus();
     }
 
+    #buyerMessage(error) {
+      if (error.code === 'provider_error' && !error.retryable) return REFUSED_MESSAGE;
+      return MESSAGES[error.code] || FALLBACK_MESSAGE;
+    }
+
     #showError(error) {
       const close = h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close');
       this.#show(
-        h('p', {class: 'error', part: 'error', role: 'alert'}, MESSAGES[error.code] || FALLBACK_MESSAGE),
+        h('p', {class: 'error', part: 'error', role: 'alert'}, this.#buyerMessage(error)),
         h('div', {class: 'actions'}, close),
       );
       close.focus();
