@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 from edge.cli.client import CliError, call, node_url, show
@@ -36,10 +37,23 @@ def _button(args: argparse.Namespace) -> int:
     # the node's own key: its public half is built into the script
     signer = Signer.load(data, pem)
     script = current(signer)
+    offered: list[str] = []
     if args.project:
-        products = call(args, "GET", f"/api/manage/projects/{args.project}")["products"]
-        if args.product and args.product not in {p["id"] for p in products}:
+        project = call(args, "GET", f"/api/manage/projects/{args.project}")
+        if args.product and args.product not in {p["id"] for p in project["products"]}:
             raise CliError(f"{args.project} has no product {args.product}")
+        offered = [
+            p["provider"]
+            for p in project["providers"]
+            if ((p.get("availability") or {}).get(args.mode) or {}).get("offered")
+        ]
+        if not offered:
+            other = "test" if args.mode == "live" else "live"
+            print(
+                f"edge: warning: {args.project} offers no payment method in {args.mode} mode:"
+                f" buyers would see nothing to pay with (set one up, or --mode {other})",
+                file=sys.stderr,
+            )
     base = os.environ.get("EDGE_PUBLIC_URL") or _public_url(args)
     html = snippet(
         signer,
@@ -47,6 +61,7 @@ def _button(args: argparse.Namespace) -> int:
         args.project or "prj_...",
         args.product or "your-product",
         mode=args.mode,
+        card_form="paddle" in offered,
     )
     show(
         args,

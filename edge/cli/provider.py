@@ -15,14 +15,32 @@ def add_commands(commands: Subcommands) -> None:
     set_ = add_command(
         provider, "set", _set, "enable and configure a provider", "project", "provider"
     )
-    set_.add_argument("--mode", choices=("test", "live", "both"), default="both")
-    set_.add_argument("--disabled", action="store_true")
-    set_.add_argument("--label")
-    set_.add_argument("--order", type=int)
-    set_.add_argument("--set", action="append", metavar="FIELD=VALUE", help="a credential field")
-    set_.add_argument("--address-name")
-    set_.add_argument("--address-line", action="append")
-    set_.add_argument("--address-country")
+    set_.add_argument(
+        "--mode",
+        choices=("test", "live", "both"),
+        default="test",
+        help="which credentials --set and the address go to (default test: live takes real"
+        " money, so it is asked for by name)",
+    )
+    set_.add_argument(
+        "--disabled", action="store_true", help="save it turned off: buyers are not offered it"
+    )
+    set_.add_argument("--label", help="what buyers read for it (default: the provider's own)")
+    set_.add_argument("--order", type=int, help="its place in the list buyers see (1 is first)")
+    set_.add_argument(
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="a credential field, repeatable: stripe secretKey, publishableKey, webhookSecret,"
+        " apiBase; paypal clientId, clientSecret, webhookId, apiBase, certHosts (comma-separated);"
+        " paddle apiKey, clientToken, webhookSecret, apiBase; btcpay serverUrl, apiKey, storeId,"
+        " webhookSecret. The node tries them with the provider before saving",
+    )
+    set_.add_argument("--address-name", help="manual: the name on the mailing address")
+    set_.add_argument(
+        "--address-line", action="append", help="manual: one line of the address, repeatable"
+    )
+    set_.add_argument("--address-country", help="manual: the country, two letters (GB)")
     show_ = add_command(provider, "show", _show, "settings, secrets hidden", "project")
     show_.add_argument("provider", nargs="?", type=path_part)
 

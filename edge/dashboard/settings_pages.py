@@ -206,6 +206,11 @@ async def _put_provider(
     return go(f"/dashboard/p/{pid}/methods#{provider}")
 
 
+def _offered(view: dict[str, Any], mode: str) -> bool:
+    """Is a provider (its ``ProviderSettings``) offered to buyers in ``mode``?"""
+    return bool(((view.get("availability") or {}).get(mode) or {}).get("offered"))
+
+
 def _origins_list(text: str) -> list[str]:
     return [h.strip() for h in text.replace(",", " ").split() if h.strip()]
 
@@ -320,13 +325,21 @@ async def button(pid: str) -> str:
     product = request.args.get("product")
     product = product if product in product_ids else (product_ids[0] if product_ids else None)
     mode = "live" if request.args.get("mode") == "live" else "test"
+    offered = [p["provider"] for p in project["providers"] if _offered(p, mode)]
     html = snippet(ctx.signer, ctx.public_url, pid, product, mode=mode) if product else ""
+    pasted = (
+        snippet(ctx.signer, ctx.public_url, pid, product, mode=mode, card_form="paddle" in offered)
+        if product
+        else ""
+    )
     return await page(
         "button.html",
         who,
         project=project,
         product=product,
         mode=mode,
-        snippet=html,
+        snippet=pasted,
+        preview=html,
+        offered=offered,
         integrity=current(ctx.signer).integrity,
     )

@@ -94,9 +94,19 @@ def kind_of(value: str) -> str | None:
     return next((name for name, kind in KINDS.items() if kind.pattern.match(text)), None)
 
 
+# what documentation writes in place of a value (``sk_test_...``, ``<your key>``): never a
+# provider's real credential, and published as one it would fail every checkout
+PLACEHOLDER = re.compile(r"\.\.\.|\u2026|^\s*<[^>]*>\s*$")
+
+
 def problem(value: str, shape: FieldShape, mode: str, fields: tuple[FieldShape, ...]) -> str | None:
     """Why ``value`` does not belong in ``shape``'s field of the ``mode`` credentials (one of
     ``fields``, the provider's), or None."""
+    if PLACEHOLDER.search(value):
+        return (
+            "this is a placeholder from documentation, not a value: copy the real one from the"
+            " provider's dashboard"
+        )
     found = kind_of(value)
     if found is not None:
         kind = KINDS[found]
@@ -149,6 +159,7 @@ def schema_of(shape: FieldShape, mode: str) -> dict[str, object]:
             refused.append(_ecma(kind, None))
         elif kind.modes:
             refused.append(_ecma(kind, other))
+    refused.append(PLACEHOLDER.pattern)
     schema: dict[str, object] = {
         "not": {"anyOf": [{"type": "string", "pattern": p} for p in refused]}
     }

@@ -65,17 +65,41 @@ def snippet(
     *,
     customer_ref: str | None = None,
     mode: str = "live",
+    card_form: bool = False,
 ) -> str:
-    """The HTML a merchant pastes into a page: the element and the script tag with its hash."""
+    """The HTML a merchant pastes into a page: the element and the script tag with its hash;
+    with ``card_form`` (Paddle is offered in ``mode``) the hook that hands a Paddle checkout to
+    Paddle.js too, or buyers who pick Paddle meet an error (README: Hosted card forms)."""
     attrs = {"project": project_id, "product": product_id, "customer-ref": customer_ref}
     if mode != "live":
         attrs["mode"] = mode
     rendered = "".join(f' {name}="{escape(value)}"' for name, value in attrs.items() if value)
-    return (
+    html = (
         f"<cm-button{rendered}>Buy</cm-button>\n"
         f'<script src="{escape(base_url)}{CURRENT_PATH}" integrity="{sri_hash(signer)}"'
         ' crossorigin="anonymous"></script>'
     )
+    return html + CARD_FORM_HOOK if card_form else html
+
+
+# Paddle's card form for every button on the page (the README's hook): the button loads no
+# third-party script itself
+CARD_FORM_HOOK = """
+<!-- Paddle's card form: the button hands a Paddle checkout to Paddle.js -->
+<script src="https://cdn.paddle.com/paddle/v2/paddle.js"></script>
+<script>
+  let paddleReady = false;
+  document.querySelectorAll('cm-button').forEach((button) => {
+    button.cardForm = ({token, publishableKey, mode}) => {
+      if (!paddleReady) {
+        if (mode === 'test') Paddle.Environment.set('sandbox');
+        Paddle.Initialize({token: publishableKey});
+        paddleReady = true;
+      }
+      Paddle.Checkout.open({transactionId: token});
+    };
+  });
+</script>"""
 
 
 @functools.cache

@@ -276,6 +276,9 @@ async def test_what_a_payment_needs_is_said_handled_and_asked_about_from_its_pag
         expect(page.get_by_text("shipped it after all")).to_be_visible()
         shot(page, "transaction-handled")
         page.goto(f"{node.url}/dashboard/p/{shop.project_id}/")
-        expect(page.get_by_text("Nothing: every payment")).to_be_visible()
+        # nothing needs the merchant now; the shop has no notification endpoint yet
+        expect(page.get_by_text("Nothing yet: finish setting up first.")).to_be_visible()
+        expect(page.get_by_role("link", name="Add a notification endpoint")).to_be_visible()
+        shot(page, "overview-finish-setting-up")
 
     await in_browser(merchant)

@@ -10,6 +10,7 @@ import re
 
 from dashboard.test_pages import new_project, signed_in
 from support.client import bearer, post_checkout
+from support.paddle_shop import paddle_shop
 
 from edge.sim.stripe.server import StripeSimulator
 
@@ -77,3 +78,20 @@ async def test_the_overview_lists_what_is_left_and_a_refused_checkout(node, sim,
         tx_id = listed.json()["items"][0]["id"]
         page = html.unescape((await client.get(f"/dashboard/p/{pid}/transactions/{tx_id}")).text)
         assert re.search(r'id="tx-reason">Why: provider_error: Stripe answered 401', page)
+
+
+async def test_the_button_snippet_carries_the_card_form_hook_when_paddle_is_on(node, admin, paddle):
+    async with signed_in(node.url, "paddle@example.com") as (client, csrf):
+        pid = await new_project(client, csrf)
+        page = html.unescape((await client.get(f"/dashboard/p/{pid}/button")).text)
+        assert "Add a" in page  # no product yet
+        await paddle_shop(admin, paddle, project_id=pid)
+        page = html.unescape((await client.get(f"/dashboard/p/{pid}/button?mode=test")).text)
+        pasted = re.search(r'<pre id="snippet">(.*?)</pre>', page, re.DOTALL)
+        assert pasted and "Paddle.Checkout.open({transactionId: token})" in pasted.group(1)
+        assert "cdn.paddle.com/paddle/v2/paddle.js" in pasted.group(1)
+        # nothing is offered in live mode yet: said before a buyer sees an empty window
+        page = html.unescape((await client.get(f"/dashboard/p/{pid}/button?mode=live")).text)
+        assert "No payment method is offered in live mode yet" in page
+        pasted = re.search(r'<pre id="snippet">(.*?)</pre>', page, re.DOTALL)
+        assert pasted and "paddle.js" not in pasted.group(1)

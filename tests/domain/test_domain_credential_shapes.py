@@ -103,3 +103,12 @@ def test_a_strict_field_takes_only_its_own_kinds(value, mode):
     for shape, fields in ((SECRET_KEY, STRIPE), (PUBLISHABLE, STRIPE), (CLIENT_TOKEN, PADDLE)):
         if problem(value, shape, mode, fields) is None:
             assert kind_of(value) in shape.kinds
+
+
+@pytest.mark.parametrize(
+    "value", ["sk_test_...", "pk_test_…", "whsec_...", "<your secret key>", "https://..."]
+)
+def test_a_placeholder_from_the_docs_is_refused_in_every_field(value):
+    for shape, fields in ((SECRET_KEY, STRIPE), (PUBLISHABLE, STRIPE), (CLIENT_ID, PAYPAL)):
+        said = problem(value, shape, "test", fields)
+        assert said is not None and "placeholder" in said, (value, shape.name)

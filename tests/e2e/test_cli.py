@@ -71,6 +71,8 @@ def test_cli_sets_up_a_shop_and_marks_a_mailed_payment_paid(process):
         "set",
         pid,
         "manual",
+        "--mode",
+        "live",
         "--address-name",
         "Shop Ltd",
         "--address-line",
@@ -151,6 +153,24 @@ def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
     assert served.status_code == 200
     digest = "sha384-" + base64.b64encode(hashlib.sha384(served.content).digest()).decode()
     assert digest == printed["integrity"]
+
+
+def test_edge_button_warns_when_no_method_is_offered_in_its_mode(process):
+    data = process.data_dir
+    pid = _shop(data)
+    printed = edge(data, "button", "--project", pid, "--product", "book")
+    assert "offers no payment method in live mode" in printed.stderr
+    assert "--mode test" in printed.stderr and "<cm-button" in printed.stdout
+    address = ("--address-name", "Shop", "--address-line", "1 Road", "--address-country", "GB")
+    edge(data, "provider", "set", pid, "manual", *address)  # test mode unless told
+    printed = edge(data, "button", "--project", pid, "--product", "book")
+    assert "offers no payment method in live mode" in printed.stderr
+    assert edge(data, "button", "--project", pid, "--mode", "test").stderr == ""
+    edge(
+        data, "provider", "set", pid, "manual", "--mode", "live",
+        "--address-name", "Shop", "--address-line", "1 Road", "--address-country", "GB",
+    )  # fmt: skip
+    assert edge(data, "button", "--project", pid, "--product", "book").stderr == ""
 
 
 def test_edge_button_refuses_what_would_fail_in_the_browser(process, tmp_path):

@@ -60,7 +60,14 @@ def test_the_command_line_setup_runs_as_written(tmp_path):
             capture_output=True,
             text=True,
             timeout=120,
-            env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+            env={
+                **os.environ,
+                "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                # the reader's own keys, as the README asks them exported
+                "STRIPE_SECRET_KEY": "sk_test_51Hreadme0123456789abcdef",
+                "STRIPE_PUBLISHABLE_KEY": "pk_test_51Hreadme0123456789abcdef",
+                "STRIPE_WEBHOOK_SECRET": "whsec_readme0123456789abcdef",
+            },
         )
         assert ran.returncode == 0, ran.stderr
         project = re.search(r"^P=(prj_\w+)$", ran.stdout, re.MULTILINE)
@@ -78,7 +85,7 @@ def test_the_command_line_setup_runs_as_written(tmp_path):
         node.terminate()
 
 
-def test_the_polling_example_returns_once_paid(tmp_path):
+def test_the_polling_example_fulfils_every_paid_status_and_stops_at_the_others(tmp_path):
     node = NodeProcess(tmp_path / "data").start()
     try:
         admin = httpx.Client(
@@ -102,20 +109,33 @@ def test_the_polling_example_returns_once_paid(tmp_path):
                 json={"enabled": True, "live": {"mailingAddress": address}},
             )
             key = admin.post(f"/api/manage/projects/{pid}/keys", json={"mode": "live"}).json()
-        checkout = httpx.post(
-            f"{node.url}/api/checkout/manual/{pid}", json={"productId": "book"}
-        ).json()
+        merchant = httpx.Client(
+            base_url=f"{node.url}/api/projects/{pid}/transactions",
+            headers={"Authorization": f"Bearer {key['key']}"},
+        )
+
+        def checkout() -> str:
+            answer = httpx.post(f"{node.url}/api/checkout/manual/{pid}", json={"productId": "book"})
+            return str(answer.json()["txId"])
+
         namespace: dict[str, Any] = {}
         exec(example("The polling pattern", "python"), namespace)  # noqa: S102 - our own README
         wait_for_payment = namespace["wait_for_payment"]
-        assert wait_for_payment(node.url, pid, checkout["txId"], key["key"], timeout_s=0) == (
-            "timeout"
-        )
-        httpx.post(
-            f"{node.url}/api/projects/{pid}/transactions/{checkout['txId']}/mark-paid",
-            headers={"Authorization": f"Bearer {key['key']}"},
-        ).raise_for_status()
-        assert wait_for_payment(node.url, pid, checkout["txId"], key["key"]) == "succeeded"
+        with merchant:
+            sold, left = checkout(), checkout()
+            assert wait_for_payment(node.url, pid, sold, key["key"], timeout_s=0) == "timeout"
+            merchant.post(f"/{sold}/mark-paid").raise_for_status()
+            assert wait_for_payment(node.url, pid, sold, key["key"]) == "paid"
+            # a sale partly refunded before the job looked is still one to fulfil
+            merchant.post(f"/{sold}/refund", json={"amount": 1}).raise_for_status()
+            assert merchant.get(f"/{sold}").json()["status"] == "partially_refunded"
+            assert wait_for_payment(node.url, pid, sold, key["key"]) == "paid"
+            merchant.post(f"/{left}/cancel").raise_for_status()
+            assert wait_for_payment(node.url, pid, left, key["key"]) == "not paid"
+            unknown = "tx_01JD0000000000000000000000"
+            assert wait_for_payment(node.url, pid, unknown, key["key"]) == "unknown"
+            with pytest.raises(httpx.HTTPStatusError):
+                wait_for_payment(node.url, pid, sold, "cmk_live_" + "x" * 32)
     finally:
         node.terminate()
 

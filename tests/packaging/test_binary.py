@@ -82,7 +82,7 @@ def test_the_binary_serves_and_takes_a_mailed_payment(binary, serving, tmp_path)
     )  # fmt: skip
     run(binary, "product", "set", pid, "book", "--name", "Book", "--amount", "19.99",
         "--currency", "EUR", *edge, cwd=tmp_path)  # fmt: skip
-    run(binary, "provider", "set", pid, "manual", "--address-name", "Shop Ltd",
+    run(binary, "provider", "set", pid, "manual", "--mode", "live", "--address-name", "Shop Ltd",
         "--address-line", "1 Main St", "--address-country", "GB", *edge, cwd=tmp_path)  # fmt: skip
     key = run(binary, "key", "create", pid, "--mode", "live", *edge, cwd=tmp_path).split()[0]
     assert httpx.get(f"{url}/button.js", follow_redirects=True).status_code == 200
