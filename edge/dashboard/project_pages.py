@@ -18,8 +18,14 @@ from edge.dashboard.site import (
     go,
     page,
     require,
+    unconfirmed,
 )
-from edge.dashboard.words import REFUND_STATES, attention_in_words, refused_in_words
+from edge.dashboard.words import (
+    REFUND_STATES,
+    attention_in_words,
+    money,
+    refused_in_words,
+)
 from edge.domain.status import Status
 from edge.providers.offers import NAMES
 
@@ -205,6 +211,41 @@ async def transaction(pid: str, tx_id: str) -> str:
     )
 
 
+# actions that move money or end a payment: the dashboard asks before it does them
+_ASKED_FIRST = ("mark-paid", "refund", "cancel")
+
+
+def _asked(action: str, tx: dict[str, Any], body: dict[str, Any] | None) -> dict[str, str]:
+    """The confirmation page's words for ``action`` on ``tx``."""
+    amount = money(tx["amount"], tx["currency"])
+    if action == "mark-paid":
+        return {
+            "title": "Mark this payment paid?",
+            "sentence": f"{tx['id']} becomes succeeded for {amount}, and your backend is told to"
+            " fulfil it. Do this only once the money is in your account.",
+            "verb": "Yes, mark it paid",
+        }
+    if action == "refund":
+        given = (body or {}).get("amount")
+        what = (
+            f"{given} {tx['currency']}"
+            if given is not None
+            else f"all that is left ({money(tx.get('refundable') or 0, tx['currency'])})"
+        )
+        through = "through " + tx["provider"] if tx["provider"] != "manual" else "as sent by hand"
+        return {
+            "title": "Refund this payment?",
+            "sentence": f"{what} of {tx['id']} goes back to the buyer, {through}. A refund"
+            " cannot be taken back.",
+            "verb": "Yes, refund",
+        }
+    return {
+        "title": "Cancel this checkout?",
+        "sentence": f"{tx['id']} ({amount}) is canceled: the buyer can no longer pay it.",
+        "verb": "Yes, cancel it",
+    }
+
+
 @blueprint.post("/p/<pid>/transactions/<tx_id>/<action>")
 async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
     who = await require()
@@ -217,6 +258,16 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
         if form.get("amount", "").strip():
             body["amount"] = form_number(form["amount"].strip())
     async with api(who) as client:
+        if action in _ASKED_FIRST:
+            tx = await client.get(f"/api/projects/{pid}/transactions/{tx_id}")
+            asking = await unconfirmed(
+                who,
+                form,
+                back=f"/dashboard/p/{pid}/transactions/{tx_id}",
+                **_asked(action, tx, body),
+            )
+            if asking is not None:
+                return asking
         try:
             await client.send("POST", f"/api/projects/{pid}/transactions/{tx_id}/{action}", body)
         except ApiRefused as refused:

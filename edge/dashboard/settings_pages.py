@@ -4,6 +4,11 @@ with a live preview. Every change is one call of the management API."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import json
+import time
 from typing import Any
 
 from quart import Response, request
@@ -19,6 +24,7 @@ from edge.dashboard.site import (
     go,
     page,
     require,
+    unconfirmed,
 )
 from edge.dashboard.words import check_in_words, not_offered_in_words, refused_in_words
 from edge.domain import ids
@@ -27,6 +33,7 @@ from edge.http.button import current, snippet
 from edge.http.context import node
 from edge.providers.offers import NAMES
 from edge.providers.registry import PROVIDERS
+from edge.sealing import SealError
 
 HTML = "text/html; charset=utf-8"
 
@@ -79,7 +86,18 @@ async def save_product(pid: str) -> str | Response:
 @blueprint.post("/p/<pid>/products/<product_id>/delete")
 async def delete_product(pid: str, product_id: str) -> Response:
     who = await require()
-    await form_of(who)
+    form = await form_of(who)
+    asking = await unconfirmed(
+        who,
+        form,
+        title="Delete this product?",
+        sentence=f"{product_id} is no longer sold: a button or link for it stops working."
+        " Payments already made keep it.",
+        verb="Yes, delete it",
+        back=f"/dashboard/p/{pid}/products",
+    )
+    if asking is not None:
+        return asking
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/products/{product_id}")
     return go(f"/dashboard/p/{pid}/products")
@@ -226,10 +244,17 @@ async def _keys_page(
 
 
 @blueprint.get("/p/<pid>/keys")
-async def keys(pid: str) -> str:
+async def keys(pid: str) -> Response:
     who = await require()
+    # a key made by the POST before this page (post/redirect/get): shown once, from a sealed
+    # cookie that this answer deletes, so a reload neither shows it again nor makes another
+    created = _new_key_shown(who, pid, request.cookies.get(NEW_KEY_COOKIE))
     async with api(who) as client:
-        return await _keys_page(who, client, pid, None, None)
+        html = await _keys_page(who, client, pid, created, None)
+    answer = Response(html, content_type=HTML)
+    if NEW_KEY_COOKIE in request.cookies:
+        answer.delete_cookie(NEW_KEY_COOKIE, path=f"/dashboard/p/{pid}/keys")
+    return answer
 
 
 @blueprint.post("/p/<pid>/keys")
@@ -243,14 +268,60 @@ async def create_key(pid: str) -> str | Response:
         except ApiRefused as refused:
             html = await _keys_page(who, client, pid, None, refused.message)
             return Response(html, status=refused.status, content_type=HTML)
-        # the only time the key is shown: this answer, never stored for a later page
-        return await _keys_page(who, client, pid, created, None)
+    # the only time the key is shown: the next page, from a cookie sealed with the node's key
+    # for this session (never stored on the node), which that page deletes
+    answer = go(f"/dashboard/p/{pid}/keys")
+    shown = {k: created[k] for k in ("key", "mode", "name", "keyId")}
+    sealed = node().sealer.seal(json.dumps({**shown, "at": time.time()}), _new_key_place(who, pid))
+    answer.set_cookie(
+        NEW_KEY_COOKIE,
+        base64.urlsafe_b64encode(sealed).decode(),
+        max_age=NEW_KEY_SHOWN_S,
+        path=f"/dashboard/p/{pid}/keys",
+        secure=node().public_url.startswith("https:"),
+        httponly=True,
+        samesite="Strict",
+    )
+    return answer
+
+
+NEW_KEY_COOKIE = "edge_new_key"
+NEW_KEY_SHOWN_S = 120  # the redirect follows at once; a cookie left behind opens no later
+
+
+def _new_key_place(who: SignedIn, pid: str) -> str:
+    # bound to this session and project: another session's cookie does not open here
+    return f"dashboard-new-key/{pid}/{hashlib.sha256(who.session.token.encode()).hexdigest()}"
+
+
+def _new_key_shown(who: SignedIn, pid: str, cookie: str | None) -> dict[str, Any] | None:
+    if not cookie:
+        return None
+    try:
+        plain = node().sealer.open(base64.urlsafe_b64decode(cookie), _new_key_place(who, pid))
+        shown = json.loads(plain)
+    except (SealError, ValueError, binascii.Error):
+        return None
+    if not isinstance(shown, dict) or time.time() - float(shown.get("at", 0)) > NEW_KEY_SHOWN_S:
+        return None
+    return shown
 
 
 @blueprint.post("/p/<pid>/keys/<key_id>/revoke")
 async def revoke_key(pid: str, key_id: str) -> Response:
     who = await require()
-    await form_of(who)
+    form = await form_of(who)
+    asking = await unconfirmed(
+        who,
+        form,
+        title="Revoke this key?",
+        sentence=f"Key {key_id} stops working at once: a backend that still uses it is refused"
+        " from now on. This cannot be undone.",
+        verb="Yes, revoke it",
+        back=f"/dashboard/p/{pid}/keys",
+    )
+    if asking is not None:
+        return asking
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/keys/{key_id}")
     return go(f"/dashboard/p/{pid}/keys")
@@ -306,7 +377,18 @@ async def add_endpoint(pid: str) -> str | Response:
 @blueprint.post("/p/<pid>/endpoints/<endpoint_id>/remove")
 async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
     who = await require()
-    await form_of(who)
+    form = await form_of(who)
+    asking = await unconfirmed(
+        who,
+        form,
+        title="Remove this notification endpoint?",
+        sentence=f"{endpoint_id} is told of no further event. This cannot be undone: to hear"
+        " again, add it anew (with a new signing secret).",
+        verb="Yes, remove it",
+        back=f"/dashboard/p/{pid}/endpoints",
+    )
+    if asking is not None:
+        return asking
     async with api(who) as client:
         await client.send("DELETE", f"/api/manage/projects/{pid}/endpoints/{endpoint_id}")
     return go(f"/dashboard/p/{pid}/endpoints")

@@ -3,6 +3,7 @@ them, the form's CSRF check, and the headers of every page (never cached)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -92,6 +93,28 @@ def go(location: str) -> Response:
     return redirect(location, 303)  # type: ignore[return-value]
 
 
+async def unconfirmed(
+    who: SignedIn, form: dict[str, str], *, title: str, sentence: str, verb: str, back: str
+) -> Response | None:
+    """None when ``form`` was confirmed; else the page that asks first (money moves and what
+    cannot be undone never happen on one click): the same form, posted again with
+    ``confirmed``. No script: it works wherever the dashboard does."""
+    if form.get("confirmed") == "yes":
+        return None
+    kept = {name: value for name, value in form.items() if name != "confirmed"}
+    html = await page(
+        "confirm.html",
+        who,
+        title=title,
+        sentence=sentence,
+        verb=verb,
+        action=request.path,
+        fields=kept,
+        back=back,
+    )
+    return Response(html, content_type="text/html; charset=utf-8")
+
+
 @blueprint.app_template_filter("money")
 def _money(amount: float, currency: str) -> str:
     """``9.00 EUR``: the currency's own decimals, as a merchant reads a price."""
@@ -133,9 +156,14 @@ async def _refused(refused: ApiRefused) -> Response:
     return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
 
 
+_DECIMAL_COMMA = re.compile(r"\d{1,12},\d{1,3}")
+
+
 def form_number(text: str) -> Any:
     """A form's amount as the API takes it: a JSON number, or the text itself (which the API
     refuses with its own words)."""
+    if _DECIMAL_COMMA.fullmatch(text):
+        text = text.replace(",", ".")  # 19,99 as most of Europe writes it
     try:
         value = float(text)
     except ValueError:

@@ -119,6 +119,9 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         assert key.startswith("cmk_test_")
         expect(page.get_by_role("button", name="Copy")).to_be_visible()
         shot(page, "key-once")
+        page.reload()  # post/redirect/get: a reload neither shows it again nor makes another
+        expect(page.locator("#new-key")).to_have_count(0)
+        expect(page.get_by_role("cell", name="web server", exact=True)).to_have_count(1)
         nav.get_by_role("link", name="API keys").click()  # shown once: never again
         expect(page.locator("#new-key")).to_have_count(0)
         expect(page.get_by_role("cell", name=f"cmk_test_...{key[-4:]}")).to_be_visible()
@@ -151,6 +154,9 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         shot(page, "transactions")
         row.get_by_role("link").click()
         page.get_by_role("button", name="Mark paid").click()
+        expect(page.get_by_role("heading", name="Mark this payment paid?")).to_be_visible()
+        shot(page, "confirm-mark-paid")
+        page.get_by_role("button", name="Yes, mark it paid").click()
         expect(page.locator(".status").first).to_have_text("succeeded")
         expect(page.get_by_role("cell", name="manual.marked_paid")).to_be_visible()
         shot(page, "transaction-paid")
@@ -159,6 +165,8 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         page.get_by_label("Refund (EUR; empty: all that is left)").fill("5")
         page.get_by_label("Reason (optional)").fill("a scuffed cover")
         page.get_by_role("button", name="Refund").click()
+        expect(page.get_by_text("5 EUR of")).to_be_visible()
+        page.get_by_role("button", name="Yes, refund").click()
         expect(page.locator(".status").first).to_have_text("partially_refunded")
         refunds = page.locator("table.refunds tbody tr")
         expect(refunds).to_have_count(1)
@@ -168,6 +176,7 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         shot(page, "transaction-refunded")
         page.get_by_label("Refund (EUR; empty: all that is left)").fill("500")
         page.get_by_role("button", name="Refund").click()
+        page.get_by_role("button", name="Yes, refund").click()
         expect(page.get_by_role("alert")).to_contain_text("is left to refund")
         shot(page, "transaction-refund-refused")
 

@@ -193,8 +193,14 @@ async def test_money_paid_after_the_checkout_ended_can_be_refunded_and_marked_ha
         )
         assert made.status_code == 201, made.text
         tx = made.json()["txId"]
-        canceled = await alice.post(
+        asked = await alice.post(
             f"/dashboard/p/{pid}/transactions/{tx}/cancel", data={"csrf": csrf}
+        )
+        assert asked.status_code == 200 and "Cancel this checkout?" in asked.text
+        still = (await alice.get(f"/api/projects/{pid}/transactions/{tx}")).json()
+        assert still["status"] == "pending"  # asking changed nothing
+        canceled = await alice.post(
+            f"/dashboard/p/{pid}/transactions/{tx}/cancel", data={"csrf": csrf, "confirmed": "yes"}
         )
         assert canceled.status_code == 303
         await sim.complete(made.json()["url"].rsplit("/", 1)[-1])  # the buyer paid anyway
@@ -214,6 +220,7 @@ async def test_money_paid_after_the_checkout_ended_can_be_refunded_and_marked_ha
         assert "Nothing yet: finish setting up first." in overview  # no endpoint, no live key
         # the late money can still go back: 10.00 is left to refund
         refund = await alice.post(
-            f"/dashboard/p/{pid}/transactions/{tx}/refund", data={"csrf": csrf, "amount": "10"}
+            f"/dashboard/p/{pid}/transactions/{tx}/refund",
+            data={"csrf": csrf, "amount": "10,00", "confirmed": "yes"},  # a decimal comma
         )
         assert refund.status_code == 303, refund.text
