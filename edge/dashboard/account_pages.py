@@ -31,10 +31,12 @@ async def account() -> Response:
 @blueprint.post("/account/two-factor")
 async def start_two_factor() -> Response:
     who = await require()
-    await form_of(who)
+    form = await form_of(who)
     async with api(who) as client:
         try:
-            enrolment = await client.send("POST", "/api/account/two-factor")
+            enrolment = await client.send(
+                "POST", "/api/account/two-factor", {"password": form.get("password", "")}
+            )
         except ApiRefused as refused:
             return await _account_page(who, client, refused.status, problem=refused.message)
         return await _account_page(who, client, enrolment=enrolment)
@@ -66,7 +68,9 @@ async def disable_two_factor() -> Response:
     async with api(who) as client:
         try:
             await client.send(
-                "POST", "/api/account/two-factor/disable", {"code": form.get("code", "")}
+                "POST",
+                "/api/account/two-factor/disable",
+                {"code": form.get("code", ""), "password": form.get("password", "")},
             )
         except ApiRefused as refused:
             return await _account_page(who, client, refused.status, problem=refused.message)

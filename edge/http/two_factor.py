@@ -2,11 +2,14 @@
 authenticator app (``edge.domain.totp``) after the password, or one of ten one-time recovery
 codes (``edge.domain.recovery_codes``).
 
-The signed-in account turns it on in two steps: ``POST /api/account/two-factor`` makes a secret
-(shown as an ``otpauth://`` address and as text) that waits, sealed, until ``POST
-/api/account/two-factor/confirm`` proves the app has it with a code; then the recovery codes are
-shown, the only time. ``POST /api/account/two-factor/disable`` with a code turns it off; the
-operator can too, for an account that lost both (``edge account 2fa-remove``).
+The signed-in account turns it on in two steps: ``POST /api/account/two-factor`` with the
+current password makes a secret (shown as an ``otpauth://`` address and as text) that waits,
+sealed, until ``POST /api/account/two-factor/confirm`` proves the app has it with a code, within
+5 minutes of the password; then the recovery codes are shown, the only time. ``POST
+/api/account/two-factor/disable`` with the password and a code turns it off; the operator can
+too, for an account that lost both (``edge account 2fa-remove``). A session cookie alone (a
+stolen one) changes nothing here: ``401 reauthentication_required``. Every check of a password
+or a code counts against the login's limits, and the owner is e-mailed of each change.
 
 At login, ``POST /api/session`` answers an account with two-factor login ``202`` with a
 challenge instead of a session, and ``POST /api/session/two-factor`` trades the challenge and a
@@ -19,14 +22,17 @@ are compared in constant time, and a code (or a recovery code) is taken once.
 
 from __future__ import annotations
 
+import logging
 import secrets
+import smtplib
 import time
 from typing import Any
 
 from quart import Blueprint, Response
 
 from edge.actors import accounts
-from edge.domain import recovery_codes, totp
+from edge.actors.context import NodeContext
+from edge.domain import passwords, recovery_codes, totp
 from edge.domain.errors import InvalidInput
 from edge.errors import Conflict, Unauthorized
 from edge.http import sessions
@@ -40,6 +46,10 @@ blueprint = Blueprint("two_factor", __name__)
 
 ISSUER = "edge"
 CHALLENGE_TRIES = 5
+# a password given this long ago still stands for the change it was given for (confirming)
+REAUTH_MS = 5 * 60 * 1000
+
+log = logging.getLogger("edge.accounts")
 
 
 def sealed_place(account_id: str) -> str:
@@ -77,13 +87,50 @@ async def _account(account_id: str) -> dict[str, Any]:
     return found
 
 
-async def _signed_in_with_code() -> tuple[sessions.Session, str]:
-    """The request's session and the code its body (``{"code": ...}`` and nothing else)
-    brings."""
-    session, _ = await _signed_in()
-    body = await read_json_object()
-    only(body, {"code"})
-    return session, _code_of(body)
+async def _reauthenticated(account: dict[str, Any], body: dict[str, Any]) -> None:
+    """The account's current password is in ``body``, checked against the login's limits;
+    ``401 reauthentication_required`` otherwise."""
+    ctx = node()
+    _count_try(account)
+    password = body.get("password")
+    right = (
+        isinstance(password, str)
+        and 0 < len(password) <= passwords.MAX_LENGTH
+        and await ctx.hashing.run(passwords.verify, password, account["passwordHash"])
+    )
+    if not right:
+        raise Unauthorized(
+            "reauthentication_required",
+            "Give your current password: a change of two-factor login needs it.",
+            field="password",
+        )
+
+
+def _count_try(account: dict[str, Any]) -> None:
+    """A password or code tried here counts as a login's would (per address and e-mail)."""
+    ctx = node()
+    ctx.manage_rates.take("login:ip", client_ip())
+    ctx.manage_rates.take("login:email", account["email"])
+
+
+def _tell_owner(account: dict[str, Any], subject: str, what: str) -> None:
+    """E-mail the account's owner that ``what`` happened (when the node sends e-mail): a
+    change made by someone else is then seen."""
+    ctx = node()
+    if ctx.mailer is not None:
+        ctx.nursery.start_soon(_mail, ctx, account, subject, what)
+
+
+async def _mail(ctx: NodeContext, account: dict[str, Any], subject: str, what: str) -> None:
+    body = (
+        f"{what} for your account on {ctx.public_url}.\n\nIf it was not you, set a new password"
+        " now (Forgot your password? on the login page) and tell the node's operator.\n"
+    )
+    try:
+        assert ctx.mailer is not None
+        await ctx.mailer.send(account["email"], subject, body)
+    except (OSError, smtplib.SMTPException) as exc:
+        log.warning("could not e-mail account %s of a change: %r", account["id"], exc)
 
 
 def _code_of(body: dict[str, Any]) -> str:
@@ -137,8 +184,11 @@ async def show_account() -> Response:
 
 @blueprint.post("/api/account/two-factor")
 async def start_enrolment() -> Response:
-    session, _ = await _signed_in()
+    session, account_id = await _signed_in()
+    body = await read_json_object(optional=True)
+    only(body, {"password"})
     ctx = node()
+    await _reauthenticated(await _account(account_id), body)
 
     async def start() -> tuple[dict[str, Any], str]:
         account = await _still_signed_in(session)
@@ -159,8 +209,12 @@ async def start_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/confirm")
 async def confirm_enrolment() -> Response:
-    session, code = await _signed_in_with_code()
+    session, account_id = await _signed_in()
+    body = await read_json_object()
+    only(body, {"code"})
+    code = _code_of(body)
     ctx = node()
+    _count_try(await _account(account_id))
 
     async def confirm() -> list[str]:
         account = await _still_signed_in(session)
@@ -169,6 +223,12 @@ async def confirm_enrolment() -> Response:
             raise Conflict(
                 "two_factor_not_started",
                 "Start turning two-factor login on first (POST /api/account/two-factor).",
+            )
+        if ctx.clock_ms() - pending["createdAt"] > REAUTH_MS:
+            raise Unauthorized(
+                "reauthentication_required",
+                "Your password was given more than 5 minutes ago: start again with it.",
+                field="password",
             )
         secret = ctx.sealer.open(pending["sealed"], sealed_place(account["id"]))
         step = totp.accepted_step(secret, code, time.time(), -1)
@@ -190,14 +250,21 @@ async def confirm_enrolment() -> Response:
         return codes
 
     codes = await accounts.guarded(ctx, confirm)
+    _tell_owner(
+        await _account(account_id), "Two-factor login is on", "Two-factor login was turned on"
+    )
     # the only time the recovery codes are shown
     return json_response({"twoFactor": True, "recoveryCodes": codes}, headers=NO_STORE)
 
 
 @blueprint.post("/api/account/two-factor/disable")
 async def disable() -> Response:
-    session, code = await _signed_in_with_code()
+    session, account_id = await _signed_in()
+    body = await read_json_object()
+    only(body, {"code", "password"})
+    code = _code_of(body)
     ctx = node()
+    await _reauthenticated(await _account(account_id), body)
 
     async def turn_off() -> None:
         account = await _still_signed_in(session)
@@ -208,6 +275,9 @@ async def disable() -> Response:
         await accounts.save(ctx, without_two_factor(account))
 
     await accounts.guarded(ctx, turn_off)
+    _tell_owner(
+        await _account(account_id), "Two-factor login is off", "Two-factor login was turned off"
+    )
     return json_response({"twoFactor": False}, headers=NO_STORE)
 
 

@@ -19,10 +19,24 @@ from playwright.sync_api import expect
 from support.nodes import node_settings
 from support.smtp import Inbox, smtp_server
 
+from edge.config import DEFAULT_RATE_LIMITS
 from edge.domain import totp
+from edge.domain.rate import Limit
 from edge.node import RunningNode, run_node
 
 OLD, NEW = "the first password 1", "a brand new password 2"
+
+
+# every password and code tried counts against the login's limits (10 a minute per address and
+# e-mail): these walks try more than a person would in a minute; the limits' own test is
+# test_two_factor_limits
+pytestmark = pytest.mark.node_settings(
+    rate_limits={
+        **DEFAULT_RATE_LIMITS,
+        "login:ip": Limit(100, 60.0),
+        "login:email": Limit(100, 60.0),
+    }
+)
 
 
 def shot(page: Any, name: str) -> None:
@@ -105,6 +119,10 @@ async def test_two_factor_login_is_turned_on_and_asked_for(node, http):
         page.get_by_role("link", name="Account").click()
         expect(page.get_by_role("heading", name="Two-factor login")).to_be_visible()
         shot(page, "account")
+        # a session alone (a stolen cookie) cannot turn it on: the password is asked
+        page.get_by_role("button", name="Set up two-factor login").click()
+        expect(page.get_by_role("alert")).to_contain_text("Give your current password")
+        page.get_by_label("Your password").fill(OLD)
         page.get_by_role("button", name="Set up two-factor login").click()
         secret = page.locator("#totp-secret").inner_text().strip()
         expect(page.locator("#otpauth-uri")).to_contain_text(f"secret={secret}")
@@ -143,5 +161,9 @@ async def test_two_factor_login_is_turned_on_and_asked_for(node, http):
         page.get_by_role("link", name="Account").click()
         expect(page.locator("#two-factor")).to_contain_text("9 recovery codes left")
         shot(page, "account-two-factor-on")
+        page.get_by_label("Your password").fill(OLD)
+        page.get_by_label("A code from the app, or a recovery code").fill(codes[1])
+        page.get_by_role("button", name="Turn off two-factor login").click()
+        expect(page.get_by_role("button", name="Set up two-factor login")).to_be_visible()
 
     await in_browser(merchant)

@@ -343,7 +343,8 @@ def test_edge_account_reset_link_and_2fa_remove(process):
         assert http.post("/api/accounts", json={"email": "ops@example.com", "password": password})
         session = http.post("/api/session", json={"email": "ops@example.com", "password": password})
         csrf = {"Cm-Csrf": session.json()["csrfToken"]}
-        secret = http.post("/api/account/two-factor", headers=csrf).json()["secret"]
+        started = http.post("/api/account/two-factor", json={"password": password}, headers=csrf)
+        secret = started.json()["secret"]
         on = http.post(
             "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
         )

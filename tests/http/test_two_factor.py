@@ -8,11 +8,25 @@ import time
 
 import httpx
 import pyotp
+import pytest
 
+from edge.config import DEFAULT_RATE_LIMITS
 from edge.domain import totp
+from edge.domain.rate import Limit
 from edge.store import accounts
 
 PASSWORD = "a long enough password"
+
+# every password and code tried counts against the login's limits (10 a minute per address and
+# e-mail): these walks try more than a person would in a minute; the limits' own test is
+# test_two_factor_limits
+pytestmark = pytest.mark.node_settings(
+    rate_limits={
+        **DEFAULT_RATE_LIMITS,
+        "login:ip": Limit(100, 60.0),
+        "login:email": Limit(100, 60.0),
+    }
+)
 
 
 async def signed_in(url: str, email: str) -> tuple[httpx.AsyncClient, dict[str, str]]:
@@ -24,7 +38,14 @@ async def signed_in(url: str, email: str) -> tuple[httpx.AsyncClient, dict[str, 
 
 
 async def turn_on(client: httpx.AsyncClient, csrf: dict[str, str]) -> tuple[str, list[str]]:
-    started = await client.post("/api/account/two-factor", headers=csrf)
+    stolen = await client.post("/api/account/two-factor", headers=csrf)  # the session alone
+    assert (stolen.status_code, stolen.json()["error"]["code"]) == (
+        401,
+        "reauthentication_required",
+    )
+    started = await client.post(
+        "/api/account/two-factor", json={"password": PASSWORD}, headers=csrf
+    )
     assert started.status_code == 200, started.text
     secret = started.json()["secret"]
     assert started.json()["otpauthUri"].startswith("otpauth://totp/edge:")
@@ -130,14 +151,22 @@ async def test_five_wrong_codes_end_the_challenge(node, http):
 async def test_the_account_turns_it_off_with_a_code_and_the_operator_without(node, admin, http):
     client, csrf = await signed_in(node.url, "off@example.com")
     secret, recovery = await turn_on(client, csrf)
-    busy = await client.post("/api/account/two-factor", headers=csrf)
+    busy = await client.post("/api/account/two-factor", json={"password": PASSWORD}, headers=csrf)
     assert busy.json()["error"]["code"] == "two_factor_enabled"
     refused = await client.post(
-        "/api/account/two-factor/disable", json={"code": "999999"}, headers=csrf
+        "/api/account/two-factor/disable",
+        json={"code": "999999", "password": PASSWORD},
+        headers=csrf,
     )
     assert refused.json()["error"]["code"] == "invalid_code"
+    # a stolen session with a stolen code still lacks the password
+    for wrong in ({"code": recovery[3]}, {"code": recovery[3], "password": "not the password"}):
+        kept = await client.post("/api/account/two-factor/disable", json=wrong, headers=csrf)
+        assert kept.json()["error"]["code"] == "reauthentication_required", wrong
     off = await client.post(
-        "/api/account/two-factor/disable", json={"code": recovery[3]}, headers=csrf
+        "/api/account/two-factor/disable",
+        json={"code": recovery[3], "password": PASSWORD},
+        headers=csrf,
     )
     assert off.status_code == 200 and off.json() == {"twoFactor": False}
     plain = await http.post("/api/session", json={"email": "off@example.com", "password": PASSWORD})

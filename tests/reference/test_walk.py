@@ -74,7 +74,14 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         await walk.call("listProjects", "/api/manage/projects")  # as the account
         csrf = {"Cm-Csrf": session.json()["csrfToken"]}
         await walk.call("showAccount", "/api/account")
-        secret = (await walk.call("startTwoFactor", "/api/account/two-factor", headers=csrf)).json()
+        secret = (
+            await walk.call(
+                "startTwoFactor",
+                "/api/account/two-factor",
+                json={"password": account["password"]},
+                headers=csrf,
+            )
+        ).json()
         now = totp.step_at(time.time())
         confirm = {"code": totp.code_at(secret["secret"], now)}
         on = await walk.call(
@@ -86,7 +93,7 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         second = {"challenge": due["challenge"], "code": totp.code_at(secret["secret"], now + 1)}
         session = await walk.call("completeLogin", "/api/session/two-factor", json=second)
         csrf = {"Cm-Csrf": session.json()["csrfToken"]}
-        off = {"code": on.json()["recoveryCodes"][0]}
+        off = {"code": on.json()["recoveryCodes"][0], "password": account["password"]}
         await walk.call(
             "disableTwoFactor", "/api/account/two-factor/disable", json=off, headers=csrf
         )

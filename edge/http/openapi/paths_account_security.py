@@ -48,11 +48,19 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "Start turning two-factor login on",
                 "A new TOTP secret (RFC 6238: 6 digits, 30 seconds) for an authenticator app, as "
                 "text and as an otpauth:// address. It waits, sealed, until confirmed with a "
-                "code; another start replaces it.",
+                "code within 5 minutes; another start replaces it. Needs the current password "
+                "(401 reauthentication_required), counted against the login's limits; the "
+                "owner is e-mailed once it is on.",
                 security=_SIGNED_IN,
                 parameters=_CSRF,
+                body=json_body(ref("PasswordRequest")),
                 ok={200: json_answer("The secret for the app.", ref("TwoFactorEnrolment"))},
-                errors={403: ["csrf_failed"], 409: ["two_factor_enabled"], 429: ["rate_limited"]},
+                errors={
+                    401: ["reauthentication_required"],
+                    403: ["csrf_failed"],
+                    409: ["two_factor_enabled"],
+                    429: ["rate_limited"],
+                },
             )
         },
         "/api/account/two-factor/confirm": {
@@ -60,14 +68,15 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "confirmTwoFactor",
                 "Accounts",
                 "Turn two-factor login on",
-                "With the app's current code. The answer holds ten one-time recovery codes, "
-                "shown this once; the node keeps only their SHA-256.",
+                "With the app's current code, within 5 minutes of the start (its password); "
+                "every code counts against the login's limits. The answer holds ten one-time "
+                "recovery codes, shown this once; the node keeps only their SHA-256.",
                 security=_SIGNED_IN,
                 parameters=_CSRF,
                 body=json_body(ref("CodeRequest")),
                 ok={200: json_answer("On, with the recovery codes.", ref("TwoFactorOn"))},
                 errors={
-                    401: ["invalid_code"],
+                    401: ["invalid_code", "reauthentication_required"],
                     403: ["csrf_failed"],
                     409: ["two_factor_not_started"],
                     429: ["rate_limited"],
@@ -79,13 +88,14 @@ def paths() -> dict[str, dict[str, Operation]]:
                 "disableTwoFactor",
                 "Accounts",
                 "Turn two-factor login off",
-                "With a code of the app or a recovery code.",
+                "With the current password and a code of the app or a recovery code, both "
+                "counted against the login's limits; the owner is e-mailed.",
                 security=_SIGNED_IN,
                 parameters=_CSRF,
-                body=json_body(ref("CodeRequest")),
+                body=json_body(ref("CodeAndPasswordRequest")),
                 ok={200: json_answer("Off.", ref("TwoFactorOff"))},
                 errors={
-                    401: ["invalid_code"],
+                    401: ["invalid_code", "reauthentication_required"],
                     403: ["csrf_failed"],
                     409: ["two_factor_disabled"],
                     429: ["rate_limited"],

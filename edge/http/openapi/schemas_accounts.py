@@ -18,6 +18,9 @@ CODE: Schema = {
 TOKEN: Schema = {"type": "string", "minLength": 1, "maxLength": 100}
 
 
+_CURRENT_PASSWORD = {"type": "string", "minLength": 1, "maxLength": 1024}
+
+
 def account_schemas() -> dict[str, Schema]:
     return {
         "AccountView": object_schema(
@@ -47,6 +50,15 @@ def account_schemas() -> dict[str, Schema]:
             }
         ),
         "CodeRequest": body_schema({"code": CODE}, ["code"]),
+        "PasswordRequest": body_schema(
+            {"password": _CURRENT_PASSWORD},
+            ["password"],
+            description="The account's current password: a stolen session alone changes"
+            " nothing here.",
+        ),
+        "CodeAndPasswordRequest": body_schema(
+            {"code": CODE, "password": _CURRENT_PASSWORD}, ["code", "password"]
+        ),
         "TwoFactorEnrolment": object_schema(
             {
                 "secret": {"type": "string", "description": "Base32, for an app typed by hand."},

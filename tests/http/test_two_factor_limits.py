@@ -1,0 +1,90 @@
+"""A session alone never changes two-factor login (CONTRACT 4.7): the password is asked in the
+same request; every password and code tried counts against the login's limits (10 a minute per
+address and e-mail), and the owner is e-mailed of each change."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+
+import httpx
+import pyotp
+import pytest
+import trio
+from support.nodes import node_settings
+from support.smtp import Inbox, smtp_server
+
+from edge.node import RunningNode, run_node
+
+PASSWORD = "a long enough password"
+
+
+@pytest.fixture
+async def mailing_node(tmp_path) -> AsyncIterator[tuple[RunningNode, Inbox]]:
+    with smtp_server() as (url, inbox):
+        settings = node_settings(tmp_path / "data", smtp_url=url)
+        async with trio.open_nursery() as nursery:
+            running: RunningNode = await nursery.start(partial(run_node, settings))
+            yield running, inbox
+            running.stop.set()
+
+
+async def _signed_in(url: str, email: str) -> tuple[httpx.AsyncClient, dict[str, str]]:
+    client = httpx.AsyncClient(base_url=url, timeout=30.0)
+    await client.post("/api/accounts", json={"email": email, "password": PASSWORD})
+    session = await client.post("/api/session", json={"email": email, "password": PASSWORD})
+    assert session.status_code == 200
+    return client, {"Cm-Csrf": session.json()["csrfToken"]}
+
+
+async def test_turning_it_on_and_off_is_e_mailed_to_the_owner(mailing_node):
+    node, inbox = mailing_node
+    client, csrf = await _signed_in(node.url, "owner@example.com")
+    started = await client.post(
+        "/api/account/two-factor", json={"password": PASSWORD}, headers=csrf
+    )
+    secret = started.json()["secret"]
+    on = await client.post(
+        "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
+    )
+    assert on.status_code == 200
+    told = await inbox.wait_for("owner@example.com")
+    assert told["Subject"] == "Two-factor login is on"
+    assert "If it was not you" in told.get_content()
+    off = await client.post(
+        "/api/account/two-factor/disable",
+        json={"code": on.json()["recoveryCodes"][0], "password": PASSWORD},
+        headers=csrf,
+    )
+    assert off.status_code == 200
+    for _ in range(200):  # the mail goes out after the answer
+        if len(inbox.to("owner@example.com")) == 2:
+            break
+        await trio.sleep(0.05)
+    assert inbox.to("owner@example.com")[1]["Subject"] == "Two-factor login is off"
+    await client.aclose()
+
+
+async def test_guessing_codes_or_passwords_meets_the_login_limit(node):
+    client, csrf = await _signed_in(node.url, "guess@example.com")  # one login try
+    started = await client.post(
+        "/api/account/two-factor", json={"password": PASSWORD}, headers=csrf
+    )
+    secret = started.json()["secret"]
+    on = await client.post(
+        "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
+    )
+    assert on.status_code == 200
+    answers = []
+    for guess in range(10):
+        answer = await client.post(
+            "/api/account/two-factor/disable",
+            json={"code": f"{guess:06d}", "password": PASSWORD},
+            headers=csrf,
+        )
+        answers.append(answer.status_code)
+    # 3 tries made it here; the 8th guess is the 11th try of the minute
+    assert answers[:7] == [401] * 7 and set(answers[7:]) == {429}
+    view = (await client.get("/api/account")).json()
+    assert view["twoFactor"] is True
+    await client.aclose()
