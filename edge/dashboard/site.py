@@ -84,8 +84,14 @@ async def api(who: SignedIn) -> AsyncIterator[Api]:
 
 async def page(template: str, who: SignedIn | None, **context: Any) -> str:
     operator = bool(who and who.session.operator)
+    # the admin token's session has no account of its own: no Account page to offer
+    operator_token = bool(who and who.session.account_id is None)
     return await render_template(
-        template, csrf=who.csrf if who else "", operator=operator, **context
+        template,
+        csrf=who.csrf if who else "",
+        operator=operator,
+        operator_token=operator_token,
+        **context,
     )
 
 

@@ -153,12 +153,13 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         expect(row).to_contain_text("pending")
         shot(page, "transactions")
         row.get_by_role("link").click()
+        page.get_by_label("Note (optional)").fill("cheque 1042")
         page.get_by_role("button", name="Mark paid").click()
         expect(page.get_by_role("heading", name="Mark this payment paid?")).to_be_visible()
         shot(page, "confirm-mark-paid")
         page.get_by_role("button", name="Yes, mark it paid").click()
         expect(page.locator(".status").first).to_have_text("succeeded")
-        expect(page.get_by_role("cell", name="manual.marked_paid")).to_be_visible()
+        expect(page.get_by_role("cell", name="manual.marked_paid")).to_contain_text("cheque 1042")
         shot(page, "transaction-paid")
 
         # part of it sent back by hand: pay by mail records the refund at once
@@ -234,6 +235,8 @@ async def test_the_operator_signs_in_with_the_admin_token_and_sees_every_project
         page.get_by_role("button", name="Sign in as the operator").click()
         expect(page.get_by_role("heading", name="Projects")).to_be_visible()
         expect(page.get_by_text("Operator: every project")).to_be_visible()
+        # the admin token has no account of its own: no Account link that would refuse it
+        expect(page.get_by_role("link", name="Account")).to_have_count(0)
         rows = page.locator("tbody tr")
         expect(rows.filter(has_text="Made with the command line")).to_contain_text(
             "the operator (command line)"
