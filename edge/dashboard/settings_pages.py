@@ -4,11 +4,6 @@ with a live preview. Every change is one call of the management API."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
-import time
 from typing import Any
 
 from quart import Response, request
@@ -19,11 +14,14 @@ from edge.dashboard.site import (
     SignedIn,
     api,
     blueprint,
+    forget_shown,
     form_number,
     form_of,
     go,
     page,
     require,
+    show_once,
+    shown_once,
     unconfirmed,
 )
 from edge.dashboard.words import check_in_words, not_offered_in_words, refused_in_words
@@ -33,7 +31,6 @@ from edge.http.button import current, snippet
 from edge.http.context import node
 from edge.providers.offers import NAMES
 from edge.providers.registry import PROVIDERS
-from edge.sealing import SealError
 
 HTML = "text/html; charset=utf-8"
 
@@ -246,15 +243,11 @@ async def _keys_page(
 @blueprint.get("/p/<pid>/keys")
 async def keys(pid: str) -> Response:
     who = await require()
-    # a key made by the POST before this page (post/redirect/get): shown once, from a sealed
-    # cookie that this answer deletes, so a reload neither shows it again nor makes another
-    created = _new_key_shown(who, pid, request.cookies.get(NEW_KEY_COOKIE))
+    # a key made by the POST before this page (post/redirect/get): shown once
+    created = shown_once(who)
     async with api(who) as client:
         html = await _keys_page(who, client, pid, created, None)
-    answer = Response(html, content_type=HTML)
-    if NEW_KEY_COOKIE in request.cookies:
-        answer.delete_cookie(NEW_KEY_COOKIE, path=f"/dashboard/p/{pid}/keys")
-    return answer
+    return forget_shown(Response(html, content_type=HTML))
 
 
 @blueprint.post("/p/<pid>/keys")
@@ -268,43 +261,9 @@ async def create_key(pid: str) -> str | Response:
         except ApiRefused as refused:
             html = await _keys_page(who, client, pid, None, refused.message)
             return Response(html, status=refused.status, content_type=HTML)
-    # the only time the key is shown: the next page, from a cookie sealed with the node's key
-    # for this session (never stored on the node), which that page deletes
-    answer = go(f"/dashboard/p/{pid}/keys")
+    # the only time the key is shown: the page after this POST
     shown = {k: created[k] for k in ("key", "mode", "name", "keyId")}
-    sealed = node().sealer.seal(json.dumps({**shown, "at": time.time()}), _new_key_place(who, pid))
-    answer.set_cookie(
-        NEW_KEY_COOKIE,
-        base64.urlsafe_b64encode(sealed).decode(),
-        max_age=NEW_KEY_SHOWN_S,
-        path=f"/dashboard/p/{pid}/keys",
-        secure=node().public_url.startswith("https:"),
-        httponly=True,
-        samesite="Strict",
-    )
-    return answer
-
-
-NEW_KEY_COOKIE = "edge_new_key"
-NEW_KEY_SHOWN_S = 120  # the redirect follows at once; a cookie left behind opens no later
-
-
-def _new_key_place(who: SignedIn, pid: str) -> str:
-    # bound to this session and project: another session's cookie does not open here
-    return f"dashboard-new-key/{pid}/{hashlib.sha256(who.session.token.encode()).hexdigest()}"
-
-
-def _new_key_shown(who: SignedIn, pid: str, cookie: str | None) -> dict[str, Any] | None:
-    if not cookie:
-        return None
-    try:
-        plain = node().sealer.open(base64.urlsafe_b64decode(cookie), _new_key_place(who, pid))
-        shown = json.loads(plain)
-    except (SealError, ValueError, binascii.Error):
-        return None
-    if not isinstance(shown, dict) or time.time() - float(shown.get("at", 0)) > NEW_KEY_SHOWN_S:
-        return None
-    return shown
+    return show_once(who, go(f"/dashboard/p/{pid}/keys"), shown)
 
 
 @blueprint.post("/p/<pid>/keys/<key_id>/revoke")
@@ -352,17 +311,20 @@ async def _endpoints_page(
 
 
 @blueprint.get("/p/<pid>/endpoints")
-async def endpoints(pid: str) -> str:
+async def endpoints(pid: str) -> Response:
     who = await require()
+    created = shown_once(who)  # a new endpoint's, or a rolled, signing secret: shown once
     async with api(who) as client:
-        return await _endpoints_page(who, client, pid, None, None)
+        html = await _endpoints_page(who, client, pid, created, None)
+    return forget_shown(Response(html, content_type=HTML))
 
 
 @blueprint.post("/p/<pid>/endpoints")
 async def add_endpoint(pid: str) -> str | Response:
     who = await require()
     form = await form_of(who)
-    body = {"url": form.get("url", ""), "mode": form.get("mode", "live")}
+    # test unless live is chosen, as for keys: a mistake then costs no live notification
+    body = {"url": form.get("url", ""), "mode": "live" if form.get("mode") == "live" else "test"}
     if form.get("description"):
         body["description"] = form["description"]
     async with api(who) as client:
@@ -371,7 +333,43 @@ async def add_endpoint(pid: str) -> str | Response:
         except ApiRefused as refused:
             html = await _endpoints_page(who, client, pid, None, refused.message)
             return Response(html, status=refused.status, content_type=HTML)
-        return await _endpoints_page(who, client, pid, created, None)
+    shown = {"secret": created["secret"], "url": created["url"], "what": "added"}
+    return show_once(who, go(f"/dashboard/p/{pid}/endpoints"), shown)
+
+
+@blueprint.post("/p/<pid>/endpoints/<endpoint_id>/roll")
+async def roll_secret(pid: str, endpoint_id: str) -> Response:
+    """A new signing secret; the old one signs too for 24 hours, while the server changes."""
+    who = await require()
+    form = await form_of(who)
+    asking = await unconfirmed(
+        who,
+        form,
+        title="Roll this endpoint's signing secret?",
+        sentence="A new secret is made and shown once. Deliveries are signed with both for 24"
+        " hours: put the new one on your server within that time.",
+        verb="Yes, roll it",
+        back=f"/dashboard/p/{pid}/endpoints",
+    )
+    if asking is not None:
+        return asking
+    path = f"/api/manage/projects/{pid}/endpoints/{endpoint_id}"
+    async with api(who) as client:
+        rolled = await client.send("PATCH", path, {"rotateSecret": True})
+    shown = {"secret": rolled["secret"], "url": rolled["url"], "what": "rolled"}
+    return show_once(who, go(f"/dashboard/p/{pid}/endpoints"), shown)
+
+
+@blueprint.post("/p/<pid>/endpoints/<endpoint_id>/resend")
+async def resend(pid: str, endpoint_id: str) -> Response:
+    """One event sent to the endpoint again (a server that lost or refused it)."""
+    who = await require()
+    form = await form_of(who)
+    event_id = form.get("eventId", "")
+    path = f"/api/manage/projects/{pid}/endpoints/{endpoint_id}/replay"
+    async with api(who) as client:
+        await client.send("POST", path, {"eventIds": [event_id]})
+    return go(f"/dashboard/p/{pid}/endpoints#attempts-{endpoint_id}")
 
 
 @blueprint.post("/p/<pid>/endpoints/<endpoint_id>/remove")

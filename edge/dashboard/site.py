@@ -3,7 +3,12 @@ them, the form's CSRF check, and the headers of every page (never cached)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import json
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,6 +23,7 @@ from edge.dashboard.words import money
 from edge.http import sessions
 from edge.http.assets import answer
 from edge.http.context import node
+from edge.sealing import SealError
 
 blueprint = Blueprint(
     "dashboard",
@@ -97,6 +103,55 @@ async def page(template: str, who: SignedIn | None, **context: Any) -> str:
 
 def go(location: str) -> Response:
     return redirect(location, 303)  # type: ignore[return-value]
+
+
+# What a POST made that is shown once (a new key, an endpoint's signing secret) reaches the page
+# after its redirect (post/redirect/get: a reload neither shows it again nor makes another) in a
+# cookie sealed with the node's key for this session, which that page deletes: never stored on
+# the node, never readable by a script, gone within a couple of minutes.
+SHOWN_COOKIE = "edge_shown_once"
+SHOWN_FOR_S = 120
+
+
+def show_once(who: SignedIn, redirect_to: Response, shown: dict[str, Any]) -> Response:
+    sealed = node().sealer.seal(json.dumps({**shown, "at": time.time()}), _shown_place(who))
+    redirect_to.set_cookie(
+        SHOWN_COOKIE,
+        base64.urlsafe_b64encode(sealed).decode(),
+        max_age=SHOWN_FOR_S,
+        path="/dashboard/",
+        secure=node().public_url.startswith("https:"),
+        httponly=True,
+        samesite="Strict",
+    )
+    return redirect_to
+
+
+def shown_once(who: SignedIn) -> dict[str, Any] | None:
+    """What the POST before this page made to show once; None when nothing (or it is stale,
+    or of another session)."""
+    cookie = request.cookies.get(SHOWN_COOKIE)
+    if not cookie:
+        return None
+    try:
+        opened = node().sealer.open(base64.urlsafe_b64decode(cookie), _shown_place(who))
+        shown = json.loads(opened)
+    except (SealError, ValueError, binascii.Error):
+        return None
+    if not isinstance(shown, dict) or time.time() - float(shown.get("at", 0)) > SHOWN_FOR_S:
+        return None
+    return shown
+
+
+def forget_shown(answer: Response) -> Response:
+    if SHOWN_COOKIE in request.cookies:
+        answer.delete_cookie(SHOWN_COOKIE, path="/dashboard/")
+    return answer
+
+
+def _shown_place(who: SignedIn) -> str:
+    # bound to this session: another session's cookie does not open here
+    return f"dashboard-shown-once/{hashlib.sha256(who.session.token.encode()).hexdigest()}"
 
 
 async def unconfirmed(

@@ -43,7 +43,7 @@ async def test_revoke_delete_and_remove_ask_first(node):
         endpoints = (await client.get(f"/api/manage/projects/{pid}/endpoints")).json()
         for path, question in actions:
             asked = await client.post(f"/dashboard/p/{pid}/{path}", data={"csrf": csrf})
-            assert asked.status_code == 200 and question in asked.text
+            assert asked.status_code == 200 and question in asked.text, (path, asked.text[-600:])
             assert 'name="confirmed" value="yes"' in asked.text
         assert (await client.get(f"/api/manage/projects/{pid}")).json()["keys"] == before["keys"]
         assert (await client.get(f"/api/manage/projects/{pid}")).json()["products"]
