@@ -8,6 +8,7 @@ from typing import Any
 
 from quart import Response, request
 
+from edge.dashboard import credential_help
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.paths import PRODUCT_ID_RULE
 from edge.dashboard.site import (
@@ -146,6 +147,8 @@ async def _methods_page(
     return await page(
         "methods.html",
         who,
+        label_of=credential_help.label_of,
+        where_of=credential_help.where_of,
         project=project,
         methods=methods,
         errors=errors,
@@ -187,8 +190,9 @@ async def save_method(pid: str, provider: str) -> str | Response:
         current = next((p for p in project["providers"] if p["provider"] == provider), None)
         # saving credentials leaves on or off as it was; a first save turns the method on
         body: dict[str, Any] = {"enabled": current["enabled"] if current else True}
-        if credentials:
-            body[mode] = credentials
+        if credentials or form.get("tryOnly") == "yes":
+            # "Try with ...": the mode given with nothing changed is tried again as it is
+            body[mode] = {} if form.get("tryOnly") == "yes" else credentials
         return await _put_provider(who, client, pid, provider, body)
 
 

@@ -65,7 +65,7 @@ async def check_mode(
 ) -> Checked:
     """What ``provider`` says of one mode's plain ``credentials``."""
     if provider.check_credentials is None:
-        return Checked(mode, OK)
+        return Checked(mode, OK, message="Nothing to try with the provider.")
     if not provider.is_configured(credentials):
         missing = [f.name for f in provider.credential_fields if f.required]
         missing = [name for name in missing if name not in credentials]
@@ -90,7 +90,10 @@ async def check_mode(
 async def check_modes(
     provider: Provider, opened: Mapping[str, Mapping[str, Any]], http: httpx.AsyncClient
 ) -> list[Checked]:
-    """Every mode of ``opened`` tried at once (test and live are different accounts)."""
+    """Every mode of ``opened`` tried at once (test and live are different accounts); none for
+    a provider with nothing to try (pay by mail)."""
+    if provider.check_credentials is None:
+        return []
     found: dict[str, Checked] = {}
 
     async def one(mode: str) -> None:

@@ -23,6 +23,9 @@ def display_name(provider: Provider) -> str:
 
 # each provider's name in words, by its name in paths (the dashboard's sentences)
 NAMES = {name: display_name(provider) for name, provider in PROVIDERS.items()}
+# kinds of payment in the order buyers are offered them when the merchant set none: cards
+# (a card form, a hosted card form), then wallets, crypto, pay by mail
+KINDS_FIRST = ("card", "form", "wallet", "crypto", "manual")
 
 
 def missing_fields(provider: Provider, stored: Mapping[str, Any]) -> list[str]:

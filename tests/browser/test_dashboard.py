@@ -79,15 +79,30 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
         manual.get_by_label("Country (2 letters)").fill("GB")
         manual.get_by_role("button", name="Save test manual").click()
         stripe = page.locator("section#stripe form[data-mode=test]")
-        stripe.get_by_label("secretKey", exact=True).fill(secret_key)
-        stripe.get_by_label("publishableKey", exact=True).fill("pk_test_dash0123456789abcdefghij")
-        stripe.get_by_label("webhookSecret", exact=True).fill("whsec_dashboard_secret_9f3k")
+        # plain labels, and where in Stripe's dashboard each value is
+        expect(stripe.locator("#stripe-test-secretKey-help")).to_contain_text(
+            "Developers > API keys"
+        )
+        stripe.get_by_label("Secret key", exact=True).fill(secret_key)
+        stripe.get_by_label("Publishable key", exact=True).fill("pk_test_dash0123456789abcdefghij")
+        stripe.get_by_label("Webhook signing secret", exact=True).fill(
+            "whsec_dashboard_secret_9f3k"
+        )
         stripe.locator("#stripe-test-apiBase").fill(sim.url)
         stripe.get_by_role("button", name="Save test stripe").click()
         stripe = page.locator("section#stripe form[data-mode=test]")
-        expect(stripe.get_by_label("webhookSecret", exact=True)).to_have_attribute(
+        expect(stripe.get_by_label("Webhook signing secret", exact=True)).to_have_attribute(
             "placeholder", "set, ...9f3k"
         )
+        expect(stripe.locator("#stripe-test-check")).to_have_text(
+            "Tried with Stripe when saved: accepted."
+        )
+        stripe.get_by_role("button", name="Try with Stripe").click()
+        stripe = page.locator("section#stripe form[data-mode=test]")
+        expect(stripe.locator("#stripe-test-check")).to_have_text(
+            "Tried with Stripe when saved: accepted."
+        )
+        shot(page, "methods-stripe-tried")
         expect(page.locator("#webhook-stripe")).to_have_text(
             f"{node.url}/webhook/stripe/{project_id}"
         )

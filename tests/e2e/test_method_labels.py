@@ -22,10 +22,11 @@ async def test_two_card_providers_are_told_apart_and_the_merchant_renames_and_re
 ):
     shop = await stripe_shop(admin, sim)
     pid = shop.project_id
-    await paddle_shop(admin, paddle, project_id=pid)  # both at order 1: by name, paddle first
+    # both at order 1: a card form before a hosted card form, then by name
+    await paddle_shop(admin, paddle, project_id=pid)
     assert await _shown(http, pid, "book") == [
-        ("paddle", "Card", 1),
-        ("stripe", "Card (Stripe)", 1),
+        ("stripe", "Card", 1),
+        ("paddle", "Card (Paddle)", 1),
         ("manual", "Pay by mail", 100),
     ]
 
@@ -42,8 +43,8 @@ async def test_two_card_providers_are_told_apart_and_the_merchant_renames_and_re
     await admin.provider(pid, "stripe", {"enabled": True, "label": None, "order": None})
     assert await _shown(http, pid) == [
         ("paddle", "Card", 2),
+        ("stripe", "Card (Stripe)", 100),  # with no order set, cards come first
         ("manual", "Pay by mail", 100),
-        ("stripe", "Card (Stripe)", 100),
     ]
     stripe = next(
         p
@@ -65,13 +66,13 @@ async def test_the_dashboard_edits_labels_and_order(node, http, sim):
     )
     assert saved.status_code == 303, saved.text
     assert await _shown(http, shop.project_id) == [
+        ("stripe", "Card", 1),  # the same order: cards first
         ("manual", "Bank transfer", 1),
-        ("stripe", "Card", 1),
     ]
     page = await merchant.http.get(f"/dashboard/p/{shop.project_id}/methods")
     assert 'value="Bank transfer"' in page.text
     seen = re.search(r'<ol class="seen">(.*?)</ol>', page.text, re.S)
-    assert seen is not None and seen.group(1).index("Bank transfer") < seen.group(1).index("Card")
+    assert seen is not None and seen.group(1).index("Card") < seen.group(1).index("Bank transfer")
     # saving credentials leaves the label, the order and on/off alone
     saved = await merchant.http.post(
         f"/dashboard/p/{shop.project_id}/methods/manual",
@@ -84,7 +85,7 @@ async def test_the_dashboard_edits_labels_and_order(node, http, sim):
         },
     )
     assert saved.status_code == 303, saved.text
-    assert (await _shown(http, shop.project_id))[0] == ("manual", "Bank transfer", 1)
+    assert (await _shown(http, shop.project_id))[1] == ("manual", "Bank transfer", 1)
     refused = await merchant.http.post(
         f"/dashboard/p/{shop.project_id}/methods/manual/display",
         data={"csrf": csrf.group(1), "enabled": "on", "order": "first"},

@@ -24,7 +24,7 @@ async def _offered(http, pid: str, product: str, mode: str = "test") -> list[str
 async def test_no_crypto_or_pay_by_mail_for_a_subscription(admin, http, sim, btcpay):
     shop = await stripe_shop(admin, sim)  # pay by mail, Stripe, and the pro-monthly subscription
     await btcpay_shop(admin, btcpay, project_id=shop.project_id)
-    assert await _offered(http, shop.project_id, "book") == ["btcpay", "stripe", "manual"]
+    assert await _offered(http, shop.project_id, "book") == ["stripe", "btcpay", "manual"]
     assert await _offered(http, shop.project_id, "pro-monthly") == ["stripe"]
     for provider in ("btcpay", "manual"):
         refused = await post_checkout(http, provider, shop, "pro-monthly")

@@ -16,7 +16,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view
 from edge.domain.labels import Label, distinct
 from edge.domain.money import to_wire
-from edge.providers.offers import display_name, product_problem
+from edge.providers.offers import KINDS_FIRST, display_name, product_problem
 from edge.providers.registry import PROVIDERS
 
 
@@ -81,7 +81,9 @@ class PublicInfoPages:
                 entry["currency"] = product["currency"]
             entry["order"] = override.get("order") or config.get("order") or 100
             entries.append(entry)
-        entries.sort(key=lambda e: (e["order"], e["provider"]))
+        # the merchant's order first; among equals, cards before other ways to pay (the
+        # buyers most shops have), then the provider's name
+        entries.sort(key=lambda e: (e["order"], KINDS_FIRST.index(e["kind"]), e["provider"]))
         shown = distinct([labels[e["provider"]] for e in entries])
         for entry, text in zip(entries, shown, strict=True):
             entry["label"] = text

@@ -731,15 +731,16 @@ class BTCPaySimulator(LoopbackServer):
     async def _current_key(self) -> Any:
         """``GET /api/v1/api-keys/current``: the key the request carries and its permissions."""
         scheme, _, key = request.headers.get("Authorization", "").partition(" ")
-        store = next(
-            (s for s in self._stores.values() if secrets.compare_digest(s.api_key, key.strip())),
-            None,
-        )
-        if scheme.lower() != "token" or store is None:
+        # one user's key may reach several stores: its permissions are theirs together
+        stores = [
+            s for s in self._stores.values() if secrets.compare_digest(s.api_key, key.strip())
+        ]
+        if scheme.lower() != "token" or not stores:
             raise GreenfieldError(
                 401, "unauthenticated", "Authentication is required for accessing this endpoint"
             )
-        return {"apiKey": store.api_key, "label": "edge", "permissions": store.permissions}
+        granted = list(dict.fromkeys(p for s in stores for p in s.permissions))
+        return {"apiKey": stores[0].api_key, "label": "edge", "permissions": granted}
 
     async def _create_invoice(self, store_id: str) -> Any:
         store = self._store(store_id)
