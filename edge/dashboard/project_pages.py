@@ -24,7 +24,7 @@ from edge.dashboard.words import (
     REFUND_STATES,
     attention_in_words,
     money,
-    refused_in_words,
+    refused_grouped,
 )
 from edge.domain.status import Status
 from edge.providers.offers import NAMES
@@ -124,9 +124,7 @@ async def overview(pid: str) -> str:
         ],
         "asked": _learned_by_asking(month),
         "endpoints": [e for e in endpoints if not e["enabled"] or e["failingSince"]],
-        "refused": [
-            {**r, "words": refused_in_words(r, secrets.get(r["provider"], []))} for r in refused[:5]
-        ],
+        "refused": refused_grouped(refused, secrets)[:5],
         "setup": setup_steps.problems(project),
     }
     paid_once = any(tx["status"] not in _NOT_PAID for tx in month)

@@ -25,7 +25,7 @@ from edge.dashboard.site import (
     shown_once,
     unconfirmed,
 )
-from edge.dashboard.words import check_in_words, not_offered_in_words, refused_in_words
+from edge.dashboard.words import check_in_words, not_offered_in_words, refused_grouped
 from edge.domain import ids
 from edge.domain.egress import unreachable_reason
 from edge.http.button import current, snippet
@@ -129,9 +129,7 @@ async def _methods_page(
                 name, adapter.kind, configured.get(name), product_names
             ),
             "webhook": _webhook_address(name, pid) if name != "manual" else None,
-            "refused": [
-                refused_in_words(r, secrets.get(name, [])) for r in refused if r["provider"] == name
-            ][:5],
+            "refused": refused_grouped([r for r in refused if r["provider"] == name], secrets)[:5],
             "checks": {
                 mode: {**check, "words": check_in_words(NAMES.get(name, name), check)}
                 for mode, check in (configured.get(name) or {}).get("checks", {}).items()

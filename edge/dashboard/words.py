@@ -157,3 +157,21 @@ def check_in_words(name: str, check: Mapping[str, Any]) -> str:
     if result == "unchecked":
         return message or f"Saved, but {name} could not be asked yet."
     return message or "Not complete yet."
+
+
+def refused_grouped(
+    items: Sequence[Mapping[str, Any]], secrets: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Refused deliveries (newest first), one entry per provider and reason in words: how many,
+    the latest and the first time, so a flood of one mistake reads as one line."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in items:
+        provider = str(item.get("provider"))
+        words = refused_in_words(item, secrets.get(provider, []))
+        group = groups.setdefault(
+            (provider, words),
+            {"provider": provider, "words": words, "count": 0, "last": item.get("at")},
+        )
+        group["count"] += 1
+        group["first"] = item.get("at")
+    return list(groups.values())

@@ -3,7 +3,12 @@ needs them."""
 
 from __future__ import annotations
 
-from edge.dashboard.words import attention_in_words, not_offered_in_words, refused_in_words
+from edge.dashboard.words import (
+    attention_in_words,
+    not_offered_in_words,
+    refused_grouped,
+    refused_in_words,
+)
 
 
 def item(reason: str, detail: str = "", code: str = "signature_invalid", provider: str = "stripe"):
@@ -92,3 +97,22 @@ def test_why_a_method_is_not_offered_per_mode_and_product():
     assert not_offered_in_words("paypal", "wallet", {**view, "enabled": False}, {}) == [
         "PayPal is off: buyers are not offered PayPal."
     ]
+
+
+def test_refused_deliveries_of_one_mistake_read_as_one_line():
+    wrong = {"provider": "stripe", "code": "signature_invalid", "reason": "no_matching_signature"}
+    items = [
+        {**wrong, "at": "2026-11-28T10:05:00.000Z"},
+        {"provider": "stripe", "code": "signature_invalid", "reason": "missing_header",
+         "at": "2026-11-28T10:04:00.000Z"},
+        {**wrong, "at": "2026-11-28T10:03:00.000Z"},
+        {**wrong, "at": "2026-11-28T10:01:00.000Z"},
+    ]  # fmt: skip
+    grouped = refused_grouped(items, {"stripe": ["test"]})
+    assert [(g["count"], g["last"], g["first"]) for g in grouped] == [
+        (3, "2026-11-28T10:05:00.000Z", "2026-11-28T10:01:00.000Z"),
+        (1, "2026-11-28T10:04:00.000Z", "2026-11-28T10:04:00.000Z"),
+    ]
+    assert (
+        "different secret" in grouped[0]["words"] and "no Stripe signature" in grouped[1]["words"]
+    )
