@@ -175,6 +175,10 @@ class CredentialField:
     # those when ``strict``: what the provider documents
     kinds: tuple[str, ...] = ()
     strict: bool = False
+    # a regular expression the whole value must match, and the rule in words (the API
+    # reference states it; a value that breaks it is 400 invalid_credential)
+    pattern: str | None = None
+    rule: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ silent). Each mode given is tried with the provider's cheapest authenticated rea
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,8 @@ import trio
 
 from edge.errors import ProviderError
 from edge.providers.base import CredentialsCheck, CredentialsRefused, Provider
+
+log = logging.getLogger("edge.setup")
 
 OK = "ok"
 REFUSED = "refused"
@@ -84,6 +87,11 @@ async def check_mode(
     except trio.TooSlowError:
         name = provider.display_name or provider.name
         return Checked(mode, UNCHECKED, message=_not_asked(provider, f"{name} did not answer."))
+    except Exception as exc:  # an address httpx cannot call, an answer of another shape ...
+        # never a 500 for a save: the credentials are kept, unproven, and the fault logged
+        log.warning("trying %s %s credentials failed: %r", provider.name, mode, type(exc))
+        why = f"the call could not be made ({type(exc).__name__})."
+        return Checked(mode, UNCHECKED, message=_not_asked(provider, why))
     return Checked(mode, OK)
 
 

@@ -56,6 +56,8 @@ def merge_mode(
         clean = _check(spec, value, path, allowed_hosts)
         if spec.shape == "string":
             _check_shape(provider, spec, clean, mode, path)
+            if spec.pattern and not re.fullmatch(spec.pattern, clean):
+                raise InvalidInput(f"{path}: {spec.rule}", path, "invalid_credential")
         if spec.secret:
             merged[name] = {
                 "sealed": sealer.seal(clean, place(project_id, provider.name, mode, name)),

@@ -39,6 +39,7 @@ from edge.providers.btcpay.signature import sign_header as btcpay_sign
 from edge.providers.paddle.signature import PADDLE
 from edge.providers.paypal.signature import sign as paypal_sign
 from edge.sim.paypal.certificate import signing_certificate
+from edge.sim.paypal.registration import DEMO_PAYPAL_CLIENT
 
 PROVIDERS = ["stripe", "paypal", "paddle", "btcpay", "manual"]
 KINDS = ["paid", "ended", "refund part", "refund rest"]
@@ -83,6 +84,25 @@ def certificate_server() -> Iterator[str]:
         server.server_close()
 
 
+def _paypal_knows(admin: httpx.Client, project_id: str, webhook_id: str) -> None:
+    """The demo's PayPal app gets the webhook the genuine deliveries were signed for (saving
+    the id asks PayPal for it, as the node does with any webhook id)."""
+    project = admin.get(f"/api/manage/projects/{project_id}").json()
+    paypal = next(p for p in project["providers"] if p["provider"] == "paypal")
+    base = paypal["test"]["apiBase"]
+    with httpx.Client(base_url=base) as sim:
+        token = sim.post(
+            "/v1/oauth2/token",
+            auth=DEMO_PAYPAL_CLIENT,
+            data={"grant_type": "client_credentials"},
+        ).json()["access_token"]
+        sim.post(
+            "/sim/webhooks",
+            json={"id": webhook_id, "url": "https://shop.example/hooks"},
+            headers={"Authorization": f"Bearer {token}"},
+        ).raise_for_status()
+
+
 def test_state_machine(tmp_path: Path) -> None:
     node, project_id = demo_node(tmp_path)
     try:
@@ -96,6 +116,7 @@ def test_state_machine(tmp_path: Path) -> None:
                 "paddle": {"webhookSecret": SECRET},
                 "btcpay": {"webhookSecret": SECRET},
             }
+            _paypal_knows(admin, project_id, WEBHOOK_ID)
             for provider, secrets in test_secrets.items():
                 admin.put(
                     f"/api/manage/projects/{project_id}/providers/{provider}",

@@ -657,6 +657,8 @@ def provider_request(provider: Provider) -> Schema:
         if f.shape == "string":  # what the provider documents of it (400 invalid_credential)
             shape = credential_shapes.FieldShape(f.name, f.secret, f.kinds, f.strict)
             schema.update(credential_shapes.schema_of(shape, mode))
+            if f.pattern:  # around the value the node strips white space
+                schema["pattern"] = f"^\\s*(?:{f.pattern})\\s*$"
         return nullable(schema)
 
     def credentials(mode: str) -> Schema:

@@ -325,7 +325,11 @@ PAYPAL = PayPalProvider(
     credential_fields=(
         CredentialField("clientId"),
         CredentialField("clientSecret", secret=True),
-        CredentialField("webhookId"),
+        CredentialField(
+            "webhookId",
+            pattern=r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}",
+            rule="a PayPal webhook id is letters, digits, - and _ (as the dashboard shows it)",
+        ),
         CredentialField("apiBase", required=False, shape="url"),
         CredentialField("certHosts", required=False, shape="hosts"),
     ),

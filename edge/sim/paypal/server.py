@@ -598,8 +598,10 @@ class PayPalSimulator(LoopbackServer):
             raise OAuthError(401, "invalid_client", "Client Authentication failed")
         return app
 
-    def _add_webhook(self, app: _App, url: str, event_types: list[str]) -> dict[str, Any]:
-        webhook_id = objects.paypal_id(17)
+    def _add_webhook(
+        self, app: _App, url: str, event_types: list[str], webhook_id: str | None = None
+    ) -> dict[str, Any]:
+        webhook_id = webhook_id or objects.paypal_id(17)
         webhook = {
             "id": webhook_id,
             "url": url,
@@ -781,6 +783,7 @@ class PayPalSimulator(LoopbackServer):
         route("/v1/notifications/webhooks/<webhook_id>", view_func=self._webhook)
         route("/v1/notifications/certs/<cert_id>", view_func=self._cert)
         route("/sim/sign", view_func=self._sign, methods=["POST"])
+        route("/sim/webhooks", view_func=self._sim_webhook, methods=["POST"])
         route("/checkoutnow", view_func=self._approval_page)
         route("/checkoutnow", view_func=self._approval_act, methods=["POST"])
         route("/webapps/billing/subscriptions", view_func=self._subscription_page)
@@ -1275,6 +1278,17 @@ class PayPalSimulator(LoopbackServer):
         if cert_id != self._cert_id:
             raise _not_found(cert_id)
         return Response(self._pem, content_type="application/x-pem-file")
+
+    async def _sim_webhook(self) -> Any:
+        """The simulator's own control (not PayPal's API): a webhook of the caller's app with
+        the id given, as one made in PayPal's dashboard long ago (a test that replays genuine
+        deliveries signed for that id needs the app to have it)."""
+        app = self._caller()
+        body = await self._json()
+        webhook_id, url = body.get("id"), body.get("url")
+        if not isinstance(webhook_id, str) or not webhook_id or not isinstance(url, str):
+            raise PayPalError(400, "INVALID_REQUEST", "id and url are required.")
+        return self._add_webhook(app, url, ["*"], webhook_id), 201
 
     async def _sign(self) -> Any:
         webhook_id = request.args.get("webhook_id", "")
