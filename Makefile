@@ -4,6 +4,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-asking binary image lock clean
 
@@ -17,7 +18,19 @@ $(STAMP): pyproject.toml requirements/dev.lock
 	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r requirements/dev.lock | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
 	@echo "edge: [3/3] installing edge itself"
 	@$(PY) -m pip install -q --no-deps -e .
-	@touch $(STAMP)
+	@touch $(STAMP) $(RUN_STAMP)
+	@echo "edge: installed"
+
+# What running needs and nothing more (make run, make demo): the runtime lock, the container's
+# own; the test and development tools come with the first make test or make check.
+$(RUN_STAMP): pyproject.toml requirements/runtime.lock
+	@echo "edge: setting up $(VENV) to run the node (the first time takes a minute)"
+	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
+	@echo "edge: [2/3] installing what running needs (requirements/runtime.lock, checked by their hashes)"
+	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r requirements/runtime.lock | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
+	@echo "edge: [3/3] installing edge itself"
+	@$(PY) -m pip install -q --no-deps -e .
+	@touch $(RUN_STAMP)
 	@echo "edge: installed"
 
 # Update the locks after changing pyproject.toml's dependencies (pip-tools, in a venv of its own;
@@ -34,12 +47,12 @@ lock:
 	  --strip-extras --no-emit-index-url --no-emit-find-links --extra test --extra dev --extra cluster \
 	  --output-file requirements/dev.lock pyproject.toml
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	@echo "edge: serving on http://127.0.0.1:8080 with its data in ./edge-data (Ctrl-C stops)"
 	$(VENV)/bin/edge serve --host 127.0.0.1 --port 8080 --data ./edge-data
 
 # The demo keeps its data apart from a real node's: ./edge-demo-data.
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	@echo "edge: the demo, with its data in ./edge-demo-data (Ctrl-C stops)"
 	$(VENV)/bin/edge serve --demo --host 127.0.0.1 --port 8080 --data ./edge-demo-data
 

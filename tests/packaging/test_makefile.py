@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 STUB_PYTHON = """#!/bin/sh
 echo "python $*" >> "$(dirname "$0")/../calls"
 case "$*" in
-  *"-r requirements/dev.lock"*)
+  *"-r requirements/dev.lock"*|*"-r requirements/runtime.lock"*)
     echo "Collecting trio"
     echo "  Downloading trio-0.30.0-py3-none-any.whl"
     echo "Installing collected packages: trio, edge"
@@ -54,8 +54,8 @@ def test_make_run_says_each_step_of_the_install_then_serves(venv):
     assert ran.returncode == 0, ran.stderr
     said = [line for line in ran.stdout.splitlines() if line.startswith(("edge:", "Coll", "Inst"))]
     assert said == [
-        f"edge: setting up {venv} (the first time takes a minute or two)",
-        "edge: [2/3] installing the locked dependencies (requirements/dev.lock, checked by their"
+        f"edge: setting up {venv} to run the node (the first time takes a minute)",
+        "edge: [2/3] installing what running needs (requirements/runtime.lock, checked by their"
         " hashes)",
         "Collecting trio",
         "Installing collected packages: trio, edge",
@@ -66,6 +66,8 @@ def test_make_run_says_each_step_of_the_install_then_serves(venv):
     assert "Downloading" not in ran.stdout  # the names, not pip's every line
     calls = (venv / "calls").read_text().splitlines()
     assert calls[-1] == "edge serve --host 127.0.0.1 --port 8080 --data ./edge-data"
+    # only what running needs: no test or development tools
+    assert not any("dev.lock" in call for call in calls)
     again = make(venv, "run")  # installed: straight to serving
     assert "installing" not in again.stdout and "edge: serving on" in again.stdout
 
@@ -81,4 +83,4 @@ def test_a_failed_install_fails_and_says_why(venv):
     ran = make(venv, "run", FAIL_INSTALL="1")
     assert ran.returncode != 0
     assert "ERROR: no matching distribution" in ran.stderr
-    assert "edge: installed" not in ran.stdout and not (venv / ".installed").exists()
+    assert "edge: installed" not in ran.stdout and not (venv / ".installed-runtime").exists()
