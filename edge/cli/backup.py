@@ -15,11 +15,15 @@ from edge.config import Settings
 
 def add_commands(commands: Subcommands) -> None:
     add_command(commands, "backup", _backup, "consistent copy of the store, live").add_argument(
-        "dest"
+        "dest", help="a new directory for the copy: the store, its sealing and signing keys"
     )
     add_command(
         commands, "restore", _restore, "make a data dir (--data, new or empty) from a backup"
-    ).add_argument("source")
+    ).add_argument(
+        "source",
+        help="a directory edge backup made; the data dir (--data) must be new or empty, and"
+        " nothing is written there unless the whole restore succeeds",
+    )
 
 
 PG_DUMP = 'pg_dump --format=custom --file=edge.dump "$EDGE_STORE"'

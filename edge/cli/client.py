@@ -112,6 +112,13 @@ def show_items(
     show(args, page, "\n".join(line(item) for item in page["items"]) or none)
 
 
+def money(value: float, currency: str) -> str:
+    """``19.99 EUR``, ``1500 JPY``: an amount with its currency's own decimals."""
+    from edge.domain.money import exponent
+
+    return f"{value:.{exponent(currency)}f} {currency}"
+
+
 def amount(text: str) -> float:
     """An amount given on the command line, for the node's JSON. A float's repr is the shortest
     string that reads back as it, so any amount of up to 15 significant digits reaches the node

@@ -4,8 +4,10 @@ as the node signs notifications (Standard Webhooks), like ``stripe listen``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,15 +30,20 @@ def add_commands(commands: Subcommands) -> None:
         "project",
     )
     listen.add_argument("--forward-to", required=True, metavar="URL")
-    listen.add_argument("--secret", help="a whsec_ secret to sign with (default: a new one)")
+    listen.add_argument(
+        "--secret",
+        help="a whsec_ secret to sign with (default: the one kept in the data dir's"
+        " listen-secret, made at the first run, so your local server keeps working across runs)",
+    )
+    listen.add_argument(
+        "--new-secret", action="store_true", help="make a new kept secret and sign with it"
+    )
     listen.add_argument("--since", help="start after this evt_ id (default: from now on)")
     listen.add_argument("--once", action="store_true", help="stop after the first events")
 
 
 def _listen(args: argparse.Namespace) -> int:
-    from edge.domain import standard_webhooks
-
-    secret = args.secret or standard_webhooks.new_secret()
+    secret = args.secret or _kept_secret(Path(args.data), args.new_secret)
     path = f"/api/projects/{args.project}/events"
     cursor = args.since if args.since is not None else _feed_end(args, path)
     print(
@@ -53,6 +60,28 @@ def _listen(args: argparse.Namespace) -> int:
                 return 0
     except KeyboardInterrupt:
         return 0
+
+
+LISTEN_SECRET_FILE = "listen-secret"
+
+
+def _kept_secret(data: Path, renew: bool) -> str:
+    """The secret ``edge listen`` signs with, kept in the data dir (0600) between runs."""
+    from edge.datadir import write_private
+    from edge.domain import standard_webhooks
+
+    kept = data / LISTEN_SECRET_FILE
+    if not renew:
+        try:
+            secret = kept.read_text().strip()
+        except OSError:
+            secret = ""
+        if secret.startswith("whsec_"):
+            return secret
+    secret = standard_webhooks.new_secret()
+    with contextlib.suppress(OSError):  # a data dir this user cannot write: this run's only
+        write_private(kept, secret + "\n")
+    return secret
 
 
 def _feed_end(args: argparse.Namespace, path: str) -> str | None:

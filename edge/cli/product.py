@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edge.cli.client import amount, call, show, show_items
+from edge.cli.client import amount, call, money, show, show_items
 from edge.cli.parsing import Subcommands, add_command, add_group
 from edge.domain.money import exponent
 
@@ -33,7 +33,7 @@ def _set(args: argparse.Namespace) -> int:
     product = call(
         args, "PUT", f"/api/manage/projects/{args.project}/products/{args.product}", body
     )
-    show(args, product, f"{product['id']}: {product['amount']} {product['currency']}")
+    show(args, product, f"{product['id']}: {money(product['amount'], product['currency'])}")
     return 0
 
 

@@ -17,9 +17,15 @@ def add_commands(commands: Subcommands) -> None:
     create.add_argument("--success-url", required=True)
     create.add_argument("--cancel-url", required=True)
     create.add_argument("--allowed-origin", action="append")
-    create.add_argument("--tier")
+    create.add_argument("--tier", help="its tier (default: free)")
     add_command(project, "list", _list, "every project on the node")
     add_command(project, "show", _show, "one project, secrets hidden", "project")
+    tier = add_command(
+        project, "tier", _tier, "move a project to another tier (its quota and limits)", "project"
+    )
+    tier.add_argument(
+        "tier", help="a tier of the node's configuration: free, pro, or one of EDGE_CONFIG's"
+    )
 
 
 def _create(args: argparse.Namespace) -> int:
@@ -59,4 +65,11 @@ def _line(p: dict[str, Any]) -> str:
 def _show(args: argparse.Namespace) -> int:
     project = call(args, "GET", f"/api/manage/projects/{args.project}")
     show(args, project, json.dumps(project, indent=2))
+    return 0
+
+
+def _tier(args: argparse.Namespace) -> int:
+    """The operator's move of a project to another tier: the quota counted from now on."""
+    project = call(args, "PATCH", f"/api/manage/projects/{args.project}", {"tier": args.tier})
+    show(args, project, f"{project['id']} is on the {project['tier']} tier")
     return 0

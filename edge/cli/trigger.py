@@ -19,8 +19,14 @@ def add_commands(commands: Subcommands) -> None:
         "send a signed simulated webhook for a test transaction",
         "provider",
     )
-    trigger.add_argument("type", help="a normalized event type, e.g. payment.succeeded")
-    trigger.add_argument("--tx", help="a test transaction (default: start a new test checkout)")
+    trigger.add_argument(
+        "type",
+        help="a normalized event type the provider's simulator sends, e.g. payment.succeeded"
+        " (a wrong one is refused before any checkout starts, with the list)",
+    )
+    trigger.add_argument(
+        "--tx", help="a test transaction to send it for (default: start a new test checkout)"
+    )
     trigger.add_argument(
         "--project", type=path_part, help="without --tx: the project to start a checkout in"
     )
@@ -28,6 +34,7 @@ def add_commands(commands: Subcommands) -> None:
 
 
 def _trigger(args: argparse.Namespace) -> int:
+    _check_type(args.provider, args.type)  # before a checkout is started for nothing
     tx_id = args.tx or _test_checkout(args)
     body = {"provider": args.provider, "type": args.type, "txId": tx_id}
     sent = call(args, "POST", "/api/manage/trigger", body)
@@ -43,6 +50,19 @@ def _trigger(args: argparse.Namespace) -> int:
         f"{sent['providerType']} {sent['providerEventId']} -> {sent['status']} {outcome}",
     )
     return 0 if sent["status"] == 200 else 1
+
+
+def _check_type(provider: str, event_type: str) -> None:
+    """A provider this node can simulate, and an event type its simulator sends."""
+    from edge.sim.registry import REGISTRATIONS
+
+    registration = REGISTRATIONS.get(provider)
+    if registration is None or registration.trigger is None:
+        simulated = ", ".join(name for name, r in REGISTRATIONS.items() if r.trigger)
+        raise CliError(f"there is no simulated {provider}: one of {simulated}")
+    if event_type not in registration.trigger.events:
+        known = ", ".join(registration.trigger.events)
+        raise CliError(f"{provider} sends no simulated {event_type}: one of {known}")
 
 
 def _test_checkout(args: argparse.Namespace) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edge.cli.client import amount, call, show, show_items
+from edge.cli.client import amount, call, money, show, show_items
 from edge.cli.parsing import Subcommands, add_command, add_group
 
 
@@ -49,8 +49,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _line(tx: dict[str, Any]) -> str:
+    price = money(tx["amount"], tx["currency"])
     return (
-        f"{tx['id']}  {tx['status']:<18} {tx['amount']} {tx['currency']}  {tx['provider']:<7} "
+        f"{tx['id']}  {tx['status']:<18} {price}  {tx['provider']:<7} "
         f"{tx.get('reference') or ''} {tx.get('customerRef') or ''}".rstrip()
     )
 
@@ -68,7 +69,11 @@ def _refund(args: argparse.Namespace) -> int:
     if args.amount is not None:
         body["amount"] = amount(args.amount)
     refund = call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/refund", body)
-    show(args, refund, f"{refund['id']} {refund['state']} {refund['amount']} {refund['currency']}")
+    show(
+        args,
+        refund,
+        f"{refund['id']} {refund['state']} {money(refund['amount'], refund['currency'])}",
+    )
     return 0
 
 
@@ -88,13 +93,16 @@ def _resolve(args: argparse.Namespace) -> int:
 
 def _act(args: argparse.Namespace, action: str, body: Any) -> int:
     tx = call(args, "POST", f"/api/projects/{args.project}/transactions/{args.tx}/{action}", body)
-    show(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']})")
+    price = money(tx["amount"], tx["currency"])
+    show(args, tx, f"{tx['id']} {tx['status']} (version {tx['version']}) {price}")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     tx = call(args, "GET", f"/api/projects/{args.project}/transactions/{args.tx}")
-    lines = [f"{tx['id']} {tx['status']} (version {tx['version']}) {tx['amount']} {tx['currency']}"]
+    lines = [
+        f"{tx['id']} {tx['status']} (version {tx['version']}) {money(tx['amount'], tx['currency'])}"
+    ]
     lines += [f"  {e['receivedAt']}  {e['type']}" for e in tx.get("events", [])]
     show(args, tx, "\n".join(lines))
     return 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from quart import Response
 
+from edge.dashboard import qr
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
 
@@ -17,6 +18,9 @@ HTML = "text/html; charset=utf-8"
 async def _account_page(who: SignedIn, client: Api, status: int = 200, **shown: Any) -> Response:
     account = await client.get("/api/account")
     context = {"enrolment": None, "recovery_codes": None, "problem": None, **shown}
+    enrolment = context["enrolment"]
+    if enrolment and str(enrolment.get("otpauthUri", "")).startswith("otpauth://"):
+        context["qr"] = qr.svg(enrolment["otpauthUri"])
     html = await page("account.html", who, account=account, **context)
     return Response(html, status=status, content_type=HTML)
 

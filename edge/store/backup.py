@@ -10,6 +10,7 @@ data dir.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -50,17 +51,28 @@ def backup_data_dir(data: Path, dest: Path, settings: Settings) -> Path:
 
 
 def restore_data_dir(source: Path, data: Path) -> Path:
-    """A data dir at ``data`` (new or empty) from a backup made by ``backup_data_dir``."""
+    """A data dir at ``data`` (new or empty) from a backup made by ``backup_data_dir``. Built
+    beside it and renamed into place at the end: a refusal or a failure half-way writes
+    nothing at ``data`` (an empty dir given stays as it was)."""
     if not (source / STORE_DIR / "data.mdb").exists() or not (source / SECRET_KEY_FILE).exists():
         raise FileNotFoundError(f"{source} is not an edge backup (no store or no sealing key)")
-    private_dir(data)
-    if any(data.iterdir()):
+    if data.exists() and (not data.is_dir() or any(data.iterdir())):
         raise FileExistsError(f"{data} is not empty")
-    private_dir(data / STORE_DIR)
-    for copied in (source / STORE_DIR).iterdir():
-        shutil.copyfile(copied, data / STORE_DIR / copied.name)
-        (data / STORE_DIR / copied.name).chmod(0o600)
-    for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
-        if (source / name).exists():
-            write_private(data / name, (source / name).read_text())
+    data.parent.mkdir(parents=True, exist_ok=True)
+    staging = data.parent / f".{data.name}.restoring-{os.getpid()}"
+    try:
+        private_dir(staging)
+        private_dir(staging / STORE_DIR)
+        for copied in (source / STORE_DIR).iterdir():
+            shutil.copyfile(copied, staging / STORE_DIR / copied.name)
+            (staging / STORE_DIR / copied.name).chmod(0o600)
+        for name in (SECRET_KEY_FILE, SIGNING_KEY_FILE, ADMIN_TOKEN_FILE):
+            if (source / name).exists():
+                write_private(staging / name, (source / name).read_text())
+        if data.exists():
+            data.rmdir()  # empty, as checked
+        staging.rename(data)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return data

@@ -126,6 +126,8 @@ async def test_two_factor_login_is_turned_on_and_asked_for(node, http):
         page.get_by_role("button", name="Set up two-factor login").click()
         secret = page.locator("#totp-secret").inner_text().strip()
         expect(page.locator("#otpauth-uri")).to_contain_text(f"secret={secret}")
+        # the QR code to scan, drawn on the node as SVG under the strict CSP
+        expect(page.get_by_role("img", name="QR code for your authenticator app")).to_be_visible()
         shot(page, "two-factor-setup")
         page.get_by_label("Code from the app").fill("000000")
         page.get_by_role("button", name="Turn on two-factor login").click()

@@ -174,3 +174,28 @@ def test_a_backup_holds_the_signing_key_in_use_also_one_from_the_environment(tmp
     assert done.returncode == 0, done.stderr
     assert Signer.load(tmp_path / "copy").kid == given.kid
     assert not (data / SIGNING_KEY_FILE).exists()
+
+
+def test_a_refused_restore_writes_nothing(tmp_path):
+    data = tmp_path / "data"
+    with open_store(data / STORE_DIR, 2**26):
+        pass
+    Signer.load(data)
+    copied = edge("backup", str(tmp_path / "copy"), "--data", str(data))
+    assert copied.returncode == 0, copied.stderr
+    busy = tmp_path / "busy"
+    busy.mkdir(mode=0o755)
+    (busy / "notes.txt").write_text("mine")
+    refused = edge("restore", str(tmp_path / "copy"), "--data", str(busy))
+    assert refused.returncode == 1 and "is not empty" in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["busy", "copy", "data"]  # no leftovers
+    assert oct(busy.stat().st_mode & 0o777) == "0o755"  # not even its mode changed
+    assert [p.name for p in busy.iterdir()] == ["notes.txt"]
+    lost = edge("restore", str(tmp_path / "nothing"), "--data", str(tmp_path / "new"))
+    assert lost.returncode == 1 and not (tmp_path / "new").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    made = edge("restore", str(tmp_path / "copy"), "--data", str(empty))
+    assert made.returncode == 0, made.stderr
+    assert (empty / STORE_DIR / "data.mdb").exists()
+    assert oct(empty.stat().st_mode & 0o777) == "0o700"

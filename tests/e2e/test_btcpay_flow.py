@@ -293,6 +293,24 @@ async def test_edge_trigger_without_a_transaction_starts_a_test_checkout_first(
         check=False,
     )
     assert lost.returncode == 1 and b"give --tx, or --project" in lost.stderr
+    # a type the simulator does not send is refused before a checkout starts for nothing
+    before = await http.get(
+        f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.test_key)
+    )
+    typo = await trio.run_process(
+        [sys.executable, "-m", "edge", "trigger", "btcpay", "payment.succeded"]
+        + ["--project", shop.project_id, "--data", str(node.ctx.settings.data_dir)],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert typo.returncode == 1
+    assert b"btcpay sends no simulated payment.succeded: one of" in typo.stderr
+    assert b"payment.succeeded" in typo.stderr
+    after = await http.get(
+        f"/api/projects/{shop.project_id}/transactions", headers=bearer(shop.test_key)
+    )
+    assert after.json()["items"] == before.json()["items"]
 
 
 async def _feed(http: httpx.AsyncClient, shop: BTCPayShop) -> list[dict[str, Any]]:

@@ -155,6 +155,17 @@ def test_edge_button_prints_the_snippet_with_the_served_scripts_hash(process):
     assert digest == printed["integrity"]
 
 
+def test_edge_project_tier_moves_a_project(process):
+    data = process.data_dir
+    pid = _shop(data)
+    moved = edge(data, "project", "tier", pid, "pro")
+    assert moved.stdout.strip() == f"{pid} is on the pro tier"
+    usage = json.loads(edge(data, "project", "show", pid, "--json").stdout)
+    assert usage["tier"] == "pro"
+    refused = edge(data, "project", "tier", pid, "platinum", check=False)
+    assert refused.returncode == 1 and "400" in refused.stderr
+
+
 def test_edge_button_warns_when_no_method_is_offered_in_its_mode(process):
     data = process.data_dir
     pid = _shop(data)
@@ -227,7 +238,8 @@ def test_cli_shows_keys_transactions_and_refused_deliveries(process):
         headers={"Authorization": f"Bearer {key}"},
     ).json()
     canceled = edge(data, "tx", "cancel", pid, checkout["txId"]).stdout
-    assert "canceled (version 2)" in canceled
+    assert "canceled (version 2) 5.00 EUR" in canceled  # the currency's own decimals
+    assert f"{checkout['txId']}  canceled" in edge(data, "tx", "list", pid).stdout
     shown = edge(data, "tx", "show", pid, checkout["txId"]).stdout
     assert "checkout.created" in shown and "checkout.canceled" in shown
     httpx.post(f"{process.url}/webhook/stripe/{pid}", content=b"{}")  # no signature header

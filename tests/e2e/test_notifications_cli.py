@@ -153,3 +153,13 @@ async def test_edge_listen_finds_the_feeds_end_from_a_minute_back_not_from_its_s
     assert asked and all(
         now - 62_000 <= ids.ulid_time_ms(p["after"].removeprefix("evt_")) <= now for p in asked
     )
+
+
+def test_edge_listen_keeps_its_secret_between_runs(tmp_path):
+    from edge.cli.listen import LISTEN_SECRET_FILE, _kept_secret
+
+    first = _kept_secret(tmp_path, renew=False)
+    assert first.startswith("whsec_") and _kept_secret(tmp_path, renew=False) == first
+    assert oct((tmp_path / LISTEN_SECRET_FILE).stat().st_mode & 0o777) == "0o600"
+    renewed = _kept_secret(tmp_path, renew=True)
+    assert renewed != first and _kept_secret(tmp_path, renew=False) == renewed

@@ -3,6 +3,7 @@ static files."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from edge.http.middleware import HTML_CSP
@@ -25,7 +26,11 @@ async def test_docs_is_html_without_script_under_the_strict_csp(http):
     assert answer.headers["content-security-policy"] == HTML_CSP
     page = answer.text
     assert "<script" not in page and "<style" not in page and "style=" not in page
-    assert " src=" not in page and "<link" not in page  # nothing loaded, from anywhere
+    assert " src=" not in page  # nothing run or loaded from anywhere, but its own style sheet
+    assert re.findall(r"<link[^>]*>", page) == ['<link rel="stylesheet" href="/static/docs.css">']
+    style = await http.get("/static/docs.css")
+    assert style.status_code == 200 and style.headers["content-type"].startswith("text/css")
+    assert "@media (max-width" in style.text  # a phone gets its own layout
     for path, item in document()["paths"].items():
         for method in item:
             assert f"{method.upper()} {path}" in page, (method, path)

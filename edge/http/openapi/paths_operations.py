@@ -78,4 +78,15 @@ def paths() -> dict[str, dict[str, Operation]]:
                 errors={},
             )
         },
+        "/static/docs.css": {
+            "get": operation(
+                "docsStyle",
+                "Operations",
+                "The reference's style sheet",
+                "Readable on a phone and a desk; cached for 5 minutes.",
+                security=ANONYMOUS,
+                ok={200: _content("text/css", "The style sheet.")},
+                errors={},
+            )
+        },
     }

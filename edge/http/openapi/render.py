@@ -174,7 +174,8 @@ def render() -> bytes:
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(doc['info']['title'])}: API reference</title></head><body>"
+        f"<title>{escape(doc['info']['title'])}: API reference</title>"
+        '<link rel="stylesheet" href="/static/docs.css"></head><body>'
         f"<header><h1>{escape(doc['info']['title'])}: API reference</h1>"
         f"<p>Version {escape(doc['info']['version'])}. The machine-readable document: "
         '<a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>'
