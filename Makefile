@@ -9,27 +9,28 @@ RUN_STAMP := $(VENV)/.installed-runtime
 .PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-asking binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
-# Dependencies come from the locked, hashed list (requirements/dev.lock); the project itself is
-# installed on top, editable, with nothing more.
-$(STAMP): pyproject.toml requirements/dev.lock
-	@echo "edge: setting up $(VENV) (the first time takes a minute or two)"
+# Dependencies come from a locked, hashed list; the project itself is installed on top,
+# editable, with nothing more. $(1): what the venv is set up for, $(2): what the lock holds,
+# $(3): the lock.
+define install
+	@echo "edge: setting up $(VENV)$(1)"
 	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
-	@echo "edge: [2/3] installing the locked dependencies (requirements/dev.lock, checked by their hashes)"
-	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r requirements/dev.lock | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
+	@echo "edge: [2/3] installing $(2) ($(3), checked by their hashes)"
+	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r $(3) | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
 	@echo "edge: [3/3] installing edge itself"
 	@$(PY) -m pip install -q --no-deps -e .
+endef
+
+# Everything: running, testing and checking (make test, make check ...).
+$(STAMP): pyproject.toml requirements/dev.lock
+	$(call install, (the first time takes a minute or two),the locked dependencies,requirements/dev.lock)
 	@touch $(STAMP) $(RUN_STAMP)
 	@echo "edge: installed"
 
 # What running needs and nothing more (make run, make demo): the runtime lock, the container's
 # own; the test and development tools come with the first make test or make check.
 $(RUN_STAMP): pyproject.toml requirements/runtime.lock
-	@echo "edge: setting up $(VENV) to run the node (the first time takes a minute)"
-	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
-	@echo "edge: [2/3] installing what running needs (requirements/runtime.lock, checked by their hashes)"
-	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r requirements/runtime.lock | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
-	@echo "edge: [3/3] installing edge itself"
-	@$(PY) -m pip install -q --no-deps -e .
+	$(call install, to run the node (the first time takes a minute),what running needs,requirements/runtime.lock)
 	@touch $(RUN_STAMP)
 	@echo "edge: installed"
 

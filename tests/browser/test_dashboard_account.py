@@ -8,21 +8,19 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
-import trio
 from browser.harness import ARTIFACTS, in_browser, require_browser
 from playwright.sync_api import expect
-from support.nodes import node_settings
-from support.smtp import Inbox, smtp_server
+from support.smtp import Inbox
+from support.smtp import mailing_node as mailing
 
 from edge.config import DEFAULT_RATE_LIMITS
 from edge.domain import totp
 from edge.domain.rate import Limit
-from edge.node import RunningNode, run_node
+from edge.node import RunningNode
 
 OLD, NEW = "the first password 1", "a brand new password 2"
 
@@ -54,12 +52,8 @@ def log_in(page: Any, url: str, email: str, password: str) -> None:
 @pytest.fixture
 async def mailing_node(tmp_path) -> AsyncIterator[tuple[RunningNode, Inbox]]:
     require_browser()
-    with smtp_server() as (url, inbox):
-        settings = node_settings(tmp_path / "data", smtp_url=url)
-        async with trio.open_nursery() as nursery:
-            running: RunningNode = await nursery.start(partial(run_node, settings))
-            yield running, inbox
-            running.stop.set()
+    async with mailing(tmp_path / "data") as running:
+        yield running
 
 
 async def test_a_forgotten_password_is_reset_through_the_e_mailed_link(mailing_node):

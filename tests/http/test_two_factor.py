@@ -9,13 +9,12 @@ import time
 import httpx
 import pyotp
 import pytest
+from support.accounts import PASSWORD, signed_in
 
 from edge.config import DEFAULT_RATE_LIMITS
 from edge.domain import totp
 from edge.domain.rate import Limit
 from edge.store import accounts
-
-PASSWORD = "a long enough password"
 
 # every password and code tried counts against the login's limits (10 a minute per address and
 # e-mail): these walks try more than a person would in a minute; the limits' own test is
@@ -27,14 +26,6 @@ pytestmark = pytest.mark.node_settings(
         "login:email": Limit(100, 60.0),
     }
 )
-
-
-async def signed_in(url: str, email: str) -> tuple[httpx.AsyncClient, dict[str, str]]:
-    client = httpx.AsyncClient(base_url=url, timeout=30.0)
-    await client.post("/api/accounts", json={"email": email, "password": PASSWORD})
-    session = await client.post("/api/session", json={"email": email, "password": PASSWORD})
-    assert session.status_code == 200
-    return client, {"Cm-Csrf": session.json()["csrfToken"]}
 
 
 async def turn_on(client: httpx.AsyncClient, csrf: dict[str, str]) -> tuple[str, list[str]]:

@@ -5,41 +5,26 @@ address and e-mail), and the owner is e-mailed of each change."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from functools import partial
 
 import httpx
 import pyotp
 import pytest
 import trio
-from support.nodes import node_settings
-from support.smtp import Inbox, smtp_server
+from support.accounts import PASSWORD, signed_in
+from support.smtp import Inbox
+from support.smtp import mailing_node as mailing
 
-from edge.node import RunningNode, run_node
-
-PASSWORD = "a long enough password"
+from edge.node import RunningNode
 
 
 @pytest.fixture
 async def mailing_node(tmp_path) -> AsyncIterator[tuple[RunningNode, Inbox]]:
-    with smtp_server() as (url, inbox):
-        settings = node_settings(tmp_path / "data", smtp_url=url)
-        async with trio.open_nursery() as nursery:
-            running: RunningNode = await nursery.start(partial(run_node, settings))
-            yield running, inbox
-            running.stop.set()
+    async with mailing(tmp_path / "data") as running:
+        yield running
 
 
-async def _signed_in(url: str, email: str) -> tuple[httpx.AsyncClient, dict[str, str]]:
-    client = httpx.AsyncClient(base_url=url, timeout=30.0)
-    await client.post("/api/accounts", json={"email": email, "password": PASSWORD})
-    session = await client.post("/api/session", json={"email": email, "password": PASSWORD})
-    assert session.status_code == 200
-    return client, {"Cm-Csrf": session.json()["csrfToken"]}
-
-
-async def test_turning_it_on_and_off_is_e_mailed_to_the_owner(mailing_node):
-    node, inbox = mailing_node
-    client, csrf = await _signed_in(node.url, "owner@example.com")
+async def _turned_on(client: httpx.AsyncClient, csrf: dict[str, str]) -> list[str]:
+    """Two-factor login on, with the password and the app's code; its recovery codes."""
     started = await client.post(
         "/api/account/two-factor", json={"password": PASSWORD}, headers=csrf
     )
@@ -47,13 +32,20 @@ async def test_turning_it_on_and_off_is_e_mailed_to_the_owner(mailing_node):
     on = await client.post(
         "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
     )
-    assert on.status_code == 200
+    assert on.status_code == 200, on.text
+    return list(on.json()["recoveryCodes"])
+
+
+async def test_turning_it_on_and_off_is_e_mailed_to_the_owner(mailing_node):
+    node, inbox = mailing_node
+    client, csrf = await signed_in(node.url, "owner@example.com")
+    recovery = await _turned_on(client, csrf)
     told = await inbox.wait_for("owner@example.com")
     assert told["Subject"] == "Two-factor login is on"
     assert "If it was not you" in told.get_content()
     off = await client.post(
         "/api/account/two-factor/disable",
-        json={"code": on.json()["recoveryCodes"][0], "password": PASSWORD},
+        json={"code": recovery[0], "password": PASSWORD},
         headers=csrf,
     )
     assert off.status_code == 200
@@ -66,15 +58,8 @@ async def test_turning_it_on_and_off_is_e_mailed_to_the_owner(mailing_node):
 
 
 async def test_guessing_codes_or_passwords_meets_the_login_limit(node):
-    client, csrf = await _signed_in(node.url, "guess@example.com")  # one login try
-    started = await client.post(
-        "/api/account/two-factor", json={"password": PASSWORD}, headers=csrf
-    )
-    secret = started.json()["secret"]
-    on = await client.post(
-        "/api/account/two-factor/confirm", json={"code": pyotp.TOTP(secret).now()}, headers=csrf
-    )
-    assert on.status_code == 200
+    client, csrf = await signed_in(node.url, "guess@example.com")  # one login try
+    await _turned_on(client, csrf)  # two more
     answers = []
     for guess in range(10):
         answer = await client.post(

@@ -7,13 +7,18 @@ import email
 import email.policy
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from email.message import EmailMessage
+from functools import partial
+from pathlib import Path
 from typing import Any
 
+import trio
 from aiosmtpd.controller import Controller
 
+from edge.node import RunningNode, run_node
+from support.nodes import node_settings
 from support.waits import until_notified
 
 
@@ -60,3 +65,16 @@ def smtp_server() -> Iterator[tuple[str, Inbox]]:
         yield f"smtp://127.0.0.1:{controller.port}", inbox
     finally:
         controller.stop()
+
+
+@asynccontextmanager
+async def mailing_node(data_dir: Path) -> AsyncIterator[tuple[RunningNode, Inbox]]:
+    """A node in this process that e-mails through an SMTP server on loopback, and its
+    inbox."""
+    with smtp_server() as (url, inbox):
+        async with trio.open_nursery() as nursery:
+            running: RunningNode = await nursery.start(
+                partial(run_node, node_settings(data_dir, smtp_url=url))
+            )
+            yield running, inbox
+            running.stop.set()
