@@ -155,6 +155,9 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         # when it took effect: null while it is held (CONTRACT 2) or when it changed nothing
         "appliedAt": iso_or_none(event.get("appliedAt")),
     }
+    if event.get("refunded") is not None and currency:
+        # a refund's event: all given back so far, beside the refund's own amount
+        view["refundedAmount"] = to_wire(event["refunded"], currency)
     if event.get("duplicateOf"):
         view["duplicateOf"] = event["duplicateOf"]
     if event.get("expectedAmount") is not None:

@@ -219,7 +219,9 @@ async def test_the_merchants_refund_is_owed_to_the_provider_and_counted_by_its_w
     await driver.refund_approved(made)
     done = await driver.until(made.tx, "refunded")
     assert done["version"] == seen["version"] + 1
-    await _refunds_said(driver, made.tx)
+    said = await _refunds_said(driver, made.tx)
+    # every provider's refund events say all given back so far: 4.00, then the whole 10.00
+    assert [e["refundedAmount"] for e in said] == [4.0, 10.0], said
     again = await driver.http.post(
         f"/api/projects/{driver.project_id}/transactions/{made.tx}/refund",
         headers=bearer(driver.test_key),
@@ -227,7 +229,7 @@ async def test_the_merchants_refund_is_owed_to_the_provider_and_counted_by_its_w
     assert (again.status_code, again.json()["error"]["code"]) == (422, "invalid_transition")
 
 
-async def _refunds_said(driver: Driver, tx: str) -> None:
+async def _refunds_said(driver: Driver, tx: str) -> list[dict[str, Any]]:
     """The transaction's changes end with the part, then the rest, each told once: a provider
     that stores a refund waiting for its approval first has it as history in between, and one
     that reports a refund twice (Stripe's charge.refunded and refund.created) has the second
@@ -238,6 +240,8 @@ async def _refunds_said(driver: Driver, tx: str) -> None:
     assert said[-2:] == ["payment.partially_refunded", "payment.refunded"], [
         (e["type"], e["source"], e.get("duplicateOf"), e["appliedAt"]) for e in events
     ]
+    refunds = ("payment.partially_refunded", "payment.refunded")
+    return [e for e in events if not e.get("duplicateOf") and e["type"] in refunds][-2:]
 
 
 @pytest.mark.parametrize("provider", providers(btcpay=NO_DISPUTE))

@@ -173,9 +173,10 @@ async def test_pay_by_mail_records_a_refund_sent_by_hand(admin, http):
         ["done", "done"],
     )
     refunds = [e for e in record["events"] if e["type"].startswith("payment.")]
-    assert [(e["type"], e["amount"]) for e in refunds] == [
-        ("payment.partially_refunded", 9.99),
-        ("payment.refunded", 10.0),
+    # each refund's own amount, and all given back so far beside it
+    assert [(e["type"], e["amount"], e["refundedAmount"]) for e in refunds] == [
+        ("payment.partially_refunded", 9.99, 9.99),
+        ("payment.refunded", 10.0, 19.99),
     ]
 
 

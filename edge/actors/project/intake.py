@@ -239,6 +239,9 @@ class WebhookIntake:
             "bodySha256": hashlib.sha256(body).hexdigest(),
             "source": source,
         }
+        if tx is not None and stored_type in _REFUND_TYPES:
+            # all that was given back once this one is counted, beside the refund's own amount
+            stored["refunded"] = refunds_reported(story.steps(tx)).given_back
         if told is not None:
             # a change already told: history on the transaction, not a second event told
             stored["duplicateOf"] = told
@@ -671,6 +674,9 @@ def _flags_for(
             "refundId": refund_id,
         }
     ]
+
+
+_REFUND_TYPES = (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED)
 
 
 def _refund_type(target: Status | None) -> EventType:

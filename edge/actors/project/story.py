@@ -18,6 +18,7 @@ from edge.actors.project.ledger import Ledger
 from edge.domain import ids
 from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
 from edge.domain.events import SOURCE_NODE, EventType
+from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import ENDED, Kind, Status
 from edge.store.writer import Op
 
@@ -409,6 +410,7 @@ async def node_refund(
             id=evt_id,
             appliedAt=now if applied else None,
             amount=amount,
+            refunded=refunds_reported(steps(tx)).given_back,
             source=SOURCE_NODE,
             **fields,
         )

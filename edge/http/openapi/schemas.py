@@ -405,6 +405,11 @@ def schemas() -> dict[str, Schema]:
                 "note": {"type": "string"},
                 "resolvedBy": {"type": "string"},
                 "refundId": {"type": "string", "pattern": REFUND_ID},
+                "refundedAmount": {
+                    **AMOUNT,
+                    "description": "A refund's event: all given back so far, this refund"
+                    " counted, beside the refund's own amount.",
+                },
             },
             [
                 "id",
