@@ -6,18 +6,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Response
+from quart import Response, request
 
 from edge.dashboard import qr
 from edge.dashboard.api import Api, ApiRefused
 from edge.dashboard.site import SignedIn, api, blueprint, form_of, go, page, require
+from edge.http import sessions
+from edge.http.accounts import secure_cookies
 
 HTML = "text/html; charset=utf-8"
 
 
 async def _account_page(who: SignedIn, client: Api, status: int = 200, **shown: Any) -> Response:
     account = await client.get("/api/account")
-    context = {"enrolment": None, "recovery_codes": None, "problem": None, **shown}
+    context = {
+        "enrolment": None,
+        "recovery_codes": None,
+        "problem": None,
+        "password_changed": False,
+        **shown,
+    }
     enrolment = context["enrolment"]
     if enrolment and str(enrolment.get("otpauthUri", "")).startswith("otpauth://"):
         context["qr"] = qr.svg(enrolment["otpauthUri"])
@@ -29,7 +37,8 @@ async def _account_page(who: SignedIn, client: Api, status: int = 200, **shown: 
 async def account() -> Response:
     who = await require()
     async with api(who) as client:
-        return await _account_page(who, client)
+        changed = request.args.get("password") == "changed"
+        return await _account_page(who, client, password_changed=changed)
 
 
 @blueprint.post("/account/two-factor")
@@ -79,3 +88,22 @@ async def disable_two_factor() -> Response:
         except ApiRefused as refused:
             return await _account_page(who, client, refused.status, problem=refused.message)
     return go("/dashboard/account")
+
+
+@blueprint.post("/account/password")
+async def change_password() -> Response:
+    """A new password, with the current one (and the app's code when two-factor login is on):
+    every other session ends; this browser goes on with the new session the API opened."""
+    who = await require()
+    form = await form_of(who)
+    body = {"password": form.get("password", ""), "newPassword": form.get("newPassword", "")}
+    if form.get("code", "").strip():
+        body["code"] = form["code"].strip()
+    async with api(who) as client:
+        try:
+            answer, cookies = await client.send_for_cookies("POST", "/api/account/password", body)
+        except ApiRefused as refused:
+            return await _account_page(who, client, refused.status, problem=refused.message)
+    moved = go("/dashboard/account?password=changed")
+    sessions.set_cookies(moved, cookies[sessions.COOKIE], answer["csrfToken"], secure_cookies())
+    return moved

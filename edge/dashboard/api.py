@@ -39,11 +39,22 @@ class Api:
         body: Any = None,
         params: Mapping[str, str] | None = None,
     ) -> Any:
+        payload, _ = await self.send_for_cookies(method, path, body, params)
+        return payload
+
+    async def send_for_cookies(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+    ) -> tuple[Any, httpx.Cookies]:
+        """The answer, and the cookies it set (a new session, for the browser)."""
         response = await self._client.request(method, path, json=body, params=params)
         payload = response.json()
         if response.status_code >= 400:
             raise ApiRefused(response.status_code, payload.get("error", {}))
-        return payload
+        return payload, response.cookies
 
 
 @asynccontextmanager

@@ -24,6 +24,7 @@ from edge.http import (
     manage,
     merchant,
     operator_accounts,
+    password_change,
     password_reset,
     public,
     reference,
@@ -127,6 +128,7 @@ def create_app(ctx: NodeContext, pages: Sequence[Blueprint] = ()) -> QuartTrio:
         accounts,
         two_factor,
         password_reset,
+        password_change,
         operator_accounts,
     )
     for module in modules:

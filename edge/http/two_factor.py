@@ -57,7 +57,7 @@ def sealed_place(account_id: str) -> str:
     return f"accounts/{account_id}/totp"
 
 
-async def _signed_in() -> tuple[sessions.Session, str]:
+async def signed_in() -> tuple[sessions.Session, str]:
     """The request's session and its account's id (a session of the operator's token has no
     account)."""
     session = await sessions.current(node())
@@ -68,7 +68,7 @@ async def _signed_in() -> tuple[sessions.Session, str]:
     return session, session.account_id
 
 
-async def _still_signed_in(session: sessions.Session) -> dict[str, Any]:
+async def still_signed_in(session: sessions.Session) -> dict[str, Any]:
     """Inside a guarded change: the session's account, read with the session itself, so the
     change commits only while both are as read. A session that a logout or a password reset
     (on any node) ended meanwhile changes nothing: the change runs again and finds it gone."""
@@ -80,14 +80,14 @@ async def _still_signed_in(session: sessions.Session) -> dict[str, Any]:
     return account
 
 
-async def _account(account_id: str) -> dict[str, Any]:
+async def account_of(account_id: str) -> dict[str, Any]:
     found = await accounts.get(node(), account_id)
     if found is None:  # a session outlives no account, but say so rather than fail
         raise Unauthorized("unauthorized", "This account no longer exists.")
     return found
 
 
-async def _reauthenticated(account: dict[str, Any], body: dict[str, Any]) -> None:
+async def reauthenticated(account: dict[str, Any], body: dict[str, Any]) -> None:
     """The account's current password is in ``body``, checked against the login's limits;
     ``401 reauthentication_required`` otherwise."""
     ctx = node()
@@ -113,7 +113,7 @@ def _count_try(account: dict[str, Any]) -> None:
     ctx.manage_rates.take("login:email", account["email"])
 
 
-def _tell_owner(account: dict[str, Any], subject: str, what: str) -> None:
+def tell_owner(account: dict[str, Any], subject: str, what: str) -> None:
     """E-mail the account's owner that ``what`` happened (when the node sends e-mail): a
     change made by someone else is then seen."""
     ctx = node()
@@ -178,20 +178,20 @@ def _wrong_code() -> Unauthorized:
 
 @blueprint.get("/api/account")
 async def show_account() -> Response:
-    _, account_id = await _signed_in()
-    return json_response(account_view(await _account(account_id)), headers=NO_STORE)
+    _, account_id = await signed_in()
+    return json_response(account_view(await account_of(account_id)), headers=NO_STORE)
 
 
 @blueprint.post("/api/account/two-factor")
 async def start_enrolment() -> Response:
-    session, account_id = await _signed_in()
+    session, account_id = await signed_in()
     body = await read_json_object(optional=True)
     only(body, {"password"})
     ctx = node()
-    await _reauthenticated(await _account(account_id), body)
+    await reauthenticated(await account_of(account_id), body)
 
     async def start() -> tuple[dict[str, Any], str]:
-        account = await _still_signed_in(session)
+        account = await still_signed_in(session)
         if account.get("twoFactor"):
             raise Conflict("two_factor_enabled", "Two-factor login is on already.")
         secret = totp.secret_from(secrets.token_bytes(totp.SECRET_BYTES))
@@ -209,15 +209,15 @@ async def start_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/confirm")
 async def confirm_enrolment() -> Response:
-    session, account_id = await _signed_in()
+    session, account_id = await signed_in()
     body = await read_json_object()
     only(body, {"code"})
     code = _code_of(body)
     ctx = node()
-    _count_try(await _account(account_id))
+    _count_try(await account_of(account_id))
 
     async def confirm() -> list[str]:
-        account = await _still_signed_in(session)
+        account = await still_signed_in(session)
         pending = account.get("twoFactorPending")
         if account.get("twoFactor") or not pending:
             raise Conflict(
@@ -250,8 +250,8 @@ async def confirm_enrolment() -> Response:
         return codes
 
     codes = await accounts.guarded(ctx, confirm)
-    _tell_owner(
-        await _account(account_id), "Two-factor login is on", "Two-factor login was turned on"
+    tell_owner(
+        await account_of(account_id), "Two-factor login is on", "Two-factor login was turned on"
     )
     # the only time the recovery codes are shown
     return json_response({"twoFactor": True, "recoveryCodes": codes}, headers=NO_STORE)
@@ -259,15 +259,15 @@ async def confirm_enrolment() -> Response:
 
 @blueprint.post("/api/account/two-factor/disable")
 async def disable() -> Response:
-    session, account_id = await _signed_in()
+    session, account_id = await signed_in()
     body = await read_json_object()
     only(body, {"code", "password"})
     code = _code_of(body)
     ctx = node()
-    await _reauthenticated(await _account(account_id), body)
+    await reauthenticated(await account_of(account_id), body)
 
     async def turn_off() -> None:
-        account = await _still_signed_in(session)
+        account = await still_signed_in(session)
         if not account.get("twoFactor"):
             raise Conflict("two_factor_disabled", "Two-factor login is off already.")
         if spend_code(account, code, time.time()) is None:
@@ -275,8 +275,8 @@ async def disable() -> Response:
         await accounts.save(ctx, without_two_factor(account))
 
     await accounts.guarded(ctx, turn_off)
-    _tell_owner(
-        await _account(account_id), "Two-factor login is off", "Two-factor login was turned off"
+    tell_owner(
+        await account_of(account_id), "Two-factor login is off", "Two-factor login was turned off"
     )
     return json_response({"twoFactor": False}, headers=NO_STORE)
 
@@ -300,7 +300,7 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
         pending = await accounts.challenge(ctx, challenge) if len(challenge) <= 100 else None
         if pending is None or pending["expiresAt"] <= ctx.clock_ms():
             raise _expired()
-        account = await _account(pending["accountId"])
+        account = await account_of(pending["accountId"])
         if not accounts.credentials_hold(pending, account):  # the password changed since
             raise _expired()
         if not rated:  # a try is counted once, however often a lost race runs it again

@@ -73,3 +73,46 @@ async def test_guessing_codes_or_passwords_meets_the_login_limit(node):
     view = (await client.get("/api/account")).json()
     assert view["twoFactor"] is True
     await client.aclose()
+
+
+async def test_the_password_changes_only_with_the_current_one_and_the_code(mailing_node):
+    node, inbox = mailing_node
+    client, csrf = await signed_in(node.url, "change@example.com")
+    other, _ = await signed_in(node.url, "change@example.com")  # another browser
+    new = "a brand new password 3"
+    for body, field in (
+        ({"newPassword": new}, "password"),  # a stolen session alone
+        ({"password": "not the password", "newPassword": new}, "password"),
+    ):
+        refused = await client.post("/api/account/password", json=body, headers=csrf)
+        error = refused.json()["error"]
+        assert (refused.status_code, error["code"], error["field"]) == (
+            401,
+            "reauthentication_required",
+            field,
+        )
+    recovery = await _turned_on(client, csrf)
+    codeless = await client.post(
+        "/api/account/password", json={"password": PASSWORD, "newPassword": new}, headers=csrf
+    )
+    assert codeless.json()["error"]["field"] == "code"  # two-factor on: its code too
+    changed = await client.post(
+        "/api/account/password",
+        json={"password": PASSWORD, "newPassword": new, "code": recovery[0]},
+        headers=csrf,
+    )
+    assert changed.status_code == 200, changed.text
+    # this browser goes on with its new session; the other one is logged out
+    fresh = {"Cm-Csrf": changed.json()["csrfToken"]}
+    assert (await client.get("/api/account", headers=fresh)).status_code == 200
+    assert (await other.get("/api/account")).status_code == 401
+    logged = await other.post("/api/session", json={"email": "change@example.com", "password": new})
+    assert logged.status_code == 202  # the new password, then the second factor
+    for _ in range(200):
+        if any(m["Subject"] == "Your password was changed" for m in inbox.to("change@example.com")):
+            break
+        await trio.sleep(0.05)
+    else:
+        raise AssertionError("the owner was not e-mailed")
+    await client.aclose()
+    await other.aclose()

@@ -102,6 +102,30 @@ def paths() -> dict[str, dict[str, Operation]]:
                 },
             )
         },
+        "/api/account/password": {
+            "post": operation(
+                "changePassword",
+                "Accounts",
+                "Change the password",
+                "With the current password, and the current code of the app (or a recovery "
+                "code) when two-factor login is on (401 reauthentication_required otherwise), "
+                "each counted against the login's limits. Every session of the account ends; "
+                "this answer opens a new one for the caller. The owner is e-mailed.",
+                security=_SIGNED_IN,
+                parameters=_CSRF,
+                body=json_body(ref("PasswordChangeRequest")),
+                ok={
+                    200: json_answer(
+                        "The caller's new session.", ref("Session"), limited=True, **SESSION_COOKIES
+                    )
+                },
+                errors={
+                    401: ["reauthentication_required", "unauthorized"],
+                    403: ["csrf_failed"],
+                    429: ["rate_limited"],
+                },
+            )
+        },
         "/api/session/two-factor": {
             "post": operation(
                 "completeLogin",

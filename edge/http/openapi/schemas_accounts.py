@@ -56,6 +56,16 @@ def account_schemas() -> dict[str, Schema]:
             description="The account's current password: a stolen session alone changes"
             " nothing here.",
         ),
+        "PasswordChangeRequest": body_schema(
+            {
+                "password": _CURRENT_PASSWORD,
+                "newPassword": {"type": "string", "minLength": 10, "maxLength": 1024},
+                "code": CODE,
+            },
+            ["password", "newPassword"],
+            description="code: when two-factor login is on, the app's current code or a"
+            " recovery code.",
+        ),
         "CodeAndPasswordRequest": body_schema(
             {"code": CODE, "password": _CURRENT_PASSWORD}, ["code", "password"]
         ),
