@@ -154,10 +154,11 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     attempts,
                     mine=ownership.claim if ownership is not None else all_mine,
                 )
+                targets = StoredTargets(store, Sealer(settings.secret_key))
                 notifier = Notifier(
                     store,
                     writer,
-                    StoredTargets(store, Sealer(settings.secret_key)),
+                    targets,
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
                     notify_http,
                     wall_ms,
@@ -165,6 +166,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     counted=metrics.notification,
                     observed=activity.notification,
                     mine=ownership.claim if ownership is not None else all_mine,
+                    endpoints=targets.endpoint,
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
@@ -196,6 +198,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         send_simulated=_send_simulated,
                         ownership=ownership,
                         syncer=syncer,
+                        notifier=notifier,
                     )
 
                     async def shutdown_trigger() -> None:

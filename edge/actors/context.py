@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import trio
@@ -24,6 +24,9 @@ from edge.actors.ownership import Ownership
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.actors.sync import Syncer
+
+if TYPE_CHECKING:
+    from edge.actors.notifier import Notifier
 from edge.config import Settings
 from edge.domain.events import Simulated
 from edge.errors import Conflict
@@ -114,6 +117,7 @@ class NodeContext:
     ownership: Ownership | None = None
     # asks providers what became of payments (sync, reconcile); None in a bare context
     syncer: Syncer | None = None
+    notifier: Notifier | None = None  # its test send (the dashboard's Send a test event)
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -20,6 +20,7 @@ acknowledged meanwhile is not sent again, and an event is fanned out once.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import time
@@ -31,7 +32,8 @@ import trio
 
 from edge.actors import messages as m
 from edge.actors.ownership import OTHERS_S, all_mine
-from edge.domain import notifications, standard_webhooks
+from edge.domain import ids, notifications, standard_webhooks
+from edge.domain.timefmt import iso_ms
 from edge.errors import ContractError
 from edge.store import keys, notifyq, outbox
 from edge.store.engine import Engine
@@ -51,6 +53,8 @@ Call = Callable[[str, Any], Awaitable[Any]]
 # (project id, endpoint id, event id, now ms) -> what one attempt needs (edge.actors.
 # notify_targets), or None when nothing is owed any more
 Targets = Callable[[str, str, str, int], Awaitable[Mapping[str, Any] | None]]
+# an endpoint's address, mode and secrets in use, for a test send (``StoredTargets.endpoint``)
+Endpoints = Callable[[str, str, int], Awaitable[Mapping[str, Any] | None]]
 
 # While the node is busy answering requests the notifier starts one piece of work (an attempt,
 # or one event's fan-out) and then none for this long, whatever wakes it meanwhile (an attempt
@@ -73,7 +77,9 @@ class Notifier:
         counted: Callable[[str], None] = lambda outcome: None,
         observed: Callable[[Mapping[str, Any]], None] = lambda line: None,
         mine: Callable[[str], Awaitable[bool]] = all_mine,
+        endpoints: Endpoints | None = None,
     ) -> None:
+        self._endpoints = endpoints
         # cluster mode: only the entries of projects this node holds (``Ownership.claim``)
         self._mine = mine
         self._others = False  # the last look passed over other nodes' entries
@@ -259,6 +265,31 @@ class Notifier:
             and current["state"] == outbox.PENDING
             and current["attempts"] == entry["attempts"]
         )
+
+    async def send_test(self, project_id: str, endpoint_id: str) -> dict[str, Any] | None:
+        """A sample event (``notifications.sample_event``) posted to the endpoint now, signed as
+        every notification, once: what its server answered and how long it took. None: no such
+        endpoint. Nothing is stored or queued: a test the merchant watches, not a delivery."""
+        if self._endpoints is None:
+            return None
+        found = await self._endpoints(project_id, endpoint_id, self._clock_ms())
+        if found is None:
+            return None
+        event_id = ids.new_evt_id()
+        now = iso_ms(self._clock_ms())
+        sample = notifications.sample_event(
+            event_id, ids.new_tx_id(), project_id, found["mode"] == "test", now
+        )
+        body = json.dumps(sample, separators=(",", ":")).encode()
+        started = time.monotonic()
+        status, error = await self._post({**found, "body": body}, event_id)
+        return {
+            "eventId": event_id,
+            "status": status,
+            "error": error or None,
+            "durationMs": round((time.monotonic() - started) * 1000),
+            "delivered": notifications.succeeded(status),
+        }
 
     async def _post(self, target: Mapping[str, Any], event_id: str) -> tuple[int | None, str]:
         """(HTTP status or None, what went wrong in words)."""

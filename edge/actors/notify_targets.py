@@ -49,6 +49,20 @@ class StoredTargets:
             "failingSince": endpoint.get("failingSince"),
         }
 
+    async def endpoint(
+        self, project_id: str, endpoint_id: str, now_ms: int
+    ) -> dict[str, Any] | None:
+        """An endpoint's address, mode and secrets in use, on or off (a test send)."""
+        project = await self._store.get(keys.project(project_id))
+        endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
+        if endpoint is None:
+            return None
+        current, previous = self._secrets(project_id, endpoint)
+        in_use = [current]
+        if previous is not None and (endpoint.get("previousUntil") or 0) > now_ms:
+            in_use.append(previous)
+        return {"url": endpoint["url"], "mode": endpoint["mode"], "secrets": in_use}
+
     def _secrets(self, project_id: str, endpoint: Mapping[str, Any]) -> tuple[str, str | None]:
         key = (project_id, endpoint["id"], endpoint["updatedAt"])
         opened = self._opened.get(key)

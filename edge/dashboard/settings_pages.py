@@ -362,6 +362,18 @@ async def roll_secret(pid: str, endpoint_id: str) -> Response:
     return show_once(who, go(f"/dashboard/p/{pid}/endpoints"), shown)
 
 
+@blueprint.post("/p/<pid>/endpoints/<endpoint_id>/test")
+async def send_test(pid: str, endpoint_id: str) -> Response:
+    """A sample event posted to the endpoint now: what its server answered, shown once."""
+    who = await require()
+    await form_of(who)
+    path = f"/api/manage/projects/{pid}/endpoints/{endpoint_id}/test"
+    async with api(who) as client:
+        sent = await client.send("POST", path)
+    shown = {"what": "tested", "endpointId": endpoint_id, **sent}
+    return show_once(who, go(f"/dashboard/p/{pid}/endpoints"), shown)
+
+
 @blueprint.post("/p/<pid>/endpoints/<endpoint_id>/resend")
 async def resend(pid: str, endpoint_id: str) -> Response:
     """One event sent to the endpoint again (a server that lost or refused it)."""

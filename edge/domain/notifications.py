@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 UNMATCHED = "unmatched"
 
@@ -66,3 +67,34 @@ def disable_reason(status: int | None, failing_since_ms: int | None, now_ms: int
     if failing_since_ms is not None and now_ms - failing_since_ms >= DISABLE_AFTER_MS:
         return "the endpoint has failed for 5 days"
     return None
+
+
+TEST_MARK = "edgeTest"
+
+
+def sample_event(
+    event_id: str, tx_id: str, project_id: str, is_test: bool, now_iso: str
+) -> dict[str, Any]:
+    """What "Send a test event" posts: a normalized event of the usual shape (a 1.00 EUR
+    checkout just created, pay by mail), marked in its metadata as a test, about a transaction
+    that does not exist. It is not stored, counted or kept in the feed."""
+    return {
+        "id": event_id,
+        "projectId": project_id,
+        "provider": "manual",
+        "providerEventId": None,
+        "type": "checkout.created",
+        "txId": tx_id,
+        "subscriptionId": None,
+        "status": "pending",
+        "version": 1,
+        "amount": 1.0,
+        "currency": "EUR",
+        "isTest": is_test,
+        "customerRef": None,
+        "metadata": {TEST_MARK: "true"},
+        "occurredAt": now_iso,
+        "receivedAt": now_iso,
+        "appliedAt": now_iso,
+        "source": "node",
+    }

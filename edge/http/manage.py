@@ -20,7 +20,7 @@ from edge.domain import ids
 from edge.domain.events import Simulated
 from edge.domain.inputs import bounded_int
 from edge.domain.logfilter import status_filter
-from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found
+from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found, unavailable
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
@@ -258,6 +258,21 @@ async def replay_endpoint(project_id: str, endpoint_id: str) -> Response:
     since, event_ids = bodies.replay(await read_json_object())
     message = m.ReplayEvents(_endpoint(endpoint_id), since, event_ids)
     return json_response(await ask(await _project(project_id), message), 202, NO_STORE)
+
+
+@blueprint.post("/projects/<project_id>/endpoints/<endpoint_id>/test")
+async def test_endpoint(project_id: str, endpoint_id: str) -> Response:
+    """A sample event posted to the endpoint now, signed as every notification: what its
+    server answered. Not stored, counted or queued (``Notifier.send_test``)."""
+    bodies.only(await read_json_object(optional=True), set())
+    project_id = await _project(project_id)
+    notifier = node().notifier
+    if notifier is None:
+        raise unavailable()
+    sent = await notifier.send_test(project_id, _endpoint(endpoint_id))
+    if sent is None:
+        raise NotFound("not_found", "No endpoint with this id in this project.")
+    return json_response(sent, headers=NO_STORE)
 
 
 def _endpoint(endpoint_id: str) -> str:

@@ -10,6 +10,7 @@ import re
 
 import trio
 from dashboard.test_pages import new_project, signed_in
+from standardwebhooks.webhooks import Webhook
 from support.asgi import serve_asgi
 from support.client import MAILING_ADDRESS
 from support.merchant import Merchant
@@ -48,6 +49,23 @@ async def test_add_roll_and_send_again(node):
             page = html.unescape((await client.get(rolled.headers["location"])).text)
             second = _secret(page)
             assert second and second != first and "New signing secret" in page
+
+            # a test event: posted now, signed with the endpoint's secret, what it answered
+            tested = await client.post(
+                f"{endpoints}/{endpoint['endpointId']}/test", data={"csrf": csrf}
+            )
+            page = html.unescape((await client.get(tested.headers["location"])).text)
+            assert "Test event sent" in page and "your server answered HTTP 200" in page
+            await merchant.wait_for(1)
+            headers, body = merchant.got[0]
+            sample = Webhook(second).verify(body, headers)
+            assert (sample["type"], sample["metadata"]) == (
+                "checkout.created",
+                {"edgeTest": "true"},
+            )
+            feed = await client.get(f"/api/manage/projects/{pid}")  # nothing stored of it
+            assert feed.status_code == 200
+            merchant.got.clear()
 
             # a test checkout is told to the endpoint, then sent again from the page
             manual = {"enabled": True, "test": {"mailingAddress": MAILING_ADDRESS}}

@@ -78,6 +78,7 @@ def paths() -> dict[str, dict[str, Operation]]:
             ("DeleteEndpoint", "deleteEndpoint"),
             ("EndpointAttempts", "listEndpointAttempts"),
             ("ReplayEndpoint", "replayEndpoint"),
+            ("TestEndpoint", "testEndpoint"),
         )
     }
     key_links = {
@@ -320,6 +321,19 @@ def paths() -> dict[str, dict[str, Operation]]:
                 parameters=[PROJECT, ENDPOINT],
                 body=json_body(ref("ReplayRequest")),
                 errors={400: ["invalid_request"]},
+                tag="Notifications",
+            )
+        },
+        f"{BASE}/endpoints/{{endpointId}}/test": {
+            "post": _manage(
+                "testEndpoint",
+                "Send a test event",
+                "A sample event (a 1.00 EUR checkout.created of a transaction that does not "
+                'exist, metadata.edgeTest "true") posted to the endpoint now, signed as every '
+                "notification, once: what its server answered. Nothing is stored, counted or "
+                "queued; an endpoint that is off is tried too.",
+                {200: _answer("What the endpoint answered.", "EndpointTest")},
+                parameters=[PROJECT, ENDPOINT],
                 tag="Notifications",
             )
         },

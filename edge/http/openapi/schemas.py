@@ -1130,6 +1130,15 @@ def _manage_schemas() -> dict[str, Schema]:
                 "hasMore": {"type": "boolean"},
             }
         ),
+        "EndpointTest": object_schema(
+            {
+                "eventId": ref("EventId"),
+                "status": nullable({"type": "integer"}),
+                "error": nullable({"type": "string"}),
+                "durationMs": {"type": "integer", "minimum": 0},
+                "delivered": {"type": "boolean"},
+            }
+        ),
         "TriggerRequest": body_schema(
             {
                 "provider": PROVIDER,
