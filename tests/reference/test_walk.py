@@ -59,6 +59,7 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
             ("readyz", "/readyz"),
             ("openapi", "/openapi.json"),
             ("docs", "/docs"),
+            ("docsStyle", "/static/docs.css"),
             ("getSigningKeys", "/.well-known/cm-signing-keys"),
             ("getIcon", "/static/icons/card.svg"),
         ]:
@@ -97,6 +98,11 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         await walk.call(
             "disableTwoFactor", "/api/account/two-factor/disable", json=off, headers=csrf
         )
+        changed = {"password": account["password"], "newPassword": "a changed password 1"}
+        session = await walk.call(
+            "changePassword", "/api/account/password", json=changed, headers=csrf
+        )
+        csrf = {"Cm-Csrf": session.json()["csrfToken"]}
         await walk.call("deleteSession", "/api/session", headers=csrf)
         http.cookies.clear()
 
@@ -276,6 +282,7 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
             json={},
             headers=operator,
         )
+        await walk.call("testEndpoint", f"{project}/endpoints/{endpoint}/test", headers=operator)
         await walk.call("deleteEndpoint", f"{project}/endpoints/{endpoint}", headers=operator)
         await walk.call("getUsage", f"{project}/usage", headers=operator)
         await walk.call("listDeliveries", f"{project}/deliveries", headers=operator)
