@@ -103,6 +103,19 @@ async def test_a_merchant_runs_a_shop_from_the_dashboard(node, http, sim):
             "Tried with Stripe when saved: accepted."
         )
         shot(page, "methods-stripe-tried")
+        # a key Stripe refuses (rolled in its dashboard): said beside the field, nothing saved
+        rolled = "sk_test_rolled0123456789abcdefghij"
+        sim.refused_keys.add(rolled)
+        stripe.get_by_label("Secret key", exact=True).fill(rolled)
+        stripe.get_by_role("button", name="Save test stripe").click()
+        stripe = page.locator("section#stripe form[data-mode=test]")
+        expect(stripe.locator("#stripe-test-secretKey-error")).to_contain_text(
+            "Invalid API Key provided"
+        )
+        expect(stripe.get_by_label("Secret key", exact=True)).to_have_attribute(
+            "aria-invalid", "true"
+        )
+        shot(page, "methods-stripe-refused")
         expect(page.locator("#webhook-stripe")).to_have_text(
             f"{node.url}/webhook/stripe/{project_id}"
         )
