@@ -272,6 +272,9 @@ def test_edge_events_follow_prints_each_new_event_as_it_is_stored(process):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal, also when the suite runs in the background (a shell's
+        # background job starts with SIGINT ignored, and Python then installs no handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     ) as follower:
         assert follower.stdout is not None and follower.stderr is not None
         try:
@@ -288,7 +291,12 @@ def test_edge_events_follow_prints_each_new_event_as_it_is_stored(process):
             assert json.loads(follower.stdout.readline())["txId"] == second["txId"]
         finally:
             follower.send_signal(signal.SIGINT)
-            assert follower.wait(timeout=10) == 0  # Ctrl-C ends it quietly
+            try:
+                ended = follower.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                follower.kill()  # never left behind to hang the suite
+                raise
+            assert ended == 0  # Ctrl-C ends it quietly
         assert "Traceback" not in follower.stderr.read()
 
 
