@@ -372,7 +372,11 @@ def fold(
         late=frozenset(late),
         targets=targets,
         contradicted=contradicted(unique.values()),
-        voided=paid and any(step.yields for step in unique.values()),
+        # the node's own cancel never yields, also when the provider reports it too (Paddle's
+        # transaction.canceled after the node asked for it): money after it is late
+        voided=paid
+        and any(step.yields for step in unique.values())
+        and not any(step.own and step.payment == Status.CANCELED for step in unique.values()),
     )
 
 

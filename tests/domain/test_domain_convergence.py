@@ -296,6 +296,29 @@ def test_a_cancel_the_provider_reports_yields_to_its_payment(paid_after_s):
     assert kept is None or kept.status == S.CANCELED
 
 
+@pytest.mark.parametrize("paid_at", [-10, 5, 30])
+def test_the_nodes_own_cancel_holds_when_the_provider_reports_it_and_then_money(paid_at):
+    """The merchant canceled (the node's own act), Paddle reported the cancel it was asked
+    for, and then money came, stamped before or after: the record stays canceled, whatever a
+    refund of that money says (found by the state machine: a Paddle cancel report voided the
+    node's own cancel)."""
+    own = dataclasses.replace(step(1, 0, E.CHECKOUT_CANCELED, S.CANCELED), own=True)
+    reported = step(2, 20, E.CHECKOUT_CANCELED, S.CANCELED)
+    paid = step(3, paid_at, E.PAYMENT_SUCCEEDED, S.SUCCEEDED)
+    refund = dataclasses.replace(
+        step(4, 40, E.PAYMENT_REFUNDED, S.REFUNDED), refund=Refund(500, "re_1")
+    )
+    standing = Start(S.CANCELED, 2)
+    for arrived in itertools.permutations([reported, paid, refund]):
+        story: list[Step] = [own]
+        for one in arrived:
+            moved = advance(standing, Start(), story, [one])
+            story.append(one)
+            if moved is not None:
+                assert moved.status == S.CANCELED, (arrived, moved)
+                assert not moved.voided
+
+
 def test_a_refund_is_not_late_money():
     outcome = fold(
         [step(1, 0, E.CHECKOUT_EXPIRED, S.EXPIRED), step(2, 9, E.PAYMENT_REFUNDED, S.REFUNDED)]
