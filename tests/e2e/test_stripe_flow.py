@@ -296,4 +296,4 @@ async def test_edge_trigger_sends_a_signed_event_through_the_pipeline(node, admi
         capture_stderr=True,
         check=False,
     )
-    assert unknown.returncode == 1 and b"supported" in unknown.stderr
+    assert unknown.returncode == 1 and b"sends no simulated payment.teleported" in unknown.stderr

@@ -60,6 +60,12 @@ parameters = {{ "body.returnUrl" = "{SHOP}/account" }}
 include-operation-id = ["patchProject", {provider_ops}]
 parameters = {{ "path.projectId" = "{scratch_id}" }}
 
+# the path for any other provider name: links inferred from a project's providers fill it
+# with one of the node's own, which its schema refuses (that name has its own operation above)
+[[operations]]
+include-operation-id = "putProvider"
+phases.stateful.enabled = false
+
 [[operations]]
 include-operation-id = "deleteProduct"
 parameters = {{ "path.productId" = "scratch" }}
