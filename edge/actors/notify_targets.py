@@ -38,13 +38,9 @@ class StoredTargets:
         event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
         if event is None:
             return None
-        current, previous = self._secrets(project_id, endpoint)
-        in_use = [current]
-        if previous is not None and (endpoint.get("previousUntil") or 0) > now_ms:
-            in_use.append(previous)
         return {
             "url": endpoint["url"],
-            "secrets": in_use,
+            "secrets": self._in_use(project_id, endpoint, now_ms),
             "body": json.dumps(event_view(event), separators=(",", ":")).encode(),
             "failingSince": endpoint.get("failingSince"),
         }
@@ -57,11 +53,16 @@ class StoredTargets:
         endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
         if endpoint is None:
             return None
+        secrets = self._in_use(project_id, endpoint, now_ms)
+        return {"url": endpoint["url"], "mode": endpoint["mode"], "secrets": secrets}
+
+    def _in_use(self, project_id: str, endpoint: Mapping[str, Any], now_ms: int) -> list[str]:
+        """The secrets a delivery is signed with now: the current one, and a rolled one for
+        its 24 hours."""
         current, previous = self._secrets(project_id, endpoint)
-        in_use = [current]
         if previous is not None and (endpoint.get("previousUntil") or 0) > now_ms:
-            in_use.append(previous)
-        return {"url": endpoint["url"], "mode": endpoint["mode"], "secrets": in_use}
+            return [current, previous]
+        return [current]
 
     def _secrets(self, project_id: str, endpoint: Mapping[str, Any]) -> tuple[str, str | None]:
         key = (project_id, endpoint["id"], endpoint["updatedAt"])

@@ -84,21 +84,28 @@ async def save_product(pid: str) -> str | Response:
 @blueprint.post("/p/<pid>/products/<product_id>/delete")
 async def delete_product(pid: str, product_id: str) -> Response:
     who = await require()
-    form = await form_of(who)
-    asking = await unconfirmed(
+    return await _deleted_when_confirmed(
         who,
-        form,
+        await form_of(who),
+        f"/api/manage/projects/{pid}/products/{product_id}",
         title="Delete this product?",
         sentence=f"{product_id} is no longer sold: a button or link for it stops working."
         " Payments already made keep it.",
         verb="Yes, delete it",
         back=f"/dashboard/p/{pid}/products",
     )
+
+
+async def _deleted_when_confirmed(
+    who: SignedIn, form: dict[str, str], path: str, **asked: str
+) -> Response:
+    """``DELETE path`` once the merchant confirmed it (``unconfirmed``), then back."""
+    asking = await unconfirmed(who, form, **asked)
     if asking is not None:
         return asking
     async with api(who) as client:
-        await client.send("DELETE", f"/api/manage/projects/{pid}/products/{product_id}")
-    return go(f"/dashboard/p/{pid}/products")
+        await client.send("DELETE", path)
+    return go(asked["back"])
 
 
 # -- payment methods ------------------------------------------------------------------------
@@ -271,21 +278,16 @@ async def create_key(pid: str) -> str | Response:
 @blueprint.post("/p/<pid>/keys/<key_id>/revoke")
 async def revoke_key(pid: str, key_id: str) -> Response:
     who = await require()
-    form = await form_of(who)
-    asking = await unconfirmed(
+    return await _deleted_when_confirmed(
         who,
-        form,
+        await form_of(who),
+        f"/api/manage/projects/{pid}/keys/{key_id}",
         title="Revoke this key?",
         sentence=f"Key {key_id} stops working at once: a backend that still uses it is refused"
         " from now on. This cannot be undone.",
         verb="Yes, revoke it",
         back=f"/dashboard/p/{pid}/keys",
     )
-    if asking is not None:
-        return asking
-    async with api(who) as client:
-        await client.send("DELETE", f"/api/manage/projects/{pid}/keys/{key_id}")
-    return go(f"/dashboard/p/{pid}/keys")
 
 
 # -- notification endpoints ------------------------------------------------------------------
@@ -389,21 +391,16 @@ async def resend(pid: str, endpoint_id: str) -> Response:
 @blueprint.post("/p/<pid>/endpoints/<endpoint_id>/remove")
 async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
     who = await require()
-    form = await form_of(who)
-    asking = await unconfirmed(
+    return await _deleted_when_confirmed(
         who,
-        form,
+        await form_of(who),
+        f"/api/manage/projects/{pid}/endpoints/{endpoint_id}",
         title="Remove this notification endpoint?",
         sentence=f"{endpoint_id} is told of no further event. This cannot be undone: to hear"
         " again, add it anew (with a new signing secret).",
         verb="Yes, remove it",
         back=f"/dashboard/p/{pid}/endpoints",
     )
-    if asking is not None:
-        return asking
-    async with api(who) as client:
-        await client.send("DELETE", f"/api/manage/projects/{pid}/endpoints/{endpoint_id}")
-    return go(f"/dashboard/p/{pid}/endpoints")
 
 
 # -- the button ------------------------------------------------------------------------------

@@ -1,7 +1,16 @@
 """A provider set up wrong is told before any buyer meets it: saving credentials tries them
 with the provider (each provider's cheapest authenticated read, against its simulator, which
 refuses as the provider does), names the field at fault, and stores nothing; a provider that
-cannot be asked leaves them saved and says they are not proven yet."""
+cannot be asked leaves them saved and says they are not proven yet.
+
+How each simulator refuses is the provider's published behaviour: Stripe answers 401 "Invalid
+API Key provided: sk_test_****" (docs.stripe.com/api/errors); Paddle 403 ``invalid_token``
+"Invalid or revoked API key." (developer.paddle.com/errors/shared/invalid_token); PayPal 404
+``INVALID_RESOURCE_ID`` for a webhook id its app does not have (Show webhook details,
+developer.paypal.com/docs/api/webhooks/v1); BTCPay Server answers ``GET
+/api/v1/api-keys/current`` with the key's permissions, which include one another as its
+policy definitions say (btcpayserver: GreenfieldApiKeysController.cs,
+BTCPayServerServices.cs)."""
 
 from __future__ import annotations
 
