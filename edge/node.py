@@ -207,7 +207,9 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
                     if ownership is not None and beating is not None:
                         ownership.leases.address = url
-                        await beating.start(ownership.run, registry.forget, registry.quiet)
+                        await beating.start(
+                            ownership.run, registry.forget, registry.quiet, registry.let_go
+                        )
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
@@ -271,11 +273,13 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
             " (and libpq5), or unset EDGE_STORE for the embedded store"
         ) from None
 
+    from edge.store.notices import Notices
+
     async with open_postgres_store(settings.store_url) as pg:
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
-        yield pg, Ownership(leases)
+        yield pg, Ownership(leases, notices=Notices(pg.pool, pg.outage))
 
 
 @asynccontextmanager
@@ -311,7 +315,7 @@ async def _load_owned(
     back when there is no such project)."""
     if not ids.is_project_id(project_id):
         raise project_not_found()
-    epoch = await ownership.take(project_id)
+    epoch = await ownership.take(project_id, ask=True)  # a request: HAProxy sends it here
     try:
         return await ProjectActor.load(ctx, project_id, ref, epoch)
     except ContractError:

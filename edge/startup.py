@@ -10,6 +10,7 @@ from pathlib import Path
 import lmdb
 
 from edge.config import ConfigError, data_dir_problem
+from edge.store.grants import MissingGrant
 from edge.store.sealcheck import WrongSealingKey
 from edge.store.writer import StoreUnavailable
 
@@ -26,7 +27,7 @@ def why_not_started(exc: BaseException, host: str, port: int, data_dir: Path) ->
     """The line for ``exc`` (as raised out of ``trio.run``), or None for a fault of the node's
     own."""
     leaf = _leaf(exc)
-    if isinstance(leaf, ConfigError | WrongSealingKey):
+    if isinstance(leaf, ConfigError | WrongSealingKey | MissingGrant):
         return str(leaf)
     if isinstance(leaf, OSError) and _raised_in(leaf, "_listening"):
         # the node binds before it serves: name the address

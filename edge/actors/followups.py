@@ -40,7 +40,7 @@ import trio
 
 from edge.actors import messages as m
 from edge.actors.ownership import OTHERS_S, all_mine
-from edge.errors import ContractError
+from edge.errors import ContractError, Unavailable
 from edge.providers import refunding
 from edge.providers.base import (
     REFUND,
@@ -168,7 +168,9 @@ class FollowUpWorker:
             self._wakeup = trio.Event()
             try:
                 wait_s = await self._work_the_queue()
-            except Exception:  # the store failed: entries stay pending for the next pass
+            except Unavailable:  # the store's outage is logged once, by the store
+                wait_s = STORE_RETRY_S
+            except Exception:  # entries stay pending for the next pass
                 log.exception("follow-up queue: a pass failed; trying again")
                 wait_s = STORE_RETRY_S
             with trio.move_on_after(wait_s):

@@ -34,7 +34,7 @@ from edge.actors import messages as m
 from edge.actors.ownership import OTHERS_S, all_mine
 from edge.domain import ids, notifications, standard_webhooks
 from edge.domain.timefmt import iso_ms
-from edge.errors import ContractError
+from edge.errors import ContractError, Unavailable
 from edge.store import keys, notifyq, outbox
 from edge.store.engine import Engine
 from edge.store.env import Contended
@@ -109,7 +109,9 @@ class Notifier:
                 self._wakeup = trio.Event()
                 try:
                     wait_s = await self._start_due(nursery)
-                except Exception:  # the store failed: entries stay pending for the next pass
+                except Unavailable:  # the store's outage is logged once, by the store
+                    wait_s = STORE_RETRY_S
+                except Exception:  # entries stay pending for the next pass
                     log.exception("notification queue: a pass failed; trying again")
                     wait_s = STORE_RETRY_S
                 with trio.move_on_after(wait_s):
@@ -220,6 +222,8 @@ class Notifier:
         endpoint = entry["params"]["endpointId"]
         try:
             await self._deliver(entry)
+        except Unavailable:  # the store's outage is logged once; the entry stays pending
+            pass
         except Exception:  # the store could not record it: the entry stays pending
             log.exception("notification %s: the attempt could not be recorded", entry["id"])
         finally:

@@ -24,16 +24,30 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import trio
 
 from edge.errors import Unavailable
-from edge.store.leases import LeaseHeld, Leases
+from edge.store.leases import Lease, LeaseHeld, Leases
+
+if TYPE_CHECKING:
+    from edge.store.notices import Notices
 
 log = logging.getLogger("edge.cluster")
 
 OTHERS_S = 1.0  # a queue worker's next look while due entries are other nodes' to attempt
+# A hand-over: the holder says it is handing over within ACK_S (else it is taken for dead or
+# paused, and not asked again for a third of a lease), lets the project's started work finish
+# for up to GRACE_S, then frees the lease; the asker waits for that up to WAIT_S.
+ACK_S = 0.5
+GRACE_S = 1.0
+WAIT_S = GRACE_S + 1.0
+# A project handed away is not asked back for this long: a request that reached the old
+# holder in the moment HAProxy switched is answered 503 (retryable: its retry goes to the new
+# one), not a hand-over back and forth.
+AWAY_S = 2.0
 
 
 async def all_mine(project_id: str) -> bool:
@@ -41,17 +55,42 @@ async def all_mine(project_id: str) -> bool:
     return True
 
 
+class _Asked:
+    """A hand-over this node asked for: what the holder has said so far."""
+
+    __slots__ = ("holder", "handing", "free")
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        self.handing = trio.Event()
+        self.free = trio.Event()
+
+
 class Ownership:
-    def __init__(self, leases: Leases, clock: Callable[[], float] = trio.current_time) -> None:
+    def __init__(
+        self,
+        leases: Leases,
+        clock: Callable[[], float] = trio.current_time,
+        notices: Notices | None = None,
+    ) -> None:
         self.leases = leases
         self._clock = clock
+        self._notices = notices
         self._until: dict[str, float] = {}  # project id -> end of its lease, by our clock
         # project id -> until when its work is taken to be another node's (``claim``)
         self._elsewhere: dict[str, float] = {}
+        self._away: dict[str, float] = {}  # project id -> until when not asked back
+        self._silent: dict[str, float] = {}  # node id -> until when not asked (it never said)
+        self._asked: dict[str, _Asked] = {}  # project id -> a hand-over this node waits for
+        self._handing: set[str] = set()  # projects this node is handing over now
         self.lost = 0  # leases lost (taken over, moved, drained, expired unrenewed)
+        self.handed = 0  # projects handed over to another node on its asking
+        self.taken = 0  # projects taken over from another node on this one's asking
 
-    async def take(self, project_id: str) -> int:
-        """This node's lease of the project (its epoch), or a retryable 503."""
+    async def take(self, project_id: str, *, ask: bool = False) -> int:
+        """This node's lease of the project (its epoch), or a retryable 503. ``ask``: a live
+        lease of another node is asked for (a request for the project reached this node, so
+        HAProxy sends it here now): the holder hands it over in well under a second."""
         epoch = self.leases.epoch(project_id)
         if epoch is not None and self.held(project_id):
             return epoch
@@ -59,13 +98,90 @@ class Ownership:
         try:
             lease = await self.leases.acquire(project_id)
         except LeaseHeld as held:
-            raise Unavailable(
-                "unavailable",
-                f"This project is served by node {held.owner} now; retry.",
-                retryable=True,
-            ) from None
+            handed = await self._asked_for(project_id, held.owner) if ask else None
+            if handed is None:
+                raise Unavailable(
+                    "unavailable",
+                    f"This project is served by node {held.owner} now; retry.",
+                    retryable=True,
+                ) from None
+            lease = handed
         self._until[project_id] = asked + self.leases.lease_s
         return lease.epoch
+
+    async def _asked_for(self, project_id: str, holder: str) -> Lease | None:
+        """The lease, handed over by ``holder`` on this node's asking; None if it did not
+        (no word from it: dead or paused, its lease runs out on its own)."""
+        now = self._clock()
+        if (
+            self._notices is None
+            or now < self._away.get(project_id, -math.inf)
+            or now < self._silent.get(holder, -math.inf)
+            or project_id in self._asked
+        ):
+            return None
+        self._asked[project_id] = asked = _Asked(holder)
+        try:
+            await self._notices.send(f"want {project_id} {holder} {self.leases.node_id}")
+            with trio.move_on_after(ACK_S):
+                await asked.handing.wait()
+            if not asked.handing.is_set():
+                self._silent[holder] = self._clock() + self.leases.lease_s / 3
+                return None
+            with trio.move_on_after(WAIT_S):
+                await asked.free.wait()
+            lease = await self.leases.acquire(project_id)  # missed ``free``: try all the same
+        except (LeaseHeld, Unavailable):
+            return None
+        finally:
+            del self._asked[project_id]
+        self.taken += 1
+        log.info("cluster: took %s over from node %s on asking", project_id, holder)
+        return lease
+
+    def heard(self, payload: str, hand_over: Callable[[str, str], None]) -> None:
+        """A notice from ``edge.store.notices``: ``want P HOLDER ASKER`` (hand ``P`` over,
+        if this node is ``HOLDER``), ``handing P HOLDER`` and ``free P HOLDER`` (the answers
+        to an asking)."""
+        word, project_id, holder, *rest = payload.split(" ") + ["", ""]
+        if word == "want" and holder == self.leases.node_id and rest[0]:
+            hand_over(project_id, rest[0])
+            return
+        asked = self._asked.get(project_id)
+        if asked is None or asked.holder != holder:
+            return
+        if word == "handing":
+            asked.handing.set()
+        elif word == "free":
+            asked.handing.set()
+            asked.free.set()
+
+    async def hand_over(
+        self, project_id: str, asker: str, let_go: Callable[[str, float], Awaitable[None]]
+    ) -> None:
+        """Another node was asked for the project: finish its started work here (up to
+        ``GRACE_S``; ``let_go`` drops its actor), end the lease, and say so."""
+        notices = self._notices
+        if notices is None or project_id in self._handing:
+            return
+        me = self.leases.node_id
+        self._handing.add(project_id)
+        try:
+            if self.leases.epoch(project_id) is None:  # not this node's (any more): go ahead
+                await notices.send(f"free {project_id} {me}")
+                return
+            await notices.send(f"handing {project_id} {me}")
+            await let_go(project_id, GRACE_S)
+            self._until.pop(project_id, None)
+            self._away[project_id] = self._elsewhere[project_id] = self._clock() + AWAY_S
+            await self.leases.release(project_id)
+            await notices.send(f"free {project_id} {me}")
+            self.handed += 1
+            log.info("cluster: handed %s over to node %s on its asking", project_id, asker)
+        except Unavailable:
+            pass  # the store is out of reach (told once, by the store): the lease runs out
+        finally:
+            self._handing.discard(project_id)
 
     async def claim(self, project_id: str) -> bool:
         """Is the project's queued work this node's? Yes while it holds the lease; a lease no
@@ -100,6 +216,8 @@ class Ownership:
         """Renew every lease held; the projects lost (dropped here)."""
         asked = self._clock()
         self._elsewhere = {p: t for p, t in self._elsewhere.items() if t > asked}
+        self._away = {p: t for p, t in self._away.items() if t > asked}
+        self._silent = {n: t for n, t in self._silent.items() if t > asked}
         lost = await self.leases.heartbeat()
         for project_id in lost:
             self._until.pop(project_id, None)
@@ -112,13 +230,31 @@ class Ownership:
         self,
         forget: Callable[[str], None],
         quiet: Callable[[str, float], bool],
+        let_go: Callable[[str, float], Awaitable[None]],
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Beat until cancelled. ``quiet(project_id, for_s)``: nothing of the project here has
-        moved for ``for_s`` (its lease is given back); ``forget(project_id)`` drops its actor."""
+        """Beat until cancelled, and hand projects over when asked. ``quiet(project_id,
+        for_s)``: nothing of the project here has moved for ``for_s`` (its lease is given
+        back); ``forget(project_id)`` drops its actor; ``let_go(project_id, grace_s)`` lets
+        its started work finish (up to ``grace_s``), then drops it."""
         await self.leases.heartbeat()  # the node is listed alive from its start
-        task_status.started()
+        async with trio.open_nursery() as nursery:
+            if self._notices is not None:
+
+                def hand_over(project_id: str, asker: str) -> None:
+                    nursery.start_soon(self.hand_over, project_id, asker, let_go)
+
+                await nursery.start(
+                    self._notices.listen, lambda payload: self.heard(payload, hand_over)
+                )
+            task_status.started()
+            await self._beat_forever(forget, quiet)
+
+    async def _beat_forever(
+        self, forget: Callable[[str], None], quiet: Callable[[str, float], bool]
+    ) -> None:
+        failing = False
         while True:
             await trio.sleep(self.leases.lease_s / 3)
             try:
@@ -131,8 +267,11 @@ class Ownership:
                 lost = await self.beat()
             except Unavailable:
                 # PostgreSQL out of reach: the leases run out by our own clock (``held``)
-                log.warning("cluster: heartbeat failed; leases lapse unless renewed in time")
+                if not failing:
+                    log.warning("cluster: heartbeat failed; leases lapse unless renewed in time")
+                failing = True
                 continue
+            failing = False
             for project_id in lost:
                 log.info("cluster: lost the lease of %s; its actor is dropped", project_id)
                 forget(project_id)

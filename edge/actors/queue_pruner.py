@@ -11,6 +11,7 @@ from functools import partial
 
 import trio
 
+from edge.errors import Unavailable
 from edge.store import notifyq, outbox
 from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
@@ -37,7 +38,9 @@ async def prune_queues(
                 while ops := await batch(clock_ms()):
                     await writer.write(ops)
                     deleted += len(ops)
-        except Exception:  # the store failed: what is expired stays until the next pass
+        except Unavailable:  # the store's outage is logged once, by the store
+            pass
+        except Exception:  # what is expired stays until the next pass
             log.exception("pruning the queues failed; trying again in %.0f s", every_s)
         if deleted:
             log.info("pruned %d expired queue records", deleted)

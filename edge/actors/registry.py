@@ -41,6 +41,8 @@ from edge.errors import ContractError, Internal, Unavailable
 
 log = logging.getLogger("edge.actors")
 
+LET_GO_LOOK_S = 0.005
+
 Reply = Callable[[Any], None]
 
 
@@ -152,6 +154,7 @@ class ActorRegistry:
         self._call_timeout_s = call_timeout_s
         self._entries: dict[str, _Entry] = {}
         self._loading: dict[str, trio.Event] = {}  # projects whose actor is being loaded
+        self._leaving: set[str] = set()  # projects being handed to another node (``let_go``)
         self._closing = False
         self.stopping = False  # long polls answer at once from now on
         self._sweeping: trio.CancelScope | None = None
@@ -183,6 +186,10 @@ class ActorRegistry:
         still taken while the node drains, so nothing started is left half-done."""
         if self._closing and not internal:
             raise Unavailable("unavailable", "The node is shutting down.", retryable=True)
+        if project_id in self._leaving and not internal:
+            raise Unavailable(
+                "unavailable", "The project is moving to another node; retry.", retryable=True
+            )
         entry = self._entries.get(project_id)
         if entry is not None and self._held is not None and not self._held(project_id, entry.actor):
             self.forget(project_id)
@@ -323,6 +330,23 @@ class ActorRegistry:
             and not entry.rebuild
             and entry.actor.idle()
         )
+
+    async def let_go(self, project_id: str, grace_s: float) -> None:
+        """Hand the project to another node: new messages are refused (retryable), long polls
+        answered, started work finishes (up to ``grace_s``: what is left after has its writes
+        refused by the store, fenced), then the actor is dropped."""
+        self._leaving.add(project_id)
+        try:
+            with trio.move_on_after(grace_s):
+                while project_id in self._loading or not self.quiet(project_id, 0.0):
+                    entry = self._entries.get(project_id)
+                    if entry is not None:
+                        entry.actor.release_waiters()
+                    # a hand-over is rare: a short look beats sharing ``drain``'s event
+                    await trio.sleep(LET_GO_LOOK_S)
+            self.forget(project_id)
+        finally:
+            self._leaving.discard(project_id)
 
     def forget(self, project_id: str) -> None:
         """Drop the project's actor: its lease is another node's now. Its parked long polls are

@@ -52,6 +52,7 @@ import trio
 from psycopg import sql
 
 from edge.errors import Unavailable
+from edge.store import grants
 from edge.store.codec import unpack
 from edge.store.env import (
     DATABASES,
@@ -63,6 +64,7 @@ from edge.store.env import (
     prefix_end,
 )
 from edge.store.keys import PROJECT_ID_LEN
+from edge.store.outage import Outage
 from edge.store.writer import StoreUnavailable
 
 log = logging.getLogger("edge.store")
@@ -145,8 +147,9 @@ class StaleEpoch(Unavailable):
 class ConnectionPool:
     """At most ``size`` connections (autocommit), each used by one worker thread at a time."""
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, url: str, size: int, outage: Outage | None = None) -> None:
         self.url = url
+        self.outage = outage or Outage()
         self._limiter = trio.CapacityLimiter(size)
         self._idle: list[psycopg.Connection[Any]] = []
         self._closed = False
@@ -156,21 +159,43 @@ class ConnectionPool:
         return await trio.to_thread.run_sync(self._run, work, limiter=self._limiter)
 
     def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        conn = self._idle.pop() if self._idle else _connect(self.url)
         try:
-            return work(conn)
+            conn = self._take()
+        except StoreUnavailable as exc:
+            self.outage.failed(exc.__cause__ or exc)
+            raise
+        try:
+            done = work(conn)
         except psycopg.OperationalError as exc:
+            self.outage.failed(exc)
+            if conn.broken:  # the server restarted: the idle ones are as dead, not yet told
+                self.close_idle()
             raise _unavailable(exc) from exc
         finally:
             if self._closed or conn.broken:
                 conn.close()
             else:
                 self._idle.append(conn)
+        self.outage.ok()
+        return done
+
+    def _take(self) -> psycopg.Connection[Any]:
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return _connect(self.url)
+
+    def close_idle(self) -> None:
+        while True:
+            try:
+                conn = self._idle.pop()  # other threads pop too: no look before
+            except IndexError:
+                return
+            conn.close()
 
     def close(self) -> None:
         self._closed = True
-        while self._idle:
-            self._idle.pop().close()
+        self.close_idle()
 
 
 class PostgresStore:
@@ -181,7 +206,8 @@ class PostgresStore:
     def __init__(self, url: str, *, fence: Fence | None = None, readers: int = 4) -> None:
         self.url = url
         self.fence = fence
-        self.pool = ConnectionPool(url, readers)
+        self.outage = Outage()
+        self.pool = ConnectionPool(url, readers, self.outage)
         self._writer: psycopg.Connection[Any] | None = None  # the writer thread's own
 
     def disk_room(self) -> None:
@@ -264,6 +290,10 @@ class PostgresStore:
                 puts.setdefault(db, []).append((key, value))
         try:
             conn = self._writer_connection()
+        except StoreUnavailable as exc:
+            self.outage.failed(exc.__cause__ or exc)
+            raise
+        try:
             with conn.transaction(), conn.cursor() as cursor:
                 _check_expected(cursor, expected)
                 self._check_fence(cursor, final, asserted)
@@ -273,7 +303,9 @@ class PostgresStore:
                 for db, keys_ in gone.items():
                     cursor.execute(_DELETE[db], (keys_,), prepare=True)
         except psycopg.OperationalError as exc:
+            self.outage.failed(exc)
             raise _unavailable(exc) from exc
+        self.outage.ok()
 
     def _check_fence(
         self,
@@ -337,8 +369,7 @@ def _connect(url: str) -> psycopg.Connection[Any]:
 def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
     """PostgreSQL out of reach, out of room or shutting down: the caller may retry. The
     answer's words are fixed: PostgreSQL's own (addresses, settings of the connection string)
-    go to the log only, by their class and SQLSTATE."""
-    log.warning("store: PostgreSQL failed: %s (SQLSTATE %s)", type(exc).__name__, exc.sqlstate)
+    stay out of it; the outage goes to the log once (``edge.store.outage``)."""
     failure = StoreUnavailable(
         "unavailable", "The store cannot be reached or cannot write now; retry later."
     )
@@ -347,10 +378,32 @@ def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
 
 
 def create_schema(conn: psycopg.Connection[Any]) -> None:
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        for statement in SCHEMA:
-            conn.execute(statement)
+    """The store's tables, made if missing; ``MissingGrant`` if the role may not make or use
+    them."""
+    tables = [*(f"store_{db}" for db in TABLES), "nodes", "leases"]
+    there = conn.execute(
+        "SELECT count(to_regclass(t)) FROM unnest(%s::text[]) AS t", (tables,)
+    ).fetchone()
+    # made already (by another role, perhaps): CREATE ... IF NOT EXISTS would still need CREATE
+    if there is None or there[0] < len(tables):
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                for statement in SCHEMA:
+                    conn.execute(statement)
+        except psycopg.errors.InsufficientPrivilege:
+            raise grants.cannot_create(conn.info.user, conn.info.dbname) from None
+    # one right at a time: given several, has_table_privilege asks for any of them
+    refused = [
+        table
+        for (table,) in conn.execute(
+            "SELECT t FROM unnest(%s::text[]) AS t, unnest(%s::text[]) AS r"
+            " GROUP BY t HAVING NOT bool_and(has_table_privilege(t, r)) ORDER BY t",
+            (tables, grants.TABLE_RIGHTS.split(", ")),
+        ).fetchall()
+    ]
+    if refused:
+        raise grants.cannot_use(conn.info.user, refused)
 
 
 def _expect(

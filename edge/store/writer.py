@@ -187,6 +187,8 @@ class StoreWriter:
                 continue
             if isinstance(error, Contended):  # a lost race its caller settles, not a fault
                 log.info("commit of %d tickets: an expectation did not hold", len(group))
+            elif isinstance(error, StoreUnavailable) and hasattr(self._store, "outage"):
+                pass  # an engine that tells its outages once (``edge.store.outage``)
             else:
                 log.error("commit of %d tickets failed: %r", len(group), error.__cause__ or error)
             if len(group) == 1:

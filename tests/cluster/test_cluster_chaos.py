@@ -17,6 +17,7 @@ project is served again, the time it took measured against the lease.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import random
@@ -45,8 +46,14 @@ from edge.sim.stripe import StripeSimulator, event_for_trigger  # noqa: E402
 
 LEASE_S = 2.0
 PROJECTS = 9
-RUN_S = 24.0
+RUN_S = 34.0
 KILL_AT, STOP_AT, CONT_AT = 4.0, 9.0, 16.0
+# the killed node back on its address, into HAProxy's hash once its checks pass (2 of them,
+# 2 s apart): its projects are handed to it by the nodes that covered for them
+RETURN_AT = 19.0
+RETURN_BOUND_S = 1.0  # the longest a project may be refused while a node returns
+# PostgreSQL stopped and started again: cleanly, then as a crash
+RESTARTS = ((26.0, "fast"), (30.0, "immediate"))
 TRY_S = 4.0  # a request gives up after this long (a stopped node answers nothing)
 RETRY_S = 0.1  # after a retryable refusal: the lease moves within LEASE_S
 OUTAGE_BOUND_S = 3 * 2.0 + LEASE_S + TRY_S + 2.0
@@ -111,6 +118,28 @@ class Shop:
     stored_unanswered: int = 0  # deliveries stored by an attempt whose answer never came
     served: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     refused: Counter[tuple[str, int]] = field(default_factory=Counter)  # (kind, code); 0: none
+    refusals: list[float] = field(default_factory=list)  # when each refused request began
+    answers: list[float] = field(default_factory=list)  # when each request answered 2xx began
+
+    def note(self, kind: str, began: float, code: int) -> None:
+        """A request of ``kind`` begun at ``began`` answered ``code`` (0: no answer)."""
+        if 200 <= code < 300:
+            self.served[kind].append(time.monotonic())
+            self.answers.append(began)
+        else:
+            self.refused[kind, code] += 1
+            self.refusals.append(began)
+
+    def longest_refusal(self, since: float, until: float) -> float:
+        """The longest the project was refused, from a refused request begun in the window
+        to the next request begun after it that was answered."""
+        answers = sorted(self.answers)
+        longest = 0.0
+        for began in self.refusals:
+            if since <= began < until:
+                after = bisect.bisect_right(answers, began)
+                longest = max(longest, (answers[after] if after < len(answers) else until) - began)
+        return longest
 
     def longest_outage(self, kind: str) -> float:
         """The longest time the project went without a request of ``kind`` answered."""
@@ -172,6 +201,7 @@ async def _checkout(
     shop.keys += 1
     key = f"{shop.project_id}-{shop.keys}"
     while time.monotonic() < until + 2 * TRY_S:
+        began = time.monotonic()
         try:
             answer = await http.post(
                 f"/api/checkout/{provider}/{shop.project_id}",
@@ -180,14 +210,13 @@ async def _checkout(
                 timeout=TRY_S,
             )
         except httpx.TransportError:
-            shop.refused["checkout", 0] += 1
+            shop.note("checkout", began, 0)
             continue
+        shop.note("checkout", began, answer.status_code)
         if answer.status_code == 201:
             body: dict[str, Any] = answer.json()
             shop.acknowledged[key] = body["txId"]
-            shop.served["checkout"].append(time.monotonic())
             return body
-        shop.refused["checkout", answer.status_code] += 1
         _retryable(answer)
         await trio.sleep(RETRY_S)
     return None
@@ -241,6 +270,7 @@ async def _deliver(
     a 2xx (no answer in time included) until answered; False if given up. (Stripe's retries
     are hours apart; these are RETRY_S apart, to fit the run.)"""
     while time.monotonic() < until + 2 * TRY_S:
+        began = time.monotonic()
         try:
             answer = await http.post(
                 f"/webhook/stripe/{shop.project_id}",
@@ -249,10 +279,10 @@ async def _deliver(
                 timeout=TRY_S,
             )
         except httpx.TransportError:
-            shop.refused["webhook", 0] += 1
+            shop.note("webhook", began, 0)
             continue
+        shop.note("webhook", began, answer.status_code)
         if 200 <= answer.status_code < 300:
-            shop.served["webhook"].append(time.monotonic())
             got = answer.json()
             assert got["received"] is True, got
             # every answer to one event id names the one stored event
@@ -262,7 +292,6 @@ async def _deliver(
                 shop.stored_unanswered += 1
             delivery.stored_as = got["eventId"]
             return True
-        shop.refused["webhook", answer.status_code] += 1
         _retryable(answer)
         await trio.sleep(RETRY_S)
     return False
@@ -298,13 +327,14 @@ async def _read_status(
     the last one sent by its answer (pay-by-mail: pending, nothing moves it), or a retryable
     refusal."""
     least = payment.acked if payment else 0
+    began = time.monotonic()
     try:
         answer = await http.get(f"/status/{shop.project_id}/{tx_id}", timeout=TRY_S)
     except httpx.TransportError:
-        shop.refused["status", 0] += 1
+        shop.note("status", began, 0)
         return
+    shop.note("status", began, answer.status_code)
     if answer.status_code != 200:
-        shop.refused["status", answer.status_code] += 1
         _retryable(answer)
         await trio.sleep(RETRY_S)
         return
@@ -312,7 +342,6 @@ async def _read_status(
     record = answer.json()
     assert record["id"] == tx_id, record
     assert record["status"] in STATUSES[least : most + 1], (record, least, most)
-    shop.served["status"].append(time.monotonic())
 
 
 async def _served_again(http: httpx.AsyncClient, shop: Shop, tx_id: str) -> None:
@@ -327,8 +356,8 @@ async def _served_again(http: httpx.AsyncClient, shop: Shop, tx_id: str) -> None
         await trio.sleep(RETRY_S)  # nothing announces the move: ask again
 
 
-async def test_kill_and_pause_lose_nothing_and_every_project_is_served_again(
-    tmp_path, pg_url
+async def test_kill_pause_return_and_restarts_lose_nothing_and_serve_every_project_again(
+    tmp_path, postgres, pg_url
 ) -> None:
     names = ("n1", "n2", "n3")
     config = tmp_path / "edge.toml"
@@ -371,11 +400,19 @@ async def test_kill_and_pause_lose_nothing_and_every_project_is_served_again(
                 nodes[1].proc.send_signal(signal.SIGSTOP)
                 await trio.sleep(CONT_AT - STOP_AT)
                 nodes[1].proc.send_signal(signal.SIGCONT)
+                await trio.sleep(RETURN_AT - CONT_AT)
+                returned_at = time.monotonic()
+                nodes[0] = await trio.to_thread.run_sync(_returned, nodes[0])
+                at = RETURN_AT
+                for restart_at, mode in RESTARTS:
+                    await trio.sleep(restart_at - at)
+                    await trio.to_thread.run_sync(postgres.restart, mode)
+                    at = restart_at
             for shop in shops:
                 assert shop.acknowledged, (shop.project_id, shop.refused)
                 await _served_again(http, shop, next(iter(shop.acknowledged.values())))
                 await _lost_nothing(http, shop)
-            _report_and_bound(shops, nodes)
+            _report_and_bound(shops, nodes, returned_at)
     finally:
         for node in nodes:
             if node.proc is not None and node.proc.poll() is None:
@@ -414,7 +451,13 @@ async def _lost_nothing(http: httpx.AsyncClient, shop: Shop) -> None:
         assert status in STATUSES[payment.acked : payment.sent + 1], (payment, status)
 
 
-def _report_and_bound(shops: list[Shop], nodes: list[NodeProcess]) -> None:
+def _returned(killed: NodeProcess) -> NodeProcess:
+    """The killed node started again on its data dir and its address (HAProxy's server)."""
+    port = killed.url.rsplit(":", 1)[1]
+    return NodeProcess(killed.data_dir, killed.env, args=("--port", port)).start()
+
+
+def _report_and_bound(shops: list[Shop], nodes: list[NodeProcess], returned_at: float) -> None:
     checkouts = sum(len(s.acknowledged) for s in shops)
     paid = sum(len(s.payments) for s in shops)
     webhooks = sum(1 for s in shops for d in s.deliveries if d.stored_as is not None)
@@ -424,13 +467,18 @@ def _report_and_bound(shops: list[Shop], nodes: list[NodeProcess]) -> None:
     refused = sum((s.refused for s in shops), Counter())
     outage = {k: max(s.longest_outage(k) for s in shops) for k in ("checkout", "webhook", "status")}
     fenced = sum(_fence_refusals(node.log) for node in nodes)
+    # from the node's start until the first restart of PostgreSQL
+    window = (returned_at, returned_at + RESTARTS[0][0] - RETURN_AT)
+    on_return = max(s.longest_refusal(*window) for s in shops)
+    handed = sum(_handed(node.log) for node in nodes)
     print(
         f"cluster: {checkouts} checkouts acknowledged ({paid} Stripe); {webhooks} webhook"
         f" deliveries acknowledged ({unanswered} stored by an attempt left unanswered),"
         f" {redelivered} redeliveries answered as duplicates; {reads} status reads answered;"
         f" refused on the way {dict(sorted(refused.items()))}; the longest a project went"
         f" unserved: {', '.join(f'{k} {v:.1f} s' for k, v in outage.items())}"
-        f" (lease {LEASE_S} s); commits refused by the fence: {fenced}"
+        f" (lease {LEASE_S} s); commits refused by the fence: {fenced}; a node's return:"
+        f" {handed} projects handed over, the longest a project was refused {on_return:.2f} s"
     )
     assert checkouts >= PROJECTS * 5
     assert webhooks >= PROJECTS * 5
@@ -440,6 +488,11 @@ def _report_and_bound(shops: list[Shop], nodes: list[NodeProcess]) -> None:
     # checks 2 s apart), the lease running out, a request timing out
     for kind, longest in outage.items():
         assert longest <= OUTAGE_BOUND_S, (kind, longest)
+    assert handed >= 1
+    assert on_return <= RETURN_BOUND_S, on_return
+    for node in nodes:  # PostgreSQL's restarts told in a line each way, never a traceback
+        said = node.log.read_text(errors="replace")
+        assert "Traceback" not in said, said
 
 
 async def _every(
@@ -460,6 +513,11 @@ async def _every(
         after = body.get("next") if body.get("hasMore", True) else None
         if not after:
             return items
+
+
+def _handed(log: Path) -> int:
+    """Projects a node handed over on another's asking (its log says so)."""
+    return log.read_text(errors="replace").count("on its asking")
 
 
 def _fence_refusals(log: Path) -> int:

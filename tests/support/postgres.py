@@ -76,6 +76,9 @@ class PostgresServer:
             str(self.binaries / "initdb"),
             *("-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"),
         )
+        self._start()
+
+    def _start(self) -> None:
         fsync = "on" if self.fsync else "off"
         options = f"-k {self.socket_dir} -c listen_addresses='' -c fsync={fsync}"
         self._run(
@@ -83,8 +86,15 @@ class PostgresServer:
             *("-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w", "start"),
         )
 
-    def stop(self) -> None:
-        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+    def stop(self, mode: str = "fast") -> None:
+        """``fast``: every session ended, a clean shutdown; ``immediate``: as a crash (the
+        next start replays the WAL)."""
+        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def restart(self, mode: str = "fast") -> None:
+        """Stopped in ``mode``, then started again as it was first started."""
+        self.stop(mode)
+        self._start()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@/{database}?host={self.socket_dir}"
