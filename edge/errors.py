@@ -107,9 +107,11 @@ class PayloadTooLarge(ContractError):
 
 
 class RequestTimeout(ContractError):
-    """The request's body came too slowly (CONTRACT 8): the connection is closed after it."""
+    """The request's body came too slowly (CONTRACT 8): the connection is closed after it. The
+    same request sent again at a client's pace is served: retryable."""
 
     code_default = "request_timeout"
+    retryable_default = True
 
 
 class UnsupportedMediaType(ContractError):

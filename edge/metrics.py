@@ -57,6 +57,13 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self._loop_lag = Histogram(
+            "edge_loop_lag_seconds",
+            "How late the event loop ran a task due every 0.1 s: what any request waited for"
+            " the loop; over 0.1 s, the node stood still (client deadlines do not count it)",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5),
+            registry=self.registry,
+        )
         # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
         # under a lock with each call; the routes and statuses are few
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
@@ -73,6 +80,9 @@ class Metrics:
         count, latency = children
         count.inc()
         latency.observe(seconds)
+
+    def loop_lag(self, seconds: float) -> None:
+        self._loop_lag.observe(seconds)
 
     def webhook(self, provider: str, outcome: str) -> None:
         self._webhooks.labels(provider, outcome).inc()

@@ -47,6 +47,7 @@ from edge.config import NODE_FILE, ConfigError, Settings
 from edge.domain import ids, notifications, smtp
 from edge.domain.egress import unreachable_reason
 from edge.domain.events import Simulated
+from edge.domain.stalls import Stalls
 from edge.errors import ContractError, Unavailable, project_not_found
 from edge.http import button
 from edge.http.app import asgi_app
@@ -135,6 +136,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 held=None if ownership is None else partial(_serves, ownership),
             ) as registry:
                 attempts = AttemptWatch()
+                stalls = Stalls(trio.current_time())
                 load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
                 syncer = Syncer(
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
@@ -199,6 +201,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         ownership=ownership,
                         syncer=syncer,
                         notifier=notifier,
+                        stalls=stalls,
                     )
 
                     async def shutdown_trigger() -> None:
@@ -211,6 +214,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                             ownership.run, registry.forget, registry.quiet, registry.let_go
                         )
                     async with trio.open_nursery() as owed:
+                        owed.start_soon(_tick, stalls, metrics)
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
                         await owed.start(prune_queues, store, writer, wall_ms)
@@ -230,6 +234,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                                     KEEP_ALIVE_S,
                                     settings.header_timeout_s,
                                 ),
+                                stalls,
                             )
                             # What start-up made lives as long as the node: out of the
                             # collector's sight, so a full collection under load walks only
@@ -321,6 +326,13 @@ async def _load_owned(
     except ContractError:
         await ownership.give_back(project_id)
         raise
+
+
+async def _tick(stalls: Stalls, metrics: Metrics) -> None:
+    """The loop's lag, a tick every ``stalls.tick_s``: its stalls and ``/metrics``' figure."""
+    while True:
+        await trio.sleep(stalls.tick_s)
+        metrics.loop_lag(stalls.tick(trio.current_time()))
 
 
 async def run_node(

@@ -28,11 +28,11 @@ in one write rather than two or three: the bytes of one answer go out in one seg
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -43,7 +43,8 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, LifespanState
 from hypercorn.utils import ShutdownError, raise_shutdown, repr_socket_addr
 
-from edge.domain.deadlines import HEADERS, IDLE, RequestClock
+from edge.domain.deadlines import BUSY, HEADERS, IDLE, RequestClock
+from edge.domain.stalls import Stalls
 from edge.errors import RequestTimeout
 from edge.http.errors import status_of
 from edge.http.jsonio import API_VERSION, JSON_TYPE, dumps
@@ -104,21 +105,50 @@ class GatedListener(trio.abc.Listener[trio.SocketStream]):
 
 
 class _Watched(trio.abc.HalfCloseableStream):
-    """A client's socket stream that tells its clock when a request's first bytes come."""
+    """A client's socket stream that keeps its clock's deadline on every read: when a
+    request's first bytes come, and whenever the connection falls idle or busy
+    (``deadline_moved``). A read cut at the deadline closes the connection (``scope``) only if
+    the client is late once the node's own stalls are taken off: bytes sent while the node
+    stood still were sent on time."""
 
-    def __init__(self, stream: trio.SocketStream, clock: RequestClock, scope: trio.CancelScope):
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        clock: RequestClock,
+        scope: trio.CancelScope,
+        stalls: Stalls,
+    ):
         self._stream = stream
         self._clock = clock
         self._scope = scope
-        self.socket = stream.socket  # Hypercorn reads the peer's address here
+        self._stalls = stalls
+        self._reading: trio.CancelScope | None = None
+        self.socket = getattr(stream, "socket", None)  # Hypercorn reads the peer's address here
+
+    def _due(self) -> float:
+        clock = self._clock
+        if clock.phase is BUSY:
+            return math.inf
+        return clock.deadline + self._stalls.since(clock.since, trio.current_time())
+
+    def deadline_moved(self) -> None:
+        if self._reading is not None:
+            self._reading.deadline = self._due()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        while True:
+            with trio.CancelScope(deadline=self._due()) as reading:
+                self._reading = reading
+                try:
+                    data = await self._stream.receive_some(max_bytes)
+                finally:
+                    self._reading = None
+            if not reading.cancelled_caught:
+                break
+            if trio.current_time() >= self._due():  # the client's own lateness
+                self._scope.cancel()
+                await trio.lowlevel.checkpoint()  # raises Cancelled
         clock = self._clock
-        # Headers that came whole in one read never get here (Hypercorn has made the request
-        # and the clock is busy before reading again): only those in parts move the deadline.
-        if clock.phase is HEADERS and self._scope.deadline != clock.deadline:
-            self._scope.deadline = clock.deadline
-        data = await self._stream.receive_some(max_bytes)
         if data and clock.phase is IDLE:
             clock.received(trio.current_time())
         return data
@@ -183,12 +213,17 @@ class _Connection(TCPServer):
         clock: RequestClock,
         scope: trio.CancelScope,
         idle: IdleConnections,
-        *args: Any,
+        watched: _Watched,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        state: LifespanState,
     ) -> None:
-        super().__init__(*args)
+        super().__init__(app, config, context, state, watched)  # type: ignore[arg-type]
         self._clock = clock
         self._scope = scope
         self._idle = idle
+        self._watched = watched
         self.idle_task = _NoIdleTimer()  # type: ignore[assignment]
         self._head_due = False  # a request began: the next bytes out are its answer's head
         self._held = b""
@@ -209,12 +244,13 @@ class _Connection(TCPServer):
         elif isinstance(event, Updated):
             clock, scope = self._clock, self._scope
             if event.idle:
-                scope.deadline = clock.idle(trio.current_time())
+                clock.idle(trio.current_time())
                 self._idle.idle(scope)
             else:
-                scope.deadline = clock.busy()
+                clock.busy()
                 self._idle.busy(scope)
                 self._head_due = True
+            self._watched.deadline_moved()
         else:
             if isinstance(event, Closed) and self._held:
                 held, self._held = self._held, b""
@@ -247,18 +283,19 @@ def connection_handler(
     gate: ConnectionGate,
     limits: ConnectionLimits,
     idle: IdleConnections,
+    stalls: Stalls,
 ) -> Callable[[trio.SocketStream], Awaitable[None]]:
     """What serves one admitted connection; its place in ``gate`` is given back when it ends
     (``trio.serve_listeners`` closes the socket)."""
 
     async def handle(stream: trio.SocketStream) -> None:
         clock = RequestClock(limits.keep_alive_s, limits.header_timeout_s, trio.current_time())
-        scope = trio.CancelScope(deadline=clock.deadline)
+        scope = trio.CancelScope()  # cancelled by its reads' deadlines (``_Watched``)
         try:
             with scope:
                 idle.idle(scope)  # until its first request
-                watched = _Watched(stream, clock, scope)
-                connection = _Connection(clock, scope, idle, app, config, context, state, watched)
+                watched = _Watched(stream, clock, scope, stalls)
+                connection = _Connection(clock, scope, idle, watched, app, config, context, state)
                 await connection.run()
             if scope.cancelled_caught and clock.phase is HEADERS:
                 with trio.move_on_after(_LATE_ANSWER_S), _CLIENT_GONE:
@@ -276,11 +313,14 @@ async def serve(
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[None]],
     limits: ConnectionLimits,
+    stalls: Stalls | None = None,
     *,
     task_status: trio.TaskStatus[ConnectionGate] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on the bound plain-HTTP ``sockets`` until ``shutdown_trigger`` returns,
-    as ``worker_serve`` does; then give open requests ``graceful_timeout`` to finish."""
+    as ``worker_serve`` does; then give open requests ``graceful_timeout`` to finish.
+    ``stalls``: the node's own pauses (ticked elsewhere), which no client deadline counts."""
+    stalls = stalls or Stalls(trio.current_time())
     lifespan_state: LifespanState = {}
     lifespan = Lifespan(app, config, lifespan_state)
     context = WorkerContext(None)
@@ -298,7 +338,7 @@ async def serve(
             task_status.started(gate)
             state = ConnectionState(lifespan_state.copy())
             idle = IdleConnections()
-            handler = connection_handler(app, config, context, state, gate, limits, idle)
+            handler = connection_handler(app, config, context, state, gate, limits, idle, stalls)
             try:
                 async with trio.open_nursery(strict_exception_groups=True) as nursery:
                     nursery.start_soon(raise_shutdown, shutdown_trigger)

@@ -11,7 +11,8 @@ from hypercorn.events import RawData, Updated
 from hypercorn.trio.worker_context import WorkerContext
 
 from edge.domain.deadlines import RequestClock
-from edge.serving import IdleConnections, _Connection
+from edge.domain.stalls import Stalls
+from edge.serving import IdleConnections, _Connection, _Watched
 
 HEAD = b"HTTP/1.1 200 \r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n"
 
@@ -25,7 +26,8 @@ def connection(writes: list[bytes]) -> tuple[_Connection, trio.CancelScope, Idle
     stream.send_all_hook = noted
     clock = RequestClock(5.0, 10.0, trio.current_time())
     scope, idle = trio.CancelScope(deadline=clock.deadline), IdleConnections()
-    made = _Connection(clock, scope, idle, None, Config(), WorkerContext(None), {}, stream)
+    watched = _Watched(stream, clock, scope, Stalls(trio.current_time()))  # type: ignore[arg-type]
+    made = _Connection(clock, scope, idle, watched, None, Config(), WorkerContext(None), {})
     return made, scope, idle
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from edge.actors.notifier import Notifier
 from edge.config import Settings
 from edge.domain.events import Simulated
+from edge.domain.stalls import Stalls
 from edge.errors import Conflict
 from edge.mailer import Mailer
 from edge.metrics import Metrics
@@ -118,6 +119,8 @@ class NodeContext:
     # asks providers what became of payments (sync, reconcile); None in a bare context
     syncer: Syncer | None = None
     notifier: Notifier | None = None  # its test send (the dashboard's Send a test event)
+    # the node's own pauses (edge.domain.stalls): deadlines on clients never count them
+    stalls: Stalls | None = None
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -23,18 +23,20 @@ IDLE, HEADERS, BUSY = "idle", "headers", "busy"
 class RequestClock:
     """One connection's phase and the deadline that goes with it."""
 
-    __slots__ = ("keep_alive_s", "header_timeout_s", "phase", "deadline")
+    __slots__ = ("keep_alive_s", "header_timeout_s", "phase", "deadline", "since")
 
     def __init__(self, keep_alive_s: float, header_timeout_s: float, now: float) -> None:
         self.keep_alive_s = keep_alive_s
         self.header_timeout_s = header_timeout_s
         self.phase = IDLE
         self.deadline = now + keep_alive_s
+        self.since = now  # when the phase began
 
     def idle(self, now: float) -> float:
         """The last answer is out and the connection waits for another request."""
         self.phase = IDLE
         self.deadline = now + self.keep_alive_s
+        self.since = now
         return self.deadline
 
     def received(self, now: float) -> float:
@@ -43,6 +45,7 @@ class RequestClock:
         if self.phase is IDLE:
             self.phase = HEADERS
             self.deadline = now + self.header_timeout_s
+            self.since = now
         return self.deadline
 
     def busy(self) -> float:

@@ -50,6 +50,7 @@ def asgi_app(ctx: NodeContext, pages: Sequence[Blueprint] = ()) -> ASGIFramework
             ctx.load,
             ctx.metrics,
             ctx.activity,
+            ctx.stalls,
         ),
     )
 

@@ -32,6 +32,7 @@ import trio
 from edge.activity import ActivityLog
 from edge.actors.context import Load
 from edge.domain.deadlines import body_deadline
+from edge.domain.stalls import Stalls
 from edge.errors import ContractError, Internal, RequestTimeout
 from edge.http import cors
 from edge.http.asgi import ASGIApp, Disconnected, Headers, Message, Receive, Scope, Send, encode
@@ -72,8 +73,11 @@ class Middleware:
         load: Load | None = None,
         metrics: Metrics | None = None,
         activity: ActivityLog | None = None,
+        stalls: Stalls | None = None,
     ):
         self.app = app
+        # the node's own pauses, which a body's pace never pays for (edge.domain.stalls)
+        self.stalls = stalls or Stalls(trio.current_time())
         self.body_min_rate = body_min_rate
         self.body_grace_s = body_grace_s
         self.load = load or Load()
@@ -140,14 +144,19 @@ class Middleware:
                     # the body has been read: what a framework waits for now is the client's
                     # disconnect, for as long as the handler works (no body pace to keep)
                     return await receive_body()
-                due = body_deadline(begun, received, self.body_min_rate, self.body_grace_s)
-                with trio.move_on_at(due) as late:
-                    message = await receive_body()
-                if late.cancelled_caught:
-                    raise RequestTimeout(
-                        "request_timeout",
-                        f"The body came slower than {self.body_min_rate:.0f} bytes a second.",
-                    )
+                paced = body_deadline(begun, received, self.body_min_rate, self.body_grace_s)
+                stalls = self.stalls
+                while True:
+                    due = paced + stalls.since(begun, trio.current_time())
+                    with trio.move_on_at(due) as late:
+                        message = await receive_body()
+                    if not late.cancelled_caught:
+                        break
+                    if trio.current_time() >= paced + stalls.since(begun, trio.current_time()):
+                        raise RequestTimeout(
+                            "request_timeout",
+                            f"The body came slower than {self.body_min_rate:.0f} bytes a second.",
+                        )
                 received += len(message.get("body", b""))
                 if message["type"] != "http.request" or not message.get("more_body", False):
                     body_unread = False  # read to its end, or nothing more will come

@@ -222,6 +222,7 @@ async def test_a_body_slower_than_the_least_rate_is_answered_408_and_closed(stri
             nursery.cancel_scope.cancel()
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b"connection: close" in answer.lower() and b'"request_timeout"' in answer
+    assert b'"retryable":true' in answer  # sent again at a client's pace, it is served
 
 
 async def test_a_body_at_a_fair_rate_is_taken(strict_node):

@@ -54,6 +54,8 @@ async def test_metrics_parse_and_move_with_requests_webhooks_and_commits(admin, 
     assert moved("edge_webhooks_total", provider="stripe", outcome="no_matching_signature") == 1
     assert moved("edge_commits_total") >= 2 and value(after, "edge_actors") >= 1
     assert value(after, "edge_notifications_pending") == 0
+    # the loop's lag, ticked every 0.1 s while the node runs
+    assert value(after, "edge_loop_lag_seconds_count") >= 1
 
 
 async def test_metrics_are_for_the_operator(admin, http):
