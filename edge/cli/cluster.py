@@ -1,8 +1,12 @@
-"""``edge cluster``: cluster mode's operator commands. ``nodes`` and ``leases`` read the shared
-PostgreSQL store (``--store``, else ``EDGE_STORE``); ``move`` hands a project's lease to a named
+"""``edge cluster``: cluster mode's operator commands. ``init`` prepares a new store and gives the
+keys every node shares (``edge.cli.cluster_init``); ``nodes`` and ``leases`` read the shared
+PostgreSQL store (``--url``, else ``EDGE_STORE``); ``move`` hands a project's lease to a named
 node (fencing out its holder at once) and pins it there in HAProxy; ``drain`` ends every lease of
 a node. ``haproxy-config`` prints the configuration that routes each project to one node;
-``pins``, ``pin`` and ``unpin`` change HAProxy's routing live, through its runtime API."""
+``pins``, ``pin`` and ``unpin`` change HAProxy's routing live, through its runtime API.
+
+For every other command ``--url`` is a node's address; here, where a command talks to the store
+and not to a node, it is the store's (``--store``, its first name, still works)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Any, TypeVar
 import trio
 
 from edge.cli.client import CliError, show
+from edge.cli.cluster_init import check_role, init
 from edge.cli.parsing import Subcommands, add_group
 from edge.cluster.haproxy import PROJECT_ID, Node, RuntimeApi, render
 from edge.domain.terminal import printable
@@ -30,6 +35,25 @@ DEFAULT_SOCKET = "/run/haproxy/admin.sock"
 
 def add_commands(commands: Subcommands) -> None:
     group = add_group(commands, "cluster", "several nodes behind HAProxy: routing and pins")
+    first = _command(
+        group,
+        "init",
+        init,
+        "once, before the first node: the store's tables, and the keys every node shares",
+        store=True,
+        json=False,
+    )
+    first.add_argument(
+        "--data",
+        metavar="DATA_DIR",
+        help="share the keys this node's data dir holds (secret.key, signing-key.pem, "
+        "admin-token; a store copied from it) instead of making new ones",
+    )
+    first.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="write the keys to PATH (made with mode 0600, never overwritten), not to stdout",
+    )
     config = _command(
         group,
         "haproxy-config",
@@ -45,7 +69,13 @@ def add_commands(commands: Subcommands) -> None:
         metavar="NAME=HOST:PORT",
         help="a node, once for each (its name is HAProxy's server name)",
     )
-    config.add_argument("--bind", default="*:80", help="where HAProxy listens (default *:80)")
+    config.add_argument(
+        "--bind",
+        default="*:80",
+        metavar="HOST:PORT",
+        help="where HAProxy listens (default *:80, a port only root may bind: 127.0.0.1:8000, "
+        "say, for HAProxy run as another user)",
+    )
     _command(group, "pins", _pins, "the projects pinned to a node", haproxy=True)
     _command(
         group,
@@ -132,16 +162,25 @@ def _command(
         parser.add_argument(positional)
     if store:
         parser.add_argument(
+            "--url",
             "--store",
+            dest="store",
+            metavar="postgresql://...",
             default=os.environ.get("EDGE_STORE"),
-            help="the cluster's PostgreSQL (postgresql://...), default EDGE_STORE",
+            help="the cluster's PostgreSQL store, as its nodes' EDGE_STORE (default EDGE_STORE)",
         )
     if haproxy:
-        parser.add_argument("--pins-map", default=DEFAULT_PINS, help=f"default {DEFAULT_PINS}")
+        parser.add_argument(
+            "--pins-map",
+            default=DEFAULT_PINS,
+            metavar="PATH",
+            help=f"HAProxy's map of pinned projects (default {DEFAULT_PINS})",
+        )
         parser.add_argument(
             "--haproxy-socket",
             default=DEFAULT_SOCKET,
-            help=f"admin socket, default {DEFAULT_SOCKET}",
+            metavar="PATH",
+            help=f"HAProxy's admin socket (default {DEFAULT_SOCKET})",
         )
     if json:
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -163,8 +202,8 @@ def _haproxy_config(args: argparse.Namespace) -> int:
         text = render(
             nodes,
             bind=args.bind,
-            pins_map=Path(args.pins_map),
-            admin_socket=Path(args.haproxy_socket),
+            pins_map=Path(args.pins_map).absolute(),
+            admin_socket=Path(args.haproxy_socket).absolute(),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -173,7 +212,8 @@ def _haproxy_config(args: argparse.Namespace) -> int:
 
 
 def _api(args: argparse.Namespace) -> RuntimeApi:
-    return RuntimeApi(Path(args.haproxy_socket), Path(args.pins_map))
+    # absolute, as haproxy-config writes them: HAProxy names a map by the path it was given
+    return RuntimeApi(Path(args.haproxy_socket).absolute(), Path(args.pins_map).absolute())
 
 
 def _pins(args: argparse.Namespace) -> int:
@@ -198,7 +238,7 @@ def _unpin(args: argparse.Namespace) -> int:
 def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
     """``work(pool)`` on the cluster's store; its failures as one line."""
     if not args.store or not str(args.store).startswith(("postgresql://", "postgres://")):
-        raise CliError("give the cluster's store: --store postgresql://... or EDGE_STORE")
+        raise CliError("give the cluster's store: --url postgresql://... or EDGE_STORE")
     try:
         from edge.store.postgres import ConnectionPool
     except ImportError:
@@ -208,12 +248,17 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
 
     import psycopg
 
+    from edge.store.grants import MissingGrant
     from edge.store.postgres import create_schema
+
+    def prepare(conn: Any) -> None:
+        check_role(conn)
+        create_schema(conn)  # a new cluster's store may have no tables yet
 
     async def run() -> T:
         pool = ConnectionPool(args.store, 1)
         try:
-            await pool.run(create_schema)  # a new cluster's store has no tables yet
+            await pool.run(prepare)
             return await work(pool)
         finally:
             pool.close()
@@ -221,10 +266,17 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
     try:
         return trio.run(run)
     except Unavailable:
-        raise CliError("cannot reach the cluster's store (--store / EDGE_STORE)") from None
+        raise CliError("cannot reach the cluster's store (--url / EDGE_STORE)") from None
+    except MissingGrant as exc:  # a right taken away since check_role looked
+        raise CliError(str(exc)) from None
+    except psycopg.errors.InsufficientPrivilege:
+        raise CliError(
+            "the store's role may not make or use its tables: run edge cluster init --url ... "
+            "once, as that role (it names the grant missing)"
+        ) from None
     except psycopg.Error as exc:
         raise CliError(
-            f"{_postgres_failure(exc)} (check --store / EDGE_STORE and the role's rights)"
+            f"{_postgres_failure(exc)} (check --url / EDGE_STORE and the role's rights)"
         ) from None
 
 
