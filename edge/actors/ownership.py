@@ -13,6 +13,10 @@ actors of the projects lost are dropped.
   nothing from the actor's memory once it wakes: the registry drops the actor and takes the
   lease anew, or answers 503. An actor of an epoch taken anew since (a queue worker's
   ``claim``) is dropped too, so the next message is served under the new epoch.
+- ``take(ask=True)`` (a request reached this node, so HAProxy sends the project here now) asks
+  the holder of a live lease to hand it over, through ``edge.store.notices``; ``hand_over``
+  is the holder's side: it finishes the project's started work (``let_go``), ends the lease and
+  says so. A holder that says nothing within ``ACK_S`` keeps its lease to its end (503).
 - ``run`` beats every ``lease_s / 3``: gives back the leases of projects that have been
   quiet here for a lease's length (no request, nothing pending), dropping their actors, so a
   project HAProxy now sends elsewhere (a node back from a restart, a pin) is taken up there
