@@ -10,7 +10,7 @@ import sys
 
 import httpx
 import trio
-from support.client import Admin, bearer, manual_shop
+from support.client import Admin, Shop, bearer, manual_shop
 from support.cluster_nodes import cluster_node
 from support.postgres import execute, expire_lease, require_psycopg
 from support.waits import until
@@ -27,6 +27,14 @@ async def _lease(pg_url: str, project_id: str) -> tuple[str, int]:
     return rows[0]
 
 
+async def _checkout(admin: Admin, node: httpx.AsyncClient) -> tuple[Shop, str]:
+    """A pay-by-mail shop and a checkout of it, both through ``node``."""
+    shop = await manual_shop(admin)
+    created = await node.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+    assert created.status_code == 201, created.text
+    return shop, created.json()["txId"]
+
+
 async def test_a_request_on_another_node_is_handed_over_at_once(tmp_path, pg_url) -> None:
     """HAProxy sends a project to the node that came back into its hash: that node asks the
     holder, which lets the project go (its actor dropped, its lease ended) and says so, and the
@@ -39,11 +47,8 @@ async def test_a_request_on_another_node_is_handed_over_at_once(tmp_path, pg_url
         httpx.AsyncClient(base_url=b.url) as to_b,
     ):
         admin = Admin(a.url, a.ctx.settings.admin_token)
-        shop = await manual_shop(admin)
+        shop, tx_id = await _checkout(admin, to_a)
         pid = shop.project_id
-        created = await to_a.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
-        assert created.status_code == 201, created.text
-        tx_id = created.json()["txId"]
         _, epoch = await _lease(pg_url, pid)
 
         moved = await to_b.get(f"/status/{pid}/{tx_id}")
@@ -77,11 +82,8 @@ async def test_a_holder_that_does_not_answer_keeps_its_lease_to_its_end(
         httpx.AsyncClient(base_url=b.url) as to_b,
     ):
         admin = Admin(a.url, a.ctx.settings.admin_token)
-        shop = await manual_shop(admin)  # set up through node a: node a serves it
+        shop, tx_id = await _checkout(admin, to_a)  # set up through node a: node a serves it
         pid = shop.project_id
-        created = await to_a.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})
-        assert created.status_code == 201, created.text
-        tx_id = created.json()["txId"]
         assert (await to_a.get(f"/status/{pid}/{tx_id}")).json()["status"] == "pending"
         owner, epoch = await _lease(pg_url, pid)
         assert owner == "node-a"

@@ -14,6 +14,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from support.nodes import node_settings
+from support.raw_http import read_answer
 from support.waits import until
 
 from edge.config import Settings
@@ -26,17 +27,6 @@ EARLY = [
     b"POST /webhook/nope/prj_0000000000000000 HTTP/1.1\r\nHost: x\r\n",
     b"PUT /status/prj_0000000000000000/tx_01JD0000000000000000000001 HTTP/1.1\r\nHost: x\r\n",
 ]
-
-
-async def read_answer(stream: trio.SocketStream) -> bytes:
-    data = b""
-    with trio.fail_after(5):
-        while b"\r\n\r\n" not in data:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
 
 
 @pytest.mark.parametrize("head", EARLY)

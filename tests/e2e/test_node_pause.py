@@ -12,19 +12,9 @@ from urllib.parse import urlsplit
 import trio
 from support.client import Admin, manual_shop
 from support.nodes import NodeProcess
+from support.raw_http import read_answer
 
 PAUSE_S = 3.0  # longer than a body's free first 2 s (CONTRACT 8)
-
-
-async def _answer(stream: trio.SocketStream) -> bytes:
-    data = b""
-    with trio.fail_after(20):
-        while b"\r\n\r\n" not in data:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
 
 
 def _paused(node: NodeProcess) -> None:
@@ -56,7 +46,7 @@ async def test_a_body_sent_on_time_while_the_node_stood_still_is_read(tmp_path) 
             await stream.send_all(body[10:])  # on time: well within the pace
             await trio.sleep(PAUSE_S)
             _woken(node)
-            answer = await _answer(stream)
+            answer = await read_answer(stream, 20)
         assert answer.startswith(b"HTTP/1.1 201"), answer
     finally:
         _woken(node)
@@ -72,14 +62,14 @@ async def test_a_request_sent_on_an_idle_connection_while_the_node_stood_still_i
         ask = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
         async with await trio.open_tcp_stream(url.hostname, url.port) as stream:
             await stream.send_all(ask)
-            assert (await _answer(stream)).startswith(b"HTTP/1.1 200")
+            assert (await read_answer(stream, 20)).startswith(b"HTTP/1.1 200")
             await trio.sleep(1.0)  # idle for a while, then the node stops
             _paused(node)
             await trio.sleep(0.5)
             await stream.send_all(ask)  # 1.5 s into the 5 s: on time
             await trio.sleep(5.0)  # the 5 s run out while the node stands still
             _woken(node)
-            answer = await _answer(stream)
+            answer = await read_answer(stream, 20)
         assert answer.startswith(b"HTTP/1.1 200"), answer
     finally:
         _woken(node)
