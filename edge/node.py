@@ -214,7 +214,6 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                             ownership.run, registry.forget, registry.quiet, registry.let_go
                         )
                     async with trio.open_nursery() as owed:
-                        owed.start_soon(_tick, stalls, metrics)
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
                         await owed.start(prune_queues, store, writer, wall_ms)
@@ -235,6 +234,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                                     settings.header_timeout_s,
                                 ),
                                 stalls,
+                                metrics.loop_lag,
                             )
                             # What start-up made lives as long as the node: out of the
                             # collector's sight, so a full collection under load walks only
@@ -326,13 +326,6 @@ async def _load_owned(
     except ContractError:
         await ownership.give_back(project_id)
         raise
-
-
-async def _tick(stalls: Stalls, metrics: Metrics) -> None:
-    """The loop's lag, a tick every ``stalls.tick_s``: its stalls and ``/metrics``' figure."""
-    while True:
-        await trio.sleep(stalls.tick_s)
-        metrics.loop_lag(stalls.tick(trio.current_time()))
 
 
 async def run_node(

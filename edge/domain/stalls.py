@@ -21,11 +21,14 @@ KEPT_S = 3600.0  # stalls remembered: longer than any deadline that asks about t
 
 
 class Stalls:
-    __slots__ = ("tick_s", "_last", "_stalls", "count", "total_s")
+    __slots__ = ("tick_s", "_last", "_stalls", "count", "total_s", "paused")
 
     def __init__(self, now: float, tick_s: float = TICK_S) -> None:
         self.tick_s = tick_s
         self._last = now
+        # no ticking while no deadline asks (no client connected): an idle node wakes for
+        # nothing; ``resume`` starts the count afresh before the next deadline asks
+        self.paused = False
         self._stalls: deque[tuple[float, float]] = deque()  # (ended at, how long)
         self.count = 0
         self.total_s = 0.0
@@ -42,10 +45,19 @@ class Stalls:
             self._stalls.popleft()
         return lag
 
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self, now: float) -> None:
+        """Ticking again from ``now``: the time paused was no stall."""
+        if self.paused:
+            self.paused = False
+            self._last = now
+
     def since(self, start: float, now: float) -> float:
         """How long the node stood still between ``start`` and ``now``, the stall under way
         included (only its part after ``start``)."""
-        ongoing = now - self._last - self.tick_s
+        ongoing = 0.0 if self.paused else now - self._last - self.tick_s
         stood = now - max(start, now - ongoing) if ongoing > STALL_S else 0.0
         for ended, length in reversed(self._stalls):
             if ended <= start:

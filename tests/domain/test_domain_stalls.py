@@ -51,3 +51,13 @@ def test_what_a_deadline_is_moved_by_is_never_more_than_the_time_gone(gaps):
         stalls.tick(now)
         for start in (0.0, now / 2, now):
             assert 0.0 <= stalls.since(start, now) <= now - start + 1e-9
+
+
+def test_a_pause_of_the_ticking_is_no_stall():
+    stalls = Stalls(0.0)
+    stalls.tick(0.1)
+    stalls.pause()  # no client connected: nothing ticks
+    assert stalls.since(0.0, 60.0) == 0.0
+    stalls.resume(60.0)  # a client connects: counted afresh from now
+    assert stalls.since(60.0, 60.1) == 0.0 and stalls.tick(60.1) < STALL_S
+    assert stalls.count == 0
