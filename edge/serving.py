@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -145,9 +147,15 @@ class _Watched(trio.abc.HalfCloseableStream):
                     self._reading = None
             if not reading.cancelled_caught:
                 break
-            if trio.current_time() >= self._due():  # the client's own lateness
-                self._scope.cancel()
-                await trio.lowlevel.checkpoint()  # raises Cancelled
+            if trio.current_time() < self._due():
+                continue  # the node stood still meanwhile: the client is not late
+            # a request that came as the keep-alive ran out is answered, not dropped: its
+            # bytes wait on the socket (and its headers have their own time from now on)
+            if self._clock.phase is IDLE and _bytes_waiting(self.socket):
+                data = await self._stream.receive_some(max_bytes)  # there: no wait
+                break
+            self._scope.cancel()  # the client's own lateness
+            await trio.lowlevel.checkpoint()  # raises Cancelled
         clock = self._clock
         if data and clock.phase is IDLE:
             clock.received(trio.current_time())
@@ -164,6 +172,17 @@ class _Watched(trio.abc.HalfCloseableStream):
 
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+
+def _bytes_waiting(sock: Any) -> bool:
+    """Bytes (or the client's end) wait unread on the socket, without reading them."""
+    if sock is None:
+        return False
+    try:
+        with socket.fromfd(sock.fileno(), sock.family, sock.type) as peek:  # a dup: ours to close
+            return bool(peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except (BlockingIOError, OSError):
+        return False
 
 
 class IdleConnections:

@@ -65,3 +65,32 @@ async def test_idle_connections_are_closed_when_the_server_stops_and_busy_ones_a
     assert scope.cancel_called and not other_scope.cancel_called
     idle.idle(other_scope)  # its answer went out: nothing more to wait for
     assert other_scope.cancel_called
+
+
+async def _past_its_keep_alive(sent: bytes) -> tuple[bytes | None, trio.CancelScope]:
+    """A connection idle for 6 s of its 5, read once, with ``sent`` waiting on its socket."""
+    ours, theirs = trio.socket.socketpair()
+    with theirs:
+        clock = RequestClock(5.0, 10.0, trio.current_time() - 6.0)
+        stalls = Stalls(trio.current_time())
+        stalls.pause()  # the node never stood still
+        scope = trio.CancelScope()
+        watched = _Watched(trio.SocketStream(ours), clock, scope, stalls)
+        if sent:
+            await theirs.send(sent)
+        data = None
+        with scope:
+            data = bytes(await watched.receive_some(1024))
+        await watched.aclose()
+    return data, scope
+
+
+async def test_a_request_come_as_the_keep_alive_ran_out_is_read_not_dropped():
+    # its bytes and the deadline are due in the same turn of the loop: the bytes win
+    data, scope = await _past_its_keep_alive(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert data is not None and data.startswith(b"GET /healthz") and not scope.cancel_called
+
+
+async def test_an_idle_connection_past_its_keep_alive_with_nothing_sent_is_closed():
+    data, scope = await _past_its_keep_alive(b"")
+    assert data is None and scope.cancel_called
