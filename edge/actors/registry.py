@@ -194,6 +194,12 @@ class ActorRegistry:
         if entry is not None and self._held is not None and not self._held(project_id, entry.actor):
             self.forget(project_id)
             entry = None
+        if entry is None and internal and self._held is not None:
+            # the follow-up of an actor dropped since (its project handed over, its lease
+            # lost): its caller retries where the project is now, never asks it back here
+            raise Unavailable(
+                "unavailable", "The project moved to another node; retry.", retryable=True
+            )
         if entry is None:
             entry = await self._load(project_id)
         entry.touched = trio.current_time()

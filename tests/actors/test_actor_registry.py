@@ -273,3 +273,48 @@ async def test_a_project_is_quiet_once_untouched_for_a_while_and_holding_nothing
         await trio.sleep(2.0)
         assert registry.quiet("a", 2.0)
         await registry.drain()
+
+
+async def test_letting_a_project_go_waits_for_its_started_work_and_refuses_new(autojump_clock):
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60, held=lambda project, actor: True)
+        release = trio.Event()
+        answers: list[Any] = []
+
+        async def started() -> None:
+            answers.append(await registry.call("p", ("wait", release)))
+
+        nursery.start_soon(started)
+        await wait_all_tasks_blocked()
+        gone = trio.Event()
+
+        async def let_go() -> None:
+            await registry.let_go("p", grace_s=5.0)
+            gone.set()
+
+        nursery.start_soon(let_go)
+        await wait_all_tasks_blocked()
+        assert "p" in registry and not gone.is_set()  # the started work holds it
+        with pytest.raises(ContractError) as refused:
+            await registry.call("p", "inc")
+        assert refused.value.code == "unavailable" and refused.value.retryable
+        release.set()
+        await gone.wait()
+        assert answers == [1] and "p" not in registry
+        # an internal follow-up of the dropped actor is refused, not loaded here again
+        with pytest.raises(ContractError) as moved:
+            await registry.call("p", "inc", internal=True)
+        assert moved.value.retryable and Counter.loads["p"] == 1
+        assert await registry.call("p", "inc") == 2  # a request loads it (the lease is asked)
+
+
+async def test_letting_go_gives_up_waiting_after_its_grace(autojump_clock):
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60, held=lambda project, actor: True)
+        never = trio.Event()
+        nursery.start_soon(partial(registry.call, "p", ("wait", never), 1000.0))
+        await wait_all_tasks_blocked()
+        before = trio.current_time()
+        await registry.let_go("p", grace_s=1.0)
+        assert "p" not in registry and trio.current_time() - before >= 1.0
+        nursery.cancel_scope.cancel()
