@@ -30,6 +30,8 @@ from edge.store.env import Store, open_store
 from edge.store.writer import StoreWriter, open_writer
 
 TEST_STORE = "EDGE_TEST_STORE"
+# at the end of a run: the suites skipped and why, and the time each directory took
+pytest_plugins = ("support.suite_report",)
 
 
 @pytest.fixture

@@ -1,0 +1,50 @@
+"""What a run of the suite says at its end, beyond pass and fail: the suites it skipped and
+why (a local run without Chromium, ../shared, PostgreSQL or HAProxy skips them; CI makes them
+fail instead), and the wall time each directory took, slowest first, so the slow parts stay in
+sight."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import PurePosixPath
+from typing import Any
+
+import pytest
+
+_skipped: defaultdict[str, Counter[str]] = defaultdict(Counter)  # reason -> directory -> tests
+_seconds: Counter[str] = Counter()  # directory -> setup, call and teardown seconds
+
+
+def _directory(nodeid: str) -> str:
+    parts = PurePosixPath(nodeid.split("::", 1)[0]).parts
+    return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def _note_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    _skipped[reason.removeprefix("Skipped: ")][_directory(report.nodeid)] += 1
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[_directory(report.nodeid)] += report.duration
+    if report.skipped:
+        _note_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped whole (its tests are never collected: counted as one)."""
+    if report.skipped:
+        _note_skip(report)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    write = terminalreporter.write_line
+    if _skipped:
+        terminalreporter.section("skipped, and why")
+        for reason, places in sorted(_skipped.items(), key=lambda item: -sum(item[1].values())):
+            where = ", ".join(f"{place} ({count})" for place, count in places.most_common())
+            write(f"{sum(places.values())} skipped: {reason} [{where}]")
+    if _seconds:
+        terminalreporter.section("time by directory")
+        for place, seconds in _seconds.most_common():
+            write(f"{seconds:8.1f} s  {place}")
