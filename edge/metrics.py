@@ -64,6 +64,19 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5),
             registry=self.registry,
         )
+        self._stepped_aside = Counter(
+            "edge_methods_stepped_aside",
+            "Times a project's payment method stopped being offered because its provider kept"
+            " failing checkouts on its side (5xx, no answer), by provider and mode",
+            ["provider", "mode"],
+            registry=self.registry,
+        )
+        self._back = Counter(
+            "edge_methods_back",
+            "Times a method stepped aside was offered again (a probe or a checkout worked)",
+            ["provider", "mode"],
+            registry=self.registry,
+        )
         # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
         # under a lock with each call; the routes and statuses are few
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
@@ -83,6 +96,9 @@ class Metrics:
 
     def loop_lag(self, seconds: float) -> None:
         self._loop_lag.observe(seconds)
+
+    def method_health(self, provider: str, mode: str, *, failing: bool) -> None:
+        (self._stepped_aside if failing else self._back).labels(provider, mode).inc()
 
     def webhook(self, provider: str, outcome: str) -> None:
         self._webhooks.labels(provider, outcome).inc()

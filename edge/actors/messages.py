@@ -61,6 +61,15 @@ class StartCheckout:
 
 
 @dataclass(frozen=True)
+class ProbeFinished:
+    """A failing provider's probe returned (``edge.actors.project.health``): ``answered``."""
+
+    provider: str
+    mode: str
+    answered: bool
+
+
+@dataclass(frozen=True)
 class CheckoutFinished:
     """Sent by the actor's own background task when the provider call returns."""
 

@@ -26,6 +26,7 @@ from edge.actors.project.asking import Asking
 from edge.actors.project.attention import Attention
 from edge.actors.project.checkout import Checkouts
 from edge.actors.project.endpoints import Endpoints
+from edge.actors.project.health import ProviderHealth
 from edge.actors.project.idempotency import IdempotencyKeys
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
@@ -56,6 +57,7 @@ _HANDLERS: dict[type, tuple[str, str]] = {
     m.WebhookRefused: ("_intake", "refused"),
     m.StartCheckout: ("_checkouts", "start"),
     m.CheckoutFinished: ("_checkouts", "finish"),
+    m.ProbeFinished: ("_health", "probed"),
     m.ExpireCheckout: ("_checkouts", "expire"),
     m.BuyerReturned: ("_checkouts", "returned"),
     m.FollowUpReported: ("_intake", "reported"),
@@ -101,6 +103,7 @@ class ProjectActor:
         "_rates",
         "_pruned_at",
         "_quota",
+        "_health",
         "_polls",
         "_intake",
         "_checkouts",
@@ -126,13 +129,16 @@ class ProjectActor:
         self._polls = Polls(ledger, ref)
         self._refunds = refunds = Refunds(ledger)
         self._intake = WebhookIntake(ledger, quota, refunds)
-        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, self._intake, ref)
+        self._health = health = ProviderHealth(ledger, ref)
+        self._checkouts = Checkouts(
+            ledger, IdempotencyKeys(ledger), quota, self._intake, ref, health
+        )
         self._merchant = MerchantActions(ledger)
         self._attention = Attention(ledger)
         self._asking = Asking(ledger, self._intake, refunds)
         self._settings = ProjectSettings(ledger)
         self._endpoints = Endpoints(ledger)
-        self._public_info = PublicInfoPages(ledger)
+        self._public_info = PublicInfoPages(ledger, health)
 
     @classmethod
     async def load(

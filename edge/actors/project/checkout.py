@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project.health import ProviderHealth
 from edge.actors.project.idempotency import IdempotencyKeys, Resume
 from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
@@ -47,8 +48,10 @@ class Checkouts:
         quota: Quota,
         intake: WebhookIntake,
         ref: ActorRef,
+        health: ProviderHealth,
     ) -> None:
         self.ledger = ledger
+        self.health = health
         self.idempotency = idempotency
         self.intake = intake
         self.quota = quota
@@ -286,6 +289,8 @@ class Checkouts:
                 # never an upstream status or error that would map someone else's network.
                 tx["reason"] = f"{failure.code}: {failure.message}"
                 setup = self._setup_noted(tx, None if failure.retryable else failure.message)
+                if failure.retryable:  # on the provider's side: a refusal is the set-up's
+                    self.health.failed(tx["provider"], "test" if tx["isTest"] else "live")
                 failure = ProviderError(
                     "provider_error",
                     f"{tx['provider']} did not create the checkout; try again."
@@ -309,6 +314,7 @@ class Checkouts:
         tx["checkout"] = result.fields
         tx["expiresAt"] = result.expires_at_ms
         ops = self._setup_noted(tx, None) + ledger.tx_ops(tx)
+        self.health.worked(tx["provider"], "test" if tx["isTest"] else "live")
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
             await self.intake.linked(tx, result.provider_ref, ops)

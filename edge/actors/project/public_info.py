@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project.health import ProviderHealth
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view
 from edge.domain.labels import Label, distinct
@@ -31,15 +32,18 @@ class PublicInfo:
 
 
 class PublicInfoPages:
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, health: ProviderHealth) -> None:
         self.ledger = ledger
+        self.health = health
         self._rendered: dict[tuple[str | None, str], PublicInfo] = {}
-        self._version = ledger.config_version
+        self._version = (ledger.config_version, health.version)
 
     async def get(self, msg: m.GetPublicInfo, reply: Reply) -> None:
-        if self._version != self.ledger.config_version:  # the configuration changed
+        self.health.probe_due()  # buyers look at the button: is a failing method back?
+        version = (self.ledger.config_version, self.health.version)
+        if self._version != version:  # the configuration changed, or a provider's health
             self._rendered.clear()
-            self._version = self.ledger.config_version
+            self._version = version
         key = (msg.product_id, msg.mode)
         info = self._rendered.get(key)
         if info is None:
@@ -80,6 +84,8 @@ class PublicInfoPages:
                 )
                 entry["currency"] = product["currency"]
             entry["order"] = override.get("order") or config.get("order") or 100
+            # failing on its side now: listed, so the merchant's page can say why it is missing
+            entry["available"] = not self.health.failing(name, mode)
             entries.append(entry)
         # the merchant's order first; among equals, cards before other ways to pay (the
         # buyers most shops have), then the provider's name

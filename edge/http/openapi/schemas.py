@@ -486,6 +486,11 @@ def schemas() -> dict[str, Schema]:
                             "amount": AMOUNT,
                             "currency": ref("Currency"),
                             "order": {"type": "integer"},
+                            "available": {
+                                "type": "boolean",
+                                "description": "false while the provider fails checkouts on"
+                                " its side (5xx, no answer): the button does not offer it",
+                            },
                         },
                         [
                             "provider",
@@ -495,6 +500,7 @@ def schemas() -> dict[str, Schema]:
                             "publishableKey",
                             "mailingAddress",
                             "order",
+                            "available",
                         ],
                     ),  # fmt: skip
                 },

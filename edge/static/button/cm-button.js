@@ -146,9 +146,17 @@
     if (info.projectId !== project || info.mode !== mode || (info.product?.id ?? '') !== product) {
       throw new CmError('signature_invalid', 'The signed public-info answers another request.');
     }
-    if (!info.providers.length) {
-      throw new CmError('no_provider', 'The project has no payment method enabled in this mode.');
+    // A method whose provider fails on its side just now is listed unavailable: not offered.
+    const offered = info.providers.filter((entry) => entry.available !== false);
+    if (!offered.length) {
+      throw new CmError(
+        'no_provider',
+        info.providers.length
+          ? 'No way to pay works just now: its provider does not answer. Try again in a few minutes.'
+          : 'The project has no payment method enabled in this mode.',
+      );
     }
+    info.providers = offered;
     return info;
   }
 
