@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-asking binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-peers bench-asking binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from a locked, hashed list; the project itself is installed on top,
@@ -95,6 +95,16 @@ bench-cluster: $(STAMP)
 	command -v wrk >/dev/null && test -x /usr/sbin/haproxy && ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
 	  || (apt-get update && apt-get install -y wrk haproxy postgresql)
 	$(PY) -m bench.cluster
+
+# The node against what merchants write instead (README: Performance, Against what merchants
+# write instead); about 8 minutes, loopback only: FastAPI on PostgreSQL and on SQLite, and
+# Express on PostgreSQL, each with the node's two routes, measured in turn with the node. It
+# installs Debian's wrk, postgresql, nodejs and npm when missing; the peers' own packages go
+# into bench/results/peers-env (a venv and an npm install), never into the project's locks.
+bench-peers: $(STAMP)
+	command -v wrk >/dev/null && command -v npm >/dev/null && ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
+	  || (apt-get update && apt-get install -y wrk postgresql nodejs npm)
+	$(PY) -m bench.peers
 
 # What asking providers costs them (README: Performance, Asking the provider); a few minutes:
 # 10,000 pending Stripe checkouts with every webhook dropped, the node's requests a second to
