@@ -8,4 +8,7 @@ Hypercorn config), ``wrk`` (closed-loop peak runs), ``loadgen`` (open-loop laten
 
 ``python -m bench.cluster`` (``make bench-cluster``): cluster mode, one node on PostgreSQL
 against one on LMDB and three nodes against one behind HAProxy, reusing the modules above.
+
+``python -m bench.peers`` (``make bench-peers``): the node against the webhook receivers
+merchants write instead (FastAPI on PostgreSQL and SQLite, Express on PostgreSQL).
 """
