@@ -308,8 +308,11 @@ async def _leases_kept(ownership: Ownership | None) -> AsyncIterator[trio.Nurser
             log.warning("cluster: could not release the leases; they lapse on their own")
 
 
-def _serves(ownership: Ownership, project_id: str, actor: Actor) -> bool:
-    """The actor still serves its project here: under the lease this node holds now."""
+def _serves(ownership: Ownership, project_id: str, actor: Actor | None) -> bool:
+    """The actor still serves its project here: under the lease this node holds now (no
+    actor: the lease is this node's now, at whatever epoch)."""
+    if actor is None:
+        return ownership.held(project_id)
     return isinstance(actor, ProjectActor) and ownership.held(project_id, actor.epoch)
 
 

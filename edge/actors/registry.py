@@ -141,12 +141,12 @@ class ActorRegistry:
         mailbox_size: int = 256,
         idle_s: float = 300.0,
         call_timeout_s: float = 30.0,
-        held: Callable[[str, Actor], bool] | None = None,
+        held: Callable[[str, Actor | None], bool] | None = None,
     ) -> None:
         self._factory = factory
         # cluster mode (``edge.actors.ownership``): is the project's lease still this node's,
-        # at the epoch the actor was made under? An actor whose lease may have ended, or was
-        # taken anew since, is dropped before it answers anything.
+        # at the epoch the actor was made under (no actor: at any epoch)? An actor whose lease
+        # may have ended, or was taken anew since, is dropped before it answers anything.
         self._held = held
         self.nursery = nursery  # where actors run work that must not hold them up
         self._mailbox_size = mailbox_size
@@ -194,8 +194,13 @@ class ActorRegistry:
         if entry is not None and self._held is not None and not self._held(project_id, entry.actor):
             self.forget(project_id)
             entry = None
-        if entry is None and internal and self._held is not None:
-            # the follow-up of an actor dropped since (its project handed over, its lease
+        if (
+            entry is None
+            and internal
+            and self._held is not None
+            and not self._held(project_id, None)
+        ):
+            # the follow-up of an actor dropped with its lease (its project handed over, or
             # lost): its caller retries where the project is now, never asks it back here
             raise Unavailable(
                 "unavailable", "The project moved to another node; retry.", retryable=True
@@ -410,7 +415,7 @@ async def open_registry(
     idle_s: float = 300.0,
     call_timeout_s: float = 30.0,
     grace_s: float = 15.0,
-    held: Callable[[str, Actor], bool] | None = None,
+    held: Callable[[str, Actor | None], bool] | None = None,
 ) -> AsyncIterator[ActorRegistry]:
     """A registry with its own nursery, where actors' tasks and their background work (provider
     calls, long-poll timers) run. On a normal exit it drains (up to ``grace_s``) and then
