@@ -284,7 +284,7 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
-        yield pg, Ownership(leases, notices=Notices(pg.pool, pg.outage))
+        yield pg, Ownership(leases, notices=Notices(pg.pool))
 
 
 @asynccontextmanager

@@ -181,7 +181,7 @@ def _bytes_waiting(sock: Any) -> bool:
     try:
         with socket.fromfd(sock.fileno(), sock.family, sock.type) as peek:  # a dup: ours to close
             return bool(peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
-    except (BlockingIOError, OSError):
+    except OSError:  # nothing waiting (EAGAIN), or the socket is gone
         return False
 
 

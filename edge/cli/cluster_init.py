@@ -26,11 +26,10 @@ from typing import Any
 
 from edge.cli.client import CliError
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, ConfigError
+from edge.store.grants import TABLE_RIGHTS
 
 SIGNING_KEY_FILE = "signing-key.pem"  # edge.signing's, which loads cryptography: lazily
 HEADER = "# the keys every node of this cluster shares (edge cluster init): keep them secret\n"
-TABLE_RIGHTS = ("SELECT", "INSERT", "UPDATE", "DELETE")
-LEASE_TABLES = ("nodes", "leases")  # edge.store.postgres.SCHEMA's, beside the six databases'
 
 
 @dataclass(frozen=True)
@@ -225,15 +224,15 @@ def check_role(conn: Any) -> None:
     _check_rights(conn)
 
 
-def _table_names(conn: Any) -> list[str]:
-    from edge.store.postgres import TABLES
+def _table_names() -> list[str]:
+    from edge.store.postgres import TABLE_NAMES  # psycopg: the cluster extra, loaded late
 
-    return [table.as_string(conn) for table in TABLES.values()] + list(LEASE_TABLES)
+    return TABLE_NAMES
 
 
 def _missing_tables(conn: Any) -> list[str]:
     rows = conn.execute(
-        "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NULL", (_table_names(conn),)
+        "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NULL", (_table_names(),)
     ).fetchall()
     return [row[0] for row in rows]
 
@@ -248,7 +247,7 @@ def _check_rights(conn: Any) -> None:
             "SELECT t FROM unnest(%s::text[]) AS t, unnest(%s::text[]) AS p"
             " WHERE to_regclass(t) IS NOT NULL AND NOT has_table_privilege(to_regclass(t), p)"
             " GROUP BY t ORDER BY t",
-            (_table_names(conn), list(TABLE_RIGHTS)),
+            (_table_names(), list(TABLE_RIGHTS)),
         ).fetchall()
     ]
     if lacking:

@@ -5,7 +5,7 @@ in schema ``public``, so a role that does not own its database meets this at fir
 
 from __future__ import annotations
 
-TABLE_RIGHTS = "SELECT, INSERT, UPDATE, DELETE"
+TABLE_RIGHTS = ("SELECT", "INSERT", "UPDATE", "DELETE")  # what the nodes' role does to the tables
 
 
 class MissingGrant(Exception):
@@ -24,5 +24,5 @@ def cannot_create(role: str, database: str) -> MissingGrant:
 def cannot_use(role: str, tables: list[str]) -> MissingGrant:
     return MissingGrant(
         f"EDGE_STORE's role {role} may not use the store's tables {', '.join(tables)}: as"
-        f" their owner run `GRANT {TABLE_RIGHTS} ON {', '.join(tables)} TO {role}`"
+        f" their owner run `GRANT {', '.join(TABLE_RIGHTS)} ON {', '.join(tables)} TO {role}`"
     )

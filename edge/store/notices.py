@@ -14,7 +14,6 @@ thread connects again, backing off; the outage itself is told once by ``edge.sto
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Callable
@@ -23,22 +22,19 @@ from typing import TYPE_CHECKING
 import psycopg
 import trio
 
-from edge.store.outage import Outage
-
 if TYPE_CHECKING:
     from edge.store.postgres import ConnectionPool
 
-log = logging.getLogger("edge.cluster")
-
 CHANNEL = "edge_leases"
 WAKE_S = 1.0  # how often the listening thread looks whether the node is stopping
+FIRST_LISTEN_S = 10.0  # PostgreSQL out of reach at start: serve meanwhile, listen once it is back
 RECONNECT_S = (0.1, 5.0)  # first and longest pause between connection attempts
 
 
 class Notices:
-    def __init__(self, pool: ConnectionPool, outage: Outage) -> None:
+    def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
-        self._outage = outage
+        self._outage = pool.outage  # the listener's failures are the store's outage too
 
     async def send(self, payload: str) -> None:
         """Tell every listening node (this one too); ``StoreUnavailable`` if PostgreSQL is
@@ -76,7 +72,7 @@ class Notices:
             target=self._listen, args=(deliver, started, stop), name="edge-notices", daemon=True
         ).start()
         try:
-            with trio.move_on_after(10.0):  # PostgreSQL down at start: serve, listen later
+            with trio.move_on_after(FIRST_LISTEN_S):
                 await listening.wait()
             task_status.started()
             async with receive:

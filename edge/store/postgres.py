@@ -73,6 +73,7 @@ T = TypeVar("T")
 
 MAX_KEY = 511  # LMDB's largest key (its default build)
 TABLES = {db: sql.Identifier(f"store_{db}") for db in DATABASES}
+TABLE_NAMES = [*(f"store_{db}" for db in DATABASES), "nodes", "leases"]  # every table SCHEMA makes
 
 SCHEMA: list[sql.SQL | sql.Composed] = [
     *(
@@ -373,6 +374,7 @@ def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
     failure = StoreUnavailable(
         "unavailable", "The store cannot be reached or cannot write now; retry later."
     )
+    failure.told = True  # every caller of this reports to the store's ``Outage``
     failure.__cause__ = exc
     return failure
 
@@ -380,12 +382,11 @@ def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
 def create_schema(conn: psycopg.Connection[Any]) -> None:
     """The store's tables, made if missing; ``MissingGrant`` if the role may not make or use
     them."""
-    tables = [*(f"store_{db}" for db in TABLES), "nodes", "leases"]
     there = conn.execute(
-        "SELECT count(to_regclass(t)) FROM unnest(%s::text[]) AS t", (tables,)
+        "SELECT count(to_regclass(t)) FROM unnest(%s::text[]) AS t", (TABLE_NAMES,)
     ).fetchone()
     # made already (by another role, perhaps): CREATE ... IF NOT EXISTS would still need CREATE
-    if there is None or there[0] < len(tables):
+    if there is None or there[0] < len(TABLE_NAMES):
         try:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -399,7 +400,7 @@ def create_schema(conn: psycopg.Connection[Any]) -> None:
         for (table,) in conn.execute(
             "SELECT t FROM unnest(%s::text[]) AS t, unnest(%s::text[]) AS r"
             " GROUP BY t HAVING NOT bool_and(has_table_privilege(t, r)) ORDER BY t",
-            (tables, grants.TABLE_RIGHTS.split(", ")),
+            (TABLE_NAMES, list(grants.TABLE_RIGHTS)),
         ).fetchall()
     ]
     if refused:

@@ -56,7 +56,10 @@ class StoreClosed(Exception):
 
 
 class StoreUnavailable(Unavailable):
-    """The store cannot commit now: no room in its map or on its disk, or the disk fails."""
+    """The store cannot commit now: no room in its map or on its disk, or the disk fails.
+    ``told``: the engine has logged the outage itself (``edge.store.outage``), once."""
+
+    told = False
 
 
 # lmdb's own errors for "no room" and a failed environment, and the system's for a disk
@@ -187,8 +190,8 @@ class StoreWriter:
                 continue
             if isinstance(error, Contended):  # a lost race its caller settles, not a fault
                 log.info("commit of %d tickets: an expectation did not hold", len(group))
-            elif isinstance(error, StoreUnavailable) and hasattr(self._store, "outage"):
-                pass  # an engine that tells its outages once (``edge.store.outage``)
+            elif isinstance(error, StoreUnavailable) and error.told:
+                pass  # the engine has told the outage, once
             else:
                 log.error("commit of %d tickets failed: %r", len(group), error.__cause__ or error)
             if len(group) == 1:

@@ -1,7 +1,7 @@
 """What a run of the suite says at its end, beyond pass and fail: the suites it skipped and
-why (a local run without Chromium, ../shared, PostgreSQL or HAProxy skips them; CI makes them
-fail instead), and the wall time each directory took, slowest first, so the slow parts stay in
-sight."""
+why (a local run without Chromium, the providers' shared data, PostgreSQL or HAProxy skips
+them; CI makes them fail instead), and the wall time each directory took, slowest first, so
+the slow parts stay in sight."""
 
 from __future__ import annotations
 
