@@ -21,8 +21,9 @@ from edge.domain.quota import period_of
 from edge.node import STORE_DIR
 from edge.store import keys
 from edge.store.codec import pack
-from edge.store.env import open_store
-from edge.store.writer import Op, StoreWriter
+from edge.store.engine import Op
+from edge.store.lmdb.store import open_store
+from edge.store.writer import StoreWriter
 
 EVENTS_PER_COMMIT = 5000
 PROVIDER = "stripe"

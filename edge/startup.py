@@ -10,9 +10,9 @@ from pathlib import Path
 import lmdb
 
 from edge.config import ConfigError, data_dir_problem
-from edge.store.grants import MissingGrant
+from edge.store.engine import StoreUnavailable
+from edge.store.postgres.grants import MissingGrant
 from edge.store.sealcheck import WrongSealingKey
-from edge.store.writer import StoreUnavailable
 
 PORTS = range(0, 65536)
 

@@ -26,7 +26,7 @@ from edge.sim.btcpay import BTCPaySimulator
 from edge.sim.paddle import PaddleSimulator
 from edge.sim.paypal import PayPalSimulator
 from edge.sim.stripe import StripeSimulator
-from edge.store.env import Store, open_store
+from edge.store.lmdb.store import Store, open_store
 from edge.store.writer import StoreWriter, open_writer
 
 TEST_STORE = "EDGE_TEST_STORE"

@@ -146,7 +146,7 @@ def count_node_events(data_dir: Path, project_id: str) -> int:
     """Events the node has stored for the project: its LMDB store's event records, read from
     here (LMDB lets another process read while the node writes)."""
     from edge.store import keys
-    from edge.store.env import STORE_DIR, open_environment
+    from edge.store.lmdb.store import STORE_DIR, open_environment
 
     prefix = keys.prefix(project_id, keys.EVENT)
     env = open_environment(data_dir / STORE_DIR, 64 * 2**30, readonly=True)

@@ -240,7 +240,7 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
     if not args.store or not str(args.store).startswith(("postgresql://", "postgres://")):
         raise CliError("give the cluster's store: --url postgresql://... or EDGE_STORE")
     try:
-        from edge.store.postgres import ConnectionPool
+        from edge.store.postgres.store import ConnectionPool
     except ImportError:
         raise CliError(
             "cluster commands need psycopg 3 and libpq: pip install 'edge[cluster]'"
@@ -248,8 +248,8 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
 
     import psycopg
 
-    from edge.store.grants import MissingGrant
-    from edge.store.postgres import create_schema
+    from edge.store.postgres.grants import MissingGrant
+    from edge.store.postgres.store import create_schema
 
     def prepare(conn: Any) -> None:
         check_role(conn)
@@ -281,7 +281,7 @@ def _in_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> 
 
 
 def _nodes(args: argparse.Namespace) -> int:
-    from edge.store.leases import Leases
+    from edge.store.postgres.leases import Leases
 
     found = _in_store(args, lambda pool: Leases(pool, "operator", "").nodes())
     show(
@@ -298,7 +298,7 @@ def _nodes(args: argparse.Namespace) -> int:
 
 
 def _leases(args: argparse.Namespace) -> int:
-    from edge.store.leases import Leases
+    from edge.store.postgres.leases import Leases
 
     found = _in_store(args, lambda pool: Leases(pool, "operator", "").leases())
     show(
@@ -310,7 +310,7 @@ def _leases(args: argparse.Namespace) -> int:
 
 
 def _move(args: argparse.Namespace) -> int:
-    from edge.store.leases import Leases, UnknownNode
+    from edge.store.postgres.leases import Leases, UnknownNode
 
     if not re.fullmatch(PROJECT_ID, args.project):
         raise CliError(f"not a project id: {printable(args.project)}")
@@ -335,7 +335,7 @@ def _move(args: argparse.Namespace) -> int:
 
 
 def _drain(args: argparse.Namespace) -> int:
-    from edge.store.leases import drain_node
+    from edge.store.postgres.leases import drain_node
 
     if not args.no_haproxy:  # first: no new request may reach it to take a lease back
         _call(lambda: _api(args).set_state(args.node, "drain"))
@@ -358,7 +358,8 @@ def _undrain(args: argparse.Namespace) -> int:
 def _copy_store(args: argparse.Namespace) -> int:
     import lmdb
 
-    from edge.store.copy import CopyRefused, copy_store, is_postgres
+    from edge.store.copy import copy_store, is_postgres
+    from edge.store.engine import CopyRefused
 
     where = {
         way: "the PostgreSQL store" if is_postgres(given) else f"the data dir {given}"
@@ -405,7 +406,7 @@ def _copy_store(args: argparse.Namespace) -> int:
 def _signing_key(args: argparse.Namespace) -> int:
     from psycopg import sql
 
-    from edge.store.postgres import TABLES
+    from edge.store.postgres.store import TABLES
     from edge.store.signcheck import KEY_ID
 
     query = (

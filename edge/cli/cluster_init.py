@@ -26,7 +26,7 @@ from typing import Any
 
 from edge.cli.client import CliError
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, ConfigError
-from edge.store.grants import TABLE_RIGHTS
+from edge.store.postgres.grants import TABLE_RIGHTS
 
 SIGNING_KEY_FILE = "signing-key.pem"  # edge.signing's, which loads cryptography: lazily
 HEADER = "# the keys every node of this cluster shares (edge cluster init): keep them secret\n"
@@ -129,8 +129,8 @@ def _prepare(url: str) -> Store:
     try:
         import psycopg
 
-        from edge.store.grants import MissingGrant
-        from edge.store.postgres import create_schema
+        from edge.store.postgres.grants import MissingGrant
+        from edge.store.postgres.store import create_schema
     except ImportError:
         raise CliError(
             "cluster commands need psycopg 3 and libpq: pip install 'edge[cluster]'"
@@ -225,7 +225,7 @@ def check_role(conn: Any) -> None:
 
 
 def _table_names() -> list[str]:
-    from edge.store.postgres import TABLE_NAMES  # psycopg: the cluster extra, loaded late
+    from edge.store.postgres.store import TABLE_NAMES  # psycopg: the cluster extra, loaded late
 
     return TABLE_NAMES
 
@@ -264,7 +264,7 @@ def _claims(conn: Any) -> dict[bytes, bytes]:
     """The signing key id and the sealing canary, where a node claimed them."""
     from psycopg import sql
 
-    from edge.store.postgres import TABLES
+    from edge.store.postgres.store import TABLES
     from edge.store.sealcheck import CANARY_KEY
     from edge.store.signcheck import KEY_ID
 

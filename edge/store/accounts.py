@@ -17,8 +17,7 @@ import hashlib
 from typing import Any
 
 from edge.store.codec import pack, unpack
-from edge.store.engine import Reader
-from edge.store.writer import Op
+from edge.store.engine import Op, Reader
 
 DB = "accounts"
 SESSIONS, RESETS, CHALLENGES = b"s:", b"r:", b"l:"

@@ -17,7 +17,7 @@ from pathlib import Path
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE, Settings
 from edge.datadir import write_private
 from edge.signing import SIGNING_KEY_FILE, Signer
-from edge.store.env import STORE_DIR, open_environment, private_dir
+from edge.store.lmdb.store import STORE_DIR, open_environment, private_dir
 
 
 def backup(store_path: Path, dest: Path, map_size: int) -> Path:

@@ -24,9 +24,7 @@ from edge.domain import ids
 from edge.domain.notifications import wants
 from edge.store import outbox
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine
-from edge.store.env import expect_op
-from edge.store.writer import Op
+from edge.store.engine import Engine, Op, expect_op
 
 DB = "notify"
 ACTION = "notify"

@@ -26,8 +26,7 @@ from typing import Any
 from edge.domain import ids
 from edge.domain.ids import ulid_time_ms
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine
-from edge.store.writer import Op
+from edge.store.engine import Engine, Op
 
 DB = "outbox"
 ENTRY = b"e"

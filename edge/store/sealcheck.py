@@ -15,8 +15,7 @@ instead of each keeping a canary of its own.
 from __future__ import annotations
 
 from edge.sealing import Sealer, SealError
-from edge.store.engine import Engine
-from edge.store.env import Contended, expect_op
+from edge.store.engine import Contended, Engine, expect_op
 from edge.store.writer import StoreWriter
 
 CANARY_KEY = b"seal-canary"

@@ -3,8 +3,8 @@
 Callers ``submit`` a list of operations and get a ``Ticket``. The writer task takes every
 ticket waiting at that moment, applies them all in one write transaction of its engine inside
 one worker thread call (begin and commit in the same thread: an LMDB transaction split across
-calls deadlocks later writers), commits with fsync, then resolves each ticket. The engine is the
-LMDB store (``Store.commit``) or the PostgreSQL one (``edge.store.postgres``). So under load
+calls deadlocks later writers), commits with fsync, then resolves each ticket. The engine is
+either of the store interface's (``edge.store.engine``); the writer knows neither. So under load
 many callers share one fsync (group commit), and no caller is ever told "done" before its data
 is on disk.
 
@@ -16,11 +16,13 @@ Guarantees:
   again on its own, in order, so the others land (a provider's retry is for its own delivery,
   never for a neighbour's).
 - ``submit`` never blocks: backpressure belongs to the actors' bounded mailboxes.
-- A ticket may assert what it read (``env.expect_op``); when that no longer holds it fails
+- A ticket may assert what it read (``engine.expect_op``); when that no longer holds it fails
   alone with ``Contended``, writing nothing, and the rest of its group commits together.
 - A commit that fails for want of room or of a working disk (the map or the disk full, an I/O
-  error) fails its tickets with ``StoreUnavailable``, a contract ``503 unavailable`` the caller
-  may retry; any other failure is a bug and keeps its own error.
+  error), or of its server, fails its tickets with ``StoreUnavailable``, a contract ``503
+  unavailable`` the caller may retry: the engine says so in the interface's words, and a
+  system's disk error (an ``OSError``) is said so here. Any other failure is a bug and keeps
+  its own error (``Unclaimed``: a ticket that breaks the interface's claim rule).
 
 Fault injection (tests only; production never sets it): ``with writer.inject(fault):`` calls
 ``fault(group)`` in the worker thread before each commit's transaction begins. A fault that
@@ -37,12 +39,9 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
-import lmdb
 import trio
 
-from edge.errors import Unavailable
-from edge.store.engine import Engine
-from edge.store.env import Contended, Op
+from edge.store.engine import Contended, Engine, Op, StoreUnavailable
 
 log = logging.getLogger("edge.store")
 
@@ -55,23 +54,13 @@ class StoreClosed(Exception):
     pass
 
 
-class StoreUnavailable(Unavailable):
-    """The store cannot commit now: no room in its map or on its disk, or the disk fails.
-    ``told``: the engine has logged the outage itself (``edge.store.outage``), once."""
-
-    told = False
-
-
-# lmdb's own errors for "no room" and a failed environment, and the system's for a disk
-_UNAVAILABLE = (lmdb.MapFullError, lmdb.DiskError, lmdb.PanicError)
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
 
 def _unavailable(exc: Exception) -> Exception:
-    """``exc`` as the caller should see it: ``StoreUnavailable`` when it says the store cannot
-    commit for now."""
-    code = exc.args[-1] if isinstance(exc, lmdb.Error) and exc.args else getattr(exc, "errno", None)
-    if isinstance(exc, _UNAVAILABLE) or code in _DISK_ERRNOS:
+    """``exc`` as the caller should see it: ``StoreUnavailable`` when the system says the disk
+    cannot take the commit for now (the engines say so themselves)."""
+    if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
         failure = StoreUnavailable(
             "unavailable",
             "The store cannot commit now (no room, or a disk fault); retry later.",

@@ -25,7 +25,7 @@ from edge.providers.base import (
     ProviderRefund,
 )
 from edge.store import outbox
-from edge.store.env import Store
+from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter, open_writer
 
 PROJECT = "prj_0000000000000000"

@@ -19,7 +19,8 @@ from edge.domain import notifications, standard_webhooks
 from edge.providers.egress import provider_client
 from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
-from edge.store.env import Contended, Store
+from edge.store.engine import Contended
+from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter
 
 PROJECT = "prj_0000000000000000"

@@ -11,7 +11,7 @@ from support.waits import until
 
 from edge.actors.queue_pruner import prune_queues
 from edge.store import notifyq, outbox
-from edge.store.env import Store
+from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter
 
 PROJECT = "prj_0000000000000000"

@@ -21,8 +21,8 @@ require_psycopg()
 from edge.config import ADMIN_TOKEN_FILE, SECRET_KEY_FILE  # noqa: E402
 from edge.domain import ids  # noqa: E402
 from edge.signing import SIGNING_KEY_FILE, Signer  # noqa: E402
-from edge.store.leases import Leases  # noqa: E402
-from edge.store.postgres import open_postgres_store  # noqa: E402
+from edge.store.postgres.leases import Leases  # noqa: E402
+from edge.store.postgres.store import open_postgres_store  # noqa: E402
 from edge.store.signcheck import KEY_ID  # noqa: E402
 
 

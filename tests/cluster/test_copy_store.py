@@ -17,9 +17,9 @@ from support.store_answers import PUBLIC_URL, answers, fill, same_keys, still_pa
 require_psycopg()
 
 from edge.domain import ids  # noqa: E402
-from edge.store.env import DATABASES  # noqa: E402
-from edge.store.leases import Leases  # noqa: E402
-from edge.store.postgres import open_postgres_store  # noqa: E402
+from edge.store.engine import DATABASES  # noqa: E402
+from edge.store.postgres.leases import Leases  # noqa: E402
+from edge.store.postgres.store import open_postgres_store  # noqa: E402
 
 
 async def edge(*args: str) -> trio.CompletedProcess[bytes]:

@@ -17,7 +17,7 @@ from support.waits import until
 
 require_psycopg()
 
-from edge.store.leases import Leases  # noqa: E402
+from edge.store.postgres.leases import Leases  # noqa: E402
 
 
 async def _lease(pg_url: str, project_id: str) -> tuple[str, int]:

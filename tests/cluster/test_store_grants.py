@@ -46,7 +46,7 @@ async def test_a_role_that_may_not_create_is_told_the_grant(tmp_path, postgres) 
 async def test_a_role_that_may_not_use_the_tables_is_told_the_grant(tmp_path, postgres) -> None:
     role, url = await _role_and_database(postgres)
     # the tables made by another role (the superuser): the node's role has no rights on them
-    from edge.store.postgres import create_schema
+    from edge.store.postgres.store import create_schema
 
     def made_by_superuser() -> None:
         import psycopg

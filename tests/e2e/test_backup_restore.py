@@ -16,7 +16,7 @@ from support.client import bearer
 from support.nodes import NodeProcess
 
 from edge.signing import SIGNING_KEY_FILE, Signer
-from edge.store.env import STORE_DIR, open_store
+from edge.store.lmdb.store import STORE_DIR, open_store
 
 SECRET_KEY = "sk_test_shop0123456789abcdefghij"
 

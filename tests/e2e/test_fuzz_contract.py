@@ -29,7 +29,8 @@ from support.nodes import NodeProcess
 
 from edge.node import STORE_DIR
 from edge.store import keys
-from edge.store.env import DATABASES, Store, open_environment
+from edge.store.engine import DATABASES
+from edge.store.lmdb.store import Store, open_environment
 
 SNAKE = re.compile(r"[a-z][a-z0-9_]*")
 SUB = "sub_01JD0000000000000000000000"

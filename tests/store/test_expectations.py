@@ -9,7 +9,7 @@ import trio
 from support.engines import OpenEngine
 from support.postgres import require_psycopg
 
-from edge.store.env import Contended, expect_op
+from edge.store.engine import Contended, expect_op
 from edge.store.writer import StoreWriter, open_writer
 
 EMAIL = b"e:someone@example.com"
@@ -54,7 +54,7 @@ async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(engine: 
 
 async def test_two_stores_racing_for_one_key_take_it_once(pg_url: str) -> None:
     require_psycopg()
-    from edge.store.postgres import open_postgres_store
+    from edge.store.postgres.store import open_postgres_store
 
     outcomes: list[str] = []
 

@@ -13,8 +13,8 @@ from support.postgres import execute, expire_lease, require_psycopg
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
 
-from edge.store.leases import LeaseHeld, LeaseLost, Leases, UnknownNode  # noqa: E402
-from edge.store.postgres import open_postgres_store  # noqa: E402
+from edge.store.postgres.leases import LeaseHeld, LeaseLost, Leases, UnknownNode  # noqa: E402
+from edge.store.postgres.store import open_postgres_store  # noqa: E402
 
 P = "prj_aaaaaaaaaaaaaaaa"
 Q = "prj_bbbbbbbbbbbbbbbb"

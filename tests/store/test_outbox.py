@@ -9,7 +9,7 @@ from pathlib import Path
 
 from edge.domain import ids
 from edge.store import outbox
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import open_writer
 
 PROJECT = "prj_0000000000000000"

@@ -23,10 +23,15 @@ import psycopg  # noqa: E402
 
 from edge.store import keys  # noqa: E402
 from edge.store.codec import pack, unpack  # noqa: E402
-from edge.store.env import DATABASES, lease_op, open_store  # noqa: E402
-from edge.store.leases import Leases  # noqa: E402
-from edge.store.postgres import PostgresStore, StaleEpoch, open_postgres_store  # noqa: E402
-from edge.store.writer import StoreUnavailable, StoreWriter, open_writer  # noqa: E402
+from edge.store.engine import (  # noqa: E402
+    DATABASES,
+    StoreUnavailable,  # noqa: E402
+    lease_op,
+)
+from edge.store.lmdb.store import open_store  # noqa: E402
+from edge.store.postgres.leases import Leases  # noqa: E402
+from edge.store.postgres.store import PostgresStore, StaleEpoch, open_postgres_store  # noqa: E402
+from edge.store.writer import StoreWriter, open_writer  # noqa: E402
 
 A = "prj_aaaaaaaaaaaaaaaa"
 B = "prj_bbbbbbbbbbbbbbbb"

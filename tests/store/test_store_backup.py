@@ -8,7 +8,7 @@ import trio
 
 from edge.store import keys
 from edge.store.codec import pack
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import StoreWriter
 
 A = "prj_aaaaaaaaaaaaaaaa"

@@ -15,7 +15,7 @@ require_psycopg()
 
 from edge.sealing import Sealer  # noqa: E402
 from edge.store import sealcheck, signcheck  # noqa: E402
-from edge.store.postgres import PostgresStore, open_postgres_store  # noqa: E402
+from edge.store.postgres.store import PostgresStore, open_postgres_store  # noqa: E402
 from edge.store.sealcheck import claim  # noqa: E402
 from edge.store.writer import StoreWriter, open_writer  # noqa: E402
 

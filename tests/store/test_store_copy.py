@@ -14,10 +14,16 @@ from support.postgres import require_psycopg
 
 require_psycopg()
 
-from edge.store.copy import BATCH_BYTES, BATCH_KEYS, batches, copy_store  # noqa: E402
-from edge.store.env import DATABASES, STORE_DIR, open_store  # noqa: E402
-from edge.store.postgres import MAX_KEY, TABLES, open_postgres_store  # noqa: E402
-from edge.store.postgres_copy import postgres_target  # noqa: E402
+from edge.store.copy import copy_store  # noqa: E402
+from edge.store.engine import (  # noqa: E402
+    BATCH_BYTES,
+    BATCH_KEYS,
+    DATABASES,  # noqa: E402
+    batches,
+)
+from edge.store.lmdb.store import STORE_DIR, open_store  # noqa: E402
+from edge.store.postgres.copy import postgres_target  # noqa: E402
+from edge.store.postgres.store import MAX_KEY, TABLES, open_postgres_store  # noqa: E402
 from edge.store.sealcheck import CANARY_KEY, claim  # noqa: E402
 from edge.store.writer import open_writer  # noqa: E402
 

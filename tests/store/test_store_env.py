@@ -7,7 +7,7 @@ import pytest
 
 from edge.store import keys
 from edge.store.codec import SCHEMA_VERSION, SchemaError, pack, unpack
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import open_writer
 
 A = "prj_aaaaaaaaaaaaaaaa"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from edge.node import store_path
 from edge.store.backup import backup
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 
 
 def mode(path: Path) -> int:

@@ -7,8 +7,9 @@ import pytest
 import trio
 
 from edge.store.codec import pack, unpack
-from edge.store.env import open_store
-from edge.store.writer import StoreClosed, StoreUnavailable, StoreWriter, open_writer
+from edge.store.engine import StoreUnavailable
+from edge.store.lmdb.store import open_store
+from edge.store.writer import StoreClosed, StoreWriter, open_writer
 
 
 async def test_concurrent_writers_share_commits_and_all_land(tmp_path):

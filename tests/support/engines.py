@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import StoreWriter, open_writer
 from support.postgres import require_psycopg
 
@@ -30,7 +30,7 @@ async def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
                 yield OpenEngine("lmdb", store, writer)
         return
     require_psycopg()
-    from edge.store.postgres import open_postgres_store
+    from edge.store.postgres.store import open_postgres_store
 
     url = request.getfixturevalue("pg_url")
     async with open_postgres_store(url) as pg, open_writer(pg) as writer:

@@ -24,7 +24,7 @@ import trio
 from edge.actors.followups import AttemptWatch, FollowUpWorker
 from edge.providers.base import FollowUpRequest, FollowUpResult, Provider
 from edge.store import outbox
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import open_writer
 
 PROJECT = "prj_0000000000000000"

@@ -164,7 +164,7 @@ def stored_bytes(url: str) -> bytes:
     search for what must never be stored looks through. Run it in a worker thread from trio."""
     import psycopg
 
-    from edge.store.postgres import TABLES
+    from edge.store.postgres.store import TABLES
 
     with psycopg.connect(url, autocommit=True) as conn:
         return b"".join(

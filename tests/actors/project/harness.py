@@ -40,7 +40,7 @@ from edge.providers.base import (
 )
 from edge.sealing import Sealer
 from edge.signing import Signer
-from edge.store.env import open_store
+from edge.store.lmdb.store import open_store
 from edge.store.writer import open_writer
 
 BOOK = {

@@ -1,6 +1,6 @@
 """Which node serves which project (cluster mode, issue 28): leases and node heartbeats, in the
 PostgreSQL store's tables ``nodes(node_id, address, heartbeat_at)`` and
-``leases(project_id, owner, epoch, expires_at)`` (made with its schema, ``postgres.SCHEMA``).
+``leases(project_id, owner, epoch, expires_at)`` (made with its schema, ``store.SCHEMA``).
 
 Every instant is PostgreSQL's own (``clock_timestamp()``), in the statement that decides: when a
 lease ends, whether it has ended, when a node last beat. The nodes' clocks never enter a
@@ -19,8 +19,8 @@ A project is served by one node at a time, the holder of its lease:
   once (fencing out the old holder), and that node's next ``acquire`` takes it up.
 
 A ``Leases`` object is one node's side: the epoch of each lease it holds, which its store's
-commits check (it is the store's ``postgres.Fence``). A commit of a project whose lease is
-expired, moved or taken over fails with ``postgres.StaleEpoch`` and writes nothing.
+commits check (it is the store's ``store.Fence``). A commit of a project whose lease is
+expired, moved or taken over fails with ``store.StaleEpoch`` and writes nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads it
     import psycopg
 
-    from edge.store.postgres import ConnectionPool
+    from edge.store.postgres.store import ConnectionPool
 
 LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well within it
 NODE_S = 10.0  # a node that has not beaten for this long is not alive

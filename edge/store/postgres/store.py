@@ -1,7 +1,8 @@
-"""The store on PostgreSQL (cluster mode, issue 28): the LMDB store's data model and reads, and a
-``commit`` the single writer (``edge.store.writer``) calls like LMDB's.
+"""The PostgreSQL engine (cluster mode, issue 28): the store interface's databases and reads on
+a server several nodes share, and a ``commit`` the single writer (``edge.store.writer``) calls
+as it calls LMDB's.
 
-Layout: one table per database of ``env.DATABASES`` (``store_records``, ``store_apikeys``, ...),
+Layout: one table per database of ``engine.DATABASES`` (``store_records``, ``store_apikeys``, ...),
 each ``(key bytea PRIMARY KEY, value bytea NOT NULL)``, as LMDB keeps one B-tree per named
 database. So a range scan needs no database column in its index, and the queue-like databases
 (``outbox``, ``notify``: keys made and deleted all day) are vacuumed apart from ``records``.
@@ -17,25 +18,25 @@ A commit applies a group of op lists in ONE transaction. Inside a transaction on
 is visible, so the ops are reduced to the last one of each key first: one upsert and one delete
 statement a database, however many ops.
 
-Fencing: a store opened with a ``Fence`` (a node's ``edge.store.leases.Leases``) checks in the
-commit's own transaction that every project whose ``records`` keys the group writes is leased to
-this node at the epoch its writes were made under, still unexpired by PostgreSQL's clock, and
-holds those lease rows ``FOR SHARE`` until the commit ends. That epoch is the one an op list
-asserts (``env.lease_op``: a project actor's writes carry the epoch it was made at, so an actor
-of an earlier lease can never commit under a later one), else the one the node holds now. A
-takeover (an ``UPDATE`` of the row) waits for the commit, or the commit sees the new owner and
-fails with ``StaleEpoch``, writing nothing. Only
-``records`` keys name their project (its first ``PROJECT_ID_LEN`` bytes); the other databases
-are written either with a ``records`` key of the same project in the same ticket (``apikeys``,
-``meta``'s ``tx:`` owners, the outbox entries and notifications an event makes) or by node-wide
-work that no lease covers yet (``accounts``, the follow-up and notification workers, ``meta``'s
-probe and canary); see docs/cluster.md. A store opened without a fence checks nothing (one node,
-or tools such as a copy between engines).
+Fencing: a store opened with a ``Fence`` (a node's ``leases.Leases``) checks in the commit's
+own transaction that every project whose ``records`` keys the group writes is leased to this
+node at the epoch its writes were made under, still unexpired by PostgreSQL's clock, and holds
+those lease rows ``FOR SHARE`` until the commit ends. That epoch is the one an op list asserts
+(``engine.lease_op``: a project actor's writes carry the epoch it was made at, so an actor of an
+earlier lease can never commit under a later one), else the one the node holds now. A takeover
+(an ``UPDATE`` of the row) waits for the commit, or the commit sees the new owner and fails with
+``StaleEpoch``, writing nothing. Only ``records`` keys name their project
+(``engine.project_of``); the other databases are written either with a ``records`` key of the
+same project in the same ticket (``apikeys``, ``meta``'s ``tx:`` owners, the outbox entries and
+notifications an event makes) or by node-wide work that no lease covers yet (``accounts``, the
+follow-up and notification workers, ``meta``'s probe and canary); see docs/cluster.md. A store
+opened without a fence checks nothing (one node, or tools such as a copy between engines).
 
-Expectations (``env.expect_op``: a ticket writes only if a key still holds what it read) are
+Expectations (``engine.expect_op``: a ticket writes only if a key still holds what it read) are
 checked in the same transaction, under a transaction-scoped advisory lock per expected key, so
 two nodes that read, then write the same account row are serialised: the later one fails with
-``Contended`` and writes nothing.
+``Contended`` and writes nothing. A plain write takes no such lock, hence the interface's claim
+rule (``engine.CLAIMED``), which the commit checks as LMDB's does.
 """
 
 from __future__ import annotations
@@ -52,20 +53,22 @@ import trio
 from psycopg import sql
 
 from edge.errors import Unavailable
-from edge.store import grants
 from edge.store.codec import unpack
-from edge.store.env import (
+from edge.store.engine import (
     DATABASES,
     EXPECT,
     LEASE,
     Contended,
+    Features,
     Op,
+    StoreUnavailable,
+    check_claims,
     expected_place,
     prefix_end,
+    project_of,
 )
-from edge.store.keys import PROJECT_ID_LEN
-from edge.store.outage import Outage
-from edge.store.writer import StoreUnavailable
+from edge.store.postgres import grants
+from edge.store.postgres.outage import Outage
 
 log = logging.getLogger("edge.store")
 
@@ -200,9 +203,11 @@ class ConnectionPool:
 
 
 class PostgresStore:
-    """The six databases in PostgreSQL; reads as ``env.Store``'s, each a round trip."""
+    """The six databases in PostgreSQL; reads as LMDB's, each a round trip."""
 
-    reads_give_way = True
+    # each read a round trip; a node's leases fence its commits; the server's disk is its own
+    features = Features(reads_give_way=True, fenced=True, local_disk=False)
+    reads_give_way = features.reads_give_way
 
     def __init__(self, url: str, *, fence: Fence | None = None, readers: int = 4) -> None:
         self.url = url
@@ -269,6 +274,7 @@ class PostgresStore:
         asserted: dict[str, set[int]] = {}
         expected: dict[tuple[str, bytes], tuple[bytes | None, int]] = {}
         for index, ops in enumerate(op_lists):
+            check_claims(ops)
             for db, key, value in ops:
                 if db == LEASE:
                     asserted.setdefault(key.decode("ascii"), set()).add(int(value or b"0"))
@@ -316,9 +322,7 @@ class PostgresStore:
     ) -> None:
         if self.fence is None:
             return
-        written = {
-            key[:PROJECT_ID_LEN].decode("ascii", "replace") for db, key in final if db == "records"
-        }
+        written = {project_of(key) for db, key in final if db == "records"}
         projects = sorted(written | set(asserted))
         if not projects:
             return

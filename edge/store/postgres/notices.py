@@ -9,7 +9,7 @@ the lease anyway once its wait is over).
 
 Listening is a blocking wait in psycopg's sync API, so it runs in a thread of its own with a
 connection of its own, and hands each payload to the trio loop. When PostgreSQL goes away the
-thread connects again, backing off; the outage itself is told once by ``edge.store.outage``.
+thread connects again, backing off; the outage itself is told once (``outage``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import psycopg
 import trio
 
 if TYPE_CHECKING:
-    from edge.store.postgres import ConnectionPool
+    from edge.store.postgres.store import ConnectionPool
 
 CHANNEL = "edge_leases"
 WAKE_S = 1.0  # how often the listening thread looks whether the node is stopping

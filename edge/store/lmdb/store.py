@@ -1,4 +1,4 @@
-"""The LMDB environment and the read helpers.
+"""The LMDB engine: one environment of named databases in the data dir, one node.
 
 The node reads through the store interface (``edge.store.engine.Engine``): ``await
 store.get/get_raw/scan/heads``. LMDB's reads are short read-only transactions on the memory
@@ -10,6 +10,7 @@ Writes go through ``edge.store.writer`` only, which calls ``Store.commit`` in it
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,53 +20,30 @@ from typing import Any
 import lmdb
 
 from edge.store.codec import unpack
+from edge.store.engine import (
+    DATABASES,
+    EXPECT,
+    LEASE,
+    Contended,
+    Features,
+    Op,
+    StoreUnavailable,
+    check_claims,
+    expected_place,
+    prefix_end,
+)
 
-DATABASES = ("records", "apikeys", "meta", "outbox", "notify", "accounts")
 STORE_DIR = "store"  # the store's directory, in a data dir and in a backup
 
-# (database name, key, value); value None deletes the key.
-Op = tuple[str, bytes, bytes | None]
-
-# Not a database: ``(LEASE, project id, epoch)`` asserts that the ops beside it were made under
-# that lease of the project (cluster mode; ``lease_op``). PostgreSQL's commit checks it, in
-# its own transaction; LMDB (one node, no leases) has nothing to check and skips it.
-LEASE = "lease"
-
-
-def lease_op(project_id: str, epoch: int) -> Op:
-    return (LEASE, project_id.encode("ascii"), str(epoch).encode("ascii"))
-
-
-# Not a database either: ``expect_op(db, key, raw)`` makes its ticket fail with ``Contended``,
-# writing nothing, unless ``key`` holds exactly ``raw`` (None: no value) when the ticket commits.
-# A read-then-write that two nodes may run at once (an e-mail taken, a one-time code spent)
-# asserts what it read; both engines check it inside their write transaction. It holds against
-# every write on LMDB (one writer), and against the writes that assert the same key on
-# PostgreSQL: a key that is ever asserted is written only with an assertion.
-EXPECT = "expect"
-
-
-class Contended(Exception):
-    """A ticket's expectation did not hold: another write changed what it read. ``ticket``:
-    its place in the group being committed (the writer commits the others without it)."""
-
-    def __init__(self, db: str, ticket: int) -> None:
-        super().__init__(db, ticket)
-        self.ticket = ticket
-
-
-def expect_op(db: str, key: bytes, raw: bytes | None) -> Op:
-    return (EXPECT, db.encode("ascii") + b"\x00" + key, raw)
-
-
-def expected_place(op_key: bytes) -> tuple[str, bytes]:
-    """The (database, key) an ``expect_op`` is about."""
-    db, _, key = op_key.partition(b"\x00")
-    return db.decode("ascii"), key
+# lmdb's own errors for "no room" and a failed environment, and the system's for a disk
+_UNAVAILABLE = (lmdb.MapFullError, lmdb.DiskError, lmdb.PanicError)
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
 
 class Store:
-    reads_give_way = False  # reads touch the memory map only (edge.store.engine)
+    # reads touch the memory map only; one node, no leases; the map's file is on this disk
+    features = Features(reads_give_way=False, fenced=False, local_disk=True)
+    reads_give_way = features.reads_give_way
 
     def __init__(self, env: lmdb.Environment) -> None:
         self.env = env
@@ -149,21 +127,34 @@ class Store:
     def commit(self, op_lists: Sequence[Sequence[Op]]) -> None:
         """Apply every list of ops, in order, in one write transaction (all or nothing). Called
         by the writer only, in one worker thread call: the transaction begins and commits in
-        the same thread."""
-        with self.env.begin(write=True) as txn:
-            for index, ops in enumerate(op_lists):
-                for db, key, value in ops:
-                    if db == LEASE:
-                        continue
-                    if db == EXPECT:
-                        where, at = expected_place(key)
-                        if txn.get(at, db=self.dbs[where]) != value:
-                            raise Contended(where, index)
-                        continue
-                    if value is None:
-                        txn.delete(key, db=self.dbs[db])
-                    else:
-                        txn.put(key, value, db=self.dbs[db])
+        the same thread. No room in the map or on the disk, or a failing disk, is
+        ``StoreUnavailable``."""
+        try:
+            with self.env.begin(write=True) as txn:
+                for index, ops in enumerate(op_lists):
+                    check_claims(ops)
+                    self._apply(txn, index, ops)
+        except lmdb.Error as exc:
+            if isinstance(exc, _UNAVAILABLE) or (exc.args and exc.args[-1] in _DISK_ERRNOS):
+                raise StoreUnavailable(
+                    "unavailable",
+                    "The store cannot commit now (no room, or a disk fault); retry later.",
+                ) from exc
+            raise
+
+    def _apply(self, txn: lmdb.Transaction, index: int, ops: Sequence[Op]) -> None:
+        for db, key, value in ops:
+            if db == LEASE:  # not fenced: one node
+                continue
+            if db == EXPECT:
+                where, at = expected_place(key)
+                if txn.get(at, db=self.dbs[where]) != value:
+                    raise Contended(where, index)
+                continue
+            if value is None:
+                txn.delete(key, db=self.dbs[db])
+            else:
+                txn.put(key, value, db=self.dbs[db])
 
     def disk_room(self) -> int:
         """Bytes the store's file may still grow by on its disk."""
@@ -185,14 +176,6 @@ def _seek_last_below(cursor: lmdb.Cursor, prefix: bytes, before: bytes | None) -
     if cursor.set_range(upper):
         return cursor.prev()
     return cursor.last()
-
-
-def prefix_end(prefix: bytes) -> bytes | None:
-    """The smallest key greater than every key starting with ``prefix``."""
-    trimmed = prefix.rstrip(b"\xff")
-    if not trimmed:
-        return None
-    return trimmed[:-1] + bytes([trimmed[-1] + 1])
 
 
 def private_dir(path: Path) -> None:

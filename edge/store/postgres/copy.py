@@ -1,6 +1,6 @@
 """The PostgreSQL side of ``edge.store.copy``: a store read in one snapshot, a store written in
-one transaction. Its own connections (psycopg's sync API, in the command's one thread): the copy
-is a command, not a node."""
+one transaction, each the interface's neutral stream of batches. Its own connections (psycopg's
+sync API, in the command's one thread): the copy is a command, not a node."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from edge.store.copy import Batch, CopyRefused, Reader, Writer, batches
-from edge.store.leases import NODE_S
-from edge.store.postgres import TABLES, create_schema
+from edge.store.engine import Batch, CopyRefused, Source, Target, batches
+from edge.store.postgres.leases import NODE_S
+from edge.store.postgres.store import TABLES, create_schema
 
 _INSERT = {
     db: sql.SQL(
@@ -24,7 +24,7 @@ _INSERT = {
 
 
 @contextmanager
-def postgres_source(url: str) -> Iterator[Reader]:
+def postgres_source(url: str) -> Iterator[Source]:
     """The store at ``url`` as one ``REPEATABLE READ`` snapshot, refused while a node of the
     cluster beats its heartbeat (what it wrote after the snapshot would not be in the copy)."""
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
@@ -58,7 +58,7 @@ def postgres_source(url: str) -> Iterator[Reader]:
 
 
 @contextmanager
-def postgres_target(url: str) -> Iterator[Writer]:
+def postgres_target(url: str) -> Iterator[Target]:
     """The empty store at ``url`` (its tables made if missing), written in one transaction
     that holds the store's tables against every write until it commits: a node that starts
     meanwhile waits for the copy, then finds it whole."""
