@@ -61,8 +61,8 @@ from edge.serving import ConnectionLimits, serve
 from edge.signing import Signer
 from edge.store import notifyq, outbox, sealcheck, signcheck
 from edge.store.engine import Engine
-from edge.store.env import STORE_DIR, open_store
-from edge.store.leases import Leases
+from edge.store.lmdb.store import STORE_DIR, open_store
+from edge.store.postgres.leases import Leases
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
@@ -271,14 +271,14 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
             yield store, None
         return
     try:  # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
-        from edge.store.postgres import open_postgres_store
+        from edge.store.postgres.store import open_postgres_store
     except ImportError as exc:
         raise ConfigError(
             f"EDGE_STORE needs psycopg, the cluster extra ({exc}): pip install 'edge[cluster]'"
             " (and libpq5), or unset EDGE_STORE for the embedded store"
         ) from None
 
-    from edge.store.notices import Notices
+    from edge.store.postgres.notices import Notices
 
     async with open_postgres_store(settings.store_url) as pg:
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)

@@ -21,9 +21,7 @@ from edge.domain.passwords import credentials_stamp
 from edge.errors import Unavailable
 from edge.store import accounts as rows
 from edge.store.codec import unpack
-from edge.store.engine import Reader
-from edge.store.env import Contended, expect_op
-from edge.store.writer import Op
+from edge.store.engine import Contended, Op, Reader, expect_op
 
 T = TypeVar("T")
 

@@ -36,9 +36,8 @@ from edge.domain import ids, notifications, standard_webhooks
 from edge.domain.timefmt import iso_ms
 from edge.errors import ContractError, Unavailable
 from edge.store import keys, notifyq, outbox
-from edge.store.engine import Engine
-from edge.store.env import Contended
-from edge.store.writer import Op, StoreWriter
+from edge.store.engine import Contended, Engine, Op
+from edge.store.writer import StoreWriter
 
 log = logging.getLogger("edge.notifier")
 

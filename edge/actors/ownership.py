@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 import trio
 
 from edge.errors import Unavailable
-from edge.store.leases import Lease, LeaseHeld, Leases
+from edge.store.postgres.leases import Lease, LeaseHeld, Leases
 
 if TYPE_CHECKING:
-    from edge.store.notices import Notices
+    from edge.store.postgres.notices import Notices
 
 log = logging.getLogger("edge.cluster")
 

@@ -25,8 +25,7 @@ from edge.errors import Conflict, NotFound
 from edge.providers.registry import PROVIDERS
 from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine
-from edge.store.env import Op, lease_op
+from edge.store.engine import Engine, Op, lease_op
 
 
 async def list_projects(

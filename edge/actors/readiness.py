@@ -16,7 +16,7 @@ import struct
 import trio
 
 from edge.actors.context import NodeContext
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 PROBE_KEY = b"ready-probe"
 ROOM_PAGES = 256

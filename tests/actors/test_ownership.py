@@ -15,8 +15,8 @@ require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
 from edge.actors.ownership import Ownership  # noqa: E402
 from edge.errors import Unavailable  # noqa: E402
-from edge.store.leases import Leases  # noqa: E402
-from edge.store.postgres import open_postgres_store  # noqa: E402
+from edge.store.postgres.leases import Leases  # noqa: E402
+from edge.store.postgres.store import open_postgres_store  # noqa: E402
 
 P = "prj_aaaaaaaaaaaaaaaa"
 LEASE_S = 9.0

@@ -31,7 +31,7 @@ from edge.errors import Conflict
 from edge.providers.base import CANCEL_CHECKOUT, FollowUp, MalformedPayload, SyncResult
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 _OPEN = (Status.PENDING, Status.PROCESSING)
 _WALK = "walk"  # PROVIDER_OBJECT namespace: provider|mode -> until when its lists are walked

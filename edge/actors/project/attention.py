@@ -19,7 +19,7 @@ from edge.actors.records import transaction_view
 from edge.domain import ids
 from edge.domain.events import SOURCE_NODE, EventType
 from edge.errors import Conflict
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 # Flags on one transaction: enough for its story, bounded so a flood of odd events cannot grow it.
 ATTENTION_KEPT = 20

@@ -34,7 +34,7 @@ from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.offers import display_name
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 log = logging.getLogger("edge.actors")
 CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials

@@ -26,7 +26,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.errors import ERRORS, Conflict, ContractError, ProviderError
 from edge.store import keys
 from edge.store.codec import pack
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 KEEP_MS = 24 * 3600 * 1000
 PURGE_BATCH = 50

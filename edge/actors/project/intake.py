@@ -45,7 +45,7 @@ from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
 from edge.providers.credentials import MODES
 from edge.store import keys
 from edge.store.codec import pack
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 log = logging.getLogger("edge.actors")
 

@@ -35,8 +35,8 @@ from edge.providers.base import AFTER_THE_END, FollowUp, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
-from edge.store.env import lease_op
-from edge.store.writer import Op, Ticket
+from edge.store.engine import Op, lease_op
+from edge.store.writer import Ticket
 
 log = logging.getLogger("edge.actors")
 

@@ -22,7 +22,7 @@ from typing import Any
 from edge.actors.project.ledger import Ledger
 from edge.providers.base import NormalizedEvent
 from edge.store import keys
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 WAITING_KEPT = 50  # unmatched events waiting under one provider id
 

@@ -22,7 +22,7 @@ from edge.errors import (
     ProviderError,
 )
 from edge.providers.base import PortalRequest, Provider
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 REFUNDS_KEPT = 50  # refund requests remembered per transaction
 

@@ -15,7 +15,7 @@ from edge.domain.timefmt import iso_ms
 from edge.errors import QuotaExceeded
 from edge.store import keys
 from edge.store.codec import pack, unpack
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 
 class Quota:

@@ -45,7 +45,7 @@ from edge.providers.base import (
 )
 from edge.providers.registry import PROVIDERS
 from edge.store import outbox
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 log = logging.getLogger("edge.actors")
 

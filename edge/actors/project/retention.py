@@ -7,8 +7,7 @@ from __future__ import annotations
 from edge.domain.ids import ulid_time_ms
 from edge.store import keys
 from edge.store.codec import unpack
-from edge.store.engine import Engine
-from edge.store.writer import Op
+from edge.store.engine import Engine, Op
 
 EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
 PRUNE_EVERY_MS = 3600 * 1000

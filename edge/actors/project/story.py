@@ -20,7 +20,7 @@ from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, 
 from edge.domain.events import SOURCE_NODE, EventType
 from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import ENDED, Kind, Status
-from edge.store.writer import Op
+from edge.store.engine import Op
 
 # A record's story is bounded: a subscription adds a step or two a period, so this is decades;
 # the oldest settled steps go first (they can no longer be reordered by anything that matters).
