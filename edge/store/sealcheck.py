@@ -5,11 +5,12 @@ A store sealed with another key (a restore without its ``secret.key``, a mistype
 keeps a sealed canary in its ``meta`` database, written by the first node that opens it, and
 every start opens the canary first: a key that cannot open it stops the start with one line.
 
-The first write is a ``claim``: a write that asserts the key has no value yet (``env.expect_op``),
-so it leaves a canary already there alone and answers the one that is there, which the node then
-opens like any other. Two nodes starting together on an empty shared store (cluster mode) both
-find no canary; the second's claim then answers the first's, so a node with another key refuses
-instead of each keeping a canary of its own.
+The first write is a ``claim``: a write that asserts the key has no value yet
+(``engine.expect_op``; the key is one of ``engine.CLAIMED``, so no write gives it a value
+without asserting it), so it leaves a canary already there alone and answers the one that is
+there, which the node then opens like any other. Two nodes starting together on an empty shared
+store (cluster mode) both find no canary; the second's claim then answers the first's, so a node
+with another key refuses instead of each keeping a canary of its own.
 """
 
 from __future__ import annotations

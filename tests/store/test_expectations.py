@@ -1,6 +1,7 @@
-"""Expectations (``env.expect_op``): a ticket that asserts what it read commits only while that
-still holds, on both engines; on PostgreSQL two stores (two nodes) racing to take one key,
-absent or present, take it once."""
+"""Expectations (``engine.expect_op``): a ticket that asserts what it read commits only while
+that still holds, on both engines; on PostgreSQL two stores (two nodes) racing to take one key,
+absent or present, take it once; a claimed key written without asserting it is refused by
+both engines (the claim rule, ``engine.CLAIMED``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import trio
 from support.engines import OpenEngine
 from support.postgres import require_psycopg
 
-from edge.store.engine import Contended, expect_op
+from edge.store import accounts, sealcheck, signcheck
+from edge.store.engine import Contended, Unclaimed, claimed, expect_op
 from edge.store.writer import StoreWriter, open_writer
 
 EMAIL = b"e:someone@example.com"
@@ -30,6 +32,39 @@ async def test_a_ticket_commits_only_while_what_it_read_holds(engine: OpenEngine
     assert await engine.reads.get_raw(EMAIL, db="accounts") is None
     # the same key in another database is another key
     await writer.write([expect_op("records", EMAIL, None), ("records", EMAIL, b"x")])
+
+
+async def test_a_claimed_key_is_given_a_value_only_by_a_ticket_that_asserts_it(
+    engine: OpenEngine,
+) -> None:
+    """On PostgreSQL a plain write could create the key between a claim's check and its commit,
+    and the claim would overwrite it: both engines refuse the plain write, so breaking the rule
+    fails on LMDB too, where it would not race."""
+    writer = engine.writer
+    with pytest.raises(Unclaimed):
+        await writer.write([("accounts", EMAIL, b"acc_1")])
+    with pytest.raises(Unclaimed):  # asserting another key is no assertion of this one
+        await writer.write([expect_op("accounts", b"a:acc_1", None), ("accounts", EMAIL, b"acc_1")])
+    assert await engine.reads.get_raw(EMAIL, db="accounts") is None
+    # in a group, the ticket that breaks the rule fails alone
+    plain = writer.submit([("meta", sealcheck.CANARY_KEY, b"plain")])
+    claim = writer.submit(
+        [expect_op("meta", sealcheck.CANARY_KEY, None), ("meta", sealcheck.CANARY_KEY, b"mine")]
+    )
+    with pytest.raises(Unclaimed):
+        await plain.wait()
+    await claim.wait()
+    assert await engine.reads.get_raw(sealcheck.CANARY_KEY, db="meta") == b"mine"
+    # a delete needs no assertion (the row is there to lock), nor does a key never claimed
+    await writer.write([("meta", sealcheck.CANARY_KEY, None), ("accounts", b"a:acc_1", b"{}")])
+    assert await engine.reads.get_raw(sealcheck.CANARY_KEY, db="meta") is None
+
+
+def test_the_claim_rule_names_every_key_the_node_claims() -> None:
+    assert claimed("accounts", accounts.email_key("Someone@Example.com"))
+    assert claimed("meta", sealcheck.CANARY_KEY) and claimed("meta", signcheck.KEY_ID)
+    assert not claimed("accounts", accounts.account_key("acc_1"))
+    assert not claimed("records", EMAIL)  # the same bytes in another database
 
 
 async def test_in_one_group_a_ticket_sees_the_writes_of_those_before_it(engine: OpenEngine) -> None:

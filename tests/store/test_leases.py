@@ -1,6 +1,6 @@
-"""Leases and node heartbeats (edge.store.leases) on a real PostgreSQL: acquire, renew, expiry,
-takeover, release, move, heartbeats. Time passing is PostgreSQL's: a test ends a lease by moving
-its end into the past (``expire_lease``), or waits out a short one."""
+"""Leases and node heartbeats (edge.store.postgres.leases) on a real PostgreSQL: acquire, renew,
+expiry, takeover, release, move, heartbeats. Time passing is PostgreSQL's: a test ends a lease by
+moving its end into the past (``expire_lease``), or waits out a short one."""
 
 from __future__ import annotations
 

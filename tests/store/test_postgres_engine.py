@@ -17,17 +17,13 @@ from hypothesis import strategies as st
 from support.engines import OpenEngine
 from support.postgres import execute, expire_lease, require_psycopg
 
-require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
+require_psycopg()  # before psycopg and edge.store.postgres.*: they need libpq
 
 import psycopg  # noqa: E402
 
 from edge.store import keys  # noqa: E402
 from edge.store.codec import pack, unpack  # noqa: E402
-from edge.store.engine import (  # noqa: E402
-    DATABASES,
-    StoreUnavailable,  # noqa: E402
-    lease_op,
-)
+from edge.store.engine import DATABASES, StoreUnavailable, lease_op  # noqa: E402
 from edge.store.lmdb.store import open_store  # noqa: E402
 from edge.store.postgres.leases import Leases  # noqa: E402
 from edge.store.postgres.store import PostgresStore, StaleEpoch, open_postgres_store  # noqa: E402
@@ -124,6 +120,19 @@ async def test_a_group_commits_in_order_and_a_bad_ticket_fails_alone(engine: Ope
         await bad.wait()
     assert await engine.reads.get_raw(b"half") is None  # a ticket is all or nothing
     assert await engine.reads.get_raw(b"later") == b""
+
+
+async def test_each_engine_names_where_it_differs(engine: OpenEngine) -> None:
+    store = engine.reads
+    features = store.features
+    assert (store.disk_room() is not None) == features.local_disk
+    assert store.reads_give_way == features.reads_give_way
+    await engine.writer.write([lease_op(A, 7), _tx(A)])  # no fence given: nothing to check
+    if not features.fenced:
+        return
+    store.fence = Leases(store.pool, "node-a", "10.0.0.1:8080")
+    with pytest.raises(StaleEpoch):  # a lease op is checked once a fence is given
+        await engine.writer.write([lease_op(A, 7), _tx(A, 1)])
 
 
 async def test_a_server_out_of_reach_is_store_unavailable(tmp_path) -> None:

@@ -18,7 +18,7 @@ from edge.store.copy import copy_store  # noqa: E402
 from edge.store.engine import (  # noqa: E402
     BATCH_BYTES,
     BATCH_KEYS,
-    DATABASES,  # noqa: E402
+    DATABASES,
     batches,
 )
 from edge.store.lmdb.store import STORE_DIR, open_store  # noqa: E402

@@ -374,7 +374,7 @@ def _connect(url: str) -> psycopg.Connection[Any]:
 def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
     """PostgreSQL out of reach, out of room or shutting down: the caller may retry. The
     answer's words are fixed: PostgreSQL's own (addresses, settings of the connection string)
-    stay out of it; the outage goes to the log once (``edge.store.outage``)."""
+    stay out of it; the outage goes to the log once (``outage``)."""
     failure = StoreUnavailable(
         "unavailable", "The store cannot be reached or cannot write now; retry later."
     )
