@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from edge.domain import ids
+
 
 class ContractError(Exception):
     code_default: ClassVar[str] = "internal"
@@ -165,6 +167,19 @@ ERRORS: dict[str, type[ContractError]] = {
 
 def project_not_found() -> NotFound:
     return NotFound("project_not_found", "No project with this id.")
+
+
+def check_project_id(project_id: str) -> None:
+    """``project_not_found`` for an id no project can have, before anything is looked up (an
+    unknown well-formed id gets the same answer where its project is looked for)."""
+    if not ids.is_project_id(project_id):
+        raise project_not_found()
+
+
+def tx_not_found() -> NotFound:
+    """No such transaction in the project asked about, or none the caller's mode may see:
+    one answer for both, so a key cannot probe the other mode's ids."""
+    return NotFound("not_found", "No transaction with this id in this project.")
 
 
 def invalid(

@@ -36,7 +36,7 @@ from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
 from edge.actors.notifier import Notifier
 from edge.actors.notify_targets import StoredTargets
-from edge.actors.ownership import Ownership, all_mine
+from edge.actors.ownership import Leased, OneNode, Ownership
 from edge.actors.pacing import ProviderPacing
 from edge.actors.project import ProjectActor
 from edge.actors.queue_pruner import prune_queues
@@ -44,11 +44,11 @@ from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.actors.sync import Syncer
 from edge.config import NODE_FILE, ConfigError, Settings
-from edge.domain import ids, notifications, smtp
+from edge.domain import notifications, smtp
 from edge.domain.egress import unreachable_reason
 from edge.domain.events import Simulated
 from edge.domain.stalls import Stalls
-from edge.errors import ContractError, Unavailable, project_not_found
+from edge.errors import Unavailable
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.mailer import Mailer
@@ -106,7 +106,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
     stop = trio.Event()
     async with _open_engine(settings) as (store, ownership), open_writer(store) as writer:
         await sealcheck.check(store, writer, Sealer(settings.secret_key))
-        if ownership is not None:  # only nodes that share a store must share a key
+        if ownership.shared:  # only nodes that share a store must share a key
             await signcheck.check(store, writer, signer.kid)
         pacing = ProviderPacing(settings.sync_rate)
         async with (
@@ -125,15 +125,13 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
             ctx: NodeContext
 
             async def spawn(project_id: str, ref: ActorRef) -> Actor:
-                if ownership is None:
-                    return await ProjectActor.load(ctx, project_id, ref)  # once ctx exists
-                return await _load_owned(ctx, ownership, project_id, ref)
+                return await ProjectActor.load(ctx, project_id, ref)  # once ctx exists
 
             async with open_registry(
                 spawn,
                 mailbox_size=settings.mailbox_size,
                 idle_s=settings.actor_idle_s,
-                held=None if ownership is None else partial(_serves, ownership),
+                held=partial(_serves, ownership),
             ) as registry:
                 attempts = AttemptWatch()
                 stalls = Stalls(trio.current_time())
@@ -154,7 +152,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     PROVIDERS,
                     wall_ms,
                     attempts,
-                    mine=ownership.claim if ownership is not None else all_mine,
+                    mine=ownership.claim,
                 )
                 targets = StoredTargets(store, Sealer(settings.secret_key))
                 notifier = Notifier(
@@ -167,7 +165,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     busy=load.busy,
                     counted=metrics.notification,
                     observed=activity.notification,
-                    mine=ownership.claim if ownership is not None else all_mine,
+                    mine=ownership.claim,
                     endpoints=targets.endpoint,
                 )
                 metrics.watch(_scraped(store, writer, registry))
@@ -186,7 +184,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         sealer=Sealer(settings.secret_key),
                         signer=signer,
                         http=http,
-                        keys=KeyIndex(store, shared=ownership is not None),
+                        keys=KeyIndex(store, shared=ownership.shared),
                         manage_rates=ProjectRates(settings, tier=""),
                         bound_url=url,
                         public_url=settings.public_url or url,
@@ -208,11 +206,9 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         await stop.wait()
                         registry.stop_waiting()
 
-                    if ownership is not None and beating is not None:
-                        ownership.leases.address = url
-                        await beating.start(
-                            ownership.run, registry.forget, registry.quiet, registry.let_go
-                        )
+                    await beating.start(
+                        ownership.run, url, registry.forget, registry.quiet, registry.let_go
+                    )
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
@@ -263,12 +259,12 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership | None]]:
-    """The store: LMDB in the data dir, or with ``EDGE_STORE`` PostgreSQL, fenced by this
-    node's leases (cluster mode)."""
+async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership]]:
+    """The store and who owns its projects: LMDB in the data dir, every project this node's;
+    or with ``EDGE_STORE`` PostgreSQL, fenced by this node's leases (cluster mode)."""
     if settings.store_url is None:
         with open_store(store_path(settings), settings.map_size) as store:
-            yield store, None
+            yield store, OneNode()
         return
     try:  # the cluster extra (psycopg): loaded only by a node that asks for PostgreSQL
         from edge.store.postgres.store import open_postgres_store
@@ -284,17 +280,15 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
         leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
-        yield pg, Ownership(leases, notices=Notices(pg.pool))
+        yield pg, Leased(leases, notices=Notices(pg.pool))
 
 
 @asynccontextmanager
-async def _leases_kept(ownership: Ownership | None) -> AsyncIterator[trio.Nursery | None]:
-    """Where the heartbeat runs, from the node's start until its actors have drained (its
-    leases must not lapse under work still finishing); then every lease is released, so the
-    next node takes the projects up at once instead of after ``LEASE_S``."""
-    if ownership is None:
-        yield None
-        return
+async def _leases_kept(ownership: Ownership) -> AsyncIterator[trio.Nursery]:
+    """Where ownership is kept (``Ownership.run``: the heartbeat, in cluster mode), from the
+    node's start until its actors have drained (leases must not lapse under work still
+    finishing); then everything owned is released, so the next node takes the projects up at
+    once instead of after ``LEASE_S``."""
     async with trio.open_nursery() as nursery:
         try:
             yield nursery
@@ -309,26 +303,11 @@ async def _leases_kept(ownership: Ownership | None) -> AsyncIterator[trio.Nurser
 
 
 def _serves(ownership: Ownership, project_id: str, actor: Actor | None) -> bool:
-    """The actor still serves its project here: under the lease this node holds now (no
-    actor: the lease is this node's now, at whatever epoch)."""
+    """The actor still serves its project here: at the epoch it was made under (no actor:
+    the project is this node's now, at whatever epoch)."""
     if actor is None:
         return ownership.held(project_id)
     return isinstance(actor, ProjectActor) and ownership.held(project_id, actor.epoch)
-
-
-async def _load_owned(
-    ctx: NodeContext, ownership: Ownership, project_id: str, ref: ActorRef
-) -> Actor:
-    """The project's actor under this node's lease (a lease only for a well-formed id; given
-    back when there is no such project)."""
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
-    epoch = await ownership.take(project_id, ask=True)  # a request: HAProxy sends it here
-    try:
-        return await ProjectActor.load(ctx, project_id, ref, epoch)
-    except ContractError:
-        await ownership.give_back(project_id)
-        raise
 
 
 async def run_node(

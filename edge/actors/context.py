@@ -20,7 +20,7 @@ from edge.activity import ActivityLog
 from edge.actors.followups import AttemptWatch
 from edge.actors.hashing import HashingPool
 from edge.actors.keyindex import KeyIndex
-from edge.actors.ownership import Ownership
+from edge.actors.ownership import OneNode, Ownership
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRegistry
 from edge.actors.sync import Syncer
@@ -114,8 +114,8 @@ class NodeContext:
     # first trigger: the HTTP layer never imports edge.sim, and a node that never triggers
     # loads none of it
     send_simulated: SendSimulated = no_simulators
-    # cluster mode: the leases of the projects this node serves (None on LMDB, one node)
-    ownership: Ownership | None = None
+    # which projects this node serves: all (one node), or those it holds the lease of (cluster)
+    ownership: Ownership = field(default_factory=OneNode)
     # asks providers what became of payments (sync, reconcile); None in a bare context
     syncer: Syncer | None = None
     notifier: Notifier | None = None  # its test send (the dashboard's Send a test event)

@@ -39,7 +39,7 @@ import httpx
 import trio
 
 from edge.actors import messages as m
-from edge.actors.ownership import OTHERS_S, all_mine
+from edge.actors.ownership import ONE_NODE, OTHERS_S
 from edge.errors import ContractError, Unavailable
 from edge.providers import refunding
 from edge.providers.base import (
@@ -142,7 +142,7 @@ class FollowUpWorker:
         providers: Mapping[str, Provider],
         clock_ms: Callable[[], int],
         watch: AttemptWatch | None = None,
-        mine: Callable[[str], Awaitable[bool]] = all_mine,
+        mine: Callable[[str], Awaitable[bool]] = ONE_NODE.claim,
     ) -> None:
         # cluster mode: an entry is attempted only by the node holding its project's lease
         # (``Ownership.claim``), so no two nodes call a provider for the same entry

@@ -31,7 +31,7 @@ import httpx
 import trio
 
 from edge.actors import messages as m
-from edge.actors.ownership import OTHERS_S, all_mine
+from edge.actors.ownership import ONE_NODE, OTHERS_S
 from edge.domain import ids, notifications, standard_webhooks
 from edge.domain.timefmt import iso_ms
 from edge.errors import ContractError, Unavailable
@@ -75,7 +75,7 @@ class Notifier:
         busy: Callable[[], bool] = lambda: False,
         counted: Callable[[str], None] = lambda outcome: None,
         observed: Callable[[Mapping[str, Any]], None] = lambda line: None,
-        mine: Callable[[str], Awaitable[bool]] = all_mine,
+        mine: Callable[[str], Awaitable[bool]] = ONE_NODE.claim,
         endpoints: Endpoints | None = None,
     ) -> None:
         self._endpoints = endpoints

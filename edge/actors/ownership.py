@@ -1,6 +1,13 @@
-"""Which projects this node serves, in cluster mode (docs/cluster.md): a project's actor is made
-only under its lease (``edge.store.leases``), the leases are renewed by a heartbeat, and the
-actors of the projects lost are dropped.
+"""Which projects this node serves: the node's ownership strategy, one of two.
+
+- ``OneNode`` (LMDB, one node): every project is this node's, at one epoch, for ever. Nothing
+  is taken, renewed or handed over, and no write carries a lease.
+- ``Leased`` (cluster mode, N nodes on PostgreSQL; docs/cluster.md): a project's actor is made
+  only under its lease (``edge.store.leases``), the leases are renewed by a heartbeat, and the
+  actors of the projects lost are dropped.
+
+The node, its registry, its queue workers and its actors ask the strategy the same questions in
+both modes (``Ownership``); none of them asks which mode it is in. What follows is ``Leased``.
 
 - ``take`` acquires the lease as the registry makes the actor: its epoch goes into the actor's
   every write (``env.lease_op``), so the store refuses them once another node has the project.
@@ -29,11 +36,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 from edge.errors import Unavailable
+from edge.store.engine import Op, lease_op
 from edge.store.postgres.leases import Lease, LeaseHeld, Leases
 
 if TYPE_CHECKING:
@@ -54,9 +62,92 @@ WAIT_S = GRACE_S + 1.0
 AWAY_S = 2.0
 
 
-async def all_mine(project_id: str) -> bool:
-    """One node (no leases): every queued entry is this node's to attempt."""
-    return True
+# What ``Ownership.run`` is given of the registry: ``forget(project_id)`` drops its actor;
+# ``quiet(project_id, for_s)``: nothing of the project here has moved for ``for_s``;
+# ``let_go(project_id, grace_s)`` lets its started work finish (up to ``grace_s``), then drops it.
+Forget = Callable[[str], None]
+Quiet = Callable[[str, float], bool]
+LetGo = Callable[[str, float], Awaitable[None]]
+
+
+class Ownership(Protocol):
+    """The questions every part of the node asks about which projects are its own."""
+
+    @property
+    def shared(self) -> bool:
+        """Other nodes share this node's store (its signing key and API key index must agree
+        with theirs)."""
+
+    async def take(self, project_id: str, *, ask: bool = False) -> int:
+        """The epoch this node serves the project under, taken now if need be; a retryable
+        503 when another node serves it. ``ask``: a request for it reached this node, whose
+        holder is asked to hand it over."""
+
+    async def give_back(self, project_id: str) -> None:
+        """This node needs the project no more (a project created, an unknown id)."""
+
+    def held(self, project_id: str, epoch: int | None = None) -> bool:
+        """The project is this node's right now (``epoch``: at that epoch)."""
+
+    async def claim(self, project_id: str) -> bool:
+        """The project's queued work (follow-ups, notifications) is this node's to attempt."""
+
+    def fence(self, project_id: str, epoch: int) -> list[Op]:
+        """What every write made under ``epoch`` carries, so the store refuses it once the
+        project is another node's."""
+
+    async def run(
+        self,
+        address: str,
+        forget: Forget,
+        quiet: Quiet,
+        let_go: LetGo,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Keep what this node owns until cancelled (``address``: where it listens)."""
+
+    async def release_all(self) -> None:
+        """On a clean stop: whatever this node owns is free for the next one at once."""
+
+
+class OneNode:
+    """One node on its own store (LMDB): it owns every project, at epoch ``EPOCH``, always."""
+
+    EPOCH = 0
+    shared = False
+
+    async def take(self, project_id: str, *, ask: bool = False) -> int:
+        return self.EPOCH
+
+    async def give_back(self, project_id: str) -> None:
+        return None
+
+    def held(self, project_id: str, epoch: int | None = None) -> bool:
+        return True
+
+    async def claim(self, project_id: str) -> bool:
+        return True
+
+    def fence(self, project_id: str, epoch: int) -> list[Op]:
+        return []  # no other writer to fence off
+
+    async def run(
+        self,
+        address: str,
+        forget: Forget,
+        quiet: Quiet,
+        let_go: LetGo,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        task_status.started()  # nothing to renew, nobody to hand over to
+
+    async def release_all(self) -> None:
+        return None
+
+
+ONE_NODE = OneNode()  # it holds nothing: one is as good as another
 
 
 class _Asked:
@@ -70,7 +161,11 @@ class _Asked:
         self.free = trio.Event()
 
 
-class Ownership:
+class Leased:
+    """Ownership by leases on a store that N nodes share (module docstring)."""
+
+    shared = True
+
     def __init__(
         self,
         leases: Leases,
@@ -160,9 +255,7 @@ class Ownership:
             asked.handing.set()
             asked.free.set()
 
-    async def hand_over(
-        self, project_id: str, asker: str, let_go: Callable[[str, float], Awaitable[None]]
-    ) -> None:
+    async def hand_over(self, project_id: str, asker: str, let_go: LetGo) -> None:
         """Another node was asked for the project: finish its started work here (up to
         ``GRACE_S``; ``let_go`` drops its actor), end the lease, and say so."""
         notices = self._notices
@@ -207,6 +300,9 @@ class Ownership:
         self._until.pop(project_id, None)
         await self.leases.release(project_id)
 
+    def fence(self, project_id: str, epoch: int) -> list[Op]:
+        return [lease_op(project_id, epoch)]
+
     def held(self, project_id: str, epoch: int | None = None) -> bool:
         """The lease is this node's, for sure, right now (``epoch``: and at that epoch, the one
         an actor was made under: a lease taken anew meanwhile, by a queue worker's ``claim``,
@@ -232,16 +328,16 @@ class Ownership:
 
     async def run(
         self,
-        forget: Callable[[str], None],
-        quiet: Callable[[str, float], bool],
-        let_go: Callable[[str, float], Awaitable[None]],
+        address: str,
+        forget: Forget,
+        quiet: Quiet,
+        let_go: LetGo,
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Beat until cancelled, and hand projects over when asked. ``quiet(project_id,
-        for_s)``: nothing of the project here has moved for ``for_s`` (its lease is given
-        back); ``forget(project_id)`` drops its actor; ``let_go(project_id, grace_s)`` lets
-        its started work finish (up to ``grace_s``), then drops it."""
+        """Beat until cancelled, recording this node alive at ``address``, and hand projects
+        over when asked. A project ``quiet`` for a lease's length has its lease given back."""
+        self.leases.address = address
         await self.leases.heartbeat()  # the node is listed alive from its start
         async with trio.open_nursery() as nursery:
             if self._notices is not None:
@@ -255,9 +351,7 @@ class Ownership:
             task_status.started()
             await self._beat_forever(forget, quiet)
 
-    async def _beat_forever(
-        self, forget: Callable[[str], None], quiet: Callable[[str, float], bool]
-    ) -> None:
+    async def _beat_forever(self, forget: Forget, quiet: Quiet) -> None:
         failing = False
         while True:
             await trio.sleep(self.leases.lease_s / 3)

@@ -21,11 +21,11 @@ from edge.domain import ids
 from edge.domain import refunds as money_back
 from edge.domain.money import to_wire
 from edge.domain.timefmt import iso_ms
-from edge.errors import Conflict, NotFound
+from edge.errors import Conflict, tx_not_found
 from edge.providers.registry import PROVIDERS
 from edge.store import accounts, keys, notifyq, outbox
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine, Op, lease_op
+from edge.store.engine import Engine, Op
 
 
 async def list_projects(
@@ -151,7 +151,7 @@ async def get_transaction(
         else None
     )
     if tx is None or not _mode_matches(tx, mode):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     view = transaction_view(tx)
     for refund, shown in zip(tx.get("refunds") or (), view["refunds"], strict=True):
         shown.update(await _refund_progress(store, refund))
@@ -247,16 +247,16 @@ async def create_project(
     if owner is not None:
         record["accountId"] = owner
     ops: list[Op] = [("records", keys.project(project_id), pack(record))]
-    if ctx.ownership is None:
-        await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
-        return project_view(record)
+    if owner is not None:
+        ops += accounts.ownership_ops(owner, project_id)
     # cluster mode: the record is written under a lease, given back at once: the node that
     # HAProxy sends the project's requests to takes it up with the first of them
-    ops.append(lease_op(project_id, await ctx.ownership.take(project_id)))
+    ownership = ctx.ownership
+    ops += ownership.fence(project_id, await ownership.take(project_id))
     try:
-        await ctx.writer.write(ops + (accounts.ownership_ops(owner, project_id) if owner else []))
+        await ctx.writer.write(ops)
     finally:
-        await ctx.ownership.give_back(project_id)
+        await ownership.give_back(project_id)
     return project_view(record)
 
 

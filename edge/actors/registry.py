@@ -92,6 +92,13 @@ class ActorRef:
 
 # Loads a project's actor from the store; raises project_not_found when the project does not exist.
 ActorFactory = Callable[[str, ActorRef], Awaitable[Actor]]
+# Is the project still this node's, for this actor of it (None: for any new one)?
+Held = Callable[[str, Actor | None], bool]
+
+
+def always_held(project_id: str, actor: Actor | None) -> bool:
+    """A registry of its own (tests of one part): every project stays its."""
+    return True
 
 
 class _OneShot:
@@ -141,12 +148,12 @@ class ActorRegistry:
         mailbox_size: int = 256,
         idle_s: float = 300.0,
         call_timeout_s: float = 30.0,
-        held: Callable[[str, Actor | None], bool] | None = None,
+        held: Held = always_held,
     ) -> None:
         self._factory = factory
-        # cluster mode (``edge.actors.ownership``): is the project's lease still this node's,
-        # at the epoch the actor was made under (no actor: at any epoch)? An actor whose lease
-        # may have ended, or was taken anew since, is dropped before it answers anything.
+        # ``edge.actors.ownership``: is the project still this node's, at the epoch the actor
+        # was made under (no actor: at any epoch)? An actor whose lease may have ended, or was
+        # taken anew since (cluster mode), is dropped before it answers anything.
         self._held = held
         self.nursery = nursery  # where actors run work that must not hold them up
         self._mailbox_size = mailbox_size
@@ -191,15 +198,10 @@ class ActorRegistry:
                 "unavailable", "The project is moving to another node; retry.", retryable=True
             )
         entry = self._entries.get(project_id)
-        if entry is not None and self._held is not None and not self._held(project_id, entry.actor):
+        if entry is not None and not self._held(project_id, entry.actor):
             self.forget(project_id)
             entry = None
-        if (
-            entry is None
-            and internal
-            and self._held is not None
-            and not self._held(project_id, None)
-        ):
+        if entry is None and internal and not self._held(project_id, None):
             # the follow-up of an actor dropped with its lease (its project handed over, or
             # lost): its caller retries where the project is now, never asks it back here
             raise Unavailable(
@@ -415,7 +417,7 @@ async def open_registry(
     idle_s: float = 300.0,
     call_timeout_s: float = 30.0,
     grace_s: float = 15.0,
-    held: Callable[[str, Actor | None], bool] | None = None,
+    held: Held = always_held,
 ) -> AsyncIterator[ActorRegistry]:
     """A registry with its own nursery, where actors' tasks and their background work (provider
     calls, long-poll timers) run. On a normal exit it drains (up to ``grace_s``) and then

@@ -6,8 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from edge.actors.records import iso_or_none
+from edge.domain.modes import MODES
 from edge.domain.money import to_wire
-from edge.providers.credentials import MODES, redact_mode
+from edge.providers.credentials import redact_mode
 from edge.providers.offers import availability
 from edge.providers.registry import PROVIDERS
 

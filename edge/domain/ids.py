@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from .errors import InvalidInput
+from .modes import MODES
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_INDEX = {c: i for i, c in enumerate(CROCKFORD)}
@@ -245,12 +246,10 @@ def normalize_reference_code(text: object) -> str | None:
 
 # --- API keys ---------------------------------------------------------------
 
-_KEY_MODES = ("live", "test")
-
 
 def new_api_key(mode: str, randbelow: Callable[[int], int] = secrets.randbelow) -> str:
     """``cmk_<mode>_`` + 32 base62 chars (about 190 random bits)."""
-    if mode not in _KEY_MODES:
+    if mode not in MODES:
         raise ValueError(f"API key mode must be 'live' or 'test', not {mode!r}")
     return f"cmk_{mode}_" + "".join(_BASE62[randbelow(62)] for _ in range(32))
 

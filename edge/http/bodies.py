@@ -11,6 +11,7 @@ from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.events import EventType
 from edge.domain.metadata import validate_metadata
+from edge.domain.modes import MODES
 from edge.domain.money import exponent, to_minor
 from edge.domain.status import Kind
 from edge.domain.timefmt import parse_iso_ms
@@ -23,7 +24,6 @@ from edge.domain.urls import (
 from edge.providers.registry import PROVIDERS
 
 INTERVALS = ("day", "week", "month", "year")
-MODES = ("live", "test")
 # as many evt_ ids as a 16 KiB JSON body holds, with room to spare
 MAX_REPLAY_IDS = 400
 

@@ -16,7 +16,7 @@ from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
 from edge.domain.status import Status
 from edge.domain.timefmt import iso_ms
-from edge.errors import NotFound, project_not_found, unavailable
+from edge.errors import check_project_id, project_not_found, tx_not_found, unavailable
 from edge.http import bodies
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
@@ -30,8 +30,7 @@ FEED_POLL_S = 0.25
 
 
 async def _caller(project_id: str) -> Caller:
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
+    check_project_id(project_id)
     caller = await project_caller(project_id, required=True, sessions=True)
     assert caller is not None
     if caller.is_admin and not await queries.project_exists(node(), project_id):
@@ -107,7 +106,7 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
     note = bodies.mark_paid(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     view = await ask(project_id, MarkPaid(tx_id, caller.mode, note))
     return json_response(view, headers=NO_STORE)
 
@@ -117,7 +116,7 @@ async def refund(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
     amount, reason = bodies.refund(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     view = await ask(project_id, RefundTx(tx_id, caller.mode, amount, reason))
     # 202: the provider is asked from the durable queue; its own webhook brings the outcome
     status = 200 if view["state"] == "done" else 202
@@ -129,7 +128,7 @@ async def resolve(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
     note = bodies.resolve(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     view = await ask(project_id, ResolveTx(tx_id, caller.mode, caller.who, note))
     return json_response(view, headers=NO_STORE)
 
@@ -141,7 +140,7 @@ async def sync(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
     bodies.only(await read_json_object(optional=True), set())  # optional, and empty
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     answer = await _syncer().sync(project_id, tx_id, caller.mode, "asked")
     view = await queries.get_transaction(node(), project_id, tx_id, caller.mode)
     view["sync"] = {"found": answer["found"], "learned": answer["learned"]}
@@ -174,6 +173,6 @@ async def cancel(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
     await read_json_object(optional=True)
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     view = await ask(project_id, CancelTx(tx_id, caller.mode))
     return json_response(view, headers=NO_STORE)

@@ -19,7 +19,7 @@ from quart import Blueprint, Response, request
 
 from edge.actors.messages import BuyerReturned, Returned
 from edge.domain import ids
-from edge.errors import NotFound, project_not_found
+from edge.errors import NotFound, project_not_found, tx_not_found
 from edge.http.assets import answer
 from edge.http.clients import charge
 from edge.http.context import ask, node
@@ -48,7 +48,7 @@ async def _came_back(provider: str, project_id: str, tx_id: str, *, canceled: bo
     if not ids.is_project_id(project_id):
         raise project_not_found()
     if not ids.is_tx_id(tx_id):
-        raise NotFound("not_found", "No transaction with this id in this project.")
+        raise tx_not_found()
     # the provider's own parameters (PayPal: token, PayerID); nothing else is read from them
     query = {
         key: value[:MAX_QUERY_VALUE]

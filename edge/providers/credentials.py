@@ -19,7 +19,6 @@ from edge.errors import InvalidRequest
 from edge.providers.base import CredentialField, Provider
 from edge.sealing import Sealer
 
-MODES = ("test", "live")
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 

@@ -13,7 +13,7 @@ from support.postgres import expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
-from edge.actors.ownership import Ownership  # noqa: E402
+from edge.actors.ownership import Leased  # noqa: E402
 from edge.errors import Unavailable  # noqa: E402
 from edge.store.postgres.leases import Leases  # noqa: E402
 from edge.store.postgres.store import open_postgres_store  # noqa: E402
@@ -41,12 +41,12 @@ class Counted(Leases):
 
 
 @pytest.fixture
-async def two(pg_url: str) -> AsyncIterator[tuple[Ownership, Ownership, Counted, Clock]]:
+async def two(pg_url: str) -> AsyncIterator[tuple[Leased, Leased, Counted, Clock]]:
     clock = Clock()
     async with open_postgres_store(pg_url) as store:
         a = Leases(store.pool, "node-a", "a:1", lease_s=LEASE_S)
         b = Counted(store.pool, "node-b", "b:1", lease_s=LEASE_S)
-        yield Ownership(a, clock), Ownership(b, clock), b, clock
+        yield Leased(a, clock), Leased(b, clock), b, clock
 
 
 async def test_a_held_lease_is_a_503_naming_its_holder_and_claims_ask_once_a_while(two) -> None:
@@ -94,11 +94,11 @@ async def test_a_lease_taken_anew_while_the_overdue_beat_runs_is_not_lost(two, p
         assert await waking.take(project) == first + 1 and leases.asked == asked
 
 
-async def _beat(ownership: Ownership, lost: list[tuple[str, int | None]]) -> None:
+async def _beat(ownership: Leased, lost: list[tuple[str, int | None]]) -> None:
     """The projects the beat reports lost, each with this node's epoch of it at that moment
     (what the heartbeat's caller then drops the actor of)."""
     lost.extend((p, ownership.leases.epoch(p)) for p in await ownership.beat())
 
 
-async def _take(ownership: Ownership, project: str, taken: list[int]) -> None:
+async def _take(ownership: Leased, project: str, taken: list[int]) -> None:
     taken.append(await ownership.take(project))

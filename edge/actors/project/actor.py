@@ -8,17 +8,22 @@ many messages' writes share a commit), yet no answer ever goes out before its da
 Work that waits on the outside world (provider calls, webhook verification, long-poll timers)
 runs off the actor, and comes back to it as a message.
 
-Handlers are coroutines because the store's reads are awaited (``edge.store.engine``). On an
-engine whose reads never give way (LMDB) a handler runs to its end without a checkpoint, so
-``handle_now`` runs it in the caller's task, at once (the fast path: no mailbox, no task); on
-one whose reads do (PostgreSQL) every message goes through the mailbox, one at a time.
+The handler rule. Every handler (``HANDLERS``: message class -> the concern's method) is a
+coroutine function, and what it awaits is the store's reads, nothing else: work that waits on
+the outside world runs off the actor and comes back as a message. So on an engine whose reads
+never give way (LMDB, one node) a handler runs to its end without suspending, and
+``handle_now`` drives it by hand in the caller's task (``run_through``: the fast path, no
+mailbox, no task); a handler that suspended there would let two messages interleave, so
+``run_through`` raises instead. On an engine whose reads do give way (PostgreSQL, N nodes)
+every message goes through the mailbox and is awaited, one at a time. Both engines run the same
+handlers; tests/actors/project/test_handler_rule.py holds the rule.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
@@ -39,60 +44,21 @@ from edge.actors.project.retention import PRUNE_BATCH, PRUNE_EVERY_MS, expired_e
 from edge.actors.project.settings import ProjectSettings
 from edge.actors.rates import ProjectRates
 from edge.actors.registry import ActorRef
-from edge.domain import ids
 from edge.domain.errors import InvalidInput
-from edge.errors import ContractError, invalid, project_not_found
+from edge.errors import ContractError, check_project_id, invalid, project_not_found
 from edge.store import keys
 
 log = logging.getLogger("edge.actors")
 
+M = TypeVar("M")
+# A handler: a coroutine function of its message and the reply (the handler rule, above)
+Handler = Callable[[M, Reply], Coroutine[Any, Any, None]]
+# Where an actor keeps the handler of one message class
+Route = Callable[["ProjectActor"], Handler[M]]
 
-# message type -> (the concern that answers it, its method); looked up per message rather than
-# bound per actor: an idle project's actor should cost little (10,000 of them in memory)
-_HANDLERS: dict[type, tuple[str, str]] = {
-    m.GetStatus: ("_polls", "get_status"),
-    m.GetPublicInfo: ("_public_info", "get"),
-    m.Webhook: ("_intake", "receive"),
-    m.WebhookVerified: ("_intake", "verified"),
-    m.WebhookRefused: ("_intake", "refused"),
-    m.StartCheckout: ("_checkouts", "start"),
-    m.CheckoutFinished: ("_checkouts", "finish"),
-    m.ProbeFinished: ("_health", "probed"),
-    m.ExpireCheckout: ("_checkouts", "expire"),
-    m.BuyerReturned: ("_checkouts", "returned"),
-    m.FollowUpReported: ("_intake", "reported"),
-    m.MarkPaid: ("_merchant", "mark_paid"),
-    m.CancelTx: ("_merchant", "cancel"),
-    m.RefundTx: ("_refunds", "request"),
-    m.RefundOutcome: ("_refunds", "outcome"),
-    m.ResolveTx: ("_attention", "resolve"),
-    m.SyncTarget: ("_asking", "target"),
-    m.SyncReported: ("_asking", "reported"),
-    m.ProviderTarget: ("_asking", "provider_target"),
-    m.Reconciled: ("_asking", "reconciled"),
-    m.TxOfRef: ("_asking", "tx_of_ref"),
-    m.WalkNext: ("_asking", "walk_next"),
-    m.WalkUntil: ("_asking", "walk_until"),
-    m.LooksEnded: ("_asking", "looks_ended"),
-    m.PortalUrl: ("_merchant", "portal_url"),
-    m.TriggerMaterial: ("_merchant", "trigger_material"),
-    m.FollowUpTarget: ("_merchant", "follow_up_target"),
-    m.GetUsage: ("_quota", "get_usage"),
-    m.GetProject: ("_settings", "get_project"),
-    m.PatchProject: ("_settings", "patch_project"),
-    m.PutProduct: ("_settings", "put_product"),
-    m.DeleteProduct: ("_settings", "delete_product"),
-    m.PutProvider: ("_settings", "put_provider"),
-    m.TryProvider: ("_settings", "try_provider"),
-    m.CreateKey: ("_settings", "create_key"),
-    m.RevokeKey: ("_settings", "revoke_key"),
-    m.CreateEndpoint: ("_endpoints", "create"),
-    m.ListEndpoints: ("_endpoints", "list"),
-    m.PatchEndpoint: ("_endpoints", "patch"),
-    m.DeleteEndpoint: ("_endpoints", "delete"),
-    m.ReplayEvents: ("_endpoints", "replay"),
-    m.EndpointOutcome: ("_endpoints", "outcome"),
-}
+
+def _on(kind: type[M], route: Route[M]) -> tuple[type, Route[Any]]:
+    return kind, route
 
 
 class ProjectActor:
@@ -117,10 +83,10 @@ class ProjectActor:
     )
 
     def __init__(
-        self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef, epoch: int | None = None
+        self, ctx: NodeContext, project: dict[str, Any], ref: ActorRef, epoch: int
     ) -> None:
         self.id: str = project["id"]
-        self.epoch = epoch  # the lease this actor serves under (cluster mode), else None
+        self.epoch = epoch  # what this node's ownership of the project was when it was made
         self.ledger = ledger = Ledger(ctx, project, epoch)
         ledger.on_settled(ref.settled)
         self._rates = ProjectRates(ctx.settings, project["tier"])
@@ -141,15 +107,20 @@ class ProjectActor:
         self._public_info = PublicInfoPages(ledger, health)
 
     @classmethod
-    async def load(
-        cls, ctx: NodeContext, project_id: str, ref: ActorRef, epoch: int | None = None
-    ) -> ProjectActor:
-        """The project's actor, from its stored record; ``project_not_found`` when none.
-        ``epoch``: the lease it serves under (cluster mode)."""
-        valid = ids.is_project_id(project_id)
-        record = await ctx.store.get(keys.project(project_id)) if valid else None
-        if record is None:
-            raise project_not_found()
+    async def load(cls, ctx: NodeContext, project_id: str, ref: ActorRef) -> ProjectActor:
+        """The project's actor, from its stored record, under this node's ownership of it
+        (cluster mode: the lease, asked of its holder, since a request brought the project
+        here); ``project_not_found`` when there is no such project, which is given back."""
+        check_project_id(project_id)  # no lease for an id no project can have
+        ownership = ctx.ownership
+        epoch = await ownership.take(project_id, ask=True)
+        try:
+            record = await ctx.store.get(keys.project(project_id))
+            if record is None:
+                raise project_not_found()
+        except ContractError:
+            await ownership.give_back(project_id)
+            raise
         return cls(ctx, record, ref, epoch)
 
     # -- the Actor protocol -------------------------------------------------------------
@@ -182,10 +153,10 @@ class ProjectActor:
     # -- dispatch -----------------------------------------------------------------------
 
     async def _dispatch(self, message: Any, reply: Reply) -> None:
-        route = _HANDLERS.get(type(message))
+        route = HANDLERS.get(type(message))
         if route is None:
             raise TypeError(f"project actor got an unknown message {message!r}")
-        handler = getattr(getattr(self, route[0]), route[1])
+        handler = route(self)
         admitted = await self._admit(message, reply)
         if admitted is None:
             return
@@ -233,9 +204,61 @@ class ProjectActor:
             ticket.when_durable(lambda _error: setattr(self, "_pruned_at", 0))
 
 
+# Each message class and the handler that answers it, as the actor's concern's bound method
+# (``_on`` lets mypy check that the handler takes that class). Looked up per message rather than
+# bound per actor: an idle project's actor should cost little (10,000 of them in memory).
+HANDLERS: dict[type, Route[Any]] = dict(
+    [
+        _on(m.GetStatus, lambda a: a._polls.get_status),
+        _on(m.GetPublicInfo, lambda a: a._public_info.get),
+        _on(m.Webhook, lambda a: a._intake.receive),
+        _on(m.WebhookVerified, lambda a: a._intake.verified),
+        _on(m.WebhookRefused, lambda a: a._intake.refused),
+        _on(m.StartCheckout, lambda a: a._checkouts.start),
+        _on(m.CheckoutFinished, lambda a: a._checkouts.finish),
+        _on(m.ProbeFinished, lambda a: a._health.probed),
+        _on(m.ExpireCheckout, lambda a: a._checkouts.expire),
+        _on(m.BuyerReturned, lambda a: a._checkouts.returned),
+        _on(m.FollowUpReported, lambda a: a._intake.reported),
+        _on(m.MarkPaid, lambda a: a._merchant.mark_paid),
+        _on(m.CancelTx, lambda a: a._merchant.cancel),
+        _on(m.RefundTx, lambda a: a._refunds.request),
+        _on(m.RefundOutcome, lambda a: a._refunds.outcome),
+        _on(m.ResolveTx, lambda a: a._attention.resolve),
+        _on(m.SyncTarget, lambda a: a._asking.target),
+        _on(m.SyncReported, lambda a: a._asking.reported),
+        _on(m.ProviderTarget, lambda a: a._asking.provider_target),
+        _on(m.Reconciled, lambda a: a._asking.reconciled),
+        _on(m.TxOfRef, lambda a: a._asking.tx_of_ref),
+        _on(m.WalkNext, lambda a: a._asking.walk_next),
+        _on(m.WalkUntil, lambda a: a._asking.walk_until),
+        _on(m.LooksEnded, lambda a: a._asking.looks_ended),
+        _on(m.PortalUrl, lambda a: a._merchant.portal_url),
+        _on(m.TriggerMaterial, lambda a: a._merchant.trigger_material),
+        _on(m.FollowUpTarget, lambda a: a._merchant.follow_up_target),
+        _on(m.GetUsage, lambda a: a._quota.get_usage),
+        _on(m.GetProject, lambda a: a._settings.get_project),
+        _on(m.PatchProject, lambda a: a._settings.patch_project),
+        _on(m.PutProduct, lambda a: a._settings.put_product),
+        _on(m.DeleteProduct, lambda a: a._settings.delete_product),
+        _on(m.PutProvider, lambda a: a._settings.put_provider),
+        _on(m.TryProvider, lambda a: a._settings.try_provider),
+        _on(m.CreateKey, lambda a: a._settings.create_key),
+        _on(m.RevokeKey, lambda a: a._settings.revoke_key),
+        _on(m.CreateEndpoint, lambda a: a._endpoints.create),
+        _on(m.ListEndpoints, lambda a: a._endpoints.list),
+        _on(m.PatchEndpoint, lambda a: a._endpoints.patch),
+        _on(m.DeleteEndpoint, lambda a: a._endpoints.delete),
+        _on(m.ReplayEvents, lambda a: a._endpoints.replay),
+        _on(m.EndpointOutcome, lambda a: a._endpoints.outcome),
+    ]
+)
+
+
 def run_through(handling: Coroutine[Any, Any, None]) -> None:
     """Run a handler's coroutine to its end now, in this task. Only for an engine whose reads
-    never give way: a handler that did would be one message interleaved with others, a bug."""
+    never give way: a handler that suspended would be one message interleaved with others, a
+    broken handler rule (module docstring), so it is closed and raises."""
     try:
         handling.send(None)
     except StopIteration:

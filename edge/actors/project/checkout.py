@@ -28,7 +28,14 @@ from edge.domain.money import to_wire
 from edge.domain.returns import Outcome, outcome
 from edge.domain.status import Kind, Status, can_transition
 from edge.domain.urls import handout_allowed, with_tx_id
-from edge.errors import Conflict, ContractError, NotFound, ProviderError, unavailable
+from edge.errors import (
+    Conflict,
+    ContractError,
+    NotFound,
+    ProviderError,
+    tx_not_found,
+    unavailable,
+)
 from edge.providers import checking, prices
 from edge.providers.base import CheckoutRequest, CheckoutResult, Provider
 from edge.providers.offers import display_name
@@ -389,7 +396,7 @@ class Checkouts:
         tx = await ledger.tx(msg.tx_id)
         provider = PROVIDERS.get(msg.provider)
         if tx is None or provider is None or tx["provider"] != provider.name:
-            raise NotFound("not_found", "No transaction with this id in this project.")
+            raise tx_not_found()
         if not provider.returns_through_node:
             raise NotFound("not_found", f"{provider.name} does not return buyers through the node.")
         ops: list[Op] = []

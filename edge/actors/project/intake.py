@@ -35,6 +35,7 @@ from edge.domain.changes import change_key, remember
 from edge.domain.convergence import Fate, Refund, Step
 from edge.domain.events import QUOTA_EXEMPT, SOURCE_NODE, SOURCE_SYNC, SOURCE_WEBHOOK, EventType
 from edge.domain.inputs import first_flaw
+from edge.domain.modes import MODES
 from edge.domain.money import MAX_MINOR
 from edge.domain.paid import paid_as_asked
 from edge.domain.quota import period_of
@@ -42,7 +43,6 @@ from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import Kind, Status
 from edge.errors import ContractError, InvalidRequest, Unauthorized
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
-from edge.providers.credentials import MODES
 from edge.store import keys
 from edge.store.codec import pack
 from edge.store.engine import Op

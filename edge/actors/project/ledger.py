@@ -29,13 +29,13 @@ from edge.domain.changes import ONCE, remember
 from edge.domain.events import EventType
 from edge.domain.status import ENDED
 from edge.domain.urls import redirect_allowed, redirect_rule
-from edge.errors import InvalidRequest, NotFound, unavailable
+from edge.errors import InvalidRequest, NotFound, tx_not_found, unavailable
 from edge.providers import credentials as creds
 from edge.providers.base import AFTER_THE_END, FollowUp, Provider
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, notifyq, outbox
 from edge.store.codec import pack
-from edge.store.engine import Op, lease_op
+from edge.store.engine import Op
 from edge.store.writer import Ticket
 
 log = logging.getLogger("edge.actors")
@@ -46,12 +46,12 @@ RECENT_KEPT = 4096  # index entries whose commit may still be pending are answer
 
 
 class Ledger:
-    def __init__(self, ctx: NodeContext, project: dict[str, Any], epoch: int | None = None) -> None:
+    def __init__(self, ctx: NodeContext, project: dict[str, Any], epoch: int) -> None:
         self.ctx = ctx
         self.project_id: str = project["id"]
-        # cluster mode: the lease this actor was made under; every write says so, and the store
-        # refuses it once the project is another node's (``env.lease_op``)
-        self._lease: list[Op] = [] if epoch is None else [lease_op(project["id"], epoch)]
+        # every write says under which epoch of the project's ownership it was made, so the
+        # store refuses it once the project is another node's (cluster mode; one node: nothing)
+        self._lease: list[Op] = ctx.ownership.fence(project["id"], epoch)
         self.project = project
         self.config_version = 0  # changes with every configuration change and every reload
         self.stale = False  # a commit failed: reload from the store before the next message
@@ -94,7 +94,7 @@ class Ledger:
         """A transaction the caller may see: a key sees only its own mode's transactions."""
         tx = await self.tx(tx_id)
         if tx is None or (mode is not None and tx["isTest"] != (mode == "test")):
-            raise NotFound("not_found", "No transaction with this id in this project.")
+            raise tx_not_found()
         return tx
 
     async def follow_up_target(

@@ -20,6 +20,7 @@ from edge.errors import (
     InvalidTransition,
     NotFound,
     ProviderError,
+    tx_not_found,
 )
 from edge.providers.base import PortalRequest, Provider
 from edge.store.engine import Op
@@ -78,7 +79,7 @@ class MerchantActions:
         ledger = self.ledger
         tx = await ledger.tx(msg.tx_id)
         if tx is None:
-            raise NotFound("not_found", "No transaction with this id in this project.")
+            raise tx_not_found()
         if not tx["isTest"]:
             raise Conflict(
                 "live_transaction",

@@ -13,6 +13,7 @@ from edge.actors import messages as m
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.views import product_view, project_view, provider_view
 from edge.domain import ids
+from edge.domain.modes import MODES
 from edge.domain.urls import first_disallowed_redirect, redirect_rule, with_own_origins
 from edge.errors import Conflict, InvalidRequest, NotFound, invalid
 from edge.providers import credentials as creds
@@ -72,7 +73,7 @@ class ProjectSettings:
         ledger = self.ledger
         provider, updated = self._updated(msg.provider, msg.body)
         checks = dict(updated.get("checks") or {})
-        for mode in creds.MODES:
+        for mode in MODES:
             if mode in msg.checks:
                 checks[mode] = msg.checks[mode]
             elif mode in msg.body:
@@ -91,7 +92,7 @@ class ProjectSettings:
             mode: creds.open_mode(
                 provider, ledger.project_id, mode, updated[mode], ledger.ctx.sealer
             )
-            for mode in creds.MODES
+            for mode in MODES
             if mode in msg.body or (turned_on and updated[mode])
         }
         reply(opened)
@@ -112,7 +113,7 @@ class ProjectSettings:
             "order": body.get("order", stored.get("order")),
             "checks": stored.get("checks") or {},
         }
-        for mode in creds.MODES:
+        for mode in MODES:
             previous = stored.get(mode) or {}
             updated[mode] = (
                 creds.merge_mode(
