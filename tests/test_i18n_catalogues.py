@@ -80,7 +80,7 @@ def test_the_loader_merges_every_part_and_fills_placeholders() -> None:
     for part in PARTS:
         assert set(load(part, DEFAULT)) <= set(merged)
     assert i18n.say("de", "handoff.redirect", provider="PayPal") == (
-        "Sie werden zu PayPal weitergeleitet…"
+        "PayPal: Sie werden zur Zahlungsseite weitergeleitet…"
     )
     assert i18n.say("xx", "return.back") == i18n.say("en", "return.back") == "Back to the shop"
     assert i18n.fill("{a} {b} {", {"a": 1, "b": "{a}"}) == "1 {a} {"  # filled once, no format

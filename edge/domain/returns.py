@@ -4,7 +4,8 @@ address), and what they are told.
 A buyer is sent to the merchant's success address only when the payment went through or is on
 its way; every failure (they canceled, the provider declined their funding source, the
 checkout ended) is said as what it is, never a "thank you" for a payment that will not come.
-Pure: the transaction's status and what happened to it last come in, the outcome goes out.
+Pure: the transaction's status and what happened to it last come in, the outcome and the
+keys of the words that tell it (in the buyer's language, edge.i18n) go out.
 """
 
 from __future__ import annotations
@@ -52,25 +53,9 @@ def outcome(status: str, latest_event: str | None, *, canceled_by_buyer: bool) -
     return Outcome.PENDING
 
 
-def said(result: Outcome, provider: str) -> tuple[str, str]:
-    """(heading, sentence) telling the buyer what happened at ``provider`` (its name)."""
-    if result is Outcome.DECLINED:
-        return (
-            "Payment declined",
-            f"{provider} declined the payment. You have not been charged: you can try again, "
-            "with another way to pay if you like.",
-        )
-    if result is Outcome.CANCELED:
-        return (
-            "Payment canceled",
-            f"The payment with {provider} was canceled. You have not been charged.",
-        )
-    if result is Outcome.EXPIRED:
-        return (
-            "Checkout expired",
-            "This checkout ran out of time before it was paid. You have not been charged: "
-            "start again from the shop.",
-        )
-    if result is Outcome.PAID:
-        return ("Payment received", f"{provider} confirmed the payment. Taking you back…")
-    return ("Payment on its way", f"{provider} is confirming the payment. Taking you back…")
+def said(result: Outcome) -> tuple[str, str]:
+    """The keys of the buyer's catalogue (edge/i18n/buyer) that tell what happened: (heading,
+    sentence); the sentence names the provider as ``{provider}``. A payment still being
+    confirmed is said alike whether the provider or the node's capture is the one pending."""
+    name = Outcome.PROCESSING if result is Outcome.PENDING else result
+    return f"return.{name}.heading", f"return.{name}.text"

@@ -1,8 +1,9 @@
 """The ``<cm-button>`` script (CONTRACT 5), served with the node's signing keys built in.
 
 The source is ``edge/static/button/cm-button.js``, package data: a node installed from a wheel
-carries it. The served file is that source with this node's public keys filled in, so its bytes,
-and so its SRI hash, are fixed per node and per release:
+carries it. The served file is that source with this node's public keys and the buyer's words
+(edge/i18n/buyer, every language the node speaks; CONTRACT 4.1) filled in, so it stays one file
+with one integrity hash, and its bytes, and so its SRI hash, are fixed per node and per release:
 
 - ``/button/v1-<hash>.js`` is the file itself, named by its content, cached for a year;
 - ``/button.js`` redirects there, cached for five minutes, so a snippet that names it follows an
@@ -23,6 +24,8 @@ from importlib import resources
 
 from quart import Blueprint, Response
 
+from edge import i18n
+from edge.domain.language import LANGUAGES
 from edge.errors import NotFound
 from edge.http.context import node
 from edge.signing import Signer
@@ -31,6 +34,9 @@ blueprint = Blueprint("button", __name__)
 
 SOURCE = resources.files("edge") / "static" / "button" / "cm-button.js"
 KEYS_MARKER = "/*@signing-keys*/[]"
+CATALOGUES_MARKER = "/*@catalogues*/{}"
+# the return pages' words are said by the node (edge.http.return_page), not by the button
+_NOT_THE_BUTTONS = ("return.",)
 INTERFACE = "v1"
 CURRENT_PATH = "/button.js"
 _VERSIONED_CACHE = "public, max-age=31536000, immutable"
@@ -105,15 +111,31 @@ CARD_FORM_HOOK = """
 @functools.cache
 def _build(keys_json: str) -> ButtonScript:
     source = SOURCE.read_text(encoding="utf-8")
-    if source.count(KEYS_MARKER) != 1:
-        raise RuntimeError(f"{SOURCE} must contain {KEYS_MARKER} exactly once")
-    body = source.replace(KEYS_MARKER, keys_json).encode()
+    for marker in (KEYS_MARKER, CATALOGUES_MARKER):
+        if source.count(marker) != 1:
+            raise RuntimeError(f"{SOURCE} must contain {marker} exactly once")
+    filled = source.replace(KEYS_MARKER, keys_json).replace(CATALOGUES_MARKER, catalogues_json())
+    body = filled.encode()
     digest = hashlib.sha384(body).digest()
     return ButtonScript(
         body=body,
         integrity="sha384-" + base64.b64encode(digest).decode(),
         path=f"/button/{INTERFACE}-{digest.hex()[:16]}.js",
     )
+
+
+def catalogues_json() -> str:
+    """The button's words, ``{lang: {key: text}}`` for every language the node speaks, as the
+    script embeds them (keys sorted: the same catalogues make the same bytes)."""
+    catalogues = {
+        lang: {
+            key: text
+            for key, text in i18n.part("buyer", lang).items()
+            if not key.startswith(_NOT_THE_BUTTONS)
+        }
+        for lang in LANGUAGES
+    }
+    return json.dumps(catalogues, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 # Both answers carry CORS: the snippet loads the script with crossorigin="anonymous" (SRI needs

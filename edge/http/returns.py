@@ -23,7 +23,7 @@ from edge.errors import NotFound, project_not_found, tx_not_found
 from edge.http.assets import answer
 from edge.http.clients import charge
 from edge.http.context import ask, node
-from edge.http.return_page import SHOWN, render
+from edge.http.return_page import SHOWN, language, render
 
 blueprint = Blueprint("returns", __name__)
 
@@ -68,8 +68,11 @@ async def _came_back(provider: str, project_id: str, tx_id: str, *, canceled: bo
             with trio.move_on_at(deadline):
                 await attempted.wait()
             view_only = True  # owed once: asking again only reads the outcome
-    html = render(returned, tx_id, request.path)
+    lang = language(request.args, request.headers.get("Accept-Language"))
+    html = render(returned, tx_id, request.path, lang)
     response = Response(html, status=200, content_type="text/html; charset=utf-8")
+    response.headers["Content-Language"] = lang
+    response.headers["Vary"] = "Accept-Language"
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     return response

@@ -62,7 +62,8 @@ async def test_manual_checkout_events_and_reference(admin, http, shop_site):
     )
     assert TX_ID.fullmatch(started["txId"])
     assert seen["amount"] == "€19.99"
-    assert seen["address"].split("\n") == ["Shop Ltd", "1 Main St", "London", "GB"]
+    # the country by its name in the buyer's language (the page is en-GB), not its code
+    assert seen["address"].split("\n") == ["Shop Ltd", "1 Main St", "London", "United Kingdom"]
     assert seen["spinner_hidden"]
 
     # The id the page saw is the transaction the node stored, with the buyer's reference.

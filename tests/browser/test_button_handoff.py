@@ -62,7 +62,7 @@ async def test_approval_opens_a_popup(admin, shop_site):
         popup = popup_info.value
         popup.wait_for_load_state()
         expect(page.get_by_role("dialog")).to_contain_text(
-            "Complete the payment in the Pay by mail window"
+            "Pay by mail: complete the payment in the window that opened"
         )
         wait_until(page, "cmEvents.length === 4")
         return popup.url, page.url, page.evaluate("cmEvents.at(-1).type")

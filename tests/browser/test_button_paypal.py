@@ -51,7 +51,9 @@ def _to_paypal(page: Any, shop_site: Any, project_id: str, paypal: PayPalSimulat
         page.get_by_role("button", name=re.compile("PayPal")).click()
     popup = opened.value
     popup.wait_for_url(f"{paypal.url}/checkoutnow?token=*")
-    expect(page.locator("cm-button")).to_contain_text("Complete the payment in the PayPal window")
+    expect(page.locator("cm-button")).to_contain_text(
+        "PayPal: complete the payment in the window that opened"
+    )
     return popup
 
 
@@ -93,7 +95,7 @@ async def test_cancel_in_the_popup_says_canceled_in_the_main_window(admin, http,
         checkouts = _checkout_tx(page)
         popup = _to_paypal(page, shop_site, project_id, paypal)
         _press_and_close(popup, "Cancel")
-        page.wait_for_url("**/cancel?shown=1")
+        page.wait_for_url("**/cancel?shown=1&lang=en")
         expect(page.get_by_role("heading")).to_have_text("Payment canceled")
         expect(page.get_by_role("alert")).to_contain_text("You have not been charged")
         page.screenshot(path=ARTIFACTS / "paypal-main-window-canceled.png")
@@ -116,7 +118,7 @@ async def test_a_declined_payment_says_declined_in_the_main_window_not_thank_you
         checkouts = _checkout_tx(page)
         popup = _to_paypal(page, shop_site, project_id, paypal)
         _press_and_close(popup, "Decline")
-        page.wait_for_url("**?shown=1")
+        page.wait_for_url("**?shown=1&lang=en")
         expect(page.get_by_role("heading")).to_have_text("Payment declined")
         expect(page.get_by_role("alert")).to_contain_text("PayPal declined the payment")
         assert "Thank you" not in page.content()
@@ -136,7 +138,7 @@ async def test_a_popup_the_buyer_closes_offers_the_payment_options_again(admin, 
         popup = _to_paypal(page, shop_site, project_id, paypal)
         popup.close()
         button = page.locator("cm-button")
-        expect(button).to_contain_text("The PayPal window was closed")
+        expect(button).to_contain_text("PayPal: the window was closed before the payment")
         page.screenshot(path=ARTIFACTS / "paypal-popup-closed-by-buyer.png")
         page.get_by_role("button", name="Choose again").click()
         expect(page.get_by_role("button", name=re.compile("PayPal"))).to_be_visible()

@@ -155,7 +155,7 @@ async def test_a_declined_funding_source_is_an_attempt_and_the_checkout_stays_op
     # never a "thank you" for a payment that will not come: the page says it was declined
     assert (page.outcome, page.succeeded, page.next) == ("declined", False, f"{ORIGIN}/cart")
     assert "Payment declined" in page.text and "not been charged" in page.text
-    assert page.main == urlsplit(back).path + "?shown=1"
+    assert page.main == urlsplit(back).path + "?shown=1&lang=en"
     assert "payment.attempt_failed" in await history(http, shop, tx_id)
     assert (await status(http, shop, tx_id))["status"] == "pending"
     assert paypal.capture_count(order_of(answer)) == 0

@@ -30,6 +30,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BUTTON = Path("edge", "static", "button", "cm-button.js")
 KEYS_MARKER = "/*@signing-keys*/[]"
+CATALOGUES_MARKER = "/*@catalogues*/{}"
 UNKNOWN_TX = "tx_01JD0000000000000000000000"
 
 
@@ -147,7 +148,8 @@ def test_the_installed_node_serves_the_button_and_status(
     assert Path(imported.strip()).is_relative_to(venv)
     assert (venv / "bin" / "edge").read_text().startswith(f"#!{venv / 'bin' / 'python'}")
     packaged = next(venv.glob(f"lib/python*/site-packages/{BUTTON.as_posix()}")).read_text()
-    before, after = packaged.split(KEYS_MARKER)
+    before, rest = packaged.split(KEYS_MARKER)
+    between, after = rest.split(CATALOGUES_MARKER)
 
     with httpx.Client(base_url=url, timeout=10) as http:
         current = http.get("/button.js")
@@ -156,9 +158,13 @@ def test_the_installed_node_serves_the_button_and_status(
         assert script.status_code == 200
         assert script.headers["content-type"].startswith("text/javascript")
         body = script.text
-        # the packaged file with the node's public keys filled in, nothing else
+        # the packaged file with the node's public keys and the buyer's words filled in, nothing
+        # else
         assert body.startswith(before) and body.endswith(after)
-        keys = json.loads(body[len(before) : len(body) - len(after)])
+        keys_json, catalogues_json = body[len(before) : len(body) - len(after)].split(between)
+        keys = json.loads(keys_json)
+        catalogues = json.loads(catalogues_json)
+        assert catalogues["pl"]["list.prompt"] == "Wybierz sposób płatności"  # package data
         jwks = http.get("/.well-known/cm-signing-keys").json()
         assert [k["kid"] for k in keys] == [k["kid"] for k in jwks["keys"]]
         assert http.get("/static/icons/card.svg").status_code == 200

@@ -5,6 +5,11 @@
  * signing keys filled in (SIGNING_KEYS below); load it from the node with the integrity hash
  * `edge button` prints, so the keys that vouch for the payment options are themselves vouched
  * for by the page.
+ *
+ * It speaks the buyer's language (CONTRACT 4.1): the element's `lang` (its own, or the nearest
+ * ancestor's: the page's), then the browser's languages, the first one the node speaks; amounts,
+ * dates and countries are written for that locale by Intl. The words are the node's catalogues
+ * (edge/i18n/buyer), filled in below when it serves this file: one file, one integrity hash.
  */
 (() => {
   'use strict';
@@ -16,19 +21,27 @@
   const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
   const SVG_NS = 'http://www.w3.org/2000/svg';
 
-  // What the window says to a buyer; error.code and error.message stay for the page's developer.
-  const MESSAGES = {
-    network_error: 'We could not reach the payment service. Check your connection and try again.',
-    signature_invalid:
-      'The payment options could not be verified, so they are not shown. Please try again later.',
-    no_provider: 'No payment method is available for this purchase yet.',
-    rate_limited: 'Too many attempts. Please wait a minute and try again.',
-    card_form_unavailable: 'Card payment is not available on this page.',
+  // Filled in by the node when it serves this file: the buyer's words, {lang: {key: text}}, in
+  // every language the node speaks. English has every key; a key another lacks is said in English.
+  const CATALOGUES = /*@catalogues*/{};
+  const DEFAULT_LANG = 'en';
+
+  // The errors the window explains in the buyer's words (`error.<code>`); any other is the
+  // fallback. error.code and error.message stay for the page's developer.
+  const EXPLAINED = new Set(['network_error', 'signature_invalid', 'no_provider', 'rate_limited', 'card_form_unavailable']);
+  // no_provider errors where methods exist but each one's provider fails just now
+  const ALL_DOWN = new WeakSet();
+
+  // The providers' default labels (edge/providers: default_label) by kind of payment, said in the
+  // buyer's language; a label the merchant chose is shown as chosen. A default told apart by its
+  // provider's name keeps the name: "Card (Paddle)" is "Karte (Paddle)".
+  const DEFAULT_LABELS = {
+    card: ['Card', 'method.card'],
+    form: ['Card', 'method.card'],
+    crypto: ['Crypto', 'method.crypto'],
+    manual: ['Pay by mail', 'method.manual'],
   };
-  const FALLBACK_MESSAGE = 'The payment could not be started. Please try again later.';
-  // the provider refused the shop's own set-up (retryable: false): waiting will not help the buyer
-  const REFUSED_MESSAGE =
-    'This way to pay is not working for this shop at the moment. Please choose another, or tell the shop.';
+  const INTERVALS = new Set(['day', 'week', 'month', 'year']);
 
   /** The Error every `cm-error` carries in `detail.error`: `code` is for programs. */
   class CmError extends Error {
@@ -39,6 +52,93 @@
       this.status = status;
       this.retryable = retryable;
       this.requestId = requestId;
+    }
+  }
+
+  // -- the buyer's language ----------------------------------------------------------------------
+
+  /** The primary language subtag of a BCP 47 tag ('de' of 'de-AT'), lower case; '' for none. */
+  function primarySubtag(tag) {
+    const primary = String(tag || '').trim().replace(/_/g, '-').split('-')[0].toLowerCase();
+    return /^[a-z]{2,8}$/.test(primary) ? primary : '';
+  }
+
+  /** `tag` as Intl takes it, or `fallback` when Intl refuses it ('en_GB', 'x!'). */
+  function intlLocale(tag, fallback) {
+    try {
+      return Intl.getCanonicalLocales(String(tag).trim().replace(/_/g, '-'))[0] || fallback;
+    } catch {
+      return fallback;
+    }
+  }
+
+  /** The `lang` in force at `element`: its own or its nearest ancestor's, across shadow roots. */
+  function declaredLang(element) {
+    for (let node = element; node;) {
+      const found = node.closest('[lang]');
+      if (found) return found.getAttribute('lang');
+      const root = node.getRootNode();
+      node = root instanceof ShadowRoot ? root.host : null;
+    }
+    return '';
+  }
+
+  /** What the window says and how it writes amounts, dates and countries, in one language. */
+  class Speech {
+    constructor(lang, locale) {
+      this.lang = lang; // a language of CATALOGUES
+      this.locale = locale; // the tag that chose it ('de-AT'), for Intl
+    }
+
+    /** The buyer's language at `element` (CONTRACT 4.1): its `lang`, then the browser's. */
+    static of(element) {
+      const preferences = [declaredLang(element), ...(navigator.languages || []), navigator.language];
+      for (const tag of preferences) {
+        const lang = primarySubtag(tag);
+        if (lang && CATALOGUES[lang]) return new Speech(lang, intlLocale(tag, lang));
+      }
+      return new Speech(DEFAULT_LANG, DEFAULT_LANG);
+    }
+
+    /** The text of `key` with its `{name}` placeholders filled from `params`, as text. */
+    say(key, params = {}) {
+      const template = CATALOGUES[this.lang]?.[key] ?? CATALOGUES[DEFAULT_LANG]?.[key] ?? key;
+      return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+    }
+
+    /** An amount in major units, with its currency's own decimals (JPY none, EUR two). */
+    money(amount, currency) {
+      return new Intl.NumberFormat(this.locale, {style: 'currency', currency}).format(amount);
+    }
+
+    /** A price per a subscription's interval: "9,00 € / Monat". */
+    perInterval(price, interval) {
+      if (!interval) return price;
+      return INTERVALS.has(interval) ? this.say(`price.per.${interval}`, {price}) : `${price} / ${interval}`;
+    }
+
+    date(iso) {
+      const when = new Date(iso);
+      return Number.isNaN(when.getTime()) ? String(iso) : new Intl.DateTimeFormat(this.locale, {dateStyle: 'long'}).format(when);
+    }
+
+    /** A country of an address, named in this language; the address's own text if not a code. */
+    country(code) {
+      if (!/^[A-Z]{2}$/.test(code || '')) return code;
+      try {
+        return new Intl.DisplayNames([this.locale], {type: 'region'}).of(code) || code;
+      } catch {
+        return code;
+      }
+    }
+
+    /** A payment method's label: a provider's default in this language, the merchant's as chosen. */
+    label(entry) {
+      const [english, key] = DEFAULT_LABELS[entry.kind] || [];
+      if (!english || typeof entry.label !== 'string') return entry.label;
+      if (entry.label === english) return this.say(key);
+      const named = entry.label.startsWith(english + ' (') && entry.label.endsWith(')');
+      return named ? this.say(key) + entry.label.slice(english.length) : entry.label;
     }
   }
 
@@ -149,12 +249,14 @@
     // A method whose provider fails on its side just now is listed unavailable: not offered.
     const offered = info.providers.filter((entry) => entry.available !== false);
     if (!offered.length) {
-      throw new CmError(
+      const error = new CmError(
         'no_provider',
         info.providers.length
           ? 'No way to pay works just now: its provider does not answer. Try again in a few minutes.'
           : 'The project has no payment method enabled in this mode.',
       );
+      if (info.providers.length) ALL_DOWN.add(error);
+      throw error;
     }
     info.providers = offered;
     return info;
@@ -364,6 +466,9 @@
     #session = null; // AbortController of the open window; aborting it drops late answers
     #info = null; // the verified public-info the window shows
     #checkoutPending = false;
+    #speech = new Speech(DEFAULT_LANG, DEFAULT_LANG); // the buyer's language, found anew at each click
+    #buyLabel;
+    #close;
     #button;
     #spinner;
     #dialog;
@@ -387,9 +492,15 @@
         'button',
         {type: 'button', class: 'action', part: 'button', onclick: () => this.#start()},
         this.#spinner,
-        h('span', {part: 'label'}, h('slot', {}, 'Buy')),
+        // the page's own label, else the buyer's word for it
+        h('span', {part: 'label'}, h('slot', {}, (this.#buyLabel = h('span', {}, 'Buy')))),
       );
       this.#title = h('h2', {id: 'title', part: 'title'}, 'Payment');
+      this.#close = h(
+        'button',
+        {type: 'button', class: 'close', part: 'close', 'aria-label': 'Close', onclick: () => this.#closeWindow()},
+        icon(GLYPHS.close),
+      );
       this.#price = h('p', {class: 'price', part: 'price'});
       this.#body = h('div', {class: 'body'});
       this.#dialog = h(
@@ -408,11 +519,7 @@
             'header',
             {part: 'header'},
             h('div', {class: 'heading'}, this.#title, this.#price),
-            h(
-              'button',
-              {type: 'button', class: 'close', part: 'close', 'aria-label': 'Close', onclick: () => this.#closeWindow()},
-              icon(GLYPHS.close),
-            ),
+            this.#close,
           ),
           this.#body,
         ),
@@ -440,6 +547,10 @@
       this.#cardForm = hook;
     }
 
+    connectedCallback() {
+      this.#speak();
+    }
+
     disconnectedCallback() {
       if (this.#dialog.open) this.#closeWindow();
     }
@@ -464,15 +575,28 @@
       this.#emit('cm-idle');
     }
 
+    // The buyer's language as the page says it now (a page may switch it): the button's own
+    // label and the window's fixed words; the window carries it, as it may differ from the page's.
+    #speak() {
+      const speech = Speech.of(this);
+      this.#speech = speech;
+      this.#buyLabel.textContent = speech.say('button.buy');
+      this.#buyLabel.lang = speech.locale;
+      this.#dialog.lang = speech.locale;
+      this.#close.setAttribute('aria-label', speech.say('window.close'));
+      return speech;
+    }
+
     async #start() {
       if (this.#busy) return;
       this.#lock();
       const session = new AbortController();
       this.#session = session;
       this.#info = null;
-      this.#title.textContent = 'Payment';
+      const speech = this.#speak();
+      this.#title.textContent = speech.say('window.title');
       this.#price.replaceChildren();
-      this.#showStatus('Loading payment options…');
+      this.#showStatus(speech.say('window.loading'));
       this.#dialog.showModal();
       if (!this.#emit('cm-load-providers')) {
         this.#closeWindow();
@@ -520,7 +644,7 @@
     async #handOff(answer, entry) {
       switch (answer.type) {
         case 'redirect': {
-          this.#showStatus(`Taking you to ${entry.label}…`);
+          this.#showStatus(this.#say('handoff.redirect', {provider: this.#speech.label(entry)}));
           window.location.assign(webAddress(answer.url));
           break;
         }
@@ -530,10 +654,10 @@
           // (the success address, or a page that says what went wrong) and closes itself.
           const popup = window.open(url, 'cm-approval', 'popup,width=480,height=720');
           if (popup) {
-            this.#showMessage(`Complete the payment in the ${entry.label} window.`);
+            this.#showMessage(this.#say('handoff.popup', {provider: this.#speech.label(entry)}));
             this.#watchPopup(popup, entry);
           } else {
-            this.#showStatus(`Taking you to ${entry.label}…`);
+            this.#showStatus(this.#say('handoff.redirect', {provider: this.#speech.label(entry)}));
             window.location.assign(url);
           }
           break;
@@ -566,7 +690,7 @@
         if (event.source !== popup || event.origin !== baseOrigin) return;
         if (event.data && event.data.type === 'cm-returned') {
           returning = true;
-          this.#showStatus('Taking you back…');
+          this.#showStatus(this.#say('handoff.returning'));
         }
       };
       window.addEventListener('message', onMessage);
@@ -628,15 +752,13 @@
 
     // -- what the window shows -------------------------------------------------------------------
 
-    #money(amount, currency) {
-      const lang = this.closest('[lang]')?.lang || undefined;
-      return new Intl.NumberFormat(lang, {style: 'currency', currency}).format(amount);
+    #say(key, params) {
+      return this.#speech.say(key, params);
     }
 
     // A subscription's price is per its interval: "€9.00 / month", wherever it is shown.
-    #per() {
-      const interval = this.#info?.product?.interval;
-      return interval ? ` / ${interval}` : '';
+    #priced(amount, currency) {
+      return this.#speech.perInterval(this.#speech.money(amount, currency), this.#info?.product?.interval);
     }
 
     #show(...children) {
@@ -646,8 +768,8 @@
     #showHeader() {
       const {product, mode} = this.#info;
       this.#title.textContent = product.name;
-      this.#price.replaceChildren(this.#money(product.amount, product.currency) + this.#per());
-      if (mode === 'test') this.#price.append(h('span', {class: 'badge', part: 'badge'}, 'Test mode'));
+      this.#price.replaceChildren(this.#priced(product.amount, product.currency));
+      if (mode === 'test') this.#price.append(h('span', {class: 'badge', part: 'badge'}, this.#say('window.test_mode')));
     }
 
     #showStatus(text) {
@@ -660,16 +782,16 @@
           'button',
           {type: 'button', class: 'provider', part: 'provider', onclick: () => this.#choose(entry, choice)},
           h('span', {class: 'tile'}, h('img', {part: 'provider-icon', src: entry.icon, alt: '', width: 22, height: 22})),
-          h('span', {class: 'label', part: 'provider-label'}, entry.label),
-          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#money(entry.amount, entry.currency) + this.#per()),
+          h('span', {class: 'label', part: 'provider-label'}, this.#speech.label(entry)),
+          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#priced(entry.amount, entry.currency)),
           icon(GLYPHS.chevron),
         );
         return h('li', {}, choice);
       });
       this.#show(
-        h('p', {class: 'prompt', id: 'prompt'}, 'Choose how to pay'),
+        h('p', {class: 'prompt', id: 'prompt'}, this.#say('list.prompt')),
         h('ul', {'aria-labelledby': 'prompt'}, items),
-        h('footer', {}, icon(GLYPHS.lock), 'Payment options verified'),
+        h('footer', {}, icon(GLYPHS.lock), this.#say('list.verified')),
       );
       this.#body.querySelector('.provider').focus();
     }
@@ -681,8 +803,10 @@
     }
 
     #showReference(answer, entry) {
+      const speech = this.#speech;
       const address = answer.mailingAddress || {lines: []};
-      const copied = h('span', {'aria-live': 'polite'}, 'Copy');
+      const lines = [address.name, ...(address.lines || []), speech.country(address.country)];
+      const copied = h('span', {'aria-live': 'polite'}, speech.say('reference.copy'));
       const code = h('span', {class: 'code', part: 'code'}, answer.reference);
       const copy = h(
         'button',
@@ -690,19 +814,23 @@
         icon(GLYPHS.copy),
         copied,
       );
+      const due = answer.expiresAt
+        ? [h('dt', {}, speech.say('reference.pay_by')), h('dd', {class: 'due-date'}, h('time', {datetime: answer.expiresAt}, speech.date(answer.expiresAt)))]
+        : [];
       this.#show(
-        h('p', {class: 'lead'}, `${entry.label}: send the amount to the address below and write this reference on the payment.`),
-        h('div', {class: 'reference', part: 'reference'}, code, copy),
+        h('p', {class: 'lead'}, speech.say('reference.lead', {provider: speech.label(entry)})),
+        h('div', {class: 'reference', part: 'reference', role: 'group', 'aria-label': speech.say('reference.code')}, code, copy),
         h(
           'dl',
           {},
-          h('dt', {}, 'Amount'),
-          h('dd', {class: 'amount-due'}, this.#money(answer.amount, answer.currency)),
-          h('dt', {}, 'Send to'),
-          h('dd', {}, h('address', {part: 'address'}, [address.name, ...address.lines, address.country].filter(Boolean).map((line) => h('div', {}, line)))),
+          h('dt', {}, speech.say('reference.amount')),
+          h('dd', {class: 'amount-due'}, speech.money(answer.amount, answer.currency)),
+          ...due,
+          h('dt', {}, speech.say('reference.send_to')),
+          h('dd', {}, h('address', {part: 'address'}, lines.filter(Boolean).map((line) => h('div', {}, line)))),
         ),
-        h('p', {class: 'note'}, 'Your order is confirmed when the payment arrives.'),
-        h('div', {class: 'actions'}, h('button', {type: 'button', class: 'action', onclick: () => this.#closeWindow()}, 'Done')),
+        h('p', {class: 'note'}, speech.say('reference.note')),
+        h('div', {class: 'actions'}, h('button', {type: 'button', class: 'action', onclick: () => this.#closeWindow()}, speech.say('action.done'))),
       );
       copy.focus();
     }
@@ -710,44 +838,43 @@
     async #copy(code, state) {
       try {
         await navigator.clipboard.writeText(code.textContent);
-        state.textContent = 'Copied';
+        state.textContent = this.#say('reference.copied');
       } catch {
         // No clipboard permission: select the code so the buyer can copy it by hand.
         getSelection().selectAllChildren(code);
-        state.textContent = 'Press Ctrl+C';
+        state.textContent = this.#say('reference.copy_by_hand');
       }
     }
 
+    #closeButton(quiet = true) {
+      return h('button', {type: 'button', class: quiet ? 'action quiet' : 'action', onclick: () => this.#closeWindow()}, this.#say('action.close'));
+    }
+
     #showMessage(text) {
-      this.#show(
-        h('p', {class: 'lead', role: 'status'}, text),
-        h('div', {class: 'actions'}, h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close')),
-      );
+      this.#show(h('p', {class: 'lead', role: 'status'}, text), h('div', {class: 'actions'}, this.#closeButton()));
     }
 
     #showPopupClosed(entry) {
-      const again = h('button', {type: 'button', class: 'action', onclick: () => this.#showList()}, 'Choose again');
+      const again = h('button', {type: 'button', class: 'action', onclick: () => this.#showList()}, this.#say('action.choose_again'));
       this.#show(
-        h('p', {class: 'lead', role: 'status'}, `The ${entry.label} window was closed before the payment was finished. Nothing was charged.`),
-        h(
-          'div',
-          {class: 'actions'},
-          h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close'),
-          again,
-        ),
+        h('p', {class: 'lead', role: 'status'}, this.#say('handoff.popup_closed', {provider: this.#speech.label(entry)})),
+        h('div', {class: 'actions'}, this.#closeButton(), again),
       );
       again.focus();
     }
 
+    /** The catalogue key of what the buyer is told about `error`. */
     #buyerMessage(error) {
-      if (error.code === 'provider_error' && !error.retryable) return REFUSED_MESSAGE;
-      return MESSAGES[error.code] || FALLBACK_MESSAGE;
+      // the provider refused the shop's own set-up (retryable: false): waiting will not help
+      if (error.code === 'provider_error' && !error.retryable) return 'error.refused';
+      if (ALL_DOWN.has(error)) return 'error.providers_down';
+      return EXPLAINED.has(error.code) ? `error.${error.code}` : 'error.fallback';
     }
 
     #showError(error) {
-      const close = h('button', {type: 'button', class: 'action quiet', onclick: () => this.#closeWindow()}, 'Close');
+      const close = this.#closeButton();
       this.#show(
-        h('p', {class: 'error', part: 'error', role: 'alert'}, this.#buyerMessage(error)),
+        h('p', {class: 'error', part: 'error', role: 'alert'}, this.#say(this.#buyerMessage(error))),
         h('div', {class: 'actions'}, close),
       );
       close.focus();
