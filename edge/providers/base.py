@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -18,6 +18,9 @@ from edge.domain.events import EventType
 from edge.domain.labels import ICONS
 from edge.domain.status import Status
 from edge.errors import Conflict
+
+if TYPE_CHECKING:
+    from edge.providers.verifying import WebhookScheme
 
 
 class SignatureInvalid(Exception):
@@ -355,9 +358,9 @@ class Provider:
     credential_fields: tuple[CredentialField, ...] = field(default=())
     publishable_field: str | None = None
     uses_reference_code: bool = False
-    # Seconds a signed timestamp may be off, only where every attempt is signed afresh (Stripe
-    # ``t``, Paddle ``ts``); None where retries resend the first signature (PayPal, BTCPay).
-    signature_window_s: int | None = None
+    # How its webhooks are signed (``edge.providers.verifying``): the header, what is signed,
+    # the key source and the timestamp window; None where it takes no webhooks.
+    webhook: WebhookScheme | None = None
     # False where the provider says nothing when a checkout is left unpaid (PayPal): the node
     # expires the pending transaction itself at its ``expiresAt``.
     expires_checkouts: bool = True
@@ -398,6 +401,13 @@ class Provider:
     # told beside the field, before any buyer meets it (``edge.providers.checking``).
     check_credentials: Callable[[CredentialsCheck], Awaitable[None]] | None = None
 
+    @property
+    def signature_window_s(self) -> int | None:
+        """Seconds a signed timestamp may be off, only where every attempt is signed afresh
+        (Stripe ``t``, Paddle ``ts``); None where retries resend the first signature (PayPal,
+        BTCPay)."""
+        return self.webhook.window_s if self.webhook is not None else None
+
     def price_problem(self, amount_minor: int, currency: str, name: str) -> PriceProblem | None:
         """Why this provider cannot charge ``amount_minor`` of ``currency`` for a product
         called ``name`` (its own money and length rules, CONTRACT 4.3); None when it can.
@@ -430,7 +440,9 @@ class Provider:
     async def verify_webhook(self, delivery: Delivery) -> str:
         """Return the mode ("test" or "live") whose webhook secret signed the delivery's body;
         raise ``SignatureInvalid``. Runs off the project's actor (it may call the provider)."""
-        raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
+        if self.webhook is None:
+            raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
+        return await self.webhook.verify(delivery)
 
     def normalize(self, body: bytes, mode: str) -> NormalizedEvent:
         """Read a verified body with the adapter's ``read_event``; raise ``MalformedPayload``

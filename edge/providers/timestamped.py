@@ -1,28 +1,24 @@
 """Signature headers of one timestamp and HMAC-SHA256 signatures of ``<timestamp><joiner><raw
 body>``, as Stripe (``t=..,v1=..``) and Paddle (``ts=..;h1=..``) send them. Pure: no I/O, no
-clock; each provider's module declares its ``Scheme``.
+clock; each provider's module declares its ``Scheme``, and ``Scheme.webhook`` makes it the
+adapter's ``WebhookScheme`` (``edge.providers.verifying`` composes the checks).
 
-Order of checks, as in stripe-python's ``_webhook.py`` and Paddle's SDK: the header is parsed,
-then the signature is checked, then the timestamp, so a stale but genuine delivery is reported
-as ``timestamp_out_of_tolerance`` and a forgery as ``no_matching_signature``, whatever its age.
-Several signatures may come (a provider rotating a secret) and several secrets may be tried (the
-node's own rotation): any pair may match, every pair is compared in constant time. Keys the
-scheme does not know are skipped: a scheme a provider adds later must not turn deliveries away
-while the known one still verifies. The timestamp window applies both ways (CONTRACT 4.3), and
-the refusal says by how much it was missed, so a merchant can tell a slow clock from a replay.
+The header's format, as stripe-python's ``_webhook.py`` and Paddle's SDK read it: several
+signatures may come (a provider rotating a secret), and keys the scheme does not know are
+skipped: a scheme a provider adds later must not turn deliveries away while the known one still
+verifies.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from edge.providers.base import SignatureInvalid
 from edge.providers.signing import no_matching_signature
+from edge.providers.verifying import WINDOW_S, Signed, WebhookScheme, check_timestamp
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
@@ -34,12 +30,30 @@ class Scheme:
     timestamp_key: str  # "t" or "ts"
     signature_key: str  # "v1" or "h1"
     joiner: str  # between the timestamp and the body in what is signed: "." or ":"
-    window_s: int = 300  # the provider signs every attempt afresh (CONTRACT 4.3)
+    window_s: int = WINDOW_S  # the provider signs every attempt afresh (CONTRACT 4.3)
+
+    def webhook(self, secrets: tuple[str, ...] = ("webhookSecret",)) -> WebhookScheme:
+        """The adapter's scheme: this header, keyed with the mode's ``secrets`` fields."""
+        return WebhookScheme(
+            self.header, self.read, self.signs, secrets=secrets, window_s=self.window_s
+        )
+
+    @cached_property
+    def _shared(self) -> WebhookScheme:
+        return self.webhook()
+
+    def read(self, headers: Mapping[str, str]) -> Signed:
+        """The delivery's header (lower-case names), read by ``parse``."""
+        timestamp, signatures = self.parse(headers.get(self.header.lower()))
+        return Signed(signatures, timestamp)
+
+    def signs(self, signed: Signed, body: bytes) -> bytes:
+        """What the provider signs: the timestamp, the joiner, the exact body bytes."""
+        return f"{signed.timestamp}{self.joiner}".encode() + body
 
     def compute(self, secret: str, body: bytes, timestamp: int) -> str:
         """The hex signature of ``body`` signed at ``timestamp`` with ``secret`` (UTF-8)."""
-        signed = f"{timestamp}{self.joiner}".encode() + body
-        return hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+        return self._shared.compute(secret, Signed((), timestamp), body)
 
     def sign_header(self, secrets: str | Sequence[str], body: bytes, timestamp: int) -> str:
         """The header as the provider sends it: the timestamp, then one signature per secret."""
@@ -76,14 +90,8 @@ class Scheme:
         self, timestamp: int, signatures: Sequence[str], body: bytes, secrets: Sequence[str]
     ) -> bool:
         """True iff any of ``signatures`` signs ``body`` at ``timestamp`` under any of
-        ``secrets``."""
-        matched = False
-        for secret in secrets:
-            expected = self.compute(secret, body, timestamp).encode()
-            for candidate in signatures:
-                # no early exit: the time taken does not say which pair matched
-                matched |= hmac.compare_digest(expected, candidate.encode("utf-8", "replace"))
-        return matched
+        ``secrets`` (every pair compared in constant time)."""
+        return self._shared.matches(Signed(tuple(signatures), timestamp), body, secrets)
 
     def verify(
         self,
@@ -94,7 +102,8 @@ class Scheme:
         tolerance_s: int | None = None,
     ) -> None:
         """Return if ``header`` is a fresh signature of ``body`` by one of ``secrets``; else
-        raise ``SignatureInvalid`` with its reason."""
+        raise ``SignatureInvalid`` with its reason, in the order ``WebhookScheme.verify``
+        checks (the signature before the timestamp)."""
         timestamp, signatures = self.parse(header)
         if not self.matches(timestamp, signatures, body, secrets):
             raise no_matching_signature()
@@ -104,20 +113,6 @@ class Scheme:
         return SignatureInvalid(
             "malformed_header", f"The {self.header} header is malformed: {why}."
         )
-
-
-def check_timestamp(timestamp: int, now_s: float, tolerance_s: int) -> None:
-    """Raise ``timestamp_out_of_tolerance`` when ``timestamp`` is more than ``tolerance_s``
-    seconds before or after ``now_s``."""
-    offset = now_s - timestamp  # exact: 300.5 s is more than 300 s (CONTRACT 4.3)
-    if -tolerance_s <= offset <= tolerance_s:
-        return
-    missed = math.ceil(abs(offset))
-    when = f"{missed} seconds old" if offset > 0 else f"{missed} seconds in the future"
-    raise SignatureInvalid(
-        "timestamp_out_of_tolerance",
-        f"The signature's timestamp is {when} (at most {tolerance_s} allowed).",
-    )
 
 
 __all__ = ["Scheme", "check_timestamp", "no_matching_signature"]

@@ -150,7 +150,8 @@ async def test_verify_webhook_without_any_secret_matches_nothing() -> None:
 
 async def test_verify_webhook_uses_the_adapters_own_window() -> None:
     assert STRIPE.signature_window_s == WINDOW_S == 300
-    narrow = dataclasses.replace(STRIPE, signature_window_s=10)
+    assert STRIPE.webhook is not None
+    narrow = dataclasses.replace(STRIPE, webhook=dataclasses.replace(STRIPE.webhook, window_s=10))
     creds = credentials(test={"webhookSecret": SECRET})
     headers = {"stripe-signature": sign_header(SECRET, BODY, NOW)}
     assert (

@@ -22,17 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.errors import Conflict
-from edge.providers import calls
+from edge.providers import answers
 from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
-    Delivery,
     Provider,
 )
 from edge.providers.btcpay import checking, events, money, refunds, signature, sync
-from edge.providers.btcpay.api import Greenfield
-from edge.providers.signing import signing_mode
+from edge.providers.btcpay.api import API, Greenfield, Invoice
 
 # Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
 CHECKOUT_LIFETIME_MIN = 30
@@ -50,26 +48,12 @@ class BTCPayProvider(Provider):
             )
         api = Greenfield.of(request.http, credentials)
         invoice = await api.post(api.store_url("/invoices"), invoice_body(request))
-        invoice_id, url = invoice.get("id"), invoice.get("checkoutLink")
-        if not isinstance(invoice_id, str) or not invoice_id or not isinstance(url, str):
-            raise calls.provider_error("BTCPay answered without an invoice and its checkout link.")
-        expires = invoice.get("expirationTime")
+        made = answers.read(API, invoice, Invoice)
+        expires = made.expiration_time
         return CheckoutResult(
-            fields={"url": url},
-            provider_ref=invoice_id,
-            expires_at_ms=expires * 1000
-            if isinstance(expires, int) and not isinstance(expires, bool)
-            else None,
-        )
-
-    async def verify_webhook(self, delivery: Delivery) -> str:
-        """The mode whose webhook secret signed the exact body bytes. No timestamp window:
-        BTCPay's retries resend the first body (CONTRACT 4.3)."""
-        digest = signature.parse_header(delivery.headers.get(signature.HEADER))
-        return signing_mode(
-            delivery.credentials,
-            ("webhookSecret",),
-            lambda secrets: signature.signature_matches(digest, delivery.body, secrets),
+            fields={"url": made.checkout_link},
+            provider_ref=made.id,
+            expires_at_ms=expires * 1000 if expires is not None else None,
         )
 
 
@@ -108,6 +92,7 @@ BTCPAY = BTCPayProvider(
     ),
     refunds=True,
     supports_subscriptions=False,
+    webhook=signature.WEBHOOK,
     read_event=events.normalize,
     follow_ups={events.READ_REFUND: refunds.read_offered},
     send_refund=refunds.send_refund,

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
 import httpx
 
 from edge.providers import calls
+from edge.providers.answers import at
 
 
 def words(answer: Any) -> str | None:
@@ -99,3 +100,20 @@ def _query_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+# What the node reads of Greenfield's answers (``edge.providers.answers``).
+
+
+@dataclass(frozen=True)
+class PullPaymentMade:
+    LACKING: ClassVar[str] = "the refund's pull payment"
+    id: str
+
+
+@dataclass(frozen=True)
+class Invoice:
+    LACKING: ClassVar[str] = "an invoice and its checkout link"
+    id: str
+    checkout_link: str = at("checkoutLink")
+    expiration_time: int | None = at("expirationTime")

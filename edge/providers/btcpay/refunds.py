@@ -56,7 +56,7 @@ from urllib.parse import quote
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType
 from edge.domain.status import Status
-from edge.providers import calls
+from edge.providers import answers, calls
 from edge.providers.base import (
     REFUND_FAILED,
     REFUND_PENDING,
@@ -67,7 +67,7 @@ from edge.providers.base import (
     ProviderRefund,
 )
 from edge.providers.btcpay import money
-from edge.providers.btcpay.api import API, Greenfield
+from edge.providers.btcpay.api import API, Greenfield, PullPaymentMade
 from edge.providers.reading import integer, refs, string
 
 _REFUND_ID = re.compile(r"(?<![0-9A-Za-z_])rf_[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])")
@@ -239,8 +239,7 @@ async def send_refund(request: FollowUpRequest) -> ProviderRefund:
     methods = await api.read(api.store_url(f"{invoice}/payment-methods"))
     body = refund_body(tx, request.follow_up.params, payout_method(methods))
     made = await api.post(api.store_url(f"{invoice}/refund"), body)
-    if not isinstance(made.get("id"), str) or not made["id"]:
-        raise calls.provider_error("BTCPay answered the refund without its pull payment.")
+    answers.read(API, made, PullPaymentMade)
     return as_refund(made, (), str(tx["currency"]), rates_of(methods))
 
 

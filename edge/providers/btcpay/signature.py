@@ -9,12 +9,11 @@ deduplicates a replay.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from edge.providers.base import SignatureInvalid
+from edge.providers.verifying import Signed, WebhookScheme
 
 HEADER = "btcpay-sig"
 PREFIX = "sha256="
@@ -22,7 +21,7 @@ _HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def compute(secret: str, body: bytes) -> str:
-    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return WEBHOOK.compute(secret, Signed(()), body)
 
 
 def sign_header(secret: str, body: bytes) -> str:
@@ -42,10 +41,14 @@ def parse_header(header: str | None) -> str:
     return value[len(PREFIX) :].lower()
 
 
+def read(headers: Mapping[str, str]) -> Signed:
+    return Signed((parse_header(headers.get(HEADER)),))
+
+
+# the exact body, keyed with the webhook's secret; no window: retries resend the first body
+WEBHOOK = WebhookScheme("BTCPay-Sig", read, window_s=None)
+
+
 def signature_matches(digest: str, body: bytes, secrets: Sequence[str]) -> bool:
-    """True iff ``digest`` signs ``body`` under any of ``secrets``; constant-time, no early
-    exit, so the time taken does not say which secret matched."""
-    matched = False
-    for secret in secrets:
-        matched |= hmac.compare_digest(compute(secret, body).encode(), digest.encode())
-    return matched
+    """True iff ``digest`` signs ``body`` under any of ``secrets`` (constant-time)."""
+    return WEBHOOK.matches(Signed((digest,)), body, secrets)

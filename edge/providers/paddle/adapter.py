@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.errors import Conflict
-from edge.providers import calls
+from edge.providers import answers, calls
 from edge.providers.base import (
     CANCEL_CHECKOUT,
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
-    Delivery,
     FollowUpRequest,
     FollowUpResult,
     PortalRequest,
@@ -44,12 +43,9 @@ from edge.providers.base import (
     ProviderRefund,
     RefundAlreadyPending,
 )
-from edge.providers.paddle import adjustments, checking, events, money, signature, sync
+from edge.providers.paddle import adjustments, api, checking, events, money, signature, sync
 from edge.providers.paddle.api import Account, data_object, error_code
-from edge.providers.signing import signing_mode
-from edge.providers.timestamped import check_timestamp
 
-SIGNATURE_HEADER = "paddle-signature"
 MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
 # transaction-price-create-base): the node sends the product's name there
@@ -78,30 +74,12 @@ class PaddleProvider(Provider):
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         account = Account.of(request.http, request.credentials, bool(request.tx["isTest"]))
         answer = await account.entity("POST", "/transactions", checkout_body(request))
-        txn = answer.get("id")
-        if not isinstance(txn, str) or not txn.startswith("txn_"):
-            raise calls.provider_error("Paddle answered without a transaction id.")
+        txn = answers.read(api.API, answer, api.Transaction).id
         return CheckoutResult(
             fields={"token": txn, "publishableKey": request.credentials["clientToken"]},
             provider_ref=txn,
             expires_at_ms=None,
         )
-
-    async def verify_webhook(self, delivery: Delivery) -> str:
-        """The mode whose webhook secret signed the body (any of the header's ``h1``: Paddle
-        sends one per secret while a destination's secret rotates). A genuine but stale
-        signature is timestamp_out_of_tolerance."""
-        timestamp, signatures = signature.parse_header(delivery.headers.get(SIGNATURE_HEADER))
-        mode = signing_mode(
-            delivery.credentials,
-            ("webhookSecret",),
-            lambda secrets: signature.signature_matches(
-                timestamp, signatures, delivery.body, secrets
-            ),
-        )
-        assert self.signature_window_s is not None  # Paddle signs every attempt
-        check_timestamp(timestamp, delivery.now_s, self.signature_window_s)
-        return mode
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
@@ -118,12 +96,7 @@ class PaddleProvider(Provider):
             f"/customers/{customer}/portal-sessions",
             {"subscription_ids": [subscription] if subscription else []},
         )
-        urls = session.get("urls")
-        general = urls.get("general") if isinstance(urls, dict) else None
-        url = general.get("overview") if isinstance(general, dict) else None
-        if not isinstance(url, str) or not url:
-            raise calls.provider_error("Paddle answered without a portal address.")
-        return PortalResult(url=url)
+        return PortalResult(url=answers.read(api.API, session, api.PortalSession).url)
 
 
 async def send_refund(request: FollowUpRequest) -> ProviderRefund:
@@ -161,7 +134,7 @@ async def send_refund(request: FollowUpRequest) -> ProviderRefund:
         raise account.refused(answer)
     made = adjustments.provider_refund(data_object(answer))
     if made is None:
-        raise calls.provider_error("Paddle answered the refund without a refund adjustment.")
+        raise answers.without(api.API, "the refund adjustment it made")
     return made
 
 
@@ -265,7 +238,7 @@ PADDLE = PaddleProvider(
         CredentialField("apiBase", required=False, shape="url"),
     ),
     publishable_field="clientToken",
-    signature_window_s=signature.WINDOW_S,
+    webhook=signature.WEBHOOK,
     refunds=True,
     read_event=events.normalize,
     follow_ups={CANCEL: cancel_checkout},

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from edge.errors import ProviderError
 from edge.providers import calls
+from edge.providers.answers import at
 
 LIVE_API_BASE = "https://api.paddle.com"
 SANDBOX_API_BASE = "https://sandbox-api.paddle.com"  # the default for test mode
@@ -134,3 +135,18 @@ def next_after(body: Mapping[str, Any]) -> str | None:
         return None
     after = parse_qs(urlsplit(following).query).get("after")
     return after[0] if after and after[0] else None
+
+
+# What the node reads of Paddle's answers (``edge.providers.answers``).
+
+
+@dataclass(frozen=True)
+class Transaction:
+    LACKING: ClassVar[str] = "a transaction id"
+    id: str = at(prefix="txn_")
+
+
+@dataclass(frozen=True)
+class PortalSession:
+    LACKING: ClassVar[str] = "a portal address"
+    url: str = at("urls", "general", "overview")

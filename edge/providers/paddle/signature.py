@@ -11,10 +11,12 @@ keys are skipped.
 
 from __future__ import annotations
 
+from edge.providers import verifying
 from edge.providers.timestamped import Scheme
 
-WINDOW_S = 300
+WINDOW_S = verifying.WINDOW_S
 PADDLE = Scheme("Paddle-Signature", ";", "ts", "h1", ":", WINDOW_S)
+WEBHOOK = PADDLE.webhook()
 
 sign_header = PADDLE.sign_header
 parse_header = PADDLE.parse

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.errors import Conflict
-from edge.providers import calls
+from edge.providers import answers, calls
 from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
@@ -45,6 +45,7 @@ from edge.providers.base import (
     SignatureInvalid,
 )
 from edge.providers.paypal import api, certs, checking, events, money, refunds, signature, sync
+from edge.providers.verifying import Signed, WebhookScheme
 
 CHECKOUT_LIFETIME_MS = 3 * 3600 * 1000
 INTERVALS = {"day": "DAY", "week": "WEEK", "month": "MONTH", "year": "YEAR"}
@@ -89,42 +90,9 @@ class PayPalProvider(Provider):
         )
         if not answer.ok:
             raise api.refused(answer, request.credentials)
-        order_id = answer.body.get("id")
-        url = api.link(answer.body, "payer-action", "approve")
-        if not isinstance(order_id, str) or url is None:
-            raise calls.provider_error("PayPal answered without an order and its approval address.")
-        return CheckoutResult(fields={"url": url}, provider_ref=order_id, expires_at_ms=expires_at)
-
-    async def verify_webhook(self, delivery: Delivery) -> str:
-        """The mode whose ``webhookId`` the delivery was signed for, with a certificate from one
-        of that mode's ``certHosts``. No timestamp window: PayPal's retries resend the first
-        signature, and the event id deduplicates a replay."""
-        missing = [name for name in signature.HEADERS if not delivery.headers.get(name)]
-        if missing:
-            raise SignatureInvalid("missing_header", f"No {missing[0].upper()} header.")
-        if delivery.headers[signature.AUTH_ALGO] != signature.ALGORITHM:
-            raise SignatureInvalid(
-                "malformed_header", f"PAYPAL-AUTH-ALGO must be {signature.ALGORITHM}."
-            )
-        if signature.decode_signature(delivery.headers[signature.TRANSMISSION_SIG]) is None:
-            raise SignatureInvalid("malformed_header", "PAYPAL-TRANSMISSION-SIG is not base64.")
-        cert_url = delivery.headers[signature.CERT_URL]
-        hosts_checked = False
-        for mode, plain in delivery.credentials.items():
-            hosts = plain.get("certHosts") or certs.default_hosts(mode == "test")
-            if not certs.host_allowed(cert_url, hosts):
-                continue
-            hosts_checked = True
-            key = await certs.public_key(delivery.http, cert_url)
-            if key is not None and signature.signature_matches(
-                key, delivery.headers, delivery.body, str(plain["webhookId"])
-            ):
-                return mode
-        raise SignatureInvalid(
-            "no_matching_signature",
-            "The signature does not match this project's PayPal webhook id."
-            if hosts_checked
-            else "PAYPAL-CERT-URL is not on a certificate host of this project's PayPal settings.",
+        order = answers.read(api.API, answer.body, api.Order)
+        return CheckoutResult(
+            fields={"url": order.approve}, provider_ref=order.id, expires_at_ms=expires_at
         )
 
     def returned(self, tx: Mapping[str, Any], query: Mapping[str, str]) -> tuple[FollowUp, ...]:
@@ -132,6 +100,43 @@ class PayPalProvider(Provider):
         if tx["kind"] != "payment" or not tx.get("providerRef"):
             return ()
         return (FollowUp(events.CAPTURE, {"orderId": tx["providerRef"]}),)
+
+
+async def certificate_signer(scheme: WebhookScheme, signed: Signed, delivery: Delivery) -> str:
+    """The mode whose ``webhookId`` the delivery was signed for, with a certificate from one of
+    that mode's ``certHosts``: PayPal's own step in the shared composition, in place of an HMAC
+    secret."""
+    cert_url = signed.values[signature.CERT_URL]
+    hosts_checked = False
+    for mode, plain in delivery.credentials.items():
+        hosts = plain.get("certHosts") or certs.default_hosts(mode == "test")
+        if not certs.host_allowed(cert_url, hosts):
+            continue
+        hosts_checked = True
+        key = await certs.public_key(delivery.http, cert_url)
+        webhook_id = str(plain[scheme.secrets[0]])
+        if key is not None and signature.signature_matches(
+            key, signed.values, delivery.body, webhook_id
+        ):
+            return mode
+    raise SignatureInvalid(
+        "no_matching_signature",
+        "The signature does not match this project's PayPal webhook id."
+        if hosts_checked
+        else "PAYPAL-CERT-URL is not on a certificate host of this project's PayPal settings.",
+    )
+
+
+# The delivery is signed for the merchant's subscription (``webhookId``, never read from the
+# delivery) with the key of a certificate PayPal names. No timestamp window: PayPal's retries
+# resend the first signature, and the event id deduplicates a replay.
+WEBHOOK = WebhookScheme(
+    "PAYPAL-TRANSMISSION-SIG",
+    signature.read,
+    secrets=("webhookId",),
+    window_s=None,
+    signer=certificate_signer,
+)
 
 
 async def capture(request: FollowUpRequest) -> FollowUpResult:
@@ -183,7 +188,7 @@ async def capture(request: FollowUpRequest) -> FollowUpResult:
         raise api.refused(answer, credentials)
     outcome = events.capture_event(answer.body)
     if outcome is None:
-        raise calls.provider_error("PayPal answered the capture without a capture in it.")
+        raise answers.without(api.API, "the capture it made")
     return FollowUpResult(
         detail=f"captured: {outcome.provider_type.rsplit(' ', 1)[-1]}",
         events=(outcome,),
@@ -248,15 +253,10 @@ async def _subscribe(request: CheckoutRequest, value: str, expires_at: int) -> C
     )
     if not answer.ok:
         raise api.refused(answer, request.credentials)
-    subscription_id = answer.body.get("id")
-    url = api.link(answer.body, "approve")
-    if not isinstance(subscription_id, str) or url is None:
-        raise calls.provider_error(
-            "PayPal answered without a subscription and its approval address."
-        )
+    subscription = answers.read(api.API, answer.body, api.Subscription)
     return CheckoutResult(
-        fields={"url": url},
-        provider_ref=subscription_id,
+        fields={"url": subscription.approve},
+        provider_ref=subscription.id,
         expires_at_ms=expires_at,
         remember=made,
     )
@@ -277,9 +277,7 @@ async def _make_plan(request: CheckoutRequest, value: str) -> str:
     )
     if not product.ok:
         raise api.refused(product, credentials)
-    product_id = product.body.get("id")
-    if not isinstance(product_id, str):
-        raise calls.provider_error("PayPal answered without a catalog product id.")
+    product_id = answers.read(api.API, product.body, api.CatalogProduct).id
     plan = await api.call(
         http,
         credentials,
@@ -310,10 +308,7 @@ async def _make_plan(request: CheckoutRequest, value: str) -> str:
     )
     if not plan.ok:
         raise api.refused(plan, credentials)
-    plan_id = plan.body.get("id")
-    if not isinstance(plan_id, str):
-        raise calls.provider_error("PayPal answered without a billing plan id.")
-    return plan_id
+    return answers.read(api.API, plan.body, api.BillingPlan).id
 
 
 PAYPAL = PayPalProvider(
@@ -333,7 +328,7 @@ PAYPAL = PayPalProvider(
         CredentialField("apiBase", required=False, shape="url"),
         CredentialField("certHosts", required=False, shape="hosts"),
     ),
-    signature_window_s=None,
+    webhook=WEBHOOK,
     expires_checkouts=False,
     returns_through_node=True,
     refunds=True,

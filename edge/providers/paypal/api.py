@@ -15,12 +15,14 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import httpx
 
 from edge.errors import ProviderError
-from edge.providers import calls
+from edge.providers import answers, calls
+from edge.providers.answers import at
 from edge.providers.calls import Answer
 
 SANDBOX_API = "https://api-m.sandbox.paypal.com"
@@ -128,10 +130,9 @@ async def _token(
         raise calls.provider_error("PayPal refused the client id and secret.", retryable=False)
     if not answer.ok:
         raise refused(answer, credentials)
-    token, expires_in = answer.body.get("access_token"), answer.body.get("expires_in")
-    if not isinstance(token, str) or not token:
-        raise calls.provider_error("PayPal answered without an access token.")
-    lifetime = float(expires_in) if isinstance(expires_in, int) and expires_in > 0 else 300.0
+    given = answers.read(API, answer.body, AccessToken)
+    token, expires_in = given.access_token, given.expires_in
+    lifetime = float(expires_in) if expires_in is not None and expires_in > 0 else 300.0
     _tokens[key] = (token, time.monotonic() + max(0.0, lifetime - TOKEN_MARGIN_S))
     _tokens.move_to_end(key)
     while len(_tokens) > TOKENS_KEPT:
@@ -172,3 +173,39 @@ def link(body: Mapping[str, Any], *rels: str) -> str | None:
             ):
                 return str(item["href"])
     return None
+
+
+# What the node reads of PayPal's answers (``edge.providers.answers``).
+
+
+@dataclass(frozen=True)
+class AccessToken:
+    LACKING: ClassVar[str] = "an access token"
+    access_token: str
+    expires_in: int | None
+
+
+@dataclass(frozen=True)
+class Order:
+    LACKING: ClassVar[str] = "an order and its approval address"
+    id: str
+    approve: str = at(read=lambda body: link(body, "payer-action", "approve"))
+
+
+@dataclass(frozen=True)
+class Subscription:
+    LACKING: ClassVar[str] = "a subscription and its approval address"
+    id: str
+    approve: str = at(read=lambda body: link(body, "approve"))
+
+
+@dataclass(frozen=True)
+class CatalogProduct:
+    LACKING: ClassVar[str] = "a catalog product id"
+    id: str
+
+
+@dataclass(frozen=True)
+class BillingPlan:
+    LACKING: ClassVar[str] = "a billing plan id"
+    id: str

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from edge.errors import ProviderError
-from edge.providers import calls
+from edge.providers import answers, calls
 from edge.providers.base import FollowUpRequest, ProviderRefund
 from edge.providers.calls import Answer
 from edge.providers.paypal import api, events, money
@@ -98,7 +98,7 @@ async def send_refund(request: FollowUpRequest) -> ProviderRefund:
     made = events.provider_refund(answer.body)
     if made is None:
         # the same key answers the same refund when asked again
-        raise calls.provider_error("PayPal answered the refund without its id.")
+        raise answers.without(api.API, "the refund's id")
     # the answer to the node's own key is the node's refund, whatever fields it shows
     return made if made.tag is not None else replace(made, tag=refund_id)
 

@@ -19,6 +19,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from edge.providers.base import SignatureInvalid
+from edge.providers.verifying import Signed
+
 ALGORITHM = "SHA256withRSA"
 TRANSMISSION_ID = "paypal-transmission-id"
 TRANSMISSION_TIME = "paypal-transmission-time"
@@ -42,6 +45,19 @@ def decode_signature(value: str) -> bytes | None:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         return None
+
+
+def read(headers: Mapping[str, str]) -> Signed:
+    """The transmission's headers (lower-case names): ``missing_header`` when one is absent,
+    ``malformed_header`` for another algorithm or a signature that is not base64."""
+    missing = [name for name in HEADERS if not headers.get(name)]
+    if missing:
+        raise SignatureInvalid("missing_header", f"No {missing[0].upper()} header.")
+    if headers[AUTH_ALGO] != ALGORITHM:
+        raise SignatureInvalid("malformed_header", f"PAYPAL-AUTH-ALGO must be {ALGORITHM}.")
+    if decode_signature(headers[TRANSMISSION_SIG]) is None:
+        raise SignatureInvalid("malformed_header", "PAYPAL-TRANSMISSION-SIG is not base64.")
+    return Signed((headers[TRANSMISSION_SIG],), values={name: headers[name] for name in HEADERS})
 
 
 def load_public_key(cert_pem: bytes) -> rsa.RSAPublicKey | None:

@@ -20,22 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.errors import Conflict
-from edge.providers import calls
+from edge.providers import answers
 from edge.providers.base import (
     CheckoutRequest,
     CheckoutResult,
     CredentialField,
-    Delivery,
     PortalRequest,
     PortalResult,
     PriceProblem,
     Provider,
 )
-from edge.providers.signing import signing_mode
 from edge.providers.stripe import api, checking, events, money, refunds, signature, sync
-from edge.providers.timestamped import check_timestamp
-
-SIGNATURE_HEADER = "stripe-signature"
 
 
 @dataclass(frozen=True)
@@ -53,36 +48,12 @@ class StripeProvider(Provider):
             checkout_params(request),
             idempotency_key=tx["id"],
         )
-        url, session_id = session.get("url"), session.get("id")
-        if not isinstance(url, str) or not isinstance(session_id, str):
-            raise calls.provider_error("Stripe answered without a checkout session address.")
-        expires_at = session.get("expires_at")
+        made = answers.read(api.API, session, api.CheckoutSession)
         return CheckoutResult(
-            fields={"url": url},
-            provider_ref=session_id,
-            expires_at_ms=expires_at * 1000 if isinstance(expires_at, int) else None,
+            fields={"url": made.url},
+            provider_ref=made.id,
+            expires_at_ms=made.expires_at * 1000 if made.expires_at is not None else None,
         )
-
-    async def verify_webhook(self, delivery: Delivery) -> str:
-        """The mode whose webhook secret (or previous secret, during a rotation) signed the
-        body. A genuine but stale signature is reported as timestamp_out_of_tolerance, a header
-        that cannot be read as missing_header or malformed_header, anything else as
-        no_matching_signature."""
-        timestamp, signatures = signature.parse_header(delivery.headers.get(SIGNATURE_HEADER))
-        mode = signing_mode(
-            delivery.credentials,
-            ("webhookSecret", "previousWebhookSecret"),
-            lambda secrets: signature.signature_matches(
-                timestamp, signatures, delivery.body, secrets
-            ),
-        )
-        check_timestamp(timestamp, delivery.now_s, self.window_s())
-        return mode
-
-    def window_s(self) -> int:
-        """The timestamp window: Stripe signs every attempt afresh, so one is always set."""
-        assert self.signature_window_s is not None
-        return self.signature_window_s
 
     async def portal_url(self, request: PortalRequest) -> PortalResult:
         customer = request.subscription.get("providerCustomer")
@@ -96,10 +67,7 @@ class StripeProvider(Provider):
             "/v1/billing_portal/sessions",
             {"customer": customer, "return_url": request.return_url},
         )
-        url = session.get("url")
-        if not isinstance(url, str):
-            raise calls.provider_error("Stripe answered without a portal address.")
-        return PortalResult(url=url)
+        return PortalResult(url=answers.read(api.API, session, api.PortalSession).url)
 
 
 def checkout_params(request: CheckoutRequest) -> dict[str, Any]:
@@ -165,7 +133,7 @@ STRIPE = StripeProvider(
         CredentialField("apiBase", required=False, shape="url"),
     ),
     publishable_field="publishableKey",
-    signature_window_s=signature.WINDOW_S,
+    webhook=signature.WEBHOOK,
     refunds=True,
     read_event=events.normalize,
     send_refund=refunds.send_refund,

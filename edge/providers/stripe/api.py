@@ -10,12 +10,14 @@ once. The secret key goes only into that header, and is taken out of every messa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import httpx
 
 from edge.errors import ProviderError
 from edge.providers import calls
+from edge.providers.answers import at
 from edge.providers.stripe import form
 
 DEFAULT_API_BASE = "https://api.stripe.com"
@@ -133,3 +135,20 @@ def _key(credentials: Mapping[str, Any]) -> str:
 
 def _auth(credentials: Mapping[str, Any]) -> dict[str, str]:
     return {"Authorization": f"Bearer {_key(credentials)}"}
+
+
+# What the node reads of Stripe's answers (``edge.providers.answers``).
+
+
+@dataclass(frozen=True)
+class CheckoutSession:
+    LACKING: ClassVar[str] = "a checkout session address"
+    id: str
+    url: str
+    expires_at: int | None
+
+
+@dataclass(frozen=True)
+class PortalSession:
+    LACKING: ClassVar[str] = "a portal address"
+    url: str = at()

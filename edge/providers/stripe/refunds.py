@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge.providers import calls
+from edge.providers import answers, calls
 from edge.providers.base import FollowUpRequest, ProviderRefund
 from edge.providers.stripe import api, money
 from edge.providers.stripe.events import read_refund
@@ -55,7 +55,7 @@ async def send_refund(request: FollowUpRequest) -> ProviderRefund:
     )
     made = read_refund(answer)
     if made is None:
-        raise calls.provider_error("Stripe answered a refund without its id.")
+        raise answers.without(api.API, "the refund's id")
     return made
 
 

@@ -8,12 +8,15 @@ more than the window in the future are refused too (CONTRACT 4.3).
 
 from __future__ import annotations
 
+from edge.providers import verifying
 from edge.providers.timestamped import Scheme
 
-# Stripe's window (it signs every retry afresh); the adapter declares it as its
-# ``signature_window_s``, and ``verify`` uses it unless told otherwise.
-WINDOW_S = 300
+# Stripe's window: it signs every retry afresh (CONTRACT 4.3)
+WINDOW_S = verifying.WINDOW_S
 STRIPE = Scheme("Stripe-Signature", ",", "t", "v1", ".", WINDOW_S)
+# the adapter's scheme: the endpoint's secret, and the one it replaced while Stripe still signs
+# with both (a rolled secret stays valid for up to 24 hours)
+WEBHOOK = STRIPE.webhook(("webhookSecret", "previousWebhookSecret"))
 
 sign_header = STRIPE.sign_header
 parse_header = STRIPE.parse
