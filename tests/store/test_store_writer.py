@@ -117,3 +117,15 @@ async def test_an_injected_fault_fails_the_commits_it_sees_and_goes_with_its_blo
             assert writer.fault is None  # gone with its block: commits land again
             await writer.write([("records", b"landed", pack({}))])
             assert await store.get_raw(b"landed") is not None and seen == [1]
+
+
+async def test_a_full_map_is_store_unavailable_in_the_interface_s_words(tmp_path):
+    """LMDB says "no room" in its own error class; its engine says it as the interface does, so
+    the writer, which knows no engine, fails the ticket with a retryable 503."""
+    with open_store(tmp_path / "s", map_size=2**20) as store:
+        async with open_writer(store) as writer:
+            with pytest.raises(StoreUnavailable) as refused:
+                await writer.write([("records", b"big%d" % n, bytes(4096)) for n in range(512)])
+            assert isinstance(refused.value.__cause__, lmdb.MapFullError)
+            assert await store.get_raw(b"big0") is None  # nothing of it written
+            await writer.write([("records", b"small", b"")])  # what fits still lands
