@@ -158,8 +158,9 @@ class ShopSite:
         self._thread.join()
 
     def page_url(self, path: str = "/", **params: Any) -> str:
-        """``params``: element attributes (``customer_ref`` -> ``customer-ref``), ``prevent`` (a
-        list of event names), and ``button=False`` for a page with no button at all."""
+        """``params``: element attributes (``customer_ref`` -> ``customer-ref``, ``lang``),
+        ``prevent`` (a list of event names), ``button=False`` for a page with no button at all,
+        and ``page_lang``: the page's ``<html lang>`` (``en-GB`` unless said; ``none``: none)."""
         return f"{self.url}{path}?{urlencode(params, doseq=True)}"
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
@@ -196,7 +197,7 @@ class ShopSite:
             attrs = "".join(
                 f' {name.replace("_", "-")}="{html.escape(value)}"'
                 for name, value in query.items()
-                if name in ("project", "product", "customer_ref", "mode", "base_url")
+                if name in ("project", "product", "customer_ref", "mode", "base_url", "lang")
             )
             element = (
                 f"<cm-button{attrs}>Buy now</cm-button>\n"
@@ -211,8 +212,10 @@ class ShopSite:
             if early
             else element
         )
+        page_lang = query.get("page_lang", "en-GB")
+        html_lang = "" if page_lang == "none" else f' lang="{html.escape(page_lang)}"'
         return f"""<!doctype html>
-<html lang="en-GB"><head><meta charset="utf-8"><title>Shop</title>
+<html{html_lang}><head><meta charset="utf-8"><title>Shop</title>
 <script src="/recorder.js"></script></head>
 <body><main><h1>A book</h1>
 {element}
