@@ -18,6 +18,7 @@ from paddle_billing.Notifications import Secret, Verifier
 from edge.providers.base import Delivery, SignatureInvalid
 from edge.providers.paddle import PADDLE
 from edge.providers.paddle.signature import parse_header, sign_header, verify
+from edge.sim.paddle import deliveries
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +83,11 @@ def test_paddles_verifier_accepts_the_signer(provider_data, vectors):
     assert Verifier().verify(request, Secret(vectors["secret"]), verify_time_drift=True)
     request.body = body + b" "
     assert not Verifier().verify(request, Secret(vectors["secret"]), verify_time_drift=True)
+
+
+def test_paddles_verifier_accepts_the_delivery_builder(provider_data, vectors):
+    # what the simulator and every test send (edge.sim.paddle.deliveries)
+    body = _body(provider_data, "special_chars_payload.json")
+    headers = deliveries.signed(body, vectors["secret"])
+    request = SimpleNamespace(headers={"Paddle-Signature": headers["Paddle-Signature"]}, body=body)
+    assert Verifier().verify(request, Secret(vectors["secret"]), verify_time_drift=True)

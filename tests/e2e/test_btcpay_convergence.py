@@ -20,7 +20,7 @@ from support.client import bearer, post_checkout
 from support.orders import delivery_orders
 from support.stories.btcpay import CONTRADICTED, Deliveries
 
-from edge.providers.btcpay.signature import sign_header
+from edge.sim.btcpay import deliveries
 
 
 async def open_checkout(http: httpx.AsyncClient, shop: BTCPayShop) -> tuple[str, str]:
@@ -40,7 +40,7 @@ async def deliver(
         answer = await http.post(
             f"/webhook/btcpay/{shop.project_id}",
             content=body,
-            headers={"BTCPay-Sig": sign_header(shop.webhook_secret, body)},
+            headers=deliveries.signed(body, shop.webhook_secret),
         )
         assert answer.status_code == 200, answer.text
         status = (

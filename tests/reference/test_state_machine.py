@@ -35,9 +35,9 @@ from support.fuzzing import demo_node, runs
 from support.stripe_events import WEBHOOK_SECRET, event_body, signed, stripe_object
 
 from edge.domain.status import PAYMENT_TRANSITIONS, Status
-from edge.providers.btcpay.signature import sign_header as btcpay_sign
-from edge.providers.paddle.signature import PADDLE
-from edge.providers.paypal.signature import sign as paypal_sign
+from edge.sim.btcpay import deliveries as btcpay_deliveries
+from edge.sim.paddle import deliveries as paddle_deliveries
+from edge.sim.paypal import deliveries as paypal_deliveries
 from edge.sim.paypal.certificate import signing_certificate
 from edge.sim.paypal.registration import DEMO_PAYPAL_CLIENT
 
@@ -482,29 +482,16 @@ def _sign_stripe(body: bytes, tampered: bool, cert_url: str) -> dict[str, str]:
 
 
 def _sign_paypal(body: bytes, tampered: bool, cert_url: str) -> dict[str, str]:
-    transmission_id, at = str(uuid.uuid4()), "2026-11-23T10:00:00Z"
     webhook_id = "WH-OTHER" if tampered else WEBHOOK_ID
-    return {
-        "Content-Type": "application/json",
-        "PAYPAL-TRANSMISSION-ID": transmission_id,
-        "PAYPAL-TRANSMISSION-TIME": at,
-        "PAYPAL-TRANSMISSION-SIG": paypal_sign(PAYPAL_KEY, transmission_id, at, webhook_id, body),
-        "PAYPAL-CERT-URL": cert_url,
-        "PAYPAL-AUTH-ALGO": "SHA256withRSA",
-    }
+    return paypal_deliveries.signed(body, webhook_id, PAYPAL_KEY, cert_url)
 
 
 def _sign_paddle(body: bytes, tampered: bool, cert_url: str) -> dict[str, str]:
-    secret = "wrong" if tampered else SECRET
-    header = PADDLE.sign_header(secret, body, int(dt.datetime.now(dt.UTC).timestamp()))
-    return {"Paddle-Signature": header, "Content-Type": "application/json"}
+    return paddle_deliveries.signed(body, "wrong" if tampered else SECRET)
 
 
 def _sign_btcpay(body: bytes, tampered: bool, cert_url: str) -> dict[str, str]:
-    return {
-        "BTCPay-Sig": btcpay_sign("wrong" if tampered else SECRET, body),
-        "Content-Type": "application/json",
-    }
+    return btcpay_deliveries.signed(body, "wrong" if tampered else SECRET)
 
 
 SIGN: dict[str, Callable[[bytes, bool, str], dict[str, str]]] = {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from edge.sim.btcpay import BTCPaySimulator
-from support.client import Admin, shop_or_new
+from edge.sim.btcpay.registration import wire
+from support.client import Admin, shop_or_new, simulated
 
 API_KEY = "sim-btcpay-key-shop"
 
@@ -31,11 +33,22 @@ async def btcpay_shop(
     "ten" product (10 EUR); the store's webhook goes to the node's, or to ``webhook_url``
     (``{project}`` filled in)."""
     shop = await shop_or_new(admin, project_id)
-    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
+    pid = shop.project_id
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
-    store_id = sim.register_store(API_KEY)
-    url = (webhook_url or f"{admin.url}/webhook/btcpay/{{project}}").format(project=pid)
-    webhook_id, secret = sim.register_webhook(store_id, url)
-    test = {"serverUrl": sim.url, "apiKey": API_KEY, "storeId": store_id, "webhookSecret": secret}
-    await admin.provider(pid, "btcpay", {"enabled": True, "order": 1, "test": test})
-    return BTCPayShop(pid, live_key, test_key, sim, store_id, webhook_id, secret)
+    webhook_ids: list[str] = []
+
+    def wired(node_url: str) -> dict[str, Any]:
+        made, webhook_id = wire(sim, (webhook_url or node_url).format(project=pid), API_KEY)
+        webhook_ids.append(webhook_id)
+        return made
+
+    test = await simulated(admin, "btcpay", pid, wired)
+    return BTCPayShop(
+        pid,
+        shop.live_key,
+        shop.test_key,
+        sim,
+        test["storeId"],
+        webhook_ids[0],
+        test["webhookSecret"],
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,17 @@ async def shop_or_new(admin: Admin, project_id: str | None) -> Shop:
     return Shop(
         project_id, await admin.key(project_id, "live"), await admin.key(project_id, "test")
     )
+
+
+async def simulated(
+    admin: Admin, provider: str, project_id: str, wire: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
+    """``provider`` enabled in test mode on ``project_id`` with the credentials ``wire`` makes
+    at its simulator for the node's webhook address (the simulator's ``registration``, as
+    ``edge serve --demo`` wires one); those credentials."""
+    test = wire(f"{admin.url}/webhook/{provider}/{project_id}")
+    await admin.provider(project_id, provider, {"enabled": True, "order": 1, "test": test})
+    return test
 
 
 def bearer(key: str) -> dict[str, str]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from edge.sim.paddle import PaddleSimulator
-from support.client import Admin, shop_or_new
+from edge.sim.paddle.registration import credentials
+from support.client import Admin, shop_or_new, simulated
 
 API_KEY = "pdl_sdbx_apikey_shop0123456789"
 CLIENT_TOKEN = "test_shop0123456789abcdefghij"
@@ -27,18 +29,12 @@ async def paddle_shop(
     "ten" product (10 EUR) and a "pro-monthly" subscription (9 EUR a month); the account's
     client-side token is ``CLIENT_TOKEN``."""
     shop = await shop_or_new(admin, project_id)
-    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
+    pid = shop.project_id
     await admin.product(pid, "ten", name="Ten", amount=10, currency="EUR")
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
     )
-    secret = sim.register_destination(API_KEY, f"{admin.url}/webhook/paddle/{pid}")
     sim.register_client_token(API_KEY, CLIENT_TOKEN)  # what the shop's pages hand to Paddle.js
-    test = {
-        "apiKey": API_KEY,
-        "clientToken": CLIENT_TOKEN,
-        "webhookSecret": secret,
-        "apiBase": sim.url,
-    }
-    await admin.provider(pid, "paddle", {"enabled": True, "order": 1, "test": test})
-    return PaddleShop(pid, live_key, test_key, sim, secret)
+    wire = partial(credentials, sim, api_key=API_KEY, client_token=CLIENT_TOKEN)
+    test = await simulated(admin, "paddle", pid, wire)
+    return PaddleShop(pid, shop.live_key, shop.test_key, sim, test["webhookSecret"])

@@ -14,7 +14,7 @@ from typing import Any
 import trio
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from edge.providers.paypal.signature import sign
+from edge.sim.paypal import deliveries
 from edge.sim.paypal.certificate import signing_certificate
 from support.asgi import serve_asgi
 
@@ -43,17 +43,8 @@ class CertServer:
 
     def headers(self, body: bytes, webhook_id: str) -> dict[str, str]:
         """What PayPal sends with ``body`` to the subscription ``webhook_id``."""
-        transmission_id, at = str(uuid.uuid4()), "2026-11-23T10:00:00Z"
-        return {
-            "Content-Type": "application/json",
-            "PAYPAL-TRANSMISSION-ID": transmission_id,
-            "PAYPAL-TRANSMISSION-TIME": at,
-            "PAYPAL-TRANSMISSION-SIG": sign(
-                _key_and_cert()[0], transmission_id, at, webhook_id, body
-            ),
-            "PAYPAL-CERT-URL": self.url,
-            "PAYPAL-AUTH-ALGO": "SHA256withRSA",
-        }
+        transmission = (str(uuid.uuid4()), "2026-11-23T10:00:00Z")
+        return deliveries.signed(body, webhook_id, _key_and_cert()[0], self.url, transmission)
 
 
 def _time(at_s: int) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge.sim.paypal import PayPalSimulator
-from support.client import Admin, shop_or_new
+from edge.sim.paypal.registration import credentials as wire
+from support.client import Admin, shop_or_new, simulated
 
 CLIENT_ID = "sim-client-shop"
 CLIENT_SECRET = "sim-secret-shop"
@@ -23,20 +24,17 @@ class PayPalShop:
 async def paypal_shop(
     admin: Admin, sim: PayPalSimulator, project_id: str | None = None, **credentials: object
 ) -> PayPalShop:
-    """PayPal enabled (test mode, against ``sim``) on a new shop, or on ``project_id``."""
+    """PayPal enabled (test mode, against ``sim``) on a new shop, or on ``project_id``, with a
+    "pro-monthly" subscription (9 EUR a month); ``credentials`` replace the wired ones."""
     shop = await shop_or_new(admin, project_id)
-    pid, live_key, test_key = shop.project_id, shop.live_key, shop.test_key
+    pid = shop.project_id
     await admin.product(
         pid, "pro-monthly", name="Pro", kind="subscription", amount=9, interval="month"
     )
-    webhook_id = sim.register_webhook(CLIENT_ID, CLIENT_SECRET, f"{admin.url}/webhook/paypal/{pid}")
-    test = {
-        "clientId": CLIENT_ID,
-        "clientSecret": CLIENT_SECRET,
-        "webhookId": webhook_id,
-        "apiBase": sim.url,
-        "certHosts": ["127.0.0.1"],
-        **credentials,
-    }
-    await admin.provider(pid, "paypal", {"enabled": True, "order": 1, "test": test})
-    return PayPalShop(pid, live_key, test_key, sim, webhook_id)
+    test = await simulated(
+        admin,
+        "paypal",
+        pid,
+        lambda url: {**wire(sim, url, (CLIENT_ID, CLIENT_SECRET)), **credentials},
+    )
+    return PayPalShop(pid, shop.live_key, shop.test_key, sim, test["webhookId"])

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from edge.providers.stripe.signature import sign_header
+from edge.sim.stripe import deliveries
 from edge.sim.stripe.objects import API_VERSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stripe"
@@ -68,9 +68,5 @@ def event_body(
 def signed(
     body: bytes, secret: str = WEBHOOK_SECRET, timestamp: int | None = None
 ) -> dict[str, str]:
-    return {
-        "Stripe-Signature": sign_header(
-            secret, body, int(time.time()) if timestamp is None else timestamp
-        ),
-        "Content-Type": "application/json",
-    }
+    """``body`` as Stripe delivers it, signed with the tests' webhook secret by default."""
+    return deliveries.signed(body, secret, timestamp)

@@ -54,8 +54,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from edge.domain.money import EXPONENTS
-from edge.providers.btcpay.signature import sign_header
-from edge.sim.btcpay import objects, pages, pulls
+from edge.sim.btcpay import deliveries, objects, pages, pulls
 from edge.sim.btcpay.errors import GreenfieldError
 from edge.sim.btcpay.errors import invalid as _invalid
 from edge.sim.btcpay.pulls import PullPayment
@@ -633,11 +632,7 @@ class BTCPaySimulator(LoopbackServer):
         body = objects.body(event)
         # the secret as it is now: a redelivery after a rotation is signed with the new one
         secret = WRONG_SECRET if missigned else webhook.secret
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "BTCPayServer",
-            "BTCPay-Sig": sign_header(secret, body),
-        }
+        headers = deliveries.signed(body, secret)
         try:
             status = (await client.post(webhook.url, content=body, headers=headers)).status_code
         except httpx.HTTPError:

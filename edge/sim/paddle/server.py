@@ -50,7 +50,6 @@ import copy
 import json
 import re
 import secrets
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,10 +61,9 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from edge.providers.paddle.money import CURRENCIES
-from edge.providers.paddle.signature import sign_header
 from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
-from edge.sim.paddle import lists, objects, pages
+from edge.sim.paddle import deliveries, lists, objects, pages
 
 DELIVERY_RETRIES = 3
 INTERVALS = frozenset({"day", "week", "month", "year"})
@@ -206,10 +204,7 @@ class PaddleSimulator(LoopbackServer):
 
     def sign_headers(self, secret: str, body: bytes) -> dict[str, str]:
         """The headers Paddle sends with ``body`` to a destination with ``secret``, now."""
-        return {
-            "Content-Type": "application/json",
-            "Paddle-Signature": sign_header(secret, body, int(time.time())),
-        }
+        return deliveries.signed(body, secret)
 
     def rate_limit(self, times: int = 1, retry_after_s: int = 1) -> None:
         """The next ``times`` API calls answer 429 ``too_many_requests`` with ``Retry-After:

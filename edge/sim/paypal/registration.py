@@ -38,9 +38,13 @@ async def _signature(
     return headers
 
 
-def _demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
-    assert isinstance(sim, PayPalSimulator)
-    client_id, secret = DEMO_PAYPAL_CLIENT
+def credentials(
+    sim: PayPalSimulator, webhook_url: str, client: tuple[str, str] = DEMO_PAYPAL_CLIENT
+) -> dict[str, Any]:
+    """Test-mode credentials of the app ``client`` (id, secret) at ``sim``, with a webhook
+    subscription made there for ``webhook_url`` and the simulator's host allowed to serve the
+    signing certificate: how the demo and the tests wire PayPal to its simulator."""
+    client_id, secret = client
     return {
         "clientId": client_id,
         "clientSecret": secret,
@@ -48,6 +52,11 @@ def _demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
         "apiBase": sim.url,
         "certHosts": [urlsplit(sim.url).hostname],
     }
+
+
+def _demo(sim: Simulator | None, webhook_url: str) -> dict[str, Any]:
+    assert isinstance(sim, PayPalSimulator)
+    return credentials(sim, webhook_url)
 
 
 REGISTRATION = Registration(

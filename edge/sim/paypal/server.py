@@ -79,10 +79,9 @@ import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from edge.providers.paypal.signature import sign
 from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
-from edge.sim.paypal import objects, pages
+from edge.sim.paypal import deliveries, objects, pages
 from edge.sim.paypal.certificate import signing_certificate
 
 DELIVERY_RETRIES = 3
@@ -572,15 +571,7 @@ class PayPalSimulator(LoopbackServer):
 
     def sign_headers(self, webhook_id: str, body: bytes) -> dict[str, str]:
         """The headers PayPal sends with ``body`` to the webhook ``webhook_id``."""
-        transmission_id, at = objects.transmission()
-        return {
-            "Content-Type": "application/json",
-            "PAYPAL-TRANSMISSION-ID": transmission_id,
-            "PAYPAL-TRANSMISSION-TIME": at,
-            "PAYPAL-TRANSMISSION-SIG": sign(self._key, transmission_id, at, webhook_id, body),
-            "PAYPAL-CERT-URL": self.cert_url,
-            "PAYPAL-AUTH-ALGO": "SHA256withRSA",
-        }
+        return deliveries.signed(body, webhook_id, self._key, self.cert_url)
 
     async def release_held(self) -> None:
         """Deliver what waited while ``deliveries_paused`` was set, in order."""

@@ -75,10 +75,9 @@ from quart import Response, redirect, request
 from quart_trio import QuartTrio
 
 from edge.providers.stripe import form as stripe_form
-from edge.providers.stripe.signature import sign_header
 from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
-from edge.sim.stripe import lists, objects, pages
+from edge.sim.stripe import deliveries, lists, objects, pages
 from edge.sim.stripe.events import build_event
 from edge.sim.stripe.objects import THREE_DECIMAL, ZERO_DECIMAL
 
@@ -1285,13 +1284,9 @@ async def _post_signed(client: httpx.AsyncClient, url: str, secret: str, body: b
     for attempt in range(1 + DELIVERY_RETRIES):
         if attempt:
             await trio.sleep(0.05 * attempt)
-        header = sign_header(secret, body, objects.now_s())
+        headers = deliveries.signed(body, secret, objects.now_s())
         try:
-            response = await client.post(
-                url,
-                content=body,
-                headers={"Content-Type": "application/json", "Stripe-Signature": header},
-            )
+            response = await client.post(url, content=body, headers=headers)
             status = response.status_code
         except httpx.HTTPError as exc:
             log.info("webhook to %s failed: %s", url, type(exc).__name__)
