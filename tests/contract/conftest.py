@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from contract.drivers import DRIVERS, Driver
+from contract.drivers import Driver, driver_kind
 from support.client import Admin
 
 from edge.node import RunningNode
@@ -17,7 +17,7 @@ from edge.node import RunningNode
 async def driver(
     provider: str, node: RunningNode, admin: Admin, http: httpx.AsyncClient
 ) -> AsyncIterator[Driver]:
-    kind = DRIVERS[provider]
+    kind = driver_kind(provider)
     simulator = kind.simulator()
     async with simulator.serving():
         made = kind(simulator, admin, http, node)

@@ -10,13 +10,14 @@ import itertools
 import random
 
 import pytest
-from contract.drivers import DRIVERS, Driver, Played
+from contract.drivers import DRIVERS, Driver, Played, driven
 from support.orders import delivery_orders
 
 STORIES = [
     pytest.param(provider, name, id=f"{provider}: {name}")
-    for provider, kind in DRIVERS.items()
-    for name in kind.stories
+    for provider in driven()
+    # a provider without a driver still gets one case, which its missing driver fails
+    for name in (DRIVERS[provider].stories if provider in DRIVERS else ["no driver"])
 ]
 
 

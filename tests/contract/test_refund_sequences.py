@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from contract.drivers import DRIVERS, PRICE_MINOR, Driver
+from contract.drivers import PRICE_MINOR, Driver, driven, driver_kind
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from support.asgi import serve_asgi
@@ -104,7 +104,7 @@ async def _quiet(driver: Driver, made: Any) -> None:
 
 
 async def _play(provider: str, steps: list[tuple[str, Any]], data: Path) -> None:
-    kind = DRIVERS[provider]
+    kind = driver_kind(provider)
     sim = kind.simulator()
     merchant = Merchant()
     node = Node(data)
@@ -203,7 +203,7 @@ def _whole(body: bytes) -> bool:
     return True
 
 
-@pytest.mark.parametrize("provider", sorted(DRIVERS))
+@pytest.mark.parametrize("provider", driven())
 @settings(
     max_examples=6,
     deadline=None,
