@@ -6,7 +6,12 @@
     ledger.py       Ledger: the state every concern shares (records, index, configuration),
                     the writes, commits and read-your-writes replies
     checkout.py     opening a checkout: pending transaction, then the provider call
-    intake.py       webhooks: verification off the actor, then dedup, match, apply
+    intake.py       webhook deliveries: verification off the actor, refused ones kept
+    applying.py     an event applied, in one walk, however it came (a delivery, a follow-up's
+                    answer, asking, a checkout's answer): dedup, match, money check, fold,
+                    store, count
+    event_records.py  what an event says of its transaction and what is kept of it (pure)
+    story.py        the transaction's story: its steps, folded (edge.domain.convergence)
     idempotency.py  Idempotency-Key on checkout
     polls.py        status reads and long polls
     quota.py        the monthly event quota and the usage answer

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from edge.actors import messages as m
 from edge.actors.context import NodeContext
+from edge.actors.project.applying import EventApplier
 from edge.actors.project.asking import Asking
 from edge.actors.project.attention import Attention
 from edge.actors.project.checkout import Checkouts
@@ -94,14 +95,13 @@ class ProjectActor:
         self._quota = quota = Quota(ledger)
         self._polls = Polls(ledger, ref)
         self._refunds = refunds = Refunds(ledger)
-        self._intake = WebhookIntake(ledger, quota, refunds)
+        applier = EventApplier(ledger, quota, refunds)
+        self._intake = WebhookIntake(applier)
         self._health = health = ProviderHealth(ledger, ref)
-        self._checkouts = Checkouts(
-            ledger, IdempotencyKeys(ledger), quota, self._intake, ref, health
-        )
+        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, applier, ref, health)
         self._merchant = MerchantActions(ledger)
         self._attention = Attention(ledger)
-        self._asking = Asking(ledger, self._intake, refunds)
+        self._asking = Asking(ledger, applier, refunds)
         self._settings = ProjectSettings(ledger)
         self._endpoints = Endpoints(ledger)
         self._public_info = PublicInfoPages(ledger, health)

@@ -18,8 +18,8 @@ is flagged, never left pending in silence.
 from __future__ import annotations
 
 from edge.actors import messages as m
+from edge.actors.project.applying import EventApplier
 from edge.actors.project.attention import flag
-from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.refunds import Refunds
 from edge.actors.records import transaction_view
@@ -38,9 +38,9 @@ _WALK = "walk"  # PROVIDER_OBJECT namespace: provider|mode -> until when its lis
 
 
 class Asking:
-    def __init__(self, ledger: Ledger, intake: WebhookIntake, refunds: Refunds) -> None:
+    def __init__(self, ledger: Ledger, applier: EventApplier, refunds: Refunds) -> None:
         self.ledger = ledger
-        self.intake = intake
+        self.applier = applier
         self.refunds = refunds
 
     async def target(self, msg: m.SyncTarget, reply: Reply) -> None:
@@ -78,7 +78,7 @@ class Asking:
         result: SyncResult = msg.result
         provider = ledger.provider(msg.provider)
         ops: list[Op] = []
-        told = await self.intake.take_all(
+        told = await self.applier.take_all(
             provider, msg.mode, result.events, result.body, SOURCE_SYNC, ops
         )
         tx = await ledger.tx(msg.tx_id)
@@ -94,7 +94,7 @@ class Asking:
             # the provider's webhooks do not reach the node: walk its lists too, so refunds and
             # disputes of payments already paid are learned as well
             ops += await self._walking(provider.name, msg.mode, now, walk_until_ms(now))
-        # (what it learned is counted as it is taken: ``intake.asked_learned``)
+        # (what it learned is counted as it is taken: ``event_records.asked_learned``)
         tx["asked"] = {**(tx.get("asked") or {}), "at": now, "why": msg.why, "found": result.found}
         ops += ledger.tx_ops(tx)
         ledger.commit(
@@ -129,7 +129,7 @@ class Asking:
             except (MalformedPayload, ValueError, TypeError, KeyError, AttributeError):
                 continue
         ops: list[Op] = []
-        told = await self.intake.take_all(
+        told = await self.applier.take_all(
             provider, msg.mode, tuple(events), b"".join(msg.bodies), SOURCE_SYNC, ops
         )
         self.ledger.commit(ops, reply, {"seen": len(msg.bodies), "learned": len(told)})

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.actors import messages as m
+from edge.actors.project.applying import EventApplier
 from edge.actors.project.health import ProviderHealth
 from edge.actors.project.idempotency import IdempotencyKeys, Resume
-from edge.actors.project.intake import WebhookIntake
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.quota import Quota
 from edge.actors.project.story import node_event
@@ -53,14 +53,14 @@ class Checkouts:
         ledger: Ledger,
         idempotency: IdempotencyKeys,
         quota: Quota,
-        intake: WebhookIntake,
+        applier: EventApplier,
         ref: ActorRef,
         health: ProviderHealth,
     ) -> None:
         self.ledger = ledger
         self.health = health
         self.idempotency = idempotency
-        self.intake = intake
+        self.applier = applier
         self.quota = quota
         self.ref = ref
         self.in_flight = 0  # checkouts at their provider
@@ -324,7 +324,7 @@ class Checkouts:
         self.health.worked(tx["provider"], "test" if tx["isTest"] else "live")
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
-            await self.intake.linked(tx, result.provider_ref, ops)
+            await self.applier.linked(tx, result.provider_ref, ops)
         provider = PROVIDERS[tx["provider"]]
         mode = "test" if tx["isTest"] else "live"
         if result.remember:
