@@ -3,14 +3,15 @@
 - ``OneNode`` (LMDB, one node): every project is this node's, at one epoch, for ever. Nothing
   is taken, renewed or handed over, and no write carries a lease.
 - ``Leased`` (cluster mode, N nodes on PostgreSQL; docs/cluster.md): a project's actor is made
-  only under its lease (``edge.store.leases``), the leases are renewed by a heartbeat, and the
-  actors of the projects lost are dropped.
+  only under its lease (``edge.store.postgres.leases``), the leases are renewed by a
+  heartbeat, and the actors of the projects lost are dropped.
 
 The node, its registry, its queue workers and its actors ask the strategy the same questions in
 both modes (``Ownership``); none of them asks which mode it is in. What follows is ``Leased``.
 
 - ``take`` acquires the lease as the registry makes the actor: its epoch goes into the actor's
-  every write (``env.lease_op``), so the store refuses them once another node has the project.
+  every write (``fence``: ``edge.store.engine.lease_op``), so the store refuses them once
+  another node has the project.
   A lease another node holds is a retryable ``503 unavailable`` naming the holder: HAProxy's
   map sends the next try there (or the lease ends and this node takes it up).
 - ``held`` is the registry's check before every message, for the epoch the actor was made
@@ -21,9 +22,10 @@ both modes (``Ownership``); none of them asks which mode it is in. What follows 
   lease anew, or answers 503. An actor of an epoch taken anew since (a queue worker's
   ``claim``) is dropped too, so the next message is served under the new epoch.
 - ``take(ask=True)`` (a request reached this node, so HAProxy sends the project here now) asks
-  the holder of a live lease to hand it over, through ``edge.store.notices``; ``hand_over``
-  is the holder's side: it finishes the project's started work (``let_go``), ends the lease and
-  says so. A holder that says nothing within ``ACK_S`` keeps its lease to its end (503).
+  the holder of a live lease to hand it over, through ``edge.store.postgres.notices``;
+  ``hand_over`` is the holder's side: it finishes the project's started work (``let_go``),
+  ends the lease and says so. A holder that says nothing within ``ACK_S`` keeps its lease to
+  its end (503).
 - ``run`` beats every ``lease_s / 3``: gives back the leases of projects that have been
   quiet here for a lease's length (no request, nothing pending), dropping their actors, so a
   project HAProxy now sends elsewhere (a node back from a restart, a pin) is taken up there
@@ -239,7 +241,7 @@ class Leased:
         return lease
 
     def heard(self, payload: str, hand_over: Callable[[str, str], None]) -> None:
-        """A notice from ``edge.store.notices``: ``want P HOLDER ASKER`` (hand ``P`` over,
+        """A notice from ``edge.store.postgres.notices``: ``want P HOLDER ASKER`` (hand ``P`` over,
         if this node is ``HOLDER``), ``handing P HOLDER`` and ``free P HOLDER`` (the answers
         to an asking)."""
         word, project_id, holder, *rest = payload.split(" ") + ["", ""]
