@@ -438,8 +438,9 @@ class Provider:
         raise NotImplementedError
 
     async def verify_webhook(self, delivery: Delivery) -> str:
-        """Return the mode ("test" or "live") whose webhook secret signed the delivery's body;
-        raise ``SignatureInvalid``. Runs off the project's actor (it may call the provider)."""
+        """Return the mode ("test" or "live") whose key signed the delivery's body, by the
+        adapter's declared ``webhook`` scheme (``edge.providers.verifying``); raise
+        ``SignatureInvalid``. Runs off the project's actor (it may call the provider)."""
         if self.webhook is None:
             raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
         return await self.webhook.verify(delivery)
