@@ -36,18 +36,23 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import h11
 import trio
+from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
 from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, LifespanState
 from hypercorn.utils import ShutdownError, raise_shutdown, repr_socket_addr
 
+from edge import fast_lane
 from edge.domain.deadlines import BUSY, HEADERS, IDLE, RequestClock
 from edge.domain.stalls import Stalls
 from edge.errors import RequestTimeout
+from edge.http import plain_request
 from edge.http.errors import status_of
 from edge.http.jsonio import API_VERSION, JSON_TYPE, dumps
 from edge.http.request_ids import new_request_id
@@ -282,6 +287,71 @@ class _Connection(TCPServer):
         self.idle_task = _NoIdleTimer()  # type: ignore[assignment]
         self._head_due = False  # a request began: the next bytes out are its answer's head
         self._held = b""
+        self._state = state
+        self._asgi = app.app if isinstance(app, ASGIWrapper) else None
+
+    async def _read_data(self) -> None:
+        """Hypercorn's reading loop, with the fast lane: a plain request that came whole in
+        one read while h11 holds nothing is answered here (``edge.fast_lane``)."""
+        while True:
+            try:
+                data = await self.stream.receive_some(MAX_RECV)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                break
+            if data and self._asgi is not None and self._between_requests():
+                request = plain_request.read(bytes(data))
+                if request is not None:
+                    if await self._answer_here(request):
+                        continue
+                    break
+            await self.protocol.handle(RawData(bytes(data)))
+            if data == b"":
+                break
+        await self.protocol.handle(Closed())
+
+    def _between_requests(self) -> bool:
+        """h11 is waiting for a request and holds none of its bytes."""
+        inner = self.protocol.protocol
+        if not isinstance(inner, H11Protocol) or inner.stream is not None:
+            return False
+        connection = inner.connection
+        return (
+            isinstance(connection, h11.Connection)
+            and connection.our_state is h11.IDLE
+            and connection.their_state is h11.IDLE
+            and not connection.trailing_data[0]
+        )
+
+    async def _answer_here(self, request: plain_request.PlainRequest) -> bool:
+        """Answer ``request`` on this task; False when the connection is to end."""
+        assert self._asgi is not None
+        inner = self.protocol.protocol
+        assert isinstance(inner, H11Protocol)
+        clock, scope = self._clock, self._scope
+        clock.busy()
+        self._idle.busy(scope)
+        self._watched.deadline_moved()
+        asgi_scope = fast_lane.scope_of(
+            request, inner.client, inner.server, self.config, self._state
+        )
+        answer = await fast_lane.run(self._asgi, asgi_scope, request.body)
+        inner.keep_alive_requests += 1
+        await self.context.mark_request()
+        extra = self.config.response_headers("h11")
+        ending = fast_lane.closes(answer) or self.context.terminated.is_set()
+        if inner.keep_alive_requests >= self.config.keep_alive_max_requests:
+            extra.append((b"connection", b"close"))
+            ending = True
+        try:
+            await self.stream.send_all(fast_lane.encode(answer, extra, request.method == "HEAD"))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return False
+        if ending:
+            return False
+        clock.idle(trio.current_time())
+        self._idle.idle(scope)
+        self._watched.deadline_moved()
+        return True
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
