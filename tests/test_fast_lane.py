@@ -80,7 +80,7 @@ async def served(app: App, config: Config | None = None) -> tuple[trio.SocketStr
 
 async def answers(client: trio.SocketStream, count: int, head: bool = False) -> list[bytes]:
     """``count`` answers of known length (none for HEAD), read off the client's end."""
-    data, out = b"", []
+    data, out = b"", list[bytes]()
     while len(out) < count:
         end = data.find(b"\r\n\r\n")
         if end >= 0:
