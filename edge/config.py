@@ -90,6 +90,9 @@ class Settings:
     smtp_url: str | None = field(default=None, repr=False)
     smtp_from: str | None = None
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers
+    # EDGE_LONG_STEP_MS (edge.loop_steps): log and count task steps that hold the event loop
+    # longer than this, in CPU; None: not watched (it costs two clock reads a step)
+    long_step_ms: float | None = None
     body_min_rate: float = 1024.0
     body_grace_s: float = 2.0
     # EDGE_STORE=postgresql://...: cluster mode, the store in PostgreSQL (docs/cluster.md);
@@ -183,6 +186,8 @@ class Settings:
         values["node_id"] = env.get("EDGE_NODE_ID") or _kept_secret(
             data / NODE_ID_FILE, lambda: f"node-{secrets.token_hex(4)}"
         )
+        if env.get("EDGE_LONG_STEP_MS"):
+            values["long_step_ms"] = _positive_seconds("EDGE_LONG_STEP_MS", "milliseconds")
         if env.get("EDGE_MAX_CONNECTIONS"):
             values["max_connections"] = _positive_int("EDGE_MAX_CONNECTIONS")
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -233,11 +238,11 @@ def _positive_int(name: str) -> int:
     return value
 
 
-def _positive_seconds(name: str) -> float:
+def _positive_seconds(name: str, unit: str = "seconds") -> float:
     try:
         value = float(os.environ[name])
     except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds") from None
+        raise ConfigError(f"{name} must be a number of {unit}") from None
     if not value > 0:
         raise ConfigError(f"{name} must be more than 0")
     return value

@@ -64,6 +64,20 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5),
             registry=self.registry,
         )
+        self._gc_pauses = Histogram(
+            "edge_gc_pause_seconds",
+            "The collector's pauses of the event loop's thread (its CPU time), by generation",
+            ["generation"],
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
+            registry=self.registry,
+        )
+        self._long_steps = Counter(
+            "edge_loop_long_steps",
+            "Task steps that kept the loop's thread busy longer than EDGE_LONG_STEP_MS (counted"
+            " only when it is set), by task",
+            ["task"],
+            registry=self.registry,
+        )
         self._stepped_aside = Counter(
             "edge_methods_stepped_aside",
             "Times a project's payment method stopped being offered because its provider kept"
@@ -96,6 +110,12 @@ class Metrics:
 
     def loop_lag(self, seconds: float) -> None:
         self._loop_lag.observe(seconds)
+
+    def gc_pause(self, generation: int, seconds: float) -> None:
+        self._gc_pauses.labels(str(generation)).observe(seconds)
+
+    def long_step(self, task: str, seconds: float) -> None:
+        self._long_steps.labels(task).inc()
 
     def method_health(self, provider: str, mode: str, *, failing: bool) -> None:
         (self._stepped_aside if failing else self._back).labels(provider, mode).inc()

@@ -27,7 +27,7 @@ import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from edge import dashboard, datadir
+from edge import dashboard, datadir, loop_steps
 from edge.activity import ActivityLog
 from edge.actors import messages as m
 from edge.actors.context import Load, NodeContext, wall_ms
@@ -247,8 +247,12 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                             unreachable = unreachable_reason(public)
                             if unreachable:
                                 log.warning("providers cannot send webhooks: %s", unreachable)
+                            long_step_s = settings.long_step_ms and settings.long_step_ms / 1000
                             try:
-                                yield RunningNode(url=url, ctx=ctx, stop=stop)
+                                with loop_steps.watched(
+                                    long_step_s, metrics.long_step, metrics.gc_pause
+                                ):
+                                    yield RunningNode(url=url, ctx=ctx, stop=stop)
                             finally:
                                 stop.set()
                         # an attempt cut short here stays pending: the next start repeats it

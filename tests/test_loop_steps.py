@@ -1,0 +1,52 @@
+"""What holds the loop (edge.loop_steps): a step that computes past the threshold is told with
+its task's name, a short one is not, and each collection of the collector is told with its
+generation; both in the loop thread's CPU time."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import trio
+
+from edge.loop_steps import watched
+
+
+def compute(seconds: float) -> None:
+    """Keep the thread busy for ``seconds`` of its own CPU time."""
+    began = time.thread_time()
+    while time.thread_time() - began < seconds:
+        pass
+
+
+async def test_a_long_step_is_told_with_its_task_and_a_short_one_is_not():
+    long: list[tuple[str, float]] = []
+
+    async def busy() -> None:
+        await trio.lowlevel.checkpoint()
+        compute(0.02)
+        await trio.lowlevel.checkpoint()
+
+    async def quick() -> None:
+        for _ in range(50):
+            await trio.lowlevel.checkpoint()
+
+    with watched(0.01, lambda task, spent: long.append((task, spent)), lambda *_: None):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(busy, name="busy")
+            nursery.start_soon(quick, name="quick")
+    assert [task for task, _ in long] == ["busy"]
+    assert long[0][1] >= 0.02
+
+
+async def test_without_a_threshold_no_step_is_watched_but_collections_are():
+    long: list[str] = []
+    pauses: list[tuple[int, float]] = []
+    with watched(None, lambda task, _: long.append(task), lambda g, s: pauses.append((g, s))):
+        compute(0.02)
+        await trio.lowlevel.checkpoint()
+        gc.collect()
+    assert long == []
+    assert (2, pauses[-1][1]) == pauses[-1] and pauses[-1][1] >= 0
+    gc.collect()
+    assert len(pauses) == 1  # told only while watched
