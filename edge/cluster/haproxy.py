@@ -32,6 +32,7 @@ PROJECT_PATHS: tuple[tuple[str, int], ...] = (
     ("/api/manage/projects/", 5),  # /api/manage/projects/{projectId}/...
     ("/return/", 4),  # /return/{provider}/{projectId}/{txId}[/cancel]
     ("/dashboard/p/", 4),  # /dashboard/p/{projectId}/...
+    ("/pay/", 3),  # /pay/{projectId}/{productId}, and its done/canceled pages
 )
 
 # the node's own project id rule (edge.domain.ids): nothing else is taken for one

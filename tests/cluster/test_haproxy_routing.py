@@ -43,6 +43,7 @@ def shapes(project_id: str) -> list[tuple[str, str]]:
         ("PUT", f"/api/manage/projects/{project_id}/products/book"),
         ("GET", f"/return/paypal/{project_id}/{tx}"),
         ("GET", f"/dashboard/p/{project_id}/transactions"),
+        ("GET", f"/pay/{project_id}/book"),
     ]
 
 
