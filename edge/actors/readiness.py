@@ -25,12 +25,12 @@ PROBE_TIMEOUT_S = 5.0
 
 
 async def store_commits(ctx: NodeContext) -> bool:
-    room = ctx.store.disk_room()
-    if room is not None and room < ROOM:
+    local_disk = ctx.store.features.local_disk
+    if local_disk and (ctx.store.disk_room() or 0) < ROOM:
         return False
     with trio.move_on_after(PROBE_TIMEOUT_S):
         try:
-            await ctx.writer.write(_probe(ctx.clock_ms(), claim_room=room is not None))
+            await ctx.writer.write(_probe(ctx.clock_ms(), claim_room=local_disk))
         except Exception:  # the store refused the write: not ready, and say so
             return False
         return True

@@ -25,8 +25,8 @@ DATABASES = ("records", "apikeys", "meta", "outbox", "notify", "accounts")
 Op = tuple[str, bytes, bytes | None]
 
 # Not a database: ``(LEASE, project id, epoch)`` asserts that the ops beside it were made under
-# that lease of the project (cluster mode; ``lease_op``). An engine whose commits are fenced
-# (``Features.fenced``) checks it in its own transaction; the others skip it.
+# that lease of the project (cluster mode; ``lease_op``). An engine opened with a node's leases
+# (PostgreSQL's, in cluster mode) checks it in its own transaction; the others skip it.
 LEASE = "lease"
 
 
@@ -125,9 +125,6 @@ class Features:
     # An awaited read may give way to other tasks (a round trip): on LMDB it never does, so
     # the project actor runs its handlers in the caller's task, at once.
     reads_give_way: bool
-    # Commits can be fenced by leases: a store opened with a node's leases checks each
-    # ``lease_op`` (cluster mode); an engine of one node skips them.
-    fenced: bool
     # The store's files are on this node's disk, so ``disk_room`` can say how much it may
     # still grow; a server's disk is out of the node's sight.
     local_disk: bool
@@ -157,7 +154,6 @@ class Reader(Protocol):
 
 class Engine(Reader, Protocol):
     features: Features
-    reads_give_way: bool  # ``features.reads_give_way``, where the project actor asks it
 
     async def heads(
         self, width: int, *, after: bytes | None = None, limit: int, db: str = "records"

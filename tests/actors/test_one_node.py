@@ -42,7 +42,7 @@ async def test_the_node_serves_its_projects_under_its_own_engines_strategy(node,
     shop = await manual_shop(admin)
     actor = node.ctx.registry._entries[shop.project_id].actor
     assert isinstance(actor, ProjectActor)
-    if node.ctx.store.reads_give_way:  # make test-postgres: cluster mode, one node of N
+    if node.ctx.store.features.reads_give_way:  # make test-postgres: cluster mode, one node of N
         assert isinstance(ownership, Leased)
         assert ownership.held(shop.project_id, actor.epoch)
     else:

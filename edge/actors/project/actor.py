@@ -128,7 +128,7 @@ class ProjectActor:
     def handle_now(self, message: Any, reply: Reply) -> bool:
         """Every message is handled without waiting, unless the ledger must reload first or
         the store's reads may give way."""
-        if self.ledger.stale or self.ledger.ctx.store.reads_give_way:
+        if self.ledger.stale or self.ledger.ctx.store.features.reads_give_way:
             return False
         run_through(self._dispatch(message, reply))
         return True

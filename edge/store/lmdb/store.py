@@ -41,9 +41,8 @@ _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 
 
 class Store:
-    # reads touch the memory map only; one node, no leases; the map's file is on this disk
-    features = Features(reads_give_way=False, fenced=False, local_disk=True)
-    reads_give_way = features.reads_give_way
+    # reads touch the memory map only; the map's file is on this disk
+    features = Features(reads_give_way=False, local_disk=True)
 
     def __init__(self, env: lmdb.Environment) -> None:
         self.env = env

@@ -205,9 +205,8 @@ class ConnectionPool:
 class PostgresStore:
     """The six databases in PostgreSQL; reads as LMDB's, each a round trip."""
 
-    # each read a round trip; a node's leases fence its commits; the server's disk is its own
-    features = Features(reads_give_way=True, fenced=True, local_disk=False)
-    reads_give_way = features.reads_give_way
+    # each read a round trip; the server's disk is its own
+    features = Features(reads_give_way=True, local_disk=False)
 
     def __init__(self, url: str, *, fence: Fence | None = None, readers: int = 4) -> None:
         self.url = url

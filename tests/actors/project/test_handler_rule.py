@@ -37,7 +37,7 @@ async def test_on_lmdb_the_actor_answers_every_message_in_the_callers_task(harne
     project_id = await harness.project("manual")
     actor = _actor(harness, project_id)
     replies: list[Any] = []
-    assert not harness.ctx.store.reads_give_way
+    assert not harness.ctx.store.features.reads_give_way
     # a read, a refusal and a write: each handled now, none through the mailbox
     assert actor.handle_now(m.GetProject(), replies.append)
     assert actor.handle_now(m.GetStatus("tx_aaaaaaaaaaaaaaaaaaaaaa"), replies.append)
