@@ -3,11 +3,11 @@ reset links and its logins that wait for a second factor (CONTRACT 4.7).
 
 Reads see only what the writer has committed; every change is one durable write. A change
 that must not race (an e-mail taken once, a code or link spent once) runs through ``guarded``:
-its reads are remembered and its write asserts them (``env.expect_op``), so of two nodes that
-read, then write the same rows, the later write fails and its change runs again on what is
-there now, giving the answer it would have given had it come second (``409 account_exists``,
-``401 invalid_code``). ``ctx.accounts_lock`` still serialises a node's own changes, so they do
-not lose races to each other.
+its reads are remembered and its write asserts them (the store interface's
+``engine.expect_op``), so of two nodes that read, then write the same rows, the later write
+fails and its change runs again on what is there now, giving the answer it would have given
+had it come second (``409 account_exists``, ``401 invalid_code``). ``ctx.accounts_lock`` still
+serialises a node's own changes, so they do not lose races to each other.
 """
 
 from __future__ import annotations

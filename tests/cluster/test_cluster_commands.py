@@ -1,6 +1,6 @@
 """``edge cluster nodes / leases / move / drain`` against a real PostgreSQL store (the leases
-of edge.store.leases) and, for ``move``, a real HAProxy's pins (issue 28); ``edge cluster init``
-as roles of each kind the nodes may connect as (issue 36)."""
+of edge.store.postgres.leases) and, for ``move``, a real HAProxy's pins (issue 28); ``edge
+cluster init`` as roles of each kind the nodes may connect as (issue 36)."""
 
 from __future__ import annotations
 
