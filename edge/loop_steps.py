@@ -59,8 +59,8 @@ class LongSteps(trio.abc.Instrument):
 
 
 def _where(task: trio.lowlevel.Task) -> str:
-    """The innermost frame the task is suspended in: the await it reached after its step."""
-    frames = [frame for frame, _ in task.iter_await_frames()]
+    """The innermost frame outside trio the task is suspended in: the await it reached."""
+    frames = [f for f, _ in task.iter_await_frames() if "/trio/" not in f.f_code.co_filename]
     if not frames:
         return "?"
     frame = frames[-1]
