@@ -9,8 +9,7 @@ import re
 from quart import Blueprint, Response, request
 
 from edge.actors.messages import StartCheckout
-from edge.domain import ids
-from edge.errors import InvalidRequest, NotFound, project_not_found
+from edge.errors import InvalidRequest, NotFound, check_project_id
 from edge.http import bodies
 from edge.http.auth import project_caller
 from edge.http.clients import charge
@@ -32,8 +31,7 @@ async def start_checkout(provider: str, project_id: str) -> Response:
         raise NotFound(
             "unknown_provider", f"No provider {provider!r}; use one of {', '.join(PROVIDERS)}."
         )
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
+    check_project_id(project_id)
     caller = await project_caller(project_id, required=False)
     idempotency_key = request.headers.get("Idempotency-Key")
     if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):

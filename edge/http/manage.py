@@ -20,7 +20,14 @@ from edge.domain import ids
 from edge.domain.events import Simulated
 from edge.domain.inputs import bounded_int
 from edge.domain.logfilter import status_filter
-from edge.errors import Forbidden, InvalidRequest, NotFound, project_not_found, unavailable
+from edge.errors import (
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    check_project_id,
+    project_not_found,
+    unavailable,
+)
 from edge.http import bodies
 from edge.http.auth import require_admin
 from edge.http.context import ask, node
@@ -72,8 +79,7 @@ def operator_only() -> None:
 
 
 async def _project(project_id: str) -> str:
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
+    check_project_id(project_id)
     account = _account()
     if account is not None and not await accounts.owns(node(), account, project_id):
         raise project_not_found()  # the same answer as an unknown project: ids cannot be probed

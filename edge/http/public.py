@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request
 from edge.actors.messages import GetPublicInfo
 from edge.actors.project import PublicInfo
 from edge.domain import ids
-from edge.errors import NotFound, project_not_found
+from edge.errors import NotFound, check_project_id
 from edge.http import bodies
 from edge.http.assets import answer, etags
 from edge.http.clients import charge
@@ -33,8 +33,7 @@ async def public_info(project_id: str) -> Response:
             "product_not_found", "No product with this id in this project.", field="productId"
         )
     mode = bodies.mode(request.args.get("mode", "live"))
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
+    check_project_id(project_id)
     info: PublicInfo = await ask(
         project_id, GetPublicInfo(product_id, mode, charge=charge("public"))
     )

@@ -7,7 +7,7 @@ from quart import Blueprint, Response
 
 from edge.actors.messages import PortalUrl
 from edge.domain import ids
-from edge.errors import InvalidRequest, NotFound, project_not_found
+from edge.errors import InvalidRequest, NotFound, check_project_id
 from edge.http.auth import project_caller
 from edge.http.context import ask
 from edge.http.jsonio import json_response, read_json_object
@@ -17,8 +17,7 @@ blueprint = Blueprint("subscriptions", __name__)
 
 @blueprint.post("/api/subscriptions/<project_id>/<subscription_id>/portal-url")
 async def portal_url(project_id: str, subscription_id: str) -> Response:
-    if not ids.is_project_id(project_id):
-        raise project_not_found()
+    check_project_id(project_id)
     caller = await project_caller(project_id, required=True, sessions=True)
     assert caller is not None
     body = await read_json_object(optional=True)

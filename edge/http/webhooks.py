@@ -14,8 +14,7 @@ from __future__ import annotations
 from edge.actors.context import NodeContext
 from edge.actors.deliveries import deliver
 from edge.actors.messages import Charge, Webhook
-from edge.domain import ids
-from edge.errors import NotFound, project_not_found
+from edge.errors import NotFound, check_project_id
 from edge.http.asgi import Receive, Scope, Send, answer, encode, read_body
 from edge.http.errors import method_not_allowed, no_such_endpoint
 from edge.http.jsonio import dumps
@@ -46,8 +45,7 @@ class WebhookRoute:
             raise method_not_allowed(ALLOW)
         if provider not in PROVIDERS:
             raise NotFound("unknown_provider", f"No provider {provider!r}.")
-        if not ids.is_project_id(project_id):
-            raise project_not_found()
+        check_project_id(project_id)
         # the last of repeated lines, as the Quart route read them
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
