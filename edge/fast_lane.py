@@ -17,6 +17,7 @@ from typing import Any
 import trio
 from hypercorn.config import Config
 
+from edge.http.asgi import WHOLE_BODY
 from edge.http.plain_request import PlainRequest
 
 log = logging.getLogger("edge.serving")
@@ -64,7 +65,7 @@ def scope_of(
     state: dict[str, Any],
 ) -> dict[str, Any]:
     """The scope Hypercorn's HTTPStream builds for the same request (no ``%`` in the path, so
-    no decoding)."""
+    no decoding), and ``WHOLE_BODY``: the body is all here."""
     return {
         "type": "http",
         "http_version": "1.1",
@@ -79,7 +80,7 @@ def scope_of(
         "client": client,
         "server": server,
         "state": state.copy(),
-        "extensions": {},
+        "extensions": {WHOLE_BODY: {}},
     }
 
 

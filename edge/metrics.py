@@ -66,7 +66,8 @@ class Metrics:
         )
         self._gc_pauses = Histogram(
             "edge_gc_pause_seconds",
-            "The collector's pauses of the event loop's thread (its CPU time), by generation",
+            "The collector's pauses of the event loop's thread (its CPU time), by generation"
+            " (counted only when EDGE_LONG_STEP_MS is set)",
             ["generation"],
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
             registry=self.registry,

@@ -1,6 +1,6 @@
 """What holds the loop (edge.loop_steps): a step that computes past the threshold is told with
 its task's name, a short one is not, and each collection of the collector is told with its
-generation; both in the loop thread's CPU time."""
+generation; both in the loop thread's CPU time, and nothing at all with no threshold."""
 
 from __future__ import annotations
 
@@ -39,14 +39,16 @@ async def test_a_long_step_is_told_with_its_task_and_a_short_one_is_not():
     assert long[0][1] >= 0.02
 
 
-async def test_without_a_threshold_no_step_is_watched_but_collections_are():
-    long: list[str] = []
+async def test_collections_are_told_while_watched_and_nothing_without_a_threshold():
     pauses: list[tuple[int, float]] = []
+    with watched(1.0, lambda *_: None, lambda g, s: pauses.append((g, s))):
+        gc.collect()
+    assert len(pauses) == 1 and pauses[0][0] == 2 and pauses[0][1] >= 0
+    gc.collect()
+    assert len(pauses) == 1  # told only while watched
+    long: list[str] = []
     with watched(None, lambda task, _: long.append(task), lambda g, s: pauses.append((g, s))):
         compute(0.02)
         await trio.lowlevel.checkpoint()
         gc.collect()
-    assert long == []
-    assert (2, pauses[-1][1]) == pauses[-1] and pauses[-1][1] >= 0
-    gc.collect()
-    assert len(pauses) == 1  # told only while watched
+    assert long == [] and len(pauses) == 1

@@ -20,6 +20,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
 
 JSON = (b"content-type", JSON_TYPE.encode())
+# The scope extension of a request whose body the server read whole before calling the app
+# (edge.fast_lane): no pace to watch, no unread rest to close the connection over.
+WHOLE_BODY = "edge.whole_body"
 
 
 class Disconnected(Exception):

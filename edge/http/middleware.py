@@ -35,7 +35,17 @@ from edge.domain.deadlines import body_deadline
 from edge.domain.stalls import Stalls
 from edge.errors import ContractError, Internal, RequestTimeout
 from edge.http import cors
-from edge.http.asgi import ASGIApp, Disconnected, Headers, Message, Receive, Scope, Send, encode
+from edge.http.asgi import (
+    WHOLE_BODY,
+    ASGIApp,
+    Disconnected,
+    Headers,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    encode,
+)
 from edge.http.asgi import answer as send_answer
 from edge.http.errors import status_of
 from edge.http.jsonio import API_VERSION, dumps, unknown_version
@@ -122,6 +132,8 @@ class Middleware:
                 body_unread = value != b"0"
             elif name == b"transfer-encoding":
                 body_unread = True
+        if body_unread and WHOLE_BODY in scope.get("extensions", ()):
+            body_unread = False  # the server read it all: nothing to pace, nothing left unread
         with_cors = cors.applies(scope["path"], origin=origin)
 
         async def send_with_headers(message: Message) -> None:
