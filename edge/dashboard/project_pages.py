@@ -25,6 +25,7 @@ from edge.dashboard.words import (
     attention_in_words,
     money,
     refused_grouped,
+    stepped_aside_in_words,
 )
 from edge.domain.status import Status
 from edge.providers.offers import NAMES
@@ -116,6 +117,7 @@ async def overview(pid: str) -> str:
         month = await _month(client, pid, since)
         endpoints = (await client.get(f"/api/manage/projects/{pid}/endpoints"))["items"]
         refused = (await client.get(f"/api/manage/projects/{pid}/deliveries"))["items"]
+        seen = await public_info(client, pid)
     bars, top = chart.bars(chart.daily_payments(month, today))
     secrets = _modes_with_webhook_secret(project)
     attention = {
@@ -126,6 +128,7 @@ async def overview(pid: str) -> str:
         "endpoints": [e for e in endpoints if not e["enabled"] or e["failingSince"]],
         "refused": refused_grouped(refused, secrets)[:5],
         "setup": setup_steps.problems(project),
+        "aside": stepped_aside_in_words(seen),
     }
     paid_once = any(tx["status"] not in _NOT_PAID for tx in month)
     checklist = setup_steps.steps(project, endpoints, paid_once)
@@ -142,6 +145,15 @@ async def overview(pid: str) -> str:
         recent=month[:5],
         attention=attention,
     )
+
+
+async def public_info(client: Api, pid: str) -> dict[str, list[dict[str, Any]]]:
+    """Each mode's methods as buyers are offered them (the public info the button reads, which
+    says ``"available": false`` of a method whose provider is failing on its side)."""
+    return {
+        mode: (await client.get(f"/api/projects/{pid}/public-info", {"mode": mode}))["providers"]
+        for mode in ("test", "live")
+    }
 
 
 _NOT_PAID = frozenset({"pending", "canceled", "expired", "failed"})
@@ -206,6 +218,7 @@ async def transaction(pid: str, tx_id: str) -> str:
         refund_states=REFUND_STATES,
         provider_name=NAMES.get(tx["provider"], tx["provider"]),
         problem=None,
+        asked=_asked_of(tx),
     )
 
 
@@ -244,6 +257,14 @@ def _asked(action: str, tx: dict[str, Any], body: dict[str, Any] | None) -> dict
     }
 
 
+def _asked_of(tx: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """What the transaction page's dialogs ask (the same words as the page that asks when
+    there is no script): ``refund-amount`` is the refund's with ``{amount}`` for what is typed."""
+    asked = {action: _asked(action, tx, None) for action in _ASKED_FIRST}
+    asked["refund-amount"] = _asked("refund", tx, {"amount": "{amount}"})
+    return asked
+
+
 @blueprint.post("/p/<pid>/transactions/<tx_id>/<action>")
 async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Response:
     who = await require()
@@ -280,6 +301,7 @@ async def act_on_transaction(pid: str, tx_id: str, action: str) -> str | Respons
                 refund_states=REFUND_STATES,
                 provider_name=NAMES.get(tx["provider"], tx["provider"]),
                 problem=refused.message,
+                asked=_asked_of(tx),
             )
             return Response(html, status=refused.status, content_type="text/html; charset=utf-8")
     return go(f"/dashboard/p/{pid}/transactions/{tx_id}")

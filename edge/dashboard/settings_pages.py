@@ -10,7 +10,9 @@ from quart import Response, request
 
 from edge.dashboard import credential_help
 from edge.dashboard.api import Api, ApiRefused
+from edge.dashboard.links import MODES, payment_links
 from edge.dashboard.paths import PRODUCT_ID_RULE
+from edge.dashboard.project_pages import public_info
 from edge.dashboard.site import (
     SignedIn,
     api,
@@ -43,7 +45,20 @@ async def _products_page(
     who: SignedIn, client: Api, pid: str, errors: dict[str, str], values: dict[str, str]
 ) -> str:
     project = await client.get(f"/api/manage/projects/{pid}")
-    return await page("products.html", who, project=project, errors=errors, values=values)
+    public_url = node().public_url
+    links = {
+        p["id"]: payment_links(public_url, pid, p["id"], p["name"]) for p in project["products"]
+    }
+    return await page(
+        "products.html",
+        who,
+        project=project,
+        errors=errors,
+        values=values,
+        links=links,
+        asked_delete=lambda product_id: _delete_product_asked(pid, product_id),
+        offered={mode: any(_offered(p, mode) for p in project["providers"]) for mode in MODES},
+    )
 
 
 @blueprint.get("/p/<pid>/products")
@@ -88,12 +103,18 @@ async def delete_product(pid: str, product_id: str) -> Response:
         who,
         await form_of(who),
         f"/api/manage/projects/{pid}/products/{product_id}",
-        title="Delete this product?",
-        sentence=f"{product_id} is no longer sold: a button or link for it stops working."
-        " Payments already made keep it.",
-        verb="Yes, delete it",
-        back=f"/dashboard/p/{pid}/products",
+        **_delete_product_asked(pid, product_id),
     )
+
+
+def _delete_product_asked(pid: str, product_id: str) -> dict[str, str]:
+    return {
+        "title": "Delete this product?",
+        "sentence": f"{product_id} is no longer sold: a button or link for it stops working."
+        " Payments already made keep it.",
+        "verb": "Yes, delete it",
+        "back": f"/dashboard/p/{pid}/products",
+    }
 
 
 async def _deleted_when_confirmed(
@@ -145,16 +166,14 @@ async def _methods_page(
         for name, adapter in PROVIDERS.items()
     ]
     # what buyers are shown, in order, as the button lists it: the public-info of each mode
-    seen = {
-        mode: (await client.get(f"/api/projects/{pid}/public-info", {"mode": mode}))["providers"]
-        for mode in ("test", "live")
-    }
+    seen = await public_info(client, pid)
     return await page(
         "methods.html",
         who,
         label_of=credential_help.label_of,
         where_of=credential_help.where_of,
         project=project,
+        names=NAMES,
         methods=methods,
         errors=errors,
         seen=seen,
@@ -246,7 +265,14 @@ async def _keys_page(
     who: SignedIn, client: Api, pid: str, created: dict[str, Any] | None, problem: str | None
 ) -> str:
     project = await client.get(f"/api/manage/projects/{pid}")
-    return await page("keys.html", who, project=project, created=created, problem=problem)
+    return await page(
+        "keys.html",
+        who,
+        project=project,
+        created=created,
+        problem=problem,
+        asked_revoke=lambda key_id: _revoke_asked(pid, key_id),
+    )
 
 
 @blueprint.get("/p/<pid>/keys")
@@ -282,12 +308,18 @@ async def revoke_key(pid: str, key_id: str) -> Response:
         who,
         await form_of(who),
         f"/api/manage/projects/{pid}/keys/{key_id}",
-        title="Revoke this key?",
-        sentence=f"Key {key_id} stops working at once: a backend that still uses it is refused"
-        " from now on. This cannot be undone.",
-        verb="Yes, revoke it",
-        back=f"/dashboard/p/{pid}/keys",
+        **_revoke_asked(pid, key_id),
     )
+
+
+def _revoke_asked(pid: str, key_id: str) -> dict[str, str]:
+    return {
+        "title": "Revoke this key?",
+        "sentence": f"Key {key_id} stops working at once: a backend that still uses it is"
+        " refused from now on. This cannot be undone.",
+        "verb": "Yes, revoke it",
+        "back": f"/dashboard/p/{pid}/keys",
+    }
 
 
 # -- notification endpoints ------------------------------------------------------------------
@@ -311,6 +343,8 @@ async def _endpoints_page(
         attempts=attempts,
         created=created,
         problem=problem,
+        asked_roll=_roll_asked(pid),
+        asked_remove=lambda endpoint_id: _remove_asked(pid, endpoint_id),
     )
 
 
@@ -346,15 +380,7 @@ async def roll_secret(pid: str, endpoint_id: str) -> Response:
     """A new signing secret; the old one signs too for 24 hours, while the server changes."""
     who = await require()
     form = await form_of(who)
-    asking = await unconfirmed(
-        who,
-        form,
-        title="Roll this endpoint's signing secret?",
-        sentence="A new secret is made and shown once. Deliveries are signed with both for 24"
-        " hours: put the new one on your server within that time.",
-        verb="Yes, roll it",
-        back=f"/dashboard/p/{pid}/endpoints",
-    )
+    asking = await unconfirmed(who, form, **_roll_asked(pid))
     if asking is not None:
         return asking
     path = f"/api/manage/projects/{pid}/endpoints/{endpoint_id}"
@@ -395,12 +421,28 @@ async def remove_endpoint(pid: str, endpoint_id: str) -> Response:
         who,
         await form_of(who),
         f"/api/manage/projects/{pid}/endpoints/{endpoint_id}",
-        title="Remove this notification endpoint?",
-        sentence=f"{endpoint_id} is told of no further event. This cannot be undone: to hear"
-        " again, add it anew (with a new signing secret).",
-        verb="Yes, remove it",
-        back=f"/dashboard/p/{pid}/endpoints",
+        **_remove_asked(pid, endpoint_id),
     )
+
+
+def _roll_asked(pid: str) -> dict[str, str]:
+    return {
+        "title": "Roll this endpoint's signing secret?",
+        "sentence": "A new secret is made and shown once. Deliveries are signed with both for 24"
+        " hours: put the new one on your server within that time.",
+        "verb": "Yes, roll it",
+        "back": f"/dashboard/p/{pid}/endpoints",
+    }
+
+
+def _remove_asked(pid: str, endpoint_id: str) -> dict[str, str]:
+    return {
+        "title": "Remove this notification endpoint?",
+        "sentence": f"{endpoint_id} is told of no further event. This cannot be undone: to hear"
+        " again, add it anew (with a new signing secret).",
+        "verb": "Yes, remove it",
+        "back": f"/dashboard/p/{pid}/endpoints",
+    }
 
 
 # -- the button ------------------------------------------------------------------------------

@@ -9,12 +9,13 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup, escape
 from quart import Blueprint, Response, redirect, render_template, request
 
 from edge.dashboard.api import Api, ApiRefused, api_for
@@ -159,7 +160,8 @@ async def unconfirmed(
 ) -> Response | None:
     """None when ``form`` was confirmed; else the page that asks first (money moves and what
     cannot be undone never happen on one click): the same form, posted again with
-    ``confirmed``. No script: it works wherever the dashboard does."""
+    ``confirmed``. The page is for a browser without the script: with it, the form asks in a
+    dialog first (``confirm_attrs``) and comes confirmed."""
     if form.get("confirmed") == "yes":
         return None
     kept = {name: value for name, value in form.items() if name != "confirmed"}
@@ -174,6 +176,22 @@ async def unconfirmed(
         back=back,
     )
     return Response(html, content_type="text/html; charset=utf-8")
+
+
+@blueprint.app_template_global("confirm_attrs")
+def confirm_attrs(asked: Mapping[str, str], amount_sentence: str | None = None) -> Markup:
+    """The attributes that make a form ask first in a dialog (dashboard.js) with the words
+    ``unconfirmed`` would ask on its page (which a browser without the script still gets):
+    ``asked``'s title, sentence and verb; ``amount_sentence``: the sentence when the form's
+    amount field is filled, ``{amount}`` standing for what was typed."""
+    attrs = {
+        "data-confirm-title": asked["title"],
+        "data-confirm-sentence": asked["sentence"],
+        "data-confirm-verb": asked["verb"],
+    }
+    if amount_sentence is not None:
+        attrs["data-confirm-amount-sentence"] = amount_sentence
+    return Markup(" ".join(f'{name}="{escape(value)}"' for name, value in attrs.items()))
 
 
 @blueprint.app_template_filter("money")

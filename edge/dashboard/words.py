@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from edge.domain.money import EXPONENTS
@@ -175,3 +176,33 @@ def refused_grouped(
         group["count"] += 1
         group["first"] = item.get("at")
     return list(groups.values())
+
+
+@dataclass(frozen=True)
+class SteppedAside:
+    provider: str
+    name: str  # the provider's own name (Stripe)
+    mode: str
+    words: str
+
+
+def stepped_aside_in_words(seen: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[SteppedAside]:
+    """Each method the public info lists ``"available": false`` (its provider kept failing
+    checkouts on its own side: an outage there, not the merchant's set-up), in a sentence, live
+    mode first; ``seen``: each mode's public-info ``providers``."""
+    said = []
+    for mode in ("live", "test"):
+        offered = seen.get(mode) or ()
+        for entry in offered:
+            if entry.get("available", True):
+                continue
+            name = NAMES.get(entry["provider"], entry["provider"])
+            others = any(e.get("available", True) for e in offered if e is not entry)
+            then = (
+                "buyers are offered your other methods"
+                if others
+                else "buyers have no other method to pay with"
+            )
+            words = f"{name} ({mode}) is failing on {name}'s side: {then} until it answers again."
+            said.append(SteppedAside(entry["provider"], name, mode, words))
+    return said

@@ -160,7 +160,7 @@ def screenshot(page: Any, where: str, full_page: bool = True) -> Path:
     """Saves ``test-artifacts/axe-<where>.png`` and returns its path."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"axe-{_slug(where)}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    page.screenshot(path=str(path), full_page=full_page, timeout=60_000)  # a long page, drawn 3x
     return path
 
 

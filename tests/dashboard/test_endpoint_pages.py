@@ -85,7 +85,7 @@ async def test_add_roll_and_send_again(node):
                 if "Send again" in page:
                     break
                 await trio.sleep(0.05)
-            assert f'aria-label="Send {event_id} again"' in page
+            assert f'aria-label="Send again: {event_id}"' in page
             sent = await client.post(
                 f"{endpoints}/{endpoint['endpointId']}/resend",
                 data={"csrf": csrf, "eventId": event_id},
