@@ -20,6 +20,7 @@ import trio
 from support.client import Admin
 from support.nodes import node_settings
 from support.postgres import PostgresServer, running_postgres
+from support.waits import bound
 
 from edge.node import RunningNode, run_node
 from edge.sim.btcpay import BTCPaySimulator
@@ -59,7 +60,7 @@ async def admin(node: RunningNode) -> AsyncIterator[Admin]:
 
 @pytest.fixture
 async def http(node: RunningNode) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=node.url, timeout=30.0) as client:
+    async with httpx.AsyncClient(base_url=node.url, timeout=bound(30.0)) as client:
         yield client
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+from support.waits import bound
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors.registry import ActorRef, ActorRegistry
@@ -207,7 +208,7 @@ async def test_while_draining_started_work_finishes_and_no_actor_is_made(autojum
         await wait_all_tasks_blocked()
         nursery.start_soon(partial(registry.drain, grace_s=5))
         await wait_all_tasks_blocked()
-        with trio.fail_after(2):
+        with trio.fail_after(bound(2)):
             with pytest.raises(ContractError) as info:
                 await registry.call("b", "inc", internal=True)  # no new actor while draining
             assert info.value.code == "unavailable"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support.waits import Pulse, until
+from support.waits import Pulse, bound, until
 
 from edge.actors import messages as m
 from edge.actors.notifier import BUSY_BACKOFF_S, PER_ENDPOINT, Notifier
@@ -209,7 +209,7 @@ async def test_while_the_node_is_busy_attempts_trickle_however_fast_they_end(sto
         assert min(gaps) >= BUSY_BACKOFF_S * 0.9 and starts[0] - began < 0.5
         busy = False
         notifier.notify()
-        with trio.fail_after(10):
+        with trio.fail_after(bound(10)):
             entries = [await settled(store, attempts, e) for e in entry_ids]
     assert {e["state"] for e in entries} == {"done"} and len(starts) == 60
 
@@ -254,7 +254,7 @@ async def test_entries_owed_to_an_endpoint_gone_are_dropped_together_with_no_req
     asked: list[httpx.Request] = []
     commits = writer.stats.commits
     async with notifying(store, writer, asked.append) as (_, attempts):
-        with trio.fail_after(10):
+        with trio.fail_after(bound(10)):
             entries = [await settled(store, attempts, e) for e in entry_ids]
     assert {e["state"] for e in entries} == {"dropped"} and asked == []
     assert writer.stats.commits - commits == 1
@@ -289,7 +289,7 @@ async def test_an_entry_under_way_when_its_endpoint_goes_is_settled_by_its_attem
         notifier.notify()  # the next pass begins once that one has ended
         await passes.until(lambda: passes.fired > before + 1, what="that pass ended")
         answer_now.set()
-        with trio.fail_after(10):
+        with trio.fail_after(bound(10)):
             entry = await settled(store, attempts, entry_id)
     assert (entry["state"], entry["attempts"]) == ("done", 1)
     assert [line["outcome"] for line in await notifyq.log(store, ENDPOINT)] == ["done"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import trio
 from support.client import manual_shop
+from support.waits import bound
 
 import edge
 from edge.actors.ownership import Leased, OneNode, Ownership
@@ -27,7 +28,7 @@ async def test_one_node_owns_every_project_at_any_epoch_and_fences_nothing() -> 
     await one.give_back(P)
     await one.release_all()
     assert one.held(P) and await one.claim(P)  # nothing to give back: still its own
-    with trio.fail_after(5):
+    with trio.fail_after(bound(5)):
         async with trio.open_nursery() as nursery:
             # starts at once and keeps nothing running: no heartbeat, nobody to hand over to
             await nursery.start(one.run, "http://127.0.0.1:1", print, lambda p, s: True, _let_go)

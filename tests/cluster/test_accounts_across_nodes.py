@@ -18,6 +18,7 @@ import trio
 from support.client import Admin
 from support.cluster_nodes import cluster_node
 from support.postgres import require_psycopg
+from support.waits import bound
 
 require_psycopg()
 
@@ -44,8 +45,8 @@ async def pair(tmp_path: Path, pg_url: str) -> AsyncIterator[Pair]:
         trio.open_nursery() as nursery,
         cluster_node(nursery, tmp_path / "a", pg_url, "node-a") as a,
         cluster_node(nursery, tmp_path / "b", pg_url, "node-b", like=tmp_path / "a") as b,
-        httpx.AsyncClient(base_url=a.url, timeout=30) as to_a,
-        httpx.AsyncClient(base_url=b.url, timeout=30) as to_b,
+        httpx.AsyncClient(base_url=a.url, timeout=bound(30)) as to_a,
+        httpx.AsyncClient(base_url=b.url, timeout=bound(30)) as to_b,
     ):
         yield Pair(a, b, to_a, to_b)
 
@@ -116,13 +117,13 @@ async def test_a_login_code_is_spent_once_across_nodes(pair: Pair) -> None:
     answers: dict[str, httpx.Response] = {}
 
     async def finish_on_a() -> None:
-        async with httpx.AsyncClient(base_url=a.url, timeout=30) as fresh:
+        async with httpx.AsyncClient(base_url=a.url, timeout=bound(30)) as fresh:
             answers["a"] = await fresh.post("/api/session/two-factor", json=second)
 
     async with trio.open_nursery() as racing, held_change(a) as waiting:
         racing.start_soon(finish_on_a)
         await waiting.wait()  # a took the code and waits to write
-        async with httpx.AsyncClient(base_url=b.url, timeout=30) as fresh:
+        async with httpx.AsyncClient(base_url=b.url, timeout=bound(30)) as fresh:
             answers["b"] = await fresh.post("/api/session/two-factor", json=second)
         assert answers["b"].status_code == 200, answers["b"].text
     assert answers["a"].status_code == 401, answers["a"].text

@@ -24,7 +24,7 @@ import trio
 from support.client import Admin
 from support.haproxy import HAPROXY, require_haproxy
 from support.postgres import PostgresServer, bin_dir, execute, require_psycopg, running_postgres
-from support.waits import until
+from support.waits import bound, until
 
 require_psycopg()
 require_haproxy()
@@ -166,7 +166,7 @@ async def _stop(process: trio.Process) -> None:
     group = process.pid
     _signal_group(group, signal.SIGTERM)
     try:
-        with trio.fail_after(20):
+        with trio.fail_after(bound(20)):
             await process.wait()  # reaped: a zombie shell would keep the group alive
         await until(lambda: not _signal_group(group, 0), what="the step stopped", timeout_s=20)
     except (trio.TooSlowError, AssertionError):

@@ -36,6 +36,7 @@ from support.haproxy import require_haproxy, running_haproxy
 from support.nodes import NodeProcess
 from support.postgres import require_psycopg
 from support.stripe_events import signed
+from support.waits import bound
 
 require_haproxy()
 require_psycopg()
@@ -381,7 +382,7 @@ async def test_kill_pause_return_and_restarts_lose_nothing_and_serve_every_proje
         async with (
             sim.serving(),
             running_haproxy(tmp_path, listed) as proxy,
-            httpx.AsyncClient(base_url=proxy.url, timeout=30) as http,
+            httpx.AsyncClient(base_url=proxy.url, timeout=bound(30)) as http,
         ):
             admin = Admin(proxy.url, env["EDGE_ADMIN_TOKEN"])
             shops = [await _set_up(admin, sim, proxy.url, i) for i in range(PROJECTS)]

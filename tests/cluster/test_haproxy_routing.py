@@ -20,7 +20,7 @@ import pytest
 import trio
 from support.asgi import serve_asgi
 from support.haproxy import HAPROXY, require_haproxy, running_haproxy
-from support.waits import until
+from support.waits import bound, until
 
 from edge.cluster.haproxy import PROJECT_PATHS, ROUTE_HEADER, Node, RuntimeApi, render
 from edge.domain import ids
@@ -223,7 +223,7 @@ def test_the_shipped_configuration_is_the_rendered_one_and_haproxy_takes_it(
     )
     (tmp_path / "pins.map").write_text("")
     result = subprocess.run(
-        [HAPROXY, "-c", "-f", str(checked)], capture_output=True, text=True, timeout=30
+        [HAPROXY, "-c", "-f", str(checked)], capture_output=True, text=True, timeout=bound(30)
     )
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr and "ALERT" not in result.stderr, result.stderr

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from support.client import Admin, manual_shop
 from support.nodes import NodeProcess
 from support.postgres import require_psycopg
+from support.waits import bound
 
 require_psycopg()
 
@@ -180,7 +181,7 @@ def _start_together(root: Path, envs: list[dict[str, str]]) -> list[tuple[str, s
             )
         )
     outcome: dict[int, tuple[str, str]] = {}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + bound(60)
     try:
         while len(outcome) < len(procs) and time.monotonic() < deadline:
             for n, (data, proc) in enumerate(procs):
@@ -196,7 +197,7 @@ def _start_together(root: Path, envs: list[dict[str, str]]) -> list[tuple[str, s
         for _, proc in procs:
             if proc.poll() is None:
                 proc.terminate()
-            proc.wait(timeout=20)
+            proc.wait(timeout=bound(20))
             if proc.stderr is not None:
                 proc.stderr.close()
     return [outcome.get(n, ("neither", "")) for n in range(len(procs))]

@@ -14,6 +14,7 @@ import trio
 from support.client import Admin, manual_shop
 from support.nodes import NodeProcess
 from support.postgres import PostgresServer, execute, require_psycopg
+from support.waits import bound
 
 require_psycopg()
 
@@ -76,7 +77,7 @@ async def test_postgres_restarts_are_told_once_each_and_never_as_tracebacks(
         await admin.aclose()
         answered: list[tuple[float, int]] = []
         async with (
-            httpx.AsyncClient(base_url=node.url, timeout=10) as http,
+            httpx.AsyncClient(base_url=node.url, timeout=bound(10)) as http,
             trio.open_nursery() as load,
         ):
             load.start_soon(_load, http, shop.project_id, answered)

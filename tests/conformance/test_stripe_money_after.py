@@ -26,6 +26,7 @@ from stripe.params import (
 )
 from stripe.params.checkout import SessionRetrieveParams
 from stripe.params.radar import EarlyFraudWarningListParams
+from support.waits import bound
 
 from conformance.stripe_built import TX
 from conformance.stripe_sdk import list_issues, object_issues, param_issues
@@ -89,7 +90,7 @@ async def test_every_object_of_money_after_the_payment_has_the_sdks_shape(
     monkeypatch.setattr(sim, "send", record)
     objects: list[tuple[str, Any]] = []
     lists: list[tuple[str, str, Any]] = []
-    async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as http:
+    async with httpx.AsyncClient(base_url=sim.url, timeout=bound(10.0)) as http:
 
         async def get(path: str, **query: Any) -> Any:
             answer = await http.get(

@@ -26,6 +26,7 @@ from stripe.params import PaymentLinkCreateParams, PriceCreateParams, WebhookEnd
 from stripe.params.billing_portal import SessionCreateParams as PortalSessionCreateParams
 from stripe.params.checkout import SessionCreateParams as CheckoutSessionCreateParams
 from support.stripe_events import FIXTURES
+from support.waits import bound
 
 from conformance.stripe_built import BUILT, TX
 from conformance.stripe_sdk import API_VERSION, field_types, object_issues, param_issues
@@ -116,7 +117,7 @@ async def test_every_object_the_simulator_answers_or_sends_has_the_sdks_shape(
 
     monkeypatch.setattr(sim, "send", record)
     answers: list[tuple[str, Any]] = []
-    async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as http:
+    async with httpx.AsyncClient(base_url=sim.url, timeout=bound(10.0)) as http:
 
         async def post(
             label: str, path: str, params: dict[str, Any], key: str | None = None
@@ -190,7 +191,7 @@ async def test_payment_links_and_their_sessions_have_the_sdks_shape(
     price_params = {"currency": "eur", "unit_amount": 250, "product_data": {"name": "Cake"}}
     assert param_issues(price_params, PriceCreateParams) == []
     answers: list[tuple[str, Any]] = []
-    async with httpx.AsyncClient(base_url=sim.url, timeout=10.0) as http:
+    async with httpx.AsyncClient(base_url=sim.url, timeout=bound(10.0)) as http:
 
         async def post(label: str, path: str, params: dict[str, Any]) -> Any:
             response = await http.post(

@@ -34,6 +34,7 @@ from support.stories import paypal as paypal_stories
 from support.stories import stripe as stripe_stories
 from support.stripe_events import event_body, signed, stripe_object
 from support.stripe_shop import SECRET_KEY, StripeShop, stripe_shop
+from support.waits import bound
 
 from edge.node import RunningNode
 from edge.providers.registry import PROVIDERS
@@ -215,7 +216,7 @@ class Driver:
 
     async def until(self, item: str, wanted: str) -> dict[str, Any]:
         """The status record once it is ``wanted`` (a long poll on its version)."""
-        with trio.fail_after(WAIT_S):
+        with trio.fail_after(bound(WAIT_S)):
             seen = await self.status(item)
             while seen["status"] != wanted:
                 seen = await self.status(item, seen["version"])
@@ -258,7 +259,7 @@ class Driver:
         """The refund once it is no longer ``requested``: woken by the node's own watch on the
         transaction's follow-up attempts (as the buyer's return waits for a capture), which
         fires after the attempt is written; read while registered, so none is missed."""
-        with trio.fail_after(WAIT_S):
+        with trio.fail_after(bound(WAIT_S)):
             while True:
                 with self.node.ctx.attempts.expecting(tx) as attempted:
                     refunds = (await self.record(tx))["refunds"]
@@ -405,7 +406,7 @@ class PayPalDriver(Driver):
         await self.admin.product(self.project_id, "ten", name="Ten", amount=10, currency="EUR")
 
     async def pay(self, c: Checkout) -> None:
-        async with httpx.AsyncClient(timeout=30.0) as buyer:
+        async with httpx.AsyncClient(timeout=bound(30.0)) as buyer:
             await press(buyer, c.answer["url"], "Approve")
         await self.until(c.tx, "succeeded")
 

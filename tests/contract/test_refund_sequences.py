@@ -38,6 +38,7 @@ from support.asgi import serve_asgi
 from support.client import Admin, bearer
 from support.merchant import Merchant, add_endpoint
 from support.nodes import node_settings
+from support.waits import bound
 
 from edge.node import RunningNode, run_node
 from edge.sim.faults import LOSSES
@@ -84,7 +85,7 @@ class Node:
 @asynccontextmanager
 async def clients(url: str, token: str) -> AsyncIterator[tuple[Admin, httpx.AsyncClient]]:
     admin = Admin(url, token)
-    async with httpx.AsyncClient(base_url=url, timeout=30.0) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=bound(30.0)) as http:
         try:
             yield admin, http
         finally:
@@ -94,7 +95,7 @@ async def clients(url: str, token: str) -> AsyncIterator[tuple[Admin, httpx.Asyn
 async def _quiet(driver: Driver, made: Any) -> None:
     """Until no refund of the checkout is owed to its provider any more, the provider
     approving what it reviews meanwhile (a refund waits while another is under review)."""
-    with trio.fail_after(120):
+    with trio.fail_after(bound(120)):
         while True:
             await driver.refund_approved(made)
             owed = await outbox.due(driver.node.ctx.store, 2**62, 500)

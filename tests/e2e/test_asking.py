@@ -15,6 +15,7 @@ import httpx
 import trio
 from support.client import bearer, manual_shop, post_checkout
 from support.stripe_shop import stripe_shop
+from support.waits import bound
 
 from edge.domain.timefmt import iso_ms
 from edge.sim.stripe import StripeSimulator
@@ -129,7 +130,7 @@ def _edge(node: Any, *args: str) -> dict[str, Any]:
         [sys.executable, "-m", "edge", *args, "--url", node.url, "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         env={"EDGE_ADMIN_TOKEN": node.ctx.settings.admin_token, "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr

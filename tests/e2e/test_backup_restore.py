@@ -14,6 +14,7 @@ import httpx
 import trio
 from support.client import bearer
 from support.nodes import NodeProcess
+from support.waits import bound
 
 from edge.signing import SIGNING_KEY_FILE, Signer
 from edge.store.lmdb.store import STORE_DIR, open_store
@@ -23,7 +24,7 @@ SECRET_KEY = "sk_test_shop0123456789abcdefghij"
 
 def edge(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "edge", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "edge", *args], capture_output=True, text=True, timeout=bound(60)
     )
 
 
@@ -62,7 +63,7 @@ def _serve_with_another_key(data: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "edge", "serve", "--port", "0", "--data", str(data)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         env={**os.environ, "EDGE_SECRET_KEY": "11" * 32},
     )
 
@@ -168,7 +169,7 @@ def test_a_backup_holds_the_signing_key_in_use_also_one_from_the_environment(tmp
         [sys.executable, "-m", "edge", "backup", str(tmp_path / "copy"), "--data", str(data)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         env={**os.environ, "EDGE_SIGNING_KEY": given.pem()},
     )
     assert done.returncode == 0, done.stderr

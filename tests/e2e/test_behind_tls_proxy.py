@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from support.haproxy import HAPROXY, require_haproxy
 from support.nodes import NodeProcess
+from support.waits import bound
 
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy-tls.cfg"
 MAILING = {"name": "Shop Ltd", "lines": ["1 Main St"], "country": "GB"}
@@ -94,7 +95,7 @@ def test_a_buyer_pays_through_the_tls_proxy(tmp_path):
     proxy = subprocess.Popen([HAPROXY, "-db", "-f", str(config)], stdout=log, stderr=log)
     trusted = ssl.create_default_context(cafile=str(ca))
     try:
-        with httpx.Client(base_url=public, verify=trusted, timeout=10) as web:
+        with httpx.Client(base_url=public, verify=trusted, timeout=bound(10)) as web:
             for _ in range(200):
                 try:
                     if web.get("/healthz").status_code == 200:
@@ -153,6 +154,6 @@ def test_a_buyer_pays_through_the_tls_proxy(tmp_path):
         assert plain.status_code == 301 and plain.headers["location"].startswith("https://")
     finally:
         proxy.terminate()
-        proxy.wait(timeout=10)
+        proxy.wait(timeout=bound(10))
         log.close()
         node.terminate()

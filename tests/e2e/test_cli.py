@@ -11,6 +11,7 @@ import httpx
 import pyotp
 import pytest
 from support.nodes import NodeProcess
+from support.waits import bound
 
 
 def edge(data, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -18,7 +19,7 @@ def edge(data, *args: str, check: bool = True) -> subprocess.CompletedProcess[st
         [sys.executable, "-m", "edge", *args, "--data", str(data)],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=bound(30),
     )
     if check:
         assert result.returncode == 0, result.stderr
@@ -211,7 +212,7 @@ def test_edge_button_puts_the_public_address_in_the_snippet(tmp_path):
             [sys.executable, "-m", "edge", "button", "--data", str(node.data_dir)],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=bound(30),
             env={**os.environ, "EDGE_PUBLIC_URL": "https://shop-pay.example/"},
         )
         assert 'src="https://shop-pay.example/button.js"' in proxied.stdout
@@ -292,7 +293,7 @@ def test_edge_events_follow_prints_each_new_event_as_it_is_stored(process):
         finally:
             follower.send_signal(signal.SIGINT)
             try:
-                ended = follower.wait(timeout=10)
+                ended = follower.wait(timeout=bound(10))
             except subprocess.TimeoutExpired:
                 follower.kill()  # never left behind to hang the suite
                 raise
@@ -304,7 +305,7 @@ def test_edge_account_create_reads_the_password_from_stdin(process):
     made = subprocess.run(
         [sys.executable, "-m", "edge", "account", "create", "--email", "op@example.com",
          "--data", str(process.data_dir), "--json"],
-        input="a long enough password\n", capture_output=True, text=True, timeout=30,
+        input="a long enough password\n", capture_output=True, text=True, timeout=bound(30),
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["email"] == "op@example.com"
@@ -316,7 +317,7 @@ def test_edge_account_create_reads_the_password_from_stdin(process):
     short = subprocess.run(
         [sys.executable, "-m", "edge", "account", "create", "--email", "x@example.com",
          "--data", str(process.data_dir)],
-        input="short\n", capture_output=True, text=True, timeout=30,
+        input="short\n", capture_output=True, text=True, timeout=bound(30),
     )  # fmt: skip
     assert short.returncode == 1 and "at least 10 characters" in short.stderr
 
@@ -359,7 +360,7 @@ def test_operator_output_shows_control_characters_escaped_never_raw(process):
 
 def test_edge_account_reset_link_and_2fa_remove(process):
     password, new = "a long enough password", "another long password"
-    with httpx.Client(base_url=process.url, timeout=30) as http:
+    with httpx.Client(base_url=process.url, timeout=bound(30)) as http:
         assert http.post("/api/accounts", json={"email": "ops@example.com", "password": password})
         session = http.post("/api/session", json={"email": "ops@example.com", "password": password})
         csrf = {"Cm-Csrf": session.json()["csrfToken"]}

@@ -15,7 +15,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from support.nodes import node_settings
 from support.raw_http import read_answer
-from support.waits import until
+from support.waits import bound, until
 
 from edge.config import Settings
 from edge.node import KEEP_ALIVE_S, run_node
@@ -44,7 +44,7 @@ async def test_an_early_answer_closes_its_connection(node, head):
         except trio.BrokenResourceError:
             return  # already closed: the client learns it at once
         rest = b""
-        with trio.fail_after(5):  # closed, not hanging for a minute
+        with trio.fail_after(bound(5)):  # closed, not hanging for a minute
             while chunk := await stream.receive_some(65536):
                 rest += chunk
         assert (answer + rest).count(b"HTTP/1.1 ") == 1  # the GET was never taken as a request
@@ -235,7 +235,7 @@ async def test_connections_beyond_the_cap_are_refused_at_accept(strict_node):
     try:
         extra = await trio.open_tcp_stream(url.hostname, url.port)
         async with extra:  # accepted by the kernel, then closed by the node at once
-            with trio.fail_after(5):
+            with trio.fail_after(bound(5)):
                 try:
                     await extra.send_all(b"GET /status/x/y HTTP/1.1\r\nHost: x\r\n\r\n")
                     assert await extra.receive_some(65536) == b""
@@ -284,7 +284,7 @@ async def test_a_request_whose_body_came_whole_is_not_cut_however_long_its_handl
     async with trio.open_nursery() as nursery:
         running = await nursery.start(partial(run_node, settings))
         answers: list[int] = []
-        async with httpx.AsyncClient(base_url=running.url, timeout=30.0) as http:
+        async with httpx.AsyncClient(base_url=running.url, timeout=bound(30.0)) as http:
 
             async def log_in(n: int) -> None:
                 body = {"email": f"nobody{n}@example.com", "password": "not the password"}

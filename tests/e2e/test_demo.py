@@ -7,6 +7,7 @@ import re
 import httpx
 from support.nodes import DemoProcess
 from support.returns import read_return_page
+from support.waits import bound
 
 
 def test_demo_shop_buys_with_simulated_card_and_reaches_succeeded(tmp_path):
@@ -116,6 +117,6 @@ def _settles(status_url: str) -> str:
         if status["status"] not in ("pending", "processing"):
             break
         status = httpx.get(
-            status_url, params={"wait": 10, "version": status["version"]}, timeout=15
+            status_url, params={"wait": 10, "version": status["version"]}, timeout=bound(15)
         ).json()
     return str(status["status"])

@@ -6,6 +6,7 @@ import httpx
 import pytest
 from support.client import Admin, bearer, manual_shop
 from support.nodes import NodeProcess
+from support.waits import bound
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ async def test_sigterm_answers_open_long_polls_at_once_and_exits(process):
     admin = Admin(process.url, process.admin_token)
     shop = await manual_shop(admin)
     await admin.aclose()
-    async with httpx.AsyncClient(base_url=process.url, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=process.url, timeout=bound(60)) as http:
         tx = (
             await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
         ).json()["txId"]

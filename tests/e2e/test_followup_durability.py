@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.waits import bound
+
 CHILD = Path(__file__).parents[1] / "support" / "outbox_child.py"
 
 
@@ -25,7 +27,7 @@ def test_a_follow_up_owed_at_a_sigkill_is_carried_out_once_after_the_restart(tmp
         assert said == "committed"
     finally:
         owing.send_signal(signal.SIGKILL)  # between the commit and the attempt
-        owing.wait(timeout=10)
+        owing.wait(timeout=bound(10))
         if owing.stdout is not None:
             owing.stdout.close()
     assert owing.returncode == -signal.SIGKILL
@@ -35,7 +37,7 @@ def test_a_follow_up_owed_at_a_sigkill_is_carried_out_once_after_the_restart(tmp
         [sys.executable, str(CHILD), "resume", str(data), str(ledger)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         check=True,
     )
     (settled,) = json.loads(resumed.stdout)

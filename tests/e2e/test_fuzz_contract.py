@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support.client import bearer
 from support.nodes import NodeProcess
+from support.waits import bound
 
 from edge.node import STORE_DIR
 from edge.store import keys
@@ -224,12 +225,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[NodeProcess
     node = NodeProcess(data, args=("--demo",)).start()
     try:
         token = node.admin_token
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + bound(20)
         while not (data / "demo.json").exists():  # the node serves before the demo is wired
             assert time.monotonic() < deadline, node.log.read_text()
             time.sleep(0.05)
         project_id = json.loads((data / "demo.json").read_text())["projectId"]
-        with httpx.Client(base_url=node.url, timeout=30.0) as http:
+        with httpx.Client(base_url=node.url, timeout=bound(30.0)) as http:
             key = http.post(
                 f"/api/manage/projects/{project_id}/keys",
                 json={"mode": "test", "name": "fuzz"},
@@ -262,7 +263,7 @@ def test_no_request_of_any_shape_gets_a_5xx_a_bare_error_or_changes_state_when_r
     node, shop, store = demo
     method, path, headers, body = data.draw(requests(shop))
     before = _digest(store)
-    with httpx.Client(base_url=node.url, timeout=30.0) as http:
+    with httpx.Client(base_url=node.url, timeout=bound(30.0)) as http:
         answer = http.request(method, path, headers=headers, content=body)
     where = f"{method} {path[:200]} {headers} {body[:200]!r}"
     event(f"{method} /{'/'.join(path.split('?')[0].split('/')[1:3])[:40]} {answer.status_code}")

@@ -12,6 +12,7 @@ import httpx
 import trio
 from support.nodes import node_settings
 from support.stripe_events import signed, stripe_credentials
+from support.waits import bound
 
 from edge.actors.readiness import PROBE_KEY
 from edge.config import DEFAULT_RATE_LIMITS
@@ -89,7 +90,7 @@ def test_a_port_in_use_is_one_line_naming_it(tmp_path):
             [sys.executable, "-m", "edge", "serve", "--port", str(port), "--data", str(tmp_path)],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=bound(60),
         )
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]

@@ -12,6 +12,7 @@ import trio.lowlevel
 from support.client import Admin, bearer, manual_shop
 from support.nodes import node_settings
 from support.stripe_events import event_body, signed, stripe_credentials
+from support.waits import bound
 
 from edge.domain.quota import Tier
 from edge.domain.rate import Limit
@@ -264,7 +265,7 @@ async def test_long_poll_answers_on_change_or_timeout_and_counts_once(admin, htt
     pid = shop.project_id
     tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()["txId"]
     # already past the version: at once
-    with trio.fail_after(2):
+    with trio.fail_after(bound(2)):
         now = await http.get(f"/status/{pid}/{tx}", params={"wait": 30, "version": 0})
     assert now.json()["version"] == 1
     # nothing changes: the unchanged record after the wait

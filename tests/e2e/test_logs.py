@@ -20,6 +20,7 @@ from support.asgi import serve_asgi
 from support.client import Admin, bearer, manual_shop
 from support.merchant import Merchant, add_endpoint
 from support.nodes import NodeProcess
+from support.waits import bound
 
 from edge.domain import ids
 
@@ -72,7 +73,7 @@ async def test_a_long_poll_answers_with_the_next_request(admin, http):
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(follow)
-        with trio.fail_after(15):
+        with trio.fail_after(bound(15)):
             await http.get(f"/api/projects/{shop.project_id}/public-info")
     assert [line["path"] for line in got["items"]] == [
         f"/api/projects/{shop.project_id}/public-info"
@@ -99,7 +100,7 @@ async def test_notification_attempts_are_logged_and_shown_on_the_dashboard(node,
     await http.post(
         f"/api/checkout/manual/{shop.project_id}", json={"productId": "book", "mode": "test"}
     )
-    with trio.fail_after(15):
+    with trio.fail_after(bound(15)):
         while True:
             page = await _logs(merchant, after=cursor, wait=10)
             cursor = page["next"]
@@ -133,7 +134,7 @@ def test_edge_tail_follows_the_node_and_edge_logs_filters(tmp_path):
             text=True,
         ) as tail:
             missing = "/status/prj_aaaaaaaaaaaaaaaa/tx_01JD0000000000000000000000"
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + bound(20)
             line = None
             while line is None:
                 assert time.monotonic() < deadline and tail.poll() is None
@@ -147,7 +148,7 @@ def test_edge_tail_follows_the_node_and_edge_logs_filters(tmp_path):
             [sys.executable, "-m", "edge", "logs", "--status", "4xx", "--data", data],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=bound(30),
         )
         assert once.returncode == 0 and f"GET    {missing}  404" in once.stdout
     finally:

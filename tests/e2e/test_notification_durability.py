@@ -16,7 +16,7 @@ from support.asgi import serve_asgi
 from support.client import Admin, manual_shop
 from support.nodes import NodeProcess
 from support.stripe_events import event_body, signed, stripe_credentials
-from support.waits import Pulse
+from support.waits import Pulse, bound
 
 EVENTS = 1000
 
@@ -50,7 +50,7 @@ async def test_every_event_owed_at_a_sigkill_reaches_the_merchant_after_the_rest
     await trio.to_thread.run_sync(process.start)
     merchant = FlakyMerchant()
     try:
-        async with trio.open_nursery() as nursery, httpx.AsyncClient(timeout=30) as http:
+        async with trio.open_nursery() as nursery, httpx.AsyncClient(timeout=bound(30)) as http:
             base = await nursery.start(serve_asgi, merchant)
             admin = Admin(process.url, process.admin_token)
             shop = await manual_shop(admin)

@@ -16,6 +16,7 @@ from standardwebhooks import Webhook
 from support.asgi import serving
 from support.client import bearer, manual_shop
 from support.merchant import Merchant
+from support.waits import bound
 
 from edge.domain import standard_webhooks
 
@@ -81,13 +82,13 @@ async def test_edge_listen_forwards_new_events_signed(admin, http, node, inbox):
             )
         )  # fmt: skip
         said = b""
-        with trio.fail_after(20):  # it says "Ready." once it has found the feed's end
+        with trio.fail_after(bound(20)):  # it says "Ready." once it has found the feed's end
             while b"Ready." not in said:
                 more = await listening.stdout.receive_some()
                 assert more, f"edge listen ended before it was ready: {said!r}"
                 said += more
         tx = (await http.post(f"/api/checkout/manual/{pid}", json={"productId": "book"})).json()
-        with trio.fail_after(20):
+        with trio.fail_after(bound(20)):
             await listening.wait()
     ((headers, body),) = server.got
     event = Webhook(secret).verify(body, headers)

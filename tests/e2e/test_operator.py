@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 from support.nodes import NodeProcess
+from support.waits import bound
 
 PASSWORD = "a long enough password"
 
@@ -24,7 +25,7 @@ def edge(data, *args: str, stdin: str = "", check: bool = True) -> subprocess.Co
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=bound(30),
     )
     if check:
         assert done.returncode == 0, done.stderr
@@ -40,7 +41,7 @@ def process(tmp_path):
 
 @contextmanager
 def signed_in(url: str, email: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=url, timeout=30.0) as client:
+    with httpx.Client(base_url=url, timeout=bound(30.0)) as client:
         assert client.post("/api/accounts", json={"email": email, "password": PASSWORD}).is_success
         session = client.post("/api/session", json={"email": email, "password": PASSWORD})
         client.headers["Cm-Csrf"] = session.json()["csrfToken"]
@@ -119,7 +120,7 @@ def test_edge_account_create_operator_and_list(process):
 
 def test_the_operator_signs_in_to_the_dashboard_with_the_admin_token(process):
     pid = cli_project(process)
-    with httpx.Client(base_url=process.url, timeout=30.0) as browser:
+    with httpx.Client(base_url=process.url, timeout=bound(30.0)) as browser:
         wrong = browser.post("/dashboard/login/operator", data={"token": "not-the-token"})
         assert wrong.status_code == 401 and "not the node" in wrong.text
         signed = browser.post("/dashboard/login/operator", data={"token": process.admin_token})

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import trio
 from support.nodes import NodeProcess
+from support.waits import bound
 
 PASSWORD = "a long enough password"
 # docs/operations.md: a flood raises the node's resident memory by at most this much
@@ -36,7 +37,7 @@ async def test_a_login_and_signup_flood_stays_within_the_memory_bound(tmp_path):
     peak = [0.0]
     try:
         limits = httpx.Limits(max_connections=ADDRESSES * LOGINS_EACH + SIGNUPS)
-        async with httpx.AsyncClient(base_url=node.url, timeout=60.0, limits=limits) as http:
+        async with httpx.AsyncClient(base_url=node.url, timeout=bound(60.0), limits=limits) as http:
             made = await http.post(
                 "/api/accounts", json={"email": "v@example.com", "password": PASSWORD}
             )

@@ -34,6 +34,7 @@ import trio
 from support.client import bearer, post_checkout
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
+from support.waits import bound
 
 from edge.sim.paypal import PayPalSimulator
 
@@ -42,7 +43,7 @@ BIG = 99_999_999.99
 
 @pytest.fixture
 async def buyer() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=30.0) as client:
+    async with httpx.AsyncClient(timeout=bound(30.0)) as client:
         yield client
 
 
@@ -62,7 +63,7 @@ async def status(http: httpx.AsyncClient, shop: PayPalShop, item: str) -> dict[s
 
 
 async def until(http: httpx.AsyncClient, shop: PayPalShop, item: str, wanted: str) -> None:
-    with trio.fail_after(15):
+    with trio.fail_after(bound(15)):
         seen = await status(http, shop, item)
         while seen["status"] != wanted:
             answer = await http.get(
@@ -83,7 +84,7 @@ async def event_of(http: httpx.AsyncClient, shop: PayPalShop, tx: str, kind: str
     """Once the feed has an event ``kind`` of ``tx``, by the feed's long poll (an event is
     stored with what it did to its transaction, in one commit)."""
     after = None
-    with trio.fail_after(15):
+    with trio.fail_after(bound(15)):
         while True:
             params = {"wait": 10, "limit": 100, **({"after": after} if after else {})}
             page = (

@@ -11,6 +11,7 @@ from support.client import Admin, bearer
 from support.nodes import NodeProcess
 from support.pages import press
 from support.paypal_shop import paypal_shop
+from support.waits import bound
 
 from edge.sim.paypal import PayPalSimulator
 
@@ -20,7 +21,7 @@ async def test_a_capture_owed_at_a_sigkill_is_made_once_after_the_restart(tmp_pa
     await trio.to_thread.run_sync(process.start)
     sim = PayPalSimulator()
     try:
-        async with trio.open_nursery() as nursery, httpx.AsyncClient(timeout=30) as buyer:
+        async with trio.open_nursery() as nursery, httpx.AsyncClient(timeout=bound(30)) as buyer:
             await nursery.start(sim.run)
             admin = Admin(process.url, process.admin_token)
             shop = await paypal_shop(admin, sim)

@@ -18,14 +18,14 @@ from support.client import ORIGIN, bearer, manual_shop, post_checkout
 from support.pages import press
 from support.paypal_shop import CLIENT_ID, CLIENT_SECRET, PayPalShop, paypal_shop
 from support.returns import read_return_page
-from support.waits import follow_ups_settled
+from support.waits import bound, follow_ups_settled
 
 from edge.sim.paypal import PayPalSimulator
 
 
 @pytest.fixture
 async def buyer() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=30.0) as client:
+    async with httpx.AsyncClient(timeout=bound(30.0)) as client:
         yield client
 
 
@@ -62,7 +62,7 @@ async def history(http: httpx.AsyncClient, shop: PayPalShop, tx_id: str) -> list
 async def until(
     http: httpx.AsyncClient, shop: PayPalShop, item: str, wanted: str
 ) -> dict[str, Any]:
-    with trio.fail_after(15):
+    with trio.fail_after(bound(15)):
         seen = await status(http, shop, item)
         while seen["status"] != wanted:
             seen = await status(http, shop, item, seen["version"])

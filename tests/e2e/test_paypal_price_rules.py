@@ -18,6 +18,7 @@ import trio
 from support.client import post_checkout
 from support.pages import press
 from support.paypal_shop import paypal_shop
+from support.waits import bound
 
 
 @pytest.mark.parametrize(
@@ -47,7 +48,7 @@ async def test_a_whole_forint_price_is_an_order_paypal_takes(admin, http, paypal
     assert order["purchase_units"][0]["amount"] == {"currency_code": "HUF", "value": "1000"}
     async with httpx.AsyncClient() as buyer:
         await press(buyer, answer.json()["url"], "Approve")
-    with trio.fail_after(15):
+    with trio.fail_after(bound(15)):
         seen = (await http.get(f"/status/{shop.project_id}/{tx_id}")).json()
         while seen["status"] != "succeeded":
             seen = (

@@ -24,6 +24,7 @@ from support.client import manual_shop
 from support.merchant import Merchant, add_endpoint
 from support.nodes import DemoProcess, NodeProcess
 from support.paddle_shop import CLIENT_TOKEN, paddle_shop
+from support.waits import bound
 
 from edge.http import button
 from edge.node import RunningNode
@@ -59,7 +60,7 @@ def test_the_command_line_setup_runs_as_written(tmp_path):
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=bound(120),
             env={
                 **os.environ,
                 "PATH": f"{bin_dir}:{os.environ['PATH']}",

@@ -27,6 +27,7 @@ import trio
 from support.btcpay_shop import btcpay_shop
 from support.client import bearer, manual_shop, post_checkout
 from support.paddle_shop import paddle_shop
+from support.waits import bound
 
 
 async def _checkout(http: httpx.AsyncClient, shop: Any, provider: str, product: str) -> dict:
@@ -52,7 +53,7 @@ async def _record(http: httpx.AsyncClient, shop: Any, tx: str) -> dict[str, Any]
 
 async def _until(http: httpx.AsyncClient, shop: Any, tx: str, wanted: str) -> dict[str, Any]:
     """The status record once it is ``wanted`` (a long poll on its version)."""
-    with trio.fail_after(20):
+    with trio.fail_after(bound(20)):
         seen = (await http.get(f"/status/{shop.project_id}/{tx}")).json()
         while seen["status"] != wanted:
             answer = await http.get(
@@ -70,7 +71,7 @@ async def _refund_state(
     runs apart from the request): woken by the node's own watch on the transaction's follow-up
     attempts, which fires once an attempt is written; read while registered, so none is
     missed."""
-    with trio.fail_after(20):
+    with trio.fail_after(bound(20)):
         while True:
             with node.ctx.attempts.expecting(tx) as attempted:
                 record = await _record(http, shop, tx)
@@ -113,7 +114,7 @@ async def test_a_refund_while_paddle_reviews_another_waits_and_is_made_once(
     await _refund_state(node, http, shop, made["txId"], "sent")  # waits for Paddle's approval
     second = await _refund(http, shop, made["txId"], amount=2)
     assert second.status_code == 202
-    with trio.fail_after(20), node.ctx.attempts.expecting(made["txId"]) as attempted:
+    with trio.fail_after(bound(20)), node.ctx.attempts.expecting(made["txId"]) as attempted:
         await attempted.wait()  # its first attempt: Paddle holds another for review
     record = await _record(http, shop, made["txId"])
     assert [r["state"] for r in record["refunds"]] == ["sent", "requested"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.nodes import NodeProcess
+from support.waits import bound
 
 NOBODY = 65534
 # root passes every permission check: without these powers it meets them as any user does
@@ -29,7 +30,7 @@ def serve(data: Path, *args: str, env: dict[str, str] | None = None, powerless: 
         [*POWERLESS, *command] if powerless and AS_ROOT else command,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=bound(30),
         env={**os.environ, **(env or {})},
         cwd=Path(__file__).resolve().parents[2],
     )

@@ -9,6 +9,7 @@ import trio
 from support.client import Admin, bearer, manual_shop
 from support.nodes import NodeProcess
 from support.stripe_events import event_body, signed, stripe_credentials
+from support.waits import bound
 
 SENDERS = 32
 RUN_S = 10.0
@@ -46,7 +47,7 @@ async def test_acknowledged_events_survive_sigkill_under_load(tmp_path):
 
     async def sender(n: int) -> None:
         limits = httpx.Limits(max_connections=1)
-        async with httpx.AsyncClient(base_url=node.url, limits=limits, timeout=5.0) as http:
+        async with httpx.AsyncClient(base_url=node.url, limits=limits, timeout=bound(5.0)) as http:
             seq = 0
             while trio.current_time() - start < RUN_S:
                 event_id = f"evt_load_{n}_{seq}"
@@ -82,7 +83,7 @@ async def test_acknowledged_events_survive_sigkill_under_load(tmp_path):
     assert len(acknowledged) > 200, len(acknowledged)
     # group commit is visible: many deliveries share one fsync
     assert stats["ticketsPerCommit"] > 2, stats
-    async with httpx.AsyncClient(base_url=node.url, timeout=30.0) as http:
+    async with httpx.AsyncClient(base_url=node.url, timeout=bound(30.0)) as http:
         stored = await _all_events(http, pid, shop.test_key)
     by_provider_id: dict[str, list[str]] = {}
     for event in stored:

@@ -12,6 +12,7 @@ import pytest
 import trio
 from support.client import MAILING_ADDRESS, bearer
 from support.nodes import node_settings
+from support.waits import bound
 
 from edge.node import RunningNode, run_node
 from edge.store import accounts
@@ -29,7 +30,7 @@ PROJECT = {
 
 async def sign_up_and_in(node_url: str, email: str) -> tuple[httpx.AsyncClient, str]:
     """A browser-like client with a session cookie, and the session's CSRF token."""
-    client = httpx.AsyncClient(base_url=node_url, timeout=30.0)
+    client = httpx.AsyncClient(base_url=node_url, timeout=bound(30.0))
     created = await client.post("/api/accounts", json={"email": email, "password": PASSWORD})
     assert created.status_code == 201, created.text
     assert created.json()["accountId"].startswith("acc_") and created.json()["tier"] == "free"

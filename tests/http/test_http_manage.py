@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from support.client import MAILING_ADDRESS, bearer, manual_shop
+from support.waits import bound
 
 
 async def test_operator_token_is_required(http, admin):
@@ -217,7 +218,7 @@ async def test_a_key_used_while_its_revocation_commits_stops_with_it(node, admin
                 admin.ok, "DELETE", f"/api/manage/projects/{pid}/keys/{created['keyId']}"
             )
             try:
-                with trio.fail_after(10):
+                with trio.fail_after(bound(10)):
                     await committing.wait()  # the revocation is committing: the key is stored
                 during = await http.get(path, headers=bearer(created["key"]))
             finally:

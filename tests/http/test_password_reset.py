@@ -15,6 +15,7 @@ import pytest
 import trio
 from support.nodes import node_settings
 from support.smtp import Inbox, smtp_server
+from support.waits import bound
 
 from edge.node import RunningNode, run_node
 from edge.store import accounts
@@ -23,7 +24,7 @@ OLD, NEW = "the old password 1", "the new password 2"
 
 
 async def sign_up_and_in(url: str, email: str, *, sign_up: bool = True) -> httpx.AsyncClient:
-    client = httpx.AsyncClient(base_url=url, timeout=30.0)
+    client = httpx.AsyncClient(base_url=url, timeout=bound(30.0))
     if sign_up:
         made = await client.post("/api/accounts", json={"email": email, "password": OLD})
         assert made.status_code == 201
@@ -135,7 +136,7 @@ async def test_forgot_password_e_mails_a_link_and_says_the_same_for_an_unknown_a
 ):
     node, inbox = mailing_node
     client = await sign_up_and_in(node.url, "shop@example.com")
-    async with httpx.AsyncClient(base_url=node.url, timeout=30.0) as http:
+    async with httpx.AsyncClient(base_url=node.url, timeout=bound(30.0)) as http:
         known = await http.post("/api/accounts/password-reset", json={"email": "Shop@Example.com"})
         unknown = await http.post("/api/accounts/password-reset", json={"email": "who@example.com"})
         assert known.status_code == unknown.status_code == 202

@@ -9,6 +9,7 @@ import pytest
 import trio
 import trio.testing
 from support.client import manual_shop
+from support.waits import bound
 
 from edge.http.asgi import Disconnected
 from edge.http.status import _unless_disconnected
@@ -64,7 +65,7 @@ async def test_a_long_poll_ends_when_its_client_leaves():
 
 
 async def _expect_disconnected(receive: Any, call: Any) -> None:
-    with trio.fail_after(1), pytest.raises(Disconnected):
+    with trio.fail_after(bound(1)), pytest.raises(Disconnected):
         await _unless_disconnected(receive, call)
 
 

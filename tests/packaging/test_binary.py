@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def run(binary: Path, *args: str, cwd: Path) -> str:
         [str(binary), *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         cwd=cwd,
         env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},  # no Python, no venv, nothing of ours
     )
@@ -60,7 +61,7 @@ def serving(binary: Path, tmp_path: Path) -> Iterator[tuple[Path, str]]:
             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
         )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while not (data / "node.json").exists():
             assert node.poll() is None, (tmp_path / "node.log").read_text()
             assert time.monotonic() < deadline, "the binary's node did not start"
@@ -68,7 +69,7 @@ def serving(binary: Path, tmp_path: Path) -> Iterator[tuple[Path, str]]:
         yield data, json.loads((data / "node.json").read_text())["url"]
     finally:
         node.terminate()
-        assert node.wait(timeout=30) == 0
+        assert node.wait(timeout=bound(30)) == 0
 
 
 def test_the_binary_serves_and_takes_a_mailed_payment(binary, serving, tmp_path):

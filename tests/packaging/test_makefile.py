@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
 STUB_PYTHON = """#!/bin/sh
@@ -44,7 +45,7 @@ def make(venv: Path, target: str, **env: str) -> subprocess.CompletedProcess[str
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         env={"PATH": "/usr/bin:/bin", **env},
     )
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
 BUTTON = Path("edge", "static", "button", "cm-button.js")
@@ -41,7 +42,7 @@ def _run(args: list[str | Path], cwd: Path, timeout: float = 180) -> str:
         env=_clean_env(),
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=bound(timeout),
     )
     assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
     return result.stdout
@@ -112,7 +113,7 @@ def served(venv: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         url = ""
         while not url:
             assert proc.poll() is None, f"the node exited:\n{log_path.read_text()}"
@@ -123,11 +124,11 @@ def served(venv: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
                 time.sleep(0.05)
         yield url, data
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0, log_path.read_text()
+        assert proc.wait(timeout=bound(20)) == 0, log_path.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(timeout=10)
+            proc.wait(timeout=bound(10))
 
 
 def test_the_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
@@ -151,7 +152,7 @@ def test_the_installed_node_serves_the_button_and_status(
     before, rest = packaged.split(KEYS_MARKER)
     between, after = rest.split(CATALOGUES_MARKER)
 
-    with httpx.Client(base_url=url, timeout=10) as http:
+    with httpx.Client(base_url=url, timeout=bound(10)) as http:
         current = http.get("/button.js")
         assert current.status_code == 302
         script = http.get(current.headers["location"])

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.waits import bound
 
 from edge.errors import ProviderError
 from edge.providers.base import (
@@ -33,7 +34,7 @@ HOUR_MS = 3_600_000
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10.0) as client:
+    async with httpx.AsyncClient(timeout=bound(10.0)) as client:
         yield client
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.waits import bound
 
 from edge.domain.changes import change_key
 from edge.domain.convergence import Refund
@@ -36,7 +37,7 @@ TX = "tx_01JD0000000000000000000008"
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10.0) as client:
+    async with httpx.AsyncClient(timeout=bound(10.0)) as client:
         yield client
 
 

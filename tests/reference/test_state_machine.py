@@ -33,6 +33,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from support.client import bearer
 from support.fuzzing import demo_node, runs
 from support.stripe_events import WEBHOOK_SECRET, event_body, signed, stripe_object
+from support.waits import bound
 
 from edge.domain.status import PAYMENT_TRANSITIONS, Status
 from edge.sim.btcpay import deliveries as btcpay_deliveries
@@ -153,7 +154,7 @@ class Machine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.http = httpx.Client(base_url=self.url, headers=bearer(self.token), timeout=30.0)
+        self.http = httpx.Client(base_url=self.url, headers=bearer(self.token), timeout=bound(30.0))
         self.seen: dict[str, tuple[str, int]] = {}
         self.accepted: set[tuple[str, str]] = set()  # (provider, event id)
         self.stories: dict[str, Story] = {}

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import trio
 from support.asgi import serve_asgi
+from support.waits import bound
 
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
@@ -69,7 +70,7 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10.0) as client:
+    async with httpx.AsyncClient(timeout=bound(10.0)) as client:
         yield client
 
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import trio
 from support.asgi import serve_asgi
+from support.waits import bound
 
 from edge.domain import ids
 from edge.providers.base import CheckoutRequest
@@ -55,7 +56,7 @@ async def receiver() -> AsyncIterator[Receiver]:
 @pytest.fixture
 async def api(sim: StripeSimulator) -> AsyncIterator[httpx.AsyncClient]:
     headers = {"Authorization": f"Bearer {SECRET_KEY}"}
-    async with httpx.AsyncClient(base_url=sim.url, headers=headers, timeout=10.0) as client:
+    async with httpx.AsyncClient(base_url=sim.url, headers=headers, timeout=bound(10.0)) as client:
         yield client
 
 

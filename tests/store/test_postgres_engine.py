@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.engines import OpenEngine
 from support.postgres import execute, expire_lease, require_psycopg
+from support.waits import bound
 
 require_psycopg()  # before psycopg and edge.store.postgres.*: they need libpq
 
@@ -343,7 +344,7 @@ async def test_a_takeover_waits_for_a_commit_holding_the_lease(two_nodes, pg_url
                 taken.append(await b.leases.acquire(A))
 
             nursery.start_soon(take)
-            with trio.fail_after(5):
+            with trio.fail_after(bound(5)):
                 while True:  # PostgreSQL tells when its backend waits: no event to wait on
                     if await trio.to_thread.run_sync(execute, pg_url, WAITING_ON_A_LOCK):
                         break

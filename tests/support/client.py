@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from support.waits import bound
+
 MAILING_ADDRESS = {"name": "Shop Ltd", "lines": ["1 Main St", "London"], "country": "GB"}
 ORIGIN = "https://shop.example"
 
@@ -16,7 +18,7 @@ class Admin:
     def __init__(self, url: str, token: str) -> None:
         self.url = url
         self.http = httpx.AsyncClient(
-            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=bound(30.0)
         )
 
     @classmethod

@@ -12,6 +12,7 @@ import httpx
 
 from support.client import bearer
 from support.nodes import NodeProcess
+from support.waits import bound
 
 SHOP = "https://shop.example"
 
@@ -38,7 +39,7 @@ def demo_node(where: Path) -> tuple[NodeProcess, str]:
     config.write_text(f"[rate_limits]\n{RATE_LIMITS}\n")
     data = where / "data"
     node = NodeProcess(data, env={"EDGE_CONFIG": str(config)}, args=("--demo",)).start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + bound(20)
     while not (data / "demo.json").exists():  # the node serves before the demo is wired
         assert time.monotonic() < deadline, node.log.read_text()
         time.sleep(0.05)

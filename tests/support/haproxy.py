@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from edge.cluster.haproxy import Node, RuntimeApi, render
+from support.waits import bound
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
@@ -57,14 +58,14 @@ async def running_haproxy(where: Path, nodes: Sequence[Node]) -> AsyncIterator[P
         yield Proxy(url, RuntimeApi(admin, pins), config)
     finally:
         process.terminate()
-        with trio.move_on_after(5):
+        with trio.move_on_after(bound(5)):
             await process.wait()
         log.close()
 
 
 async def _until_serving(url: str, process: trio.Process, log: Path) -> None:
     async with httpx.AsyncClient() as http:
-        with trio.move_on_after(15):
+        with trio.move_on_after(bound(15)):
             while process.returncode is None:
                 try:
                     if (await http.get(f"{url}/docs")).status_code == 200:

@@ -8,6 +8,8 @@ from typing import Any
 
 import trio
 
+from support.waits import bound
+
 
 class Merchant:
     """The merchant's server: keeps every notification; answers ``status``."""
@@ -23,7 +25,7 @@ class Merchant:
         return self.status, b""
 
     async def wait_for(self, count: int) -> None:
-        with trio.fail_after(20):
+        with trio.fail_after(bound(20)):
             while len(self.got) < count:
                 self.arrived = trio.Event()
                 await self.arrived.wait()

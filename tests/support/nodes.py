@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from edge.config import NODE_FILE, Settings, read_admin_token
+from support.waits import bound
 
 # The tests' provider simulators listen on loopback: allowed as an operator would allow them.
 SIMULATOR_HOSTS = "127.0.0.1"
@@ -64,7 +65,7 @@ class NodeProcess:
                 stderr=subprocess.STDOUT,
                 env=self.env,
             )
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + bound(timeout_s)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"node exited early:\n{self.log.read_text()}")
@@ -86,12 +87,12 @@ class NodeProcess:
         """SIGKILL: no drain, no clean close; what was acknowledged must survive anyway."""
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=bound(10))
 
     def terminate(self) -> int:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=20)
+        return self.proc.wait(timeout=bound(20))
 
 
 class DemoProcess:
@@ -116,7 +117,7 @@ class DemoProcess:
         )
         assert self.proc.stdout is not None
         self.found: dict[str, str] = {}
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while time.monotonic() < deadline and len(self.found) < len(self.NAMES):
             line = self.proc.stdout.readline()
             for name in self.NAMES:
@@ -129,7 +130,7 @@ class DemoProcess:
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGINT)
-        code = self.proc.wait(timeout=20)
+        code = self.proc.wait(timeout=bound(20))
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         return code

@@ -16,12 +16,20 @@
 Each fails with an ``AssertionError`` naming ``what`` never happened and how long was waited.
 Timeouts are in the run's clock: virtual under a ``MockClock``, where ``Pulse.until`` may take
 ``timeout_s=None``.
+
+- ``bound(seconds)``: every wall-clock bound of the suite that guards against a hang (a
+  ``trio.fail_after``, a client's or a child process's ``timeout``, and the helpers' here),
+  times ``EDGE_TEST_TIME_SCALE`` (default 1; a busy machine sets, say, 3), read here and
+  nowhere else. Under a ``MockClock`` a bound is virtual time and stays as given; a bound that
+  is itself the behaviour under test (a deadline the node must meet, a client made impatient
+  on purpose) is written without it.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -29,10 +37,38 @@ from typing import Any, TypeVar
 
 import httpx
 import trio
+import trio.testing
 
 from edge.store import notifyq, outbox
 
 T = TypeVar("T")
+
+
+def _time_scale() -> float:
+    raw = os.environ.get("EDGE_TEST_TIME_SCALE", "").strip()
+    if not raw:
+        return 1.0
+    try:
+        scale = float(raw)
+    except ValueError:
+        scale = math.nan
+    if not 1 <= scale < math.inf:  # never smaller bounds (and no NaN)
+        raise ValueError(f"EDGE_TEST_TIME_SCALE must be a number of at least 1, not {raw!r}")
+    return scale
+
+
+TIME_SCALE = _time_scale()
+
+
+def bound(seconds: float) -> float:
+    """``seconds`` as a bound against a hang, in the wall clock: times ``EDGE_TEST_TIME_SCALE``.
+    Under trio's ``MockClock`` (virtual time: nothing there waits for a busy machine) it is
+    ``seconds`` as given. Outside a trio run (a child process's ``wait``) it is scaled."""
+    try:
+        clock = trio.lowlevel.current_clock()
+    except RuntimeError:  # not in a trio run
+        return seconds * TIME_SCALE
+    return seconds if isinstance(clock, trio.testing.MockClock) else seconds * TIME_SCALE
 
 
 def _never(what: str, timeout_s: float | None) -> AssertionError:
@@ -47,6 +83,7 @@ async def until(
     every: float = 0.02,
 ) -> T:
     """``predicate()``'s first true value (it may be async), looked at every ``every`` s."""
+    timeout_s = bound(timeout_s)
     with trio.move_on_after(timeout_s):
         while True:
             holds = predicate()
@@ -80,6 +117,7 @@ class Pulse:
     ) -> T:
         """``predicate()``'s first true value (it may be async, such as a store read), looked
         at now and after each ``fire()``."""
+        timeout_s = None if timeout_s is None else bound(timeout_s)
         with trio.move_on_after(math.inf if timeout_s is None else timeout_s):
             while True:
                 # the event to wait on is taken before an awaited look: a fire() during the
@@ -103,6 +141,7 @@ async def until_notified(
 ) -> None:
     """Once ``predicate()`` holds, for state that other threads change holding ``condition``
     and ``notify_all`` at each change; waited for in a worker thread."""
+    timeout_s = bound(timeout_s)
 
     def wait() -> bool:
         with condition:
@@ -147,6 +186,7 @@ async def follow_ups_settled(node: Any, tx_id: str, timeout_s: float = 10.0) -> 
     """Once the node (running in this trio run) owes no provider call now: nothing due in its
     follow-up queue. Each attempt it records for ``tx_id`` wakes the wait, so it is for tests
     whose due follow-ups are that transaction's."""
+    timeout_s = bound(timeout_s)
     with trio.move_on_after(timeout_s):
         while True:
             with node.ctx.attempts.expecting(tx_id) as attempted:

@@ -10,6 +10,7 @@ from typing import Any, get_type_hints
 
 import pytest
 import trio
+from support.waits import bound
 
 from edge.actors import messages as m
 from edge.actors.project import ProjectActor
@@ -48,7 +49,7 @@ async def test_on_lmdb_the_actor_answers_every_message_in_the_callers_task(harne
         written.set()
 
     assert actor.handle_now(m.PutProduct({**_BOOK, "id": "pen"}), durable)
-    with trio.fail_after(30):
+    with trio.fail_after(bound(30)):
         await written.wait()  # the write's reply waits for its commit, not the handler
     project, missing, product = (getattr(r, "value", r) for r in replies)
     assert project["id"] == project_id

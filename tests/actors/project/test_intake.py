@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 from actors.project.harness import EchoProvider, delivery
+from support.waits import bound
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors import messages as m
@@ -135,7 +136,7 @@ async def test_a_provider_turned_off_during_the_check_is_answered_at_once(harnes
             await harness.call(project_id, delivery(id="evt_1"))
         refused.append(info.value)
 
-    with trio.fail_after(5):  # not the registry's 30 s call timeout
+    with trio.fail_after(bound(5)):  # not the registry's 30 s call timeout
         async with trio.open_nursery() as nursery:
             nursery.start_soon(deliver)
             await wait_all_tasks_blocked()

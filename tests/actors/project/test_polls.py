@@ -6,6 +6,7 @@ import json
 
 import trio
 import trio.lowlevel
+from support.waits import bound
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors import messages as m
@@ -35,7 +36,7 @@ async def test_a_long_poll_is_answered_by_the_commit_that_changes_the_record(har
         nursery.start_soon(poll)
         await wait_all_tasks_blocked()
         assert answers == []  # parked
-        with trio.fail_after(5):
+        with trio.fail_after(bound(5)):
             await harness.call(project_id, m.MarkPaid(tx_id, "test"))
             while not answers:
                 await trio.lowlevel.checkpoint()
@@ -45,7 +46,7 @@ async def test_a_long_poll_is_answered_by_the_commit_that_changes_the_record(har
 
 async def test_a_long_poll_behind_the_version_answers_at_once(harness):
     project_id, tx_id = await _pending(harness)
-    with trio.fail_after(5):
+    with trio.fail_after(bound(5)):
         status = json.loads(await harness.call(project_id, m.GetStatus(tx_id, 30.0, 0)))
     assert status["version"] == 1
 
