@@ -149,18 +149,31 @@ class Leases:
 
     async def heartbeat(self) -> list[str]:
         """Record that this node is alive (at its address) and renew every lease it holds, in
-        one transaction; the projects whose leases it lost (dropped from its own)."""
+        one statement (an idle node's only round trip: BEGIN and COMMIT around two statements
+        would triple it); the projects whose leases it lost (dropped from its own)."""
         held = dict(self._held)
 
         def beat(conn: psycopg.Connection[Any]) -> list[Lease]:
-            with conn.transaction():
-                conn.execute(
-                    "INSERT INTO nodes (node_id, address, heartbeat_at)"
-                    " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
-                    " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at",
-                    (self.node_id, self.address),
-                )
-                return self._renew(conn, held) if held else []
+            # a data-modifying WITH runs whether or not the UPDATE below finds rows
+            rows = conn.execute(
+                "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
+                " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
+                " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at)"
+                " UPDATE leases AS l SET expires_at = clock_timestamp() + make_interval(secs => %s)"
+                " FROM unnest(%s::text[], %s::bigint[]) AS h(project_id, epoch)"
+                " WHERE l.project_id = h.project_id AND l.epoch = h.epoch AND l.owner = %s"
+                " AND l.expires_at > clock_timestamp()"
+                " RETURNING l.project_id, l.owner, l.epoch, l.expires_at, true",
+                (
+                    self.node_id,
+                    self.address,
+                    self.lease_s,
+                    list(held),
+                    list(held.values()),
+                    self.node_id,
+                ),
+            ).fetchall()
+            return [Lease(*row) for row in rows]
 
         renewed = {lease.project_id for lease in await self.pool.run(beat)}
         # a lease acquired anew while the beat ran (a paused node's request at its wake) is
