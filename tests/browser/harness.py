@@ -115,7 +115,8 @@ def _run_once(scenario: Callable[[Any], T], context_options: dict[str, Any]) -> 
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         loaded: list[str] = []
         try:
-            context = browser.new_context(viewport={"width": 960, "height": 720}, **context_options)
+            options = {"viewport": {"width": 960, "height": 720}, **context_options}
+            context = browser.new_context(**options)
             context.set_default_timeout(10_000)
             page = context.new_page()
             page.on("load", lambda p: loaded.append(p.url))

@@ -328,7 +328,8 @@
       --_muted: var(--cm-muted, #64748b);
       --_border: var(--cm-border, #e2e8f0);
       --_radius: var(--cm-radius, 0.5rem);
-      --_focus: var(--cm-focus-ring, color-mix(in srgb, var(--_accent) 55%, transparent));
+      /* the accent itself: a focus ring holds 3:1 against the surface it is drawn on (WCAG 1.4.11) */
+      --_focus: var(--cm-focus-ring, var(--_accent));
     }
     :host([hidden]), [hidden] { display: none !important; }
     :focus-visible { outline: 3px solid var(--_focus); outline-offset: 2px; }
@@ -338,7 +339,12 @@
       border: 2px solid currentColor; border-right-color: transparent;
       animation: cm-spin 0.7s linear infinite; }
     @keyframes cm-spin { to { transform: rotate(360deg); } }
-    @media (prefers-reduced-motion: reduce) { .spinner { animation-duration: 2.4s; } }
+    /* a buyer who asks for less motion gets none: the spinner stands still (the status line
+       says what is going on), nothing fades */
+    @media (prefers-reduced-motion: reduce) {
+      .spinner { animation: none; }
+      *, *::backdrop { transition: none !important; }
+    }
 
     .action { display: inline-flex; align-items: center; justify-content: center; gap: 0.5em;
       min-height: 2.5rem; padding: 0.5em 1.25em; font: inherit; font-weight: 600; line-height: 1.2;
@@ -807,10 +813,11 @@
       const address = answer.mailingAddress || {lines: []};
       const lines = [address.name, ...(address.lines || []), speech.country(address.country)];
       const copied = h('span', {'aria-live': 'polite'}, speech.say('reference.copy'));
-      const code = h('span', {class: 'code', part: 'code'}, answer.reference);
+      const code = h('span', {class: 'code', part: 'code', id: 'reference-code'}, answer.reference);
+      // focus lands on Copy: a screen reader says the group's name, the button's and the code
       const copy = h(
         'button',
-        {type: 'button', class: 'action quiet copy', part: 'copy', onclick: () => this.#copy(code, copied)},
+        {type: 'button', class: 'action quiet copy', part: 'copy', 'aria-describedby': 'reference-code', onclick: () => this.#copy(code, copied)},
         icon(GLYPHS.copy),
         copied,
       );
