@@ -202,6 +202,10 @@ async def test_every_operation_answers_as_the_document_says(node, admin, sim):
         await walk.call("buyerReturned", f"/return/stripe/{pid}/{card['txId']}")
         await walk.call("buyerCanceled", f"/return/stripe/{pid}/{card['txId']}/cancel")
         await walk.call("getReturnFile", "/static/return/return.js")
+        await walk.call("paymentLink", f"/pay/{pid}/book?mode=test&quantity=2&customerRef=u-1")
+        await walk.call("paymentLinkDone", f"/pay/{pid}/done/{card['txId']}")
+        await walk.call("paymentLinkCanceled", f"/pay/{pid}/canceled/{card['txId']}")
+        await walk.call("getPayFile", "/static/pay/pay.js")
 
         # Stripe's webhook: one forged, one genuine
         paid = stripe_object(

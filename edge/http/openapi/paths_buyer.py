@@ -1,5 +1,6 @@
 """What a buyer's browser and the providers call: status (with long poll), public-info, the
-signing keys, the button script, the icons, checkout, the buyer's return and webhooks."""
+signing keys, the button script, the icons, checkout, the buyer's return, payment links and
+webhooks."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ def paths() -> dict[str, dict[str, Operation]]:
         "/return/{provider}/{projectId}/{txId}": {"get": _return()},
         "/return/{provider}/{projectId}/{txId}/cancel": {"get": _return_canceled()},
         "/static/return/{name}": {"get": _return_file()},
+        "/pay/{projectId}/{productId}": {"get": _payment_link()},
+        "/pay/{projectId}/done/{txId}": {"get": _link_done()},
+        "/pay/{projectId}/canceled/{txId}": {"get": _link_canceled()},
+        "/static/pay/{name}": {"get": _pay_file()},
         "/webhook/{provider}/{projectId}": {"post": _webhook()},
     }
 
@@ -346,6 +351,129 @@ def _return_file() -> Operation:
                 {"type": "string", "enum": ["return.js", "return.css"]},
                 "The file.",
             )
+        ],
+        security=ANONYMOUS,
+        ok={
+            200: {
+                "description": "The file.",
+                "headers": headers(),
+                "content": {"text/javascript": {"schema": _TEXT}, "text/css": {"schema": _TEXT}},
+            }
+        },
+        errors={404: ["not_found"]},
+    )
+
+
+_LANG = query_param(
+    "lang",
+    {"type": "string", "examples": ["de"]},
+    "The page's language (en, de, fr, es, it, nl, pt, pl); any other value, or none: the "
+    "browser's Accept-Language, else English.",
+)
+
+
+def _payment_link() -> Operation:
+    return operation(
+        "paymentLink",
+        "Checkout",
+        "A payment link: the node's page for one product",
+        "For a merchant with no website: a page that shows the product and its price (the "
+        "total, with a quantity; per its interval, for a subscription) and the <cm-button> "
+        "that opens the payment window, loaded from this node with its SRI hash, so the "
+        "checkout is the button's own, under its checks and limits. The name and price come "
+        "from the project's public-info, charged to its limit. The link's parameters are "
+        "checked as the checkout checks the same fields; other query parameters are ignored. "
+        "The page speaks the buyer's language and writes amounts as it does. "
+        "`Cache-Control: no-store`, `Referrer-Policy: no-referrer`.",
+        parameters=[
+            PROJECT,
+            path_param("productId", ref("ProductId"), "The product sold."),
+            query_param(
+                "customerRef",
+                {"type": "string", "maxLength": 500},
+                "The merchant's buyer reference: metadata.customerRef of the checkout.",
+            ),
+            query_param(
+                "quantity",
+                {"type": "integer", "minimum": 1, "maximum": 100},
+                "How many (payments only; a subscription is 409 quantity_not_allowed above 1).",
+            ),
+            query_param("mode", {"type": "string", "enum": ["live", "test"]}, "Default live."),
+            _LANG,
+        ],
+        security=ANONYMOUS,
+        limited=True,
+        ok={200: _html_page("The payment link's page.", limited=True)},
+        errors={
+            400: ["invalid_request"],
+            404: ["project_not_found", "product_not_found"],
+            409: ["quantity_not_allowed"],
+            429: ["rate_limited"],
+            503: ["unavailable"],
+        },
+    )
+
+
+_LANDING_PARAMETERS = [
+    PROJECT,
+    path_param("txId", ref("TxId"), "The checkout's transaction (the address's {TX_ID})."),
+    _LANG,
+]
+
+
+def _landing(operation_id: str, summary: str, description: str) -> Operation:
+    return operation(
+        operation_id,
+        "Checkout",
+        summary,
+        "For a merchant with no website: set `{base_url}/pay/{projectId}/done/{TX_ID}` and "
+        "`.../canceled/{TX_ID}` as the project's success and cancel addresses. The page says "
+        "the checkout's outcome, its amount and its reference, in the buyer's language, from "
+        "its status record (charged as a status read). "
+        + description
+        + " Unknown, malformed and other projects' ids all answer the same 404 not_found.",
+        parameters=_LANDING_PARAMETERS,
+        security=ANONYMOUS,
+        limited=True,
+        ok={200: _html_page("The checkout's outcome.", limited=True)},
+        errors={404: ["not_found"], 429: ["rate_limited"], 503: ["unavailable"]},
+    )
+
+
+def _link_done() -> Operation:
+    return _landing(
+        "paymentLinkDone",
+        "The node's success page",
+        "Paid, or on its way; while the provider is confirming, the page follows the status "
+        "(a long poll) and shows the outcome once it changes.",
+    )
+
+
+def _link_canceled() -> Operation:
+    return _landing(
+        "paymentLinkCanceled",
+        "The node's cancel page",
+        "A checkout the buyer left unpaid is said canceled (nothing charged); one paid after "
+        "all is said paid.",
+    )
+
+
+def _html_page(description: str, *, limited: bool = False) -> Schema:
+    return {
+        "description": description,
+        "headers": headers(limited=limited),
+        "content": {"text/html": {"schema": _TEXT}},
+    }
+
+
+def _pay_file() -> Operation:
+    return operation(
+        "getPayFile",
+        "Checkout",
+        "The payment link pages' script and style sheet",
+        "pay.js and pay.css (the node's CSP runs no inline script or style).",
+        parameters=[
+            path_param("name", {"type": "string", "enum": ["pay.js", "pay.css"]}, "The file.")
         ],
         security=ANONYMOUS,
         ok={

@@ -432,6 +432,8 @@
    * @attr customer-ref - the merchant's buyer reference, sent as `metadata.customerRef`
    *   (property `customerRef`)
    * @attr mode - `live` (default) or `test` (property `mode`)
+   * @attr quantity - how many, 1 to 100 (default 1; payments only), sent as the checkout's
+   *   `quantity`; the window shows the prices for that many (property `quantity`)
    * @attr base-url - the node's address when the script is not loaded from the node
    *   (property `baseUrl`)
    *
@@ -541,6 +543,11 @@
     set customerRef(value) { this.setAttribute('customer-ref', value); }
     get mode() { return this.getAttribute('mode') === 'test' ? 'test' : 'live'; }
     set mode(value) { this.setAttribute('mode', value); }
+    get quantity() {
+      const count = Number(this.getAttribute('quantity') || 1);
+      return Number.isInteger(count) && count >= 1 && count <= 100 ? count : 1;
+    }
+    set quantity(value) { this.setAttribute('quantity', String(value)); }
     get baseUrl() { return (this.getAttribute('base-url') || SCRIPT_BASE).replace(/\/+$/, ''); }
     set baseUrl(value) { this.setAttribute('base-url', value); }
 
@@ -637,6 +644,7 @@
       this.#markChoice(choice);
       const payload = {provider: entry.provider, productId: this.product, txId, mode: this.mode};
       if (this.customerRef) payload.metadata = {customerRef: this.customerRef};
+      if (this.quantity > 1) payload.quantity = this.quantity;
       try {
         const answer = await createCheckout(this, payload, session.signal);
         if (!session.signal.aborted) await this.#handOff(answer, entry);
@@ -774,7 +782,7 @@
     #showHeader() {
       const {product, mode} = this.#info;
       this.#title.textContent = product.name;
-      this.#price.replaceChildren(this.#priced(product.amount, product.currency));
+      this.#price.replaceChildren(this.#priced(product.amount * this.quantity, product.currency));
       if (mode === 'test') this.#price.append(h('span', {class: 'badge', part: 'badge'}, this.#say('window.test_mode')));
     }
 
@@ -789,7 +797,7 @@
           {type: 'button', class: 'provider', part: 'provider', onclick: () => this.#choose(entry, choice)},
           h('span', {class: 'tile'}, h('img', {part: 'provider-icon', src: entry.icon, alt: '', width: 22, height: 22})),
           h('span', {class: 'label', part: 'provider-label'}, this.#speech.label(entry)),
-          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#priced(entry.amount, entry.currency)),
+          entry.amount === undefined ? null : h('span', {class: 'amount', part: 'provider-amount'}, this.#priced(entry.amount * this.quantity, entry.currency)),
           icon(GLYPHS.chevron),
         );
         return h('li', {}, choice);
