@@ -96,6 +96,22 @@ async def answers(client: trio.SocketStream, count: int, head: bool = False) -> 
     return out
 
 
+async def feed(client: trio.SocketStream, parts: list[bytes]) -> None:
+    """Send ``parts`` one by one, each read by the node before the next."""
+    for part in parts:
+        await client.send_all(part)
+        await trio.testing.wait_all_tasks_blocked()
+
+
+async def until_closed(client: trio.SocketStream) -> bytes:
+    """All the node writes until it closes the connection."""
+    data = b""
+    while more := await client.receive_some(65536):
+        data += more
+    await client.aclose()
+    return data
+
+
 async def exchange(
     parts: list[bytes], count: int = 1, head: bool = False
 ) -> tuple[list[bytes], App]:
@@ -103,9 +119,7 @@ async def exchange(
     client, run = await served(app)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
-        for part in parts:
-            await client.send_all(part)
-            await trio.testing.wait_all_tasks_blocked()  # read by the node before the next
+        await feed(client, parts)
         got = await answers(client, count, head)
         await client.aclose()
     return [DATE.sub(b"", one) for one in got], app
@@ -163,13 +177,8 @@ async def test_an_app_that_fails_gets_a_500_and_the_connection_ends_on_both_path
         client, run = await served(app)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run)
-            for part in parts:
-                await client.send_all(part)
-                await trio.testing.wait_all_tasks_blocked()
-            data = b""
-            while more := await client.receive_some(65536):
-                data += more
-            await client.aclose()
+            await feed(client, parts)
+            data = await until_closed(client)
         assert data.startswith(b"HTTP/1.1 500 ") and b"connection: close\r\n" in data
 
 
@@ -180,12 +189,7 @@ async def test_the_last_request_a_connection_may_carry_closes_it():
     client, run = await served(app, config)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
-        data = b""
-        for _ in range(2):
-            await client.send_all(STATUS)
-            await trio.testing.wait_all_tasks_blocked()
-        while more := await client.receive_some(65536):
-            data += more
-        await client.aclose()
+        await feed(client, [STATUS, STATUS])
+        data = await until_closed(client)
     first, second = data.split(b"HTTP/1.1 201 ")[1:]
     assert b"connection: close" not in first and b"connection: close\r\n" in second
