@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from edge.dashboard import qr
+from edge.domain.modes import LIVE, MODES
 
-MODES = ("live", "test")
+# the live link first: it is the one a merchant hands out
+SHOWN = tuple(sorted(MODES, key=lambda mode: mode != LIVE))
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class PaymentLink:
 def payment_url(public_url: str, project_id: str, product_id: str, mode: str) -> str:
     """The payment page's address: live by default, ``?mode=test`` for test mode."""
     path = f"{public_url}/pay/{quote(project_id, safe='')}/{quote(product_id, safe='')}"
-    return path if mode == "live" else f"{path}?mode=test"
+    return path if mode == LIVE else f"{path}?mode={mode}"
 
 
 def payment_links(
@@ -37,5 +39,5 @@ def payment_links(
             f"pay-link-{product_id}-{mode}",
             qr.svg(url, f"QR code of the {mode} payment link for {product_name}"),
         )
-        for mode in MODES
+        for mode in SHOWN
     ]
