@@ -29,7 +29,7 @@ _STATUS_LINES: dict[int, bytes] = {}
 class Answer:
     """What the app sent: its status, headers and whole body."""
 
-    __slots__ = ("status", "headers", "body", "started", "done")
+    __slots__ = ("status", "headers", "body", "started", "done", "broken")
 
     def __init__(self) -> None:
         self.status = 500
@@ -37,6 +37,7 @@ class Answer:
         self.body: list[bytes] = []
         self.started = False
         self.done = trio.Event()
+        self.broken = False  # begun and never finished: what went out must end the connection
 
     async def send(self, message: Any) -> None:
         kind = message["type"]
@@ -90,7 +91,8 @@ async def run(
     body: bytes,
 ) -> Answer:
     """Run ``app`` on one request; the answer as it sent it (a 500 with no body when it
-    failed before answering, as Hypercorn does)."""
+    failed before answering, as Hypercorn does; ``broken`` when it began one and never
+    finished it)."""
     answer = Answer()
     given = False
 
@@ -107,15 +109,12 @@ async def run(
     except trio.Cancelled:
         raise
     except Exception:
+        # as Hypercorn: logged, and this connection alone pays for it, never the server
         log.exception("Error in ASGI Framework")
-        if answer.started:
-            raise
-        answer = Answer()
-        answer.started = True
-        answer.headers = [(b"content-length", b"0"), (b"connection", b"close")]
-        answer.done.set()
     if not answer.done.is_set():
-        if not answer.started:
+        if answer.started:
+            answer.broken = True  # its length may promise more than came: the connection ends
+        else:
             answer.status = 500
             answer.headers = [(b"content-length", b"0"), (b"connection", b"close")]
             answer.started = True
@@ -137,7 +136,7 @@ def encode(answer: Answer, extra: list[tuple[bytes, bytes]], head: bool) -> byte
         if name == b"content-length":
             has_length = True
         parts += (name, b": ", value, b"\r\n")
-    if not has_length and not head:
+    if not has_length and not head and not answer.broken:
         parts += (b"content-length: ", str(len(body)).encode(), b"\r\n")
     for name, value in extra:
         parts += (name, b": ", value, b"\r\n")
@@ -148,7 +147,9 @@ def encode(answer: Answer, extra: list[tuple[bytes, bytes]], head: bool) -> byte
 
 
 def closes(answer: Answer) -> bool:
-    """The app's answer asks for the connection to end."""
+    """The connection ends after ``answer``: the app asked for it, or left the answer unended."""
+    if answer.broken:
+        return True
     for name, value in answer.headers:
         if name == b"connection" and b"close" in value.lower():
             return True

@@ -14,6 +14,7 @@ import trio.testing
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config
 from hypercorn.trio.worker_context import WorkerContext
+from support.waits import bound
 
 from edge.domain.deadlines import RequestClock
 from edge.domain.stalls import Stalls
@@ -34,6 +35,7 @@ class App:
 
     def __init__(self) -> None:
         self.seen: list[tuple[trio.lowlevel.Task, dict[str, Any], bytes]] = []
+        self.disconnected: list[str] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         body = b""
@@ -46,6 +48,15 @@ class App:
         self.seen.append((trio.lowlevel.current_task(), kept, body))
         if scope["path"].endswith("/boom"):
             raise RuntimeError("the app failed")
+        if scope["path"].endswith(("/late-boom", "/unended")):  # an answer begun, never ended
+            start = [(b"content-length", b"10")]
+            await send({"type": "http.response.start", "status": 200, "headers": start})
+            if scope["path"].endswith("/late-boom"):
+                raise RuntimeError("the app failed after it began answering")
+            return
+        if b"wait=" in scope["query_string"]:  # a long poll: until its client leaves
+            self.disconnected.append((await receive())["type"])
+            return
         out = json.dumps({"path": scope["path"], "body": body.decode()}).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(out))]
         await send({"type": "http.response.start", "status": 201, "headers": headers})
@@ -193,3 +204,29 @@ async def test_the_last_request_a_connection_may_carry_closes_it():
         data = await until_closed(client)
     first, second = data.split(b"HTTP/1.1 201 ")[1:]
     assert b"connection: close" not in first and b"connection: close\r\n" in second
+
+
+async def test_an_answer_begun_and_never_ended_ends_its_connection_and_only_it():
+    for end in (b"/late-boom", b"/unended"):
+        request = STATUS.replace(b"/tx_b?v=2", end, 1)
+        for parts in ([request], cut(request)):
+            app = App()
+            client, run = await served(app)
+            async with trio.open_nursery() as nursery:  # an error escaping it fails the test
+                nursery.start_soon(run)
+                await feed(client, parts)
+                data = await until_closed(client)
+            assert data.startswith(b"HTTP/1.1 200 ") and b"content-length: 10\r\n" in data
+
+
+async def test_a_long_poll_goes_to_h11_which_sees_its_client_leave():
+    poll = STATUS.replace(b"?v=2", b"?wait=30&version=2", 1)
+    app = App()
+    client, run = await served(app)
+    with trio.fail_after(bound(10)):  # on the lane, the poll would never hear of it
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            await feed(client, [poll])
+            await client.aclose()  # the client leaves while the poll waits
+    assert app.disconnected == ["http.disconnect"]
+    assert "run" not in app.seen[0][0].name  # h11's task of its own, not the lane's

@@ -8,7 +8,9 @@ state machine and Hypercorn's per-request task and queues, is most of what a sta
 against h11 itself, for every input hypothesis finds): a stricter grammar than HTTP's, and
 anything else at all (another version, a folded or odd header, chunks, ``Expect``,
 ``Connection``, a body that is not all there, a second request behind the first, a ``%`` in the
-path) goes to h11, which answers it, or refuses it, as it always has.
+path, a long poll) goes to h11, which answers it, or refuses it, as it always has. A long poll
+(``wait=``) goes there because the lane does not read the socket while the app works, so it
+would not see the client leave, and the poll would hold its connection to its end.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def read(data: bytes) -> PlainRequest | None:
     if line is None:
         return None
     method, path, query = line.groups()
+    if query and b"wait=" in query:
+        return None  # a long poll ends when its client leaves, which only h11's reading sees
     headers: list[tuple[bytes, bytes]] = []
     hosts = 0
     length: bytes | None = None
