@@ -289,10 +289,10 @@ _RETURN_PARAMETERS = [
 ]
 
 
-def _return_page(description: str) -> Schema:
+def _html_page(description: str, *, limited: bool = False) -> Schema:
     return {
         "description": description,
-        "headers": headers(),
+        "headers": headers(limited=limited),
         "content": {"text/html": {"schema": _TEXT}},
     }
 
@@ -311,7 +311,7 @@ def _return() -> Operation:
         "the popup closes. The provider's own query parameters (token, PayerID) are accepted.",
         parameters=_RETURN_PARAMETERS,
         security=ANONYMOUS,
-        ok={200: _return_page("The outcome, and where the buyer goes on to.")},
+        ok={200: _html_page("The outcome, and where the buyer goes on to.")},
         errors={
             404: ["not_found", "project_not_found"],
             429: ["rate_limited"],
@@ -330,7 +330,7 @@ def _return_canceled() -> Operation:
         "page says so, with a link to the checkout's cancel address.",
         parameters=_RETURN_PARAMETERS,
         security=ANONYMOUS,
-        ok={200: _return_page("The outcome, and the way back to the shop.")},
+        ok={200: _html_page("The outcome, and the way back to the shop.")},
         errors={
             404: ["not_found", "project_not_found"],
             429: ["rate_limited"],
@@ -456,14 +456,6 @@ def _link_canceled() -> Operation:
         "A checkout the buyer left unpaid is said canceled (nothing charged); one paid after "
         "all is said paid.",
     )
-
-
-def _html_page(description: str, *, limited: bool = False) -> Schema:
-    return {
-        "description": description,
-        "headers": headers(limited=limited),
-        "content": {"text/html": {"schema": _TEXT}},
-    }
 
 
 def _pay_file() -> Operation:
