@@ -81,8 +81,8 @@ async def payment_link(project_id: str, product_id: str) -> Response:
         mode=mode,
     )
     script = button.current(node().signer)
-    html = link_page(_language(), link, ButtonScript(script.path, script.integrity))
-    return _page(html)
+    lang = _language()
+    return _page(link_page(lang, link, ButtonScript(script.path, script.integrity)), lang)
 
 
 def link_options(args: MultiDict[str, str]) -> tuple[str | None, int, str]:
@@ -138,7 +138,8 @@ async def _landing(project_id: str, tx_id: str, *, canceled: bool) -> Response:
         status_url=status_url,
         version=record["version"],
     )
-    return _page(outcome_page(_language(), shown, request.path))
+    lang = _language()
+    return _page(outcome_page(lang, shown, f"{request.path}?lang={lang}"), lang)
 
 
 @blueprint.get("/static/pay/<name>")
@@ -158,8 +159,10 @@ def _money(amount: Decimal | int, currency: str) -> Money:
     return Money(to_minor(amount, currency), currency)
 
 
-def _page(html: str) -> Response:
+def _page(html: str, lang: str) -> Response:
     response = Response(html, status=200, content_type="text/html; charset=utf-8")
+    response.headers["Content-Language"] = lang
+    response.headers["Vary"] = "Accept-Language"
     # never kept: a price changed by the merchant shows at once, and the page a buyer comes
     # back to from a provider's page is loaded afresh rather than restored mid-hand-off
     response.headers["Cache-Control"] = "no-store"

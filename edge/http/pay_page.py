@@ -128,7 +128,7 @@ def link_page(lang: str, link: Link, button: ButtonScript) -> str:
 def outcome_page(lang: str, shown: Landing, path: str) -> str:
     """The node's own page at the end of a checkout: what happened, the amount and the
     reference; while the payment is being confirmed, ``pay.js`` asks the status again and shows
-    the new outcome (without script, a link checks again)."""
+    the new outcome (without script, a link checks again: ``path``, in the same language)."""
     heading = _t(lang, f"pay.outcome.{shown.outcome}.heading")
     watching = (
         f' data-status-url="{escape(shown.status_url)}" data-version="{shown.version}"'

@@ -214,6 +214,8 @@ async def test_the_page_speaks_the_buyer_s_language(admin, http):
         query = {"lang": headers_and_query.pop("lang")} if "lang" in headers_and_query else {}
         answer = await http.get(path, params=query, headers=headers_and_query)
         page = Page(answer.text)
+        assert answer.headers["content-language"] == page.one("html")["lang"]
+        assert answer.headers["vary"] == "Accept-Language"  # a cache keeps one per language
         return page.one("html")["lang"], page.words
 
     lang, words = await spoken(**{"Accept-Language": "fr-CH, fr;q=0.9, en;q=0.8"})

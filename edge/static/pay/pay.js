@@ -37,7 +37,8 @@
             window.location.reload();
             return;
           }
-        } else if (response.status === 429) {
+        } else if (response.status === 429 || response.status === 503) {
+          // too many, or the node busy (a project moving between cluster nodes): look again
           pause = Number(response.headers.get('Retry-After')) || WAIT_S;
         } else {
           return; // gone, or refused: the "check again" link stays
