@@ -45,11 +45,15 @@ from edge.http.assets import answer
 from edge.http.clients import charge
 from edge.http.context import ask, node
 from edge.http.pay_page import ButtonScript, Landing, Link, Money, link_page, outcome_page
+from edge.providers.registry import PROVIDERS
 
 blueprint = Blueprint("pay_link", __name__)
 
 STATIC = Path(__file__).resolve().parent.parent / "static" / "pay"
 FILES = ("pay.js", "pay.css")
+# the methods whose checkout hands a token to a hosted card form the shop's own page opens
+# (Paddle.js): this page opens none, so its window does not offer them
+CARD_FORM_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.checkout_type == "token")
 # the checkout's bounds of a quantity (CONTRACT 4.2)
 MIN_QUANTITY, MAX_QUANTITY = 1, 100
 # outcomes that may still change: the node's page follows the status while it shows one
@@ -79,6 +83,7 @@ async def payment_link(project_id: str, product_id: str) -> Response:
         quantity=quantity,
         customer_ref=customer_ref,
         mode=mode,
+        without=CARD_FORM_PROVIDERS,
     )
     script = button.current(node().signer)
     lang = _language()

@@ -50,6 +50,9 @@ class Link:
     quantity: int
     customer_ref: str | None
     mode: str
+    # methods the page cannot hand off to: a hosted card form (Paddle.js) is opened by the
+    # merchant's own page, and this page's CSP loads no script from elsewhere
+    without: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ def link_page(lang: str, link: Link, button: ButtonScript) -> str:
         "customer-ref": link.customer_ref,
         "quantity": str(link.quantity) if link.quantity > 1 else None,
         "mode": link.mode if link.mode != "live" else None,
+        "without": ",".join(link.without) or None,
     }
     element = "".join(f' {name}="{escape(value)}"' for name, value in attributes.items() if value)
     test = link.mode == "test"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
 import pytest
 from browser.axe import assert_accessible, require_axe
 from browser.harness import ARTIFACTS, in_browser, require_browser
 from playwright.sync_api import expect
 from support.client import bearer, manual_shop
+from support.paddle_shop import paddle_shop
 from support.stripe_shop import StripeShop, stripe_shop
 
 from edge.node import RunningNode
@@ -189,3 +191,30 @@ async def test_the_quantity_of_a_link_is_what_the_window_shows_and_the_checkout_
         return dict(checkout.post_data_json)
 
     assert (await in_browser(buyer))["quantity"] == 3
+
+
+async def test_a_link_does_not_offer_what_needs_the_shop_s_own_card_form(
+    node: RunningNode, admin, paddle
+):
+    # Paddle hands off to a card form (Paddle.js) the shop's own page opens; the link's page
+    # opens none, so its window offers the rest (on a shop's page, Paddle stays offered)
+    shop = await manual_shop(admin)
+    await paddle_shop(admin, paddle, project_id=shop.project_id)
+    offered = await http_offered(node, shop.project_id)
+    assert {"paddle", "manual"} <= offered
+
+    def buyer(page: Any) -> list[str]:
+        page.goto(f"{node.url}/pay/{shop.project_id}/book?mode=test")
+        page.get_by_role("button", name="Pay €19.99").click()
+        window = page.get_by_role("dialog", name="A book")
+        expect(window.get_by_role("button", name=re.compile("Pay by mail"))).to_be_visible()
+        return [text.strip() for text in window.locator("[part=provider-label]").all_inner_texts()]
+
+    assert await in_browser(buyer) == ["Pay by mail"]
+
+
+async def http_offered(node: RunningNode, project_id: str) -> set[str]:
+    """The providers the project's test-mode public info lists."""
+    async with httpx.AsyncClient(base_url=node.url) as http:
+        info = await http.get(f"/api/projects/{project_id}/public-info", params={"mode": "test"})
+    return {entry["provider"] for entry in info.json()["providers"]}

@@ -232,7 +232,7 @@
     }
   }
 
-  async function fetchPublicInfo({baseUrl, project, product, mode}, signal) {
+  async function fetchPublicInfo({baseUrl, project, product, mode, without}, signal) {
     const query = new URLSearchParams({mode});
     if (product) query.set('productId', product);
     const url = `${baseUrl}/api/projects/${encodeURIComponent(project)}/public-info?${query}`;
@@ -246,16 +246,18 @@
     if (info.projectId !== project || info.mode !== mode || (info.product?.id ?? '') !== product) {
       throw new CmError('signature_invalid', 'The signed public-info answers another request.');
     }
-    // A method whose provider fails on its side just now is listed unavailable: not offered.
-    const offered = info.providers.filter((entry) => entry.available !== false);
+    // What the element leaves out (its `without`) is not offered; nor is a method whose
+    // provider fails on its side just now (listed unavailable).
+    const listed = info.providers.filter((entry) => !without.has(entry.provider));
+    const offered = listed.filter((entry) => entry.available !== false);
     if (!offered.length) {
       const error = new CmError(
         'no_provider',
-        info.providers.length
+        listed.length
           ? 'No way to pay works just now: its provider does not answer. Try again in a few minutes.'
           : 'The project has no payment method enabled in this mode.',
       );
-      if (info.providers.length) ALL_DOWN.add(error);
+      if (listed.length) ALL_DOWN.add(error);
       throw error;
     }
     info.providers = offered;
@@ -432,6 +434,8 @@
    * @attr customer-ref - the merchant's buyer reference, sent as `metadata.customerRef`
    *   (property `customerRef`)
    * @attr mode - `live` (default) or `test` (property `mode`)
+   * @attr without - provider ids this element does not offer, separated by commas or spaces
+   *   (property `without`, a Set): e.g. `paddle` on a page that opens no hosted card form
    * @attr quantity - how many, 1 to 100 (default 1; payments only), sent as the checkout's
    *   `quantity`; the window shows the prices for that many (property `quantity`)
    * @attr base-url - the node's address when the script is not loaded from the node
@@ -542,6 +546,8 @@
     get customerRef() { return this.getAttribute('customer-ref') || ''; }
     set customerRef(value) { this.setAttribute('customer-ref', value); }
     get mode() { return this.getAttribute('mode') === 'test' ? 'test' : 'live'; }
+    get without() { return new Set((this.getAttribute('without') || '').split(/[\s,]+/).filter(Boolean)); }
+    set without(value) { this.setAttribute('without', [...value].join(',')); }
     set mode(value) { this.setAttribute('mode', value); }
     get quantity() {
       const count = Number(this.getAttribute('quantity') || 1);
