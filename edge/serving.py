@@ -295,16 +295,16 @@ class _Connection(TCPServer):
         one read while h11 holds nothing is answered here (``edge.fast_lane``)."""
         while True:
             try:
-                data = await self.stream.receive_some(MAX_RECV)
+                data = bytes(await self.stream.receive_some(MAX_RECV))
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 break
             if data and self._asgi is not None and self._between_requests():
-                request = plain_request.read(bytes(data))
+                request = plain_request.read(data)
                 if request is not None:
                     if await self._answer_here(request):
                         continue
                     break
-            await self.protocol.handle(RawData(bytes(data)))
+            await self.protocol.handle(RawData(data))
             if data == b"":
                 break
         await self.protocol.handle(Closed())
@@ -327,10 +327,7 @@ class _Connection(TCPServer):
         assert self._asgi is not None
         inner = self.protocol.protocol
         assert isinstance(inner, H11Protocol)
-        clock, scope = self._clock, self._scope
-        clock.busy()
-        self._idle.busy(scope)
-        self._watched.deadline_moved()
+        self._turn(idle=False)
         asgi_scope = fast_lane.scope_of(
             request, inner.client, inner.server, self.config, self._state
         )
@@ -348,10 +345,18 @@ class _Connection(TCPServer):
             return False
         if ending:
             return False
-        clock.idle(trio.current_time())
-        self._idle.idle(scope)
-        self._watched.deadline_moved()
+        self._turn(idle=True)
         return True
+
+    def _turn(self, *, idle: bool) -> None:
+        """The connection fell idle, or a request began: its clock and deadline follow."""
+        if idle:
+            self._clock.idle(trio.current_time())
+            self._idle.idle(self._scope)
+        else:
+            self._clock.busy()
+            self._idle.busy(self._scope)
+        self._watched.deadline_moved()
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
@@ -367,15 +372,9 @@ class _Connection(TCPServer):
                 return  # the end of a body of known length: nothing to write
             await super().protocol_send(RawData(data))
         elif isinstance(event, Updated):
-            clock, scope = self._clock, self._scope
-            if event.idle:
-                clock.idle(trio.current_time())
-                self._idle.idle(scope)
-            else:
-                clock.busy()
-                self._idle.busy(scope)
+            self._turn(idle=event.idle)
+            if not event.idle:
                 self._head_due = True
-            self._watched.deadline_moved()
         else:
             if isinstance(event, Closed) and self._held:
                 held, self._held = self._held, b""

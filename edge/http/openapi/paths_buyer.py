@@ -340,27 +340,8 @@ def _return_canceled() -> Operation:
 
 
 def _return_file() -> Operation:
-    return operation(
-        "getReturnFile",
-        "Checkout",
-        "The return page's script and style sheet",
-        "return.js and return.css (the node's CSP runs no inline script or style).",
-        parameters=[
-            path_param(
-                "name",
-                {"type": "string", "enum": ["return.js", "return.css"]},
-                "The file.",
-            )
-        ],
-        security=ANONYMOUS,
-        ok={
-            200: {
-                "description": "The file.",
-                "headers": headers(),
-                "content": {"text/javascript": {"schema": _TEXT}, "text/css": {"schema": _TEXT}},
-            }
-        },
-        errors={404: ["not_found"]},
+    return _page_files(
+        "getReturnFile", "The return page's script and style sheet", ("return.js", "return.css")
     )
 
 
@@ -459,14 +440,19 @@ def _link_canceled() -> Operation:
 
 
 def _pay_file() -> Operation:
+    return _page_files(
+        "getPayFile", "The payment link pages' script and style sheet", ("pay.js", "pay.css")
+    )
+
+
+def _page_files(operation_id: str, summary: str, names: tuple[str, str]) -> Operation:
+    """A page's own script and style sheet (the node's CSP runs no inline script or style)."""
     return operation(
-        "getPayFile",
+        operation_id,
         "Checkout",
-        "The payment link pages' script and style sheet",
-        "pay.js and pay.css (the node's CSP runs no inline script or style).",
-        parameters=[
-            path_param("name", {"type": "string", "enum": ["pay.js", "pay.css"]}, "The file.")
-        ],
+        summary,
+        f"{names[0]} and {names[1]} (the node's CSP runs no inline script or style).",
+        parameters=[path_param("name", {"type": "string", "enum": list(names)}, "The file.")],
         security=ANONYMOUS,
         ok={
             200: {
