@@ -13,7 +13,9 @@ made through the Stripe simulator, as ``make bench`` makes one; every run is a c
    configuration (``edge cluster haproxy-config``: the project id in the path hashed over the
    nodes). Each run starts the nodes and HAProxy afresh, has every project served once, warms
    up, measures, then stops them cleanly (a clean stop gives the leases back, so the next set
-   takes the projects up at once). Figures: three ÷ one.
+   takes the projects up at once). Figures: three ÷ one, at peak (closed loop), and at a
+   light load (``LIGHT``, open loop with ``bench.loadgen``): what a request costs the nodes and
+   PostgreSQL there, where each node's fixed work weighs most, and the latency's p99.
 
 Every node runs on CPU 0 (three nodes share it), and the load generator, PostgreSQL and HAProxy
 on CPU 1: three nodes have no more CPU than one, so the second ratio is the cost of splitting
@@ -47,7 +49,7 @@ from typing import Any
 
 import httpx
 
-from bench import events, shop, wrk
+from bench import events, loadgen, shop, wrk
 from bench.run import Report, log, machine, print_figures
 from bench.servers import SERVER_CPU, Server, every_cpu, pin_load_cpu
 from edge.cluster.haproxy import Node, render
@@ -62,6 +64,9 @@ ADMIN_TOKEN = "bench-cluster-operator-token"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 PG_BINARIES = Path("/usr/lib/postgresql")
 WARM_S = 2.0
+# light load, open loop (bench.loadgen): requests a second of each kind, on a few connections
+LIGHT = {"status": 100.0, "webhook": 40.0}
+LIGHT_CONNECTIONS = 8
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -277,6 +282,7 @@ class Sample:
     cpu_s: dict[str, float]  # CPU seconds over the run, per part (and everything else)
     per_commit: float  # tickets a commit of the store writer (a webhook event is one)
     statements: int  # PostgreSQL statements over the run (each a round trip)
+    p99_ms: float | None = None  # an open-loop run's (``LIGHT``): its latency's 99th percentile
 
     def share(self, part: str) -> float:
         """CPU seconds a second: 1.0 is one core busy."""
@@ -345,12 +351,23 @@ def machine_busy_seconds() -> float:
     return (sum(fields) - fields[3] - fields[4]) / CLK_TCK
 
 
-def measure(target: Target, pool: Path, duration_s: float) -> Sample:
+def measure(target: Target, pool: Path, duration_s: float, rate: float | None = None) -> Sample:
+    """A closed-loop run of ``wrk`` on ``pool``, or with ``rate`` an open-loop one at that
+    many requests a second (``bench.loadgen``, its CPU among ``others``)."""
     pg_pids = target.postgres.pids() if target.postgres else []
     before = [a.stats() for a in target.admins]
     statements_before = target.postgres.statements() if target.postgres else 0
     cpu_before = cpu_now(target, pg_pids)
-    result = wrk.run(target.url, pool=pool, script=wrk.REQUESTS_LUA, duration_s=duration_s)
+    p99_ms = None
+    if rate is None:
+        result = wrk.run(target.url, pool=pool, script=wrk.REQUESTS_LUA, duration_s=duration_s)
+        rps, requests, failures = result.rps, result.requests, result.non_2xx + result.socket_errors
+    else:
+        opened = loadgen.open_loop(
+            target.url, "/", rate, duration_s, connections=LIGHT_CONNECTIONS, requests=pool
+        )
+        rps, requests, failures = opened["achieved_rps"], opened["ok"], opened["errors"]
+        p99_ms = opened["p99_ms"]
     cpu_after = cpu_now(target, pg_pids)
     statements_after = target.postgres.statements() if target.postgres else 0
     after = [a.stats() for a in target.admins]
@@ -359,13 +376,14 @@ def measure(target: Target, pool: Path, duration_s: float) -> Sample:
         a["ticketsCommitted"] - b["ticketsCommitted"] for a, b in zip(after, before, strict=True)
     )
     return Sample(
-        rps=result.rps,
-        requests=result.requests,
+        rps=rps,
+        requests=requests,
         seconds=duration_s,
-        failures=result.non_2xx + result.socket_errors,
+        failures=failures,
         cpu_s={part: max(0.0, cpu_after[part] - cpu_before[part]) for part in PARTS},
         per_commit=tickets / commits if commits else 0.0,
         statements=statements_after - statements_before,
+        p99_ms=p99_ms,
     )
 
 
@@ -376,6 +394,8 @@ def describe(sample: Sample) -> str:
         text += f"; {sample.per_commit:.1f} tickets/commit"
     if sample.statements:
         text += f"; {sample.statements_per_request:.2f} PostgreSQL statements/request"
+    if sample.p99_ms is not None:
+        text += f"; p99 {sample.p99_ms:.1f} ms"
     if sample.failures:
         text += f"; {sample.failures} FAILED"
     return text + ")"
@@ -390,24 +410,35 @@ class Runner:
         self.samples: dict[tuple[str, str], list[Sample]] = {}
         self.expected: dict[str, float] = {}  # webhook rate seen, per target: the pool's size
 
-    def run(self, target: Target, load: Load, kind: str, duration_s: float | None = None) -> Sample:
+    def run(
+        self,
+        target: Target,
+        load: Load,
+        kind: str,
+        duration_s: float | None = None,
+        rate: float | None = None,
+    ) -> Sample:
         seconds = duration_s or self.duration_s
         if kind == "status":
             pool = load.status_pool(self.work / "status-pool.txt")
         else:
             # enough deliveries that none is sent twice (a duplicate is answered from the dedup
             # index, cheaper than an event): 2.5 times what this target took so far
-            count = max(5_000, int(self.expected.get(target.label, 2_000) * seconds * 2.5))
+            seen = rate or self.expected.get(target.label, 2_000)
+            count = max(5_000 if rate is None else 0, int(seen * seconds * 2.5))
             pool = load.webhook_pool(self.work / "webhook-pool.txt", count)
-        sample = measure(target, pool, seconds)
-        if kind == "webhook":
+        sample = measure(target, pool, seconds, rate)
+        if kind == "webhook" and rate is None:
             self.expected[target.label] = max(self.expected.get(target.label, 0), sample.rps)
         return sample
 
-    def counted(self, target: Target, load: Load, kind: str) -> Sample:
-        sample = self.run(target, load, kind)
-        self.samples.setdefault((target.label, kind), []).append(sample)
-        log(f"    {target.label:<10} {kind:<8}{describe(sample)}")
+    def counted(self, target: Target, load: Load, kind: str, rate: float | None = None) -> Sample:
+        """A measured run, kept under ``kind`` (``kind`` and " light" for an open-loop run at
+        ``rate``)."""
+        sample = self.run(target, load, kind, rate=rate)
+        named = f"{kind} light" if rate else kind
+        self.samples.setdefault((target.label, named), []).append(sample)
+        log(f"    {target.label:<10} {named:<14}{describe(sample)}")
         return sample
 
     def warm(
@@ -563,6 +594,8 @@ def cluster(
                 runner.warm(target, load, ("webhook",))
                 for kind in ("status", "webhook"):
                     runner.counted(target, load, kind)
+                for kind, rate in LIGHT.items():
+                    runner.counted(target, load, kind, rate)
                 if len(names) > 1:
                     spread.append(
                         {
@@ -586,7 +619,30 @@ def cluster(
             [t / o for t, o in zip(three, one, strict=True)],
             "paired runs",
         )
+    for kind, rate in LIGHT.items():
+        # what a request costs the cluster (its nodes and PostgreSQL) at a light load, where a
+        # node's fixed work (heartbeats, queue polls) weighs most: one node's ÷ three nodes'
+        single = runner.samples[("1 node", f"{kind} light")]
+        split = runner.samples[("3 nodes", f"{kind} light")]
+        report.add(
+            f"3_nodes_vs_1_light_{kind}_cpu_efficiency",
+            "x",
+            [_cluster_ms(o) / _cluster_ms(t) for o, t in zip(single, split, strict=True)],
+            f"paired runs at {rate:.0f} req/s open loop: 1 node's CPU a request (nodes and"
+            " PostgreSQL) ÷ 3 nodes'",
+        )
+        for label, samples in (("1_node", single), ("3_nodes", split)):
+            report.add(
+                f"{label}_light_{kind}_p99_ms",
+                "ms",
+                [s.p99_ms or 0.0 for s in samples],
+                f"at {rate:.0f} req/s, behind HAProxy",
+            )
     report.extra["projects_per_node"] = spread
+
+
+def _cluster_ms(sample: Sample) -> float:
+    return sample.ms("nodes") + sample.ms("postgres")
 
 
 # -- the table --------------------------------------------------------------------------------

@@ -8,9 +8,12 @@ connection is still busy at its due time is sent late and its lateness is part o
 Bounded in count (rate x duration) and time (a per-request timeout).
 
 Run: ``python -m bench.loadgen URL PATH --rate R --duration S --connections C
-[--header 'Name: value'] [--pool FILE]`` prints one JSON object: sent, ok, errors, achieved
-rate, and p50/p90/p99/p99.9/max latency in ms. With ``--pool`` each request POSTs the next
-delivery of a webhook pool file (see ``bench.events``); without it each request is a GET.
+[--header 'Name: value'] [--pool FILE | --requests FILE]`` prints one JSON object: sent, ok,
+errors, achieved rate, and p50/p90/p99/p99.9/max latency in ms. With ``--pool`` each request
+POSTs the next delivery of a webhook pool file (see ``bench.events``) to PATH; with
+``--requests`` each is the next line of a ``requests.lua`` pool (its own method, path, body and
+headers: many projects' paths, as ``bench.cluster`` writes them); with neither each is a GET of
+PATH. ``open_loop`` runs it from another bench in a process of its own.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ import argparse
 import asyncio
 import json
 import math
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from bench.events import read_pool
@@ -157,6 +164,47 @@ def build_requests(url: str, path: str, headers: list[str], pool: Path | None) -
     ]
 
 
+def read_requests(url: str, path: Path) -> list[bytes]:
+    """The requests of a ``requests.lua`` pool file: a line each, tab-separated METHOD, PATH,
+    BODY (empty for none), then "Name: value" headers."""
+    requests = []
+    with open(path, "rb") as lines:
+        for line in lines:
+            method, target, body, *headers = line.rstrip(b"\n").decode().split("\t")
+            named = dict(h.split(": ", 1) for h in headers)
+            if body:
+                named["Content-Type"] = "application/json"
+            requests.append(http_request(url, method, target, named, body.encode()))
+    return requests
+
+
+def open_loop(
+    url: str,
+    path: str,
+    rate: float,
+    duration_s: float,
+    *,
+    connections: int,
+    headers: Sequence[str] = (),
+    pool: Path | None = None,
+    requests: Path | None = None,
+) -> dict[str, Any]:
+    """A run of this generator in a process of its own (its CPU is not the caller's); its
+    figures."""
+    argv = [sys.executable, "-m", "bench.loadgen", url, path, "--rate", f"{rate:.1f}"]
+    argv += ["--duration", str(duration_s), "--connections", str(connections)]
+    for header in headers:
+        argv += ["--header", header]
+    if pool is not None:
+        argv += ["--pool", str(pool)]
+    if requests is not None:
+        argv += ["--requests", str(requests)]
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=duration_s + 120, check=True
+    ).stdout
+    return dict(json.loads(out))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("url")
@@ -166,8 +214,12 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--header", action="append", default=[])
     parser.add_argument("--pool", type=Path)
+    parser.add_argument("--requests", type=Path)
     args = parser.parse_args()
-    requests = build_requests(args.url, args.path, args.header, args.pool)
+    if args.requests is not None:
+        requests = read_requests(args.url, args.requests)
+    else:
+        requests = build_requests(args.url, args.path, args.header, args.pool)
     result = asyncio.run(
         OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run()
     )

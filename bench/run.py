@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from bench import events, profile, shop, wrk
+from bench import events, loadgen, profile, shop, wrk
 from bench.servers import Server, pin_load_cpu
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -357,27 +357,9 @@ def _open_loop(
     headers: list[str],
     pool: Path | None = None,
 ) -> dict[str, Any]:
-    argv = [
-        sys.executable,
-        "-m",
-        "bench.loadgen",
-        url,
-        path,
-        "--rate",
-        f"{rate:.1f}",
-        "--duration",
-        str(duration_s),
-        "--connections",
-        str(wrk.CONNECTIONS),
-    ]
-    for header in headers:
-        argv += ["--header", header]
-    if pool is not None:
-        argv += ["--pool", str(pool)]
-    out = subprocess.run(
-        argv, capture_output=True, text=True, timeout=duration_s + 120, check=True
-    ).stdout
-    return dict(json.loads(out))
+    return loadgen.open_loop(
+        url, path, rate, duration_s, connections=wrk.CONNECTIONS, headers=headers, pool=pool
+    )
 
 
 def _profile_misses(
