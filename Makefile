@@ -57,15 +57,21 @@ demo: $(RUN_STAMP)
 	@echo "edge: the demo, with its data in ./edge-demo-data (Ctrl-C stops)"
 	$(VENV)/bin/edge serve --demo --host 127.0.0.1 --port 8080 --data ./edge-demo-data
 
+# The suite on worker processes (pytest-xdist), each test file whole on one (its module's
+# fixtures made once): most tests wait on nodes, browsers and servers they start, not on a CPU.
+# TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= 3
+TEST_RUN = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
 test: $(STAMP)
-	$(PY) -m pytest
+	$(TEST_RUN)
 
 POSTGRES_SUITE = tests/e2e tests/contract tests/http
 
 # The node-driven tests again, with the node on the PostgreSQL engine in cluster mode (its
 # own database and leases): the other engine behind the same interface (docs/cluster.md).
 test-postgres: $(STAMP)
-	EDGE_TEST_STORE=postgresql $(PY) -m pytest $(POSTGRES_SUITE)
+	EDGE_TEST_STORE=postgresql $(TEST_RUN) $(POSTGRES_SUITE)
 
 # Cluster mode for real: PostgreSQL, HAProxy and three node processes on loopback, one
 # SIGKILLed and one SIGSTOPped under load (tests/cluster; make test runs them too).

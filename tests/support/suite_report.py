@@ -1,7 +1,8 @@
 """What a run of the suite says at its end, beyond pass and fail: the suites it skipped and
 why (a local run without Chromium, the providers' shared data, PostgreSQL or HAProxy skips
-them; CI makes them fail instead), and the wall time each directory took, slowest first, so
-the slow parts stay in sight."""
+them; CI makes them fail instead), the time each directory took, slowest first, and the
+slowest files, so the slow parts stay in sight (on worker processes, each test's time is
+summed: the total exceeds the run's wall time)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 
 _skipped: defaultdict[str, Counter[str]] = defaultdict(Counter)  # reason -> directory -> tests
 _seconds: Counter[str] = Counter()  # directory -> setup, call and teardown seconds
+_file_seconds: Counter[str] = Counter()  # test file -> the same
+SLOWEST_FILES = 12
 
 
 def _directory(nodeid: str) -> str:
@@ -27,6 +30,7 @@ def _note_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _seconds[_directory(report.nodeid)] += report.duration
+    _file_seconds[report.nodeid.split("::", 1)[0]] += report.duration
     if report.skipped:
         _note_skip(report)
 
@@ -47,4 +51,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _seconds:
         terminalreporter.section("time by directory")
         for place, seconds in _seconds.most_common():
+            write(f"{seconds:8.1f} s  {place}")
+        terminalreporter.section("slowest files")
+        for place, seconds in _file_seconds.most_common(SLOWEST_FILES):
             write(f"{seconds:8.1f} s  {place}")
