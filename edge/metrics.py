@@ -168,6 +168,18 @@ class _Scraped(Collector):
         yield GaugeMetricFamily(
             "edge_writes_per_commit", "Writes per commit so far", now["perCommit"]
         )
+        yield CounterMetricFamily(
+            "edge_commit_seconds",
+            "Seconds the store engine's commits took in the writer's thread (writes and syncs);"
+            " over edge_commits, a commit's mean",
+            now["engineSeconds"],
+        )
+        yield CounterMetricFamily(
+            "edge_commit_round_trip_seconds",
+            "Seconds from the writer's hand-off of each commit to its thread until the event"
+            " loop had it back: beyond edge_commit_seconds, the thread hand-offs",
+            now["roundTripSeconds"],
+        )
         yield GaugeMetricFamily("edge_actors", "Project actors alive", now["actors"])
         yield GaugeMetricFamily(
             "edge_followups_pending", "Follow-ups owed to providers", now["followUps"]

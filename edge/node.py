@@ -337,6 +337,8 @@ def _scraped(
             "commits": stats.commits,
             "tickets": stats.tickets,
             "perCommit": stats.tickets_per_commit(),
+            "engineSeconds": stats.engine_s,
+            "roundTripSeconds": stats.round_trip_s,
             "actors": len(registry),
             "followUps": await _depth(store, outbox.DB),
             "notifications": await notifyq.depth(store, DEPTH_COUNTED),

@@ -221,6 +221,8 @@ def node_stats(ctx: NodeContext) -> dict[str, Any]:
         "ticketsCommitted": writer.tickets,
         "ticketsPerCommit": round(writer.tickets_per_commit(), 2),
         "commitFailures": writer.failures,
+        "commitMs": round(writer.commit_ms(), 3),
+        "commitRoundTripMs": round(writer.round_trip_ms(), 3),
         "actors": len(ctx.registry),
         "actorRestarts": ctx.registry.restarts,
     }

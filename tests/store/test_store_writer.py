@@ -129,3 +129,24 @@ async def test_a_full_map_is_store_unavailable_in_the_interface_s_words(tmp_path
             assert isinstance(refused.value.__cause__, lmdb.MapFullError)
             assert await store.get_raw(b"big0") is None  # nothing of it written
             await writer.write([("records", b"small", b"")])  # what fits still lands
+
+
+async def test_the_stats_tell_a_commit_s_time_in_the_engine_and_its_round_trip(tmp_path):
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        async with open_writer(store) as writer:
+            slow_s = 0.05
+
+            def slow_disk(group):  # type: ignore[no-untyped-def]
+                import time
+
+                time.sleep(slow_s)  # before the engine's commit: the hand-off's, not the engine's
+
+            await writer.write([("records", b"first", pack({}))])
+            with writer.inject(slow_disk):
+                await writer.write([("records", b"second", pack({}))])
+            stats = writer.stats
+            assert stats.commits == 2
+            assert 0 < stats.engine_s < stats.round_trip_s
+            assert stats.round_trip_s - stats.engine_s >= slow_s
+            assert stats.commit_ms() == 1000 * stats.engine_s / 2
+            assert stats.round_trip_ms() == 1000 * stats.round_trip_s / 2

@@ -1175,6 +1175,16 @@ def _manage_schemas() -> dict[str, Schema]:
                 "ticketsCommitted": {"type": "integer"},
                 "ticketsPerCommit": {"type": "number"},
                 "commitFailures": {"type": "integer"},
+                "commitMs": {
+                    "type": "number",
+                    "description": "The engine's commits' mean time in the writer's thread,"
+                    " writes and syncs (ms)",
+                },
+                "commitRoundTripMs": {
+                    "type": "number",
+                    "description": "The commits' mean time from the writer's hand-off to the"
+                    " thread until the event loop had each back (ms)",
+                },
                 "actors": {"type": "integer"},
                 "actorRestarts": {"type": "integer"},
             }
