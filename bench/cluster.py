@@ -353,7 +353,8 @@ def machine_busy_seconds() -> float:
 
 def measure(target: Target, pool: Path, duration_s: float, rate: float | None = None) -> Sample:
     """A closed-loop run of ``wrk`` on ``pool``, or with ``rate`` an open-loop one at that
-    many requests a second (``bench.loadgen``, its CPU among ``others``)."""
+    many requests a second (``bench.loadgen``: a child process like ``wrk``, its CPU in the
+    ``wrk`` column, the load generator's)."""
     pg_pids = target.postgres.pids() if target.postgres else []
     before = [a.stats() for a in target.admins]
     statements_before = target.postgres.statements() if target.postgres else 0
