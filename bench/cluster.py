@@ -424,9 +424,10 @@ class Runner:
             pool = load.status_pool(self.work / "status-pool.txt")
         else:
             # enough deliveries that none is sent twice (a duplicate is answered from the dedup
-            # index, cheaper than an event): 2.5 times what this target took so far
-            seen = rate or self.expected.get(target.label, 2_000)
-            count = max(5_000 if rate is None else 0, int(seen * seconds * 2.5))
+            # index, cheaper than an event): an open loop sends rate x seconds; a closed one,
+            # 2.5 times what this target took so far
+            seen = self.expected.get(target.label, 2_000)
+            count = int(rate * seconds) + 1 if rate else max(5_000, int(seen * seconds * 2.5))
             pool = load.webhook_pool(self.work / "webhook-pool.txt", count)
         sample = measure(target, pool, seconds, rate)
         if kind == "webhook" and rate is None:
@@ -437,7 +438,7 @@ class Runner:
         """A measured run, kept under ``kind`` (``kind`` and " light" for an open-loop run at
         ``rate``)."""
         sample = self.run(target, load, kind, rate=rate)
-        named = f"{kind} light" if rate else kind
+        named = light(kind) if rate else kind
         self.samples.setdefault((target.label, named), []).append(sample)
         log(f"    {target.label:<10} {named:<14}{describe(sample)}")
         return sample
@@ -623,8 +624,8 @@ def cluster(
     for kind, rate in LIGHT.items():
         # what a request costs the cluster (its nodes and PostgreSQL) at a light load, where a
         # node's fixed work (heartbeats, queue polls) weighs most: one node's ÷ three nodes'
-        single = runner.samples[("1 node", f"{kind} light")]
-        split = runner.samples[("3 nodes", f"{kind} light")]
+        single = runner.samples[("1 node", light(kind))]
+        split = runner.samples[("3 nodes", light(kind))]
         report.add(
             f"3_nodes_vs_1_light_{kind}_cpu_efficiency",
             "x",
@@ -640,6 +641,11 @@ def cluster(
                 f"at {rate:.0f} req/s, behind HAProxy",
             )
     report.extra["projects_per_node"] = spread
+
+
+def light(kind: str) -> str:
+    """The name a kind's open-loop runs at ``LIGHT`` are kept under."""
+    return f"{kind} light"
 
 
 def _cluster_ms(sample: Sample) -> float:

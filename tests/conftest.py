@@ -31,29 +31,9 @@ from edge.store.lmdb.store import Store, open_store
 from edge.store.writer import StoreWriter, open_writer
 
 TEST_STORE = "EDGE_TEST_STORE"
-# at the end of a run: the suites skipped and why, and the time each directory took
+# at the end of a run: the suites skipped and why, and the time each directory took; the
+# slowest files started first
 pytest_plugins = ("support.suite_report",)
-
-# The slowest files (the run's summary names them), started first: on worker processes
-# (``make test``: each file whole on one worker, handed out in collection order) a long file
-# collected last would run alone at the end while the other workers sit idle.
-FIRST = (
-    "tests/reference/test_schemathesis.py",
-    "tests/browser/test_dashboard_a11y.py",
-    "tests/e2e/test_cli.py",
-    "tests/contract/test_convergence_contract.py",
-    "tests/contract/test_refund_sequences.py",
-    "tests/contract/test_provider_contract.py",
-    "tests/reference/test_state_machine.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return FIRST.index(path) if path in FIRST else len(FIRST)
-
-    items.sort(key=rank)  # stable: each file's tests, and the other files, keep their order
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import lmdb
 import pytest
 import trio
@@ -137,8 +139,6 @@ async def test_the_stats_tell_a_commit_s_time_in_the_engine_and_its_round_trip(t
             slow_s = 0.05
 
             def slow_disk(group):  # type: ignore[no-untyped-def]
-                import time
-
                 time.sleep(slow_s)  # before the engine's commit: the hand-off's, not the engine's
 
             await writer.write([("records", b"first", pack({}))])
