@@ -112,7 +112,8 @@ class EventApplier:
         given_back = 0
         status_before = tx["status"] if tx is not None else None
         if tx is not None:
-            given_back = refunds_reported(story.steps(tx)).given_back
+            if event.refund is not None:  # read only for a refund's change (records.change)
+                given_back = refunds_reported(story.refund_steps(tx)).given_back
             entry = None if mismatched else records.entry(evt_id, event, now)
             refs = event.link_refs
             if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
@@ -178,7 +179,7 @@ class EventApplier:
         }
         if tx is not None and stored_type in records.REFUND_TYPES:
             # all that was given back once this one is counted, beside the refund's own amount
-            stored["refunded"] = refunds_reported(story.steps(tx)).given_back
+            stored["refunded"] = refunds_reported(story.refund_steps(tx)).given_back
         if told is not None:
             # a change already told: history on the transaction, not a second event told
             stored["duplicateOf"] = told
@@ -298,7 +299,11 @@ class EventApplier:
         now = ledger.now_ms()
         # the money each waited refund adds is counted from what was known without them
         waited_ids = {w["id"] for w, _, _ in rematched}
-        known = [step for step in story.steps(tx) if step.event_id not in waited_ids]
+        known = (
+            [step for step in story.refund_steps(tx) if step.event_id not in waited_ids]
+            if rematched
+            else []
+        )
         for event, mismatched, entry in rematched:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}

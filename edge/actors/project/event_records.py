@@ -97,7 +97,7 @@ def change(
     and ``charge.refunded``, a sync and a late webhook)."""
     refund_types = (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED)
     if stored_type in refund_types and event.refund is not None:
-        after = refunds_reported(story.steps(tx)).given_back
+        after = refunds_reported(story.refund_steps(tx)).given_back
         first = refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
     stated = event.states_amount

@@ -184,7 +184,7 @@ async def settle(
         ops.extend(ledger.sub_ops(sub))
     elif sub is not None and _follow(sub, outcome, entries, now):
         ops.extend(ledger.sub_ops(sub))
-    tx["story"] = _trimmed(tx, [e.stored(outcome.fates[e.step.event_id]) for e in entries], start)
+    tx["story"] = _trimmed(tx, entries, outcome.fates, start)
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
             ops.extend(await _applied_now(ledger, evt_id, now, outcome.targets.get(evt_id)))
@@ -305,18 +305,21 @@ async def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | N
 
 
 def _trimmed(
-    tx: dict[str, Any], stored: list[dict[str, Any]], start: Start
+    tx: dict[str, Any], entries: list[Entry], fates: dict[str, Fate], start: Start
 ) -> list[dict[str, Any]]:
-    """The story in fold order. Past STORY_KEPT steps its older half is folded into the start,
-    when none of that half is still held (a held step may yet be reordered)."""
-    stored.sort(key=lambda e: entry_of(e).step.order)
+    """The story in fold order, as the record keeps it. Past STORY_KEPT steps its older half is
+    folded into the start, when none of that half is still held (a held step may yet be
+    reordered)."""
+    ordered = sorted(entries, key=lambda e: e.step.order)
+    stored = [e.stored(fates[e.step.event_id]) for e in ordered]
     if len(stored) <= STORY_KEPT:
         return stored
     half = len(stored) // 2
     if any(e["f"] == "h" for e in stored[:half]):
         return stored
-    steps = [entry_of(e).step for e in stored[:half]]
-    prefix = fold(steps, start, tx["kind"] == Kind.SUBSCRIPTION, tx["amount"])
+    prefix = fold(
+        [e.step for e in ordered[:half]], start, tx["kind"] == Kind.SUBSCRIPTION, tx["amount"]
+    )
     tx["storyStart"] = {
         "status": str(prefix.status),
         "version": prefix.version,
@@ -360,7 +363,7 @@ async def node_event(
 def charged(tx: dict[str, Any]) -> int:
     """What the buyer was charged: the amount, or more where the provider added tax and said
     so in the payment's step."""
-    kept = [entry_of(e).step for e in tx.get("story") or ()]
+    kept = [entry_of(e).step for e in tx.get("story") or () if e.get("c") is not None]
     base = tx.get("storyStart") or {}
     found = base.get("charged")
     for step in kept:
@@ -369,10 +372,11 @@ def charged(tx: dict[str, Any]) -> int:
     return int(found) if found is not None else int(tx["amount"])
 
 
-def steps(tx: dict[str, Any]) -> list[Step]:
-    """Every step of the story, the refunds folded into its start (``_trimmed``) included as
-    steps of their own, for the refund sums (``edge.domain.refunds``)."""
-    kept = [entry_of(e).step for e in tx.get("story") or ()]
+def refund_steps(tx: dict[str, Any]) -> list[Step]:
+    """The story's steps that give money back, the refunds folded into its start (``_trimmed``)
+    included as steps of their own: all the refund sums read (``edge.domain.refunds``), without
+    parsing every payment step of a long story on every event."""
+    kept = [entry_of(e).step for e in tx.get("story") or () if e.get("r")]
     base = tx.get("storyStart") or {}
     folded = [
         Step(f"start:{of}", 0, str(EventType.PAYMENT_REFUNDED), refund=Refund(amount, of))
@@ -410,7 +414,7 @@ async def node_refund(
             id=evt_id,
             appliedAt=now if applied else None,
             amount=amount,
-            refunded=refunds_reported(steps(tx)).given_back,
+            refunded=refunds_reported(refund_steps(tx)).given_back,
             source=SOURCE_NODE,
             **fields,
         )
