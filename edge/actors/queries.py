@@ -277,7 +277,7 @@ async def _refund_progress(store: Engine, refund: dict[str, Any]) -> dict[str, A
 def _money_back(tx: dict[str, Any]) -> dict[str, Any]:
     """What the provider reports given back, each refund it names (whether the node asked for
     it or it was made in the provider's own dashboard), and what is left to refund."""
-    reported = money_back.reported(story.refund_steps(tx))
+    reported = story.reported(tx)
     # a refund recorded by hand (pay by mail) is counted under the node's own id
     ours = {r.get("providerRefundId") or r["id"]: r["id"] for r in tx.get("refunds") or ()}
     currency = tx["currency"]

@@ -112,8 +112,8 @@ class EventApplier:
         given_back = 0
         status_before = tx["status"] if tx is not None else None
         if tx is not None:
-            if event.refund is not None:  # read only for a refund's change (records.change)
-                given_back = refunds_reported(story.refund_steps(tx)).given_back
+            # what was given back before: read only for a refund's change (records.change)
+            given_back = story.reported(tx).given_back if event.refund is not None else 0
             entry = None if mismatched else records.entry(evt_id, event, now)
             refs = event.link_refs
             if event.subscription_ref and tx["kind"] == Kind.SUBSCRIPTION:
@@ -179,7 +179,7 @@ class EventApplier:
         }
         if tx is not None and stored_type in records.REFUND_TYPES:
             # all that was given back once this one is counted, beside the refund's own amount
-            stored["refunded"] = refunds_reported(story.refund_steps(tx)).given_back
+            stored["refunded"] = story.reported(tx).given_back
         if told is not None:
             # a change already told: history on the transaction, not a second event told
             stored["duplicateOf"] = told

@@ -25,7 +25,6 @@ from edge.domain.events import EventType
 from edge.domain.inputs import first_flaw
 from edge.domain.money import MAX_MINOR
 from edge.domain.paid import paid_as_asked
-from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import Status
 from edge.providers.base import MalformedPayload, NormalizedEvent, Provider
 
@@ -97,7 +96,7 @@ def change(
     and ``charge.refunded``, a sync and a late webhook)."""
     refund_types = (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED)
     if stored_type in refund_types and event.refund is not None:
-        after = refunds_reported(story.refund_steps(tx)).given_back
+        after = story.reported(tx).given_back
         first = refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
     stated = event.states_amount

@@ -99,7 +99,7 @@ class Refunds:
         mode = "test" if tx["isTest"] else "live"
         if provider.name != "manual":
             ledger.configured(provider.name, mode)  # provider_not_enabled while it is off
-        reported = money_back.reported(story.refund_steps(tx))
+        reported = story.reported(tx)
         left = money_back.refundable(charged, reported, node_refunds(tx))
         try:
             amount = left if msg.amount is None else to_minor(msg.amount, tx["currency"])
@@ -240,9 +240,7 @@ def refundable(tx: dict[str, Any]) -> int | None:
     charged = _charged(tx)
     if charged is None:
         return None
-    return money_back.refundable(
-        charged, money_back.reported(story.refund_steps(tx)), node_refunds(tx)
-    )
+    return money_back.refundable(charged, story.reported(tx), node_refunds(tx))
 
 
 def _charged(tx: dict[str, Any]) -> int | None:

@@ -18,6 +18,7 @@ from edge.actors.project.ledger import Ledger
 from edge.domain import ids
 from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
 from edge.domain.events import SOURCE_NODE, EventType
+from edge.domain.refunds import Reported
 from edge.domain.refunds import reported as refunds_reported
 from edge.domain.status import ENDED, Kind, Status
 from edge.store.engine import Op
@@ -388,6 +389,11 @@ def refund_steps(tx: dict[str, Any]) -> list[Step]:
     return folded + kept
 
 
+def reported(tx: dict[str, Any]) -> Reported:
+    """What the story's refund steps report given back (``edge.domain.refunds.reported``)."""
+    return refunds_reported(refund_steps(tx))
+
+
 async def node_refund(
     ledger: Ledger, tx: dict[str, Any], refund_id: str, amount: int, ops: list[Op], **fields: Any
 ) -> Status:
@@ -414,7 +420,7 @@ async def node_refund(
             id=evt_id,
             appliedAt=now if applied else None,
             amount=amount,
-            refunded=refunds_reported(refund_steps(tx)).given_back,
+            refunded=reported(tx).given_back,
             source=SOURCE_NODE,
             **fields,
         )

@@ -57,6 +57,7 @@ def test_the_refund_sums_and_the_charge_read_as_from_every_step(kept, start):
     assert from_story == [step for step in every if step.refund is not None]
     folded = [s for s in story.refund_steps(tx) if s.event_id.startswith("start")]
     assert reported(story.refund_steps(tx)) == reported([*folded, *every])
+    assert story.reported(tx) == reported([*folded, *every])
     paid = [s.charged for s in every if s.charged is not None and s.payment == Status.SUCCEEDED]
     expected = paid[-1] if paid else start.get("charged", 1000)
     assert story.charged(tx) == expected
