@@ -95,6 +95,7 @@ class Metrics:
         # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
         # under a lock with each call; the routes and statuses are few
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self._webhook_children: dict[tuple[str, str], Any] = {}  # (provider, outcome): few too
         self._scraped: _Scraped | None = None
 
     def request(self, path: str, status: int, seconds: float) -> None:
@@ -122,7 +123,12 @@ class Metrics:
         (self._stepped_aside if failing else self._back).labels(provider, mode).inc()
 
     def webhook(self, provider: str, outcome: str) -> None:
-        self._webhooks.labels(provider, outcome).inc()
+        child = self._webhook_children.get((provider, outcome))
+        if child is None:
+            child = self._webhook_children[provider, outcome] = self._webhooks.labels(
+                provider, outcome
+            )
+        child.inc()
 
     def learned(self, provider: str, source: str, count: int = 1) -> None:
         self._learned.labels(provider, source).inc(count)

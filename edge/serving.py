@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -334,7 +335,7 @@ class _Connection(TCPServer):
         answer = await fast_lane.run(self._asgi, asgi_scope, request.body)
         inner.keep_alive_requests += 1
         await self.context.mark_request()
-        extra = self.config.response_headers("h11")
+        extra = _response_headers(self.config)
         ending = fast_lane.closes(answer) or self.context.terminated.is_set()
         if inner.keep_alive_requests >= self.config.keep_alive_max_requests:
             extra.append((b"connection", b"close"))
@@ -380,6 +381,28 @@ class _Connection(TCPServer):
                 held, self._held = self._held, b""
                 await super().protocol_send(RawData(held))
             await super().protocol_send(event)
+
+
+class _ResponseHeaders:
+    """Hypercorn's own headers (its date, to the second): formatted once a second, not once an
+    answer."""
+
+    __slots__ = ("_second", "_config", "_headers")
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._config: Config | None = None
+        self._headers: list[tuple[bytes, bytes]] = []
+
+    def __call__(self, config: Config) -> list[tuple[bytes, bytes]]:
+        second = int(time.time())
+        if second != self._second or config is not self._config:
+            self._second, self._config = second, config
+            self._headers = config.response_headers("h11")
+        return list(self._headers)
+
+
+_response_headers = _ResponseHeaders()
 
 
 def late_headers_answer() -> bytes:

@@ -6,7 +6,9 @@ so it can be applied directly to untrusted JSON values and path segments.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import os
 import re
 import secrets
 import time
@@ -17,6 +19,7 @@ from .modes import MODES
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_INDEX = {c: i for i, c in enumerate(CROCKFORD)}
+_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", CROCKFORD.encode())
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 _TIME_BITS = 48
@@ -38,11 +41,12 @@ _API_KEY_RE = re.compile(r"cmk_(live|test)_[0-9A-Za-z]{32}")
 
 
 def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 32)
-        chars.append(CROCKFORD[digit])
-    return "".join(reversed(chars))
+    """The last ``length`` Crockford digits of ``value`` (non-negative), through the C base32
+    encoder: it writes five bytes as eight digits."""
+    width = -(-length // 8) * 5
+    last = value & ((1 << 5 * length) - 1)
+    digits = base64.b32encode(last.to_bytes(width, "big")).translate(_TO_CROCKFORD)
+    return digits[-length:].decode("ascii")
 
 
 def _decode(text: str) -> int:
@@ -54,6 +58,32 @@ def _decode(text: str) -> int:
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+class _Entropy:
+    """The system's random bits read a page at a time, not a system call an id; a forked child
+    starts from fresh bits, never its parent's."""
+
+    PAGE = 4096
+
+    def __init__(self) -> None:
+        self._page = b""
+        self._at = 0
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._page, self._at = b"", 0
+
+    def randbits(self, k: int) -> int:
+        size = (k + 7) // 8
+        if self._at + size > len(self._page):
+            self._page, self._at = os.urandom(self.PAGE), 0
+        chunk = self._page[self._at : self._at + size]
+        self._at += size
+        return int.from_bytes(chunk, "big") >> (size * 8 - k)
+
+
+_entropy = _Entropy()
 
 
 class UlidFactory:
@@ -75,7 +105,7 @@ class UlidFactory:
         randbits: Callable[[int], int] | None = None,
     ):
         self._clock_ms = clock_ms or _wall_clock_ms
-        self._randbits = randbits or secrets.randbits
+        self._randbits = randbits or _entropy.randbits
         self._last = -1
 
     def __call__(self) -> str:

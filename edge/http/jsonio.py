@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from quart import Response, request
 
 from edge.domain.inputs import bounded_json_int, first_flaw
@@ -17,10 +18,20 @@ JSON_TYPE = "application/json"
 NO_STORE = {"Cache-Control": "no-store"}  # answers for one merchant or the operator: never cached
 
 
+# a date or a dataclass goes to ``default`` (str), as the standard library sends it
+_PLAIN = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+_SORTED = _PLAIN | orjson.OPT_SORT_KEYS
+
+
 def dumps(value: Any, sort_keys: bool = False) -> bytes:
-    return json.dumps(
-        value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str
-    ).encode()
+    """Compact UTF-8 JSON; a value orjson declines (a key that is no string, an integer past
+    64 bits) is written by the standard library instead, to the same text."""
+    try:
+        return orjson.dumps(value, default=str, option=_SORTED if sort_keys else _PLAIN)
+    except TypeError:
+        return json.dumps(
+            value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=str
+        ).encode()
 
 
 def unknown_version() -> InvalidRequest:

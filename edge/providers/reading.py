@@ -13,17 +13,28 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import orjson
+
 from edge.domain import ids
 from edge.providers.base import MalformedPayload
 
 Row = TypeVar("Row")
+# a body's digits as b"1", everything else as b"0": a run of 19 is found by a plain search,
+# ten times faster than a regular expression
+_DIGITS = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
+_LONG_RUN = b"1" * 19
 
 
 def json_object(body: bytes) -> dict[str, Any]:
-    """The event a verified body holds; ``MalformedPayload`` when it is no JSON object."""
+    """The event a verified body holds; ``MalformedPayload`` when it is no JSON object.
+
+    orjson reads an integer past 64 bits as a float, which the readers below would take for
+    an absent value: a body with a run of 19 digits or more is read by the standard library,
+    whose integers are exact (and which ``bounded`` refuses)."""
     try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        exact = _LONG_RUN in body.translate(_DIGITS)
+        event = json.loads(body) if exact else orjson.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise MalformedPayload("The body is not JSON.") from None
     if not isinstance(event, dict):
         raise MalformedPayload("The body is not a JSON object.")

@@ -306,3 +306,46 @@ def test_hash_api_key():
     k = "cmk_test_" + "b" * 32
     assert hash_api_key(k) == hashlib.sha256(k.encode()).digest()
     assert len(hash_api_key(k)) == 32
+
+
+def _digits_one_by_one(value: int, length: int) -> str:
+    """Crockford digits as the definition reads: the last ``length`` base-32 digits."""
+    out = ""
+    for _ in range(length):
+        value, digit = divmod(value, 32)
+        out = CROCKFORD[digit] + out
+    return out
+
+
+@given(st.integers(0, 2**160 - 1), st.sampled_from([1, 7, 8, 9, 10, 16, 26, 32]))
+def test_crockford_digits_are_the_last_base32_digits(value, length):
+    assert ids._encode(value, length) == _digits_one_by_one(value, length)
+
+
+@given(st.integers(1, 200))
+def test_random_bits_stay_within_their_width(k):
+    assert 0 <= ids._entropy.randbits(k) < 2**k
+
+
+def test_random_bits_differ_from_id_to_id_and_span_pages():
+    pool = ids._Entropy()
+    drawn = [pool.randbits(80) for _ in range(3 * pool.PAGE // 10)]  # three pages of them
+    assert len(set(drawn)) == len(drawn)
+    assert max(drawn).bit_length() > 70  # the top bits are random too, not zero padding
+
+
+def test_a_forked_child_draws_bits_of_its_own():
+    import os
+
+    pool = ids._Entropy()
+    pool.randbits(80)  # a page is read: the child must not replay its rest
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.write(write, pool.randbits(80).to_bytes(10, "big"))
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = int.from_bytes(os.read(read, 10), "big")
+    os.close(read)
+    os.close(write)
+    assert child != pool.randbits(80)

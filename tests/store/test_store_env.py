@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgpack
 import pytest
+import trio
 
 from edge.store import keys
 from edge.store.codec import SCHEMA_VERSION, SchemaError, pack, unpack
@@ -80,3 +81,27 @@ async def test_prefix_scan_stays_in_one_project_and_kind(tmp_path):
         assert [unpack(v)["n"] for _, v in before_last] == [1, 0]
         assert len(await store.scan(prefix, limit=2)) == 2
         assert await store.scan(keys.prefix(B, keys.SUBSCRIPTION)) == []
+
+
+async def test_a_read_sees_every_commit_that_ended_before_it(tmp_path):
+    """The loop's reads share a read transaction; each commit (in the writer's thread) makes
+    the next read begin a new one, so no read sees an older store than the last commit."""
+    key = keys.project(A)
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        assert await store.get(key) is None  # the shared read begins here, before any write
+        for n in range(3):
+            await _write(store, [("records", key, pack({"id": A, "n": n}))])
+            assert (await store.get(key) or {})["n"] == n
+        await _write(store, [("records", key, None)])
+        assert await store.get(key) is None
+
+
+async def test_a_read_off_the_loop_thread_has_a_transaction_of_its_own(tmp_path):
+    key = keys.project(A)
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        await _write(store, [("records", key, pack({"id": A}))])
+        assert await store.get(key) == {"id": A}  # the loop's shared read
+        assert await trio.to_thread.run_sync(store.get_sync, key) == {"id": A}
+        await _write(store, [("records", key, pack({"id": A, "n": 1}))])
+        assert await trio.to_thread.run_sync(store.get_sync, key) == {"id": A, "n": 1}
+        assert await store.get(key) == {"id": A, "n": 1}

@@ -43,6 +43,8 @@ class WebhookIntake:
         self.ledger = ledger = applier.ledger
         self.applier = applier
         self._rejected: list[bytes] | None = None  # keys, oldest first, loaded on first use
+        # provider -> (the project's config version, its keys): opened once a version
+        self._keys: dict[str, tuple[int, m.WebhookKeys]] = {}
         ledger.on_reload(self._forget_rejected)
 
     # -- entry ------------------------------------------------------------------------
@@ -50,12 +52,19 @@ class WebhookIntake:
     async def receive(self, msg: m.Webhook, reply: Reply) -> None:
         """The enabled provider and this project's opened credentials, for the caller to check
         the delivery's signature with (``edge.actors.deliveries``)."""
-        provider = self.ledger.provider(msg.provider)
-        opened = {mode: self.ledger.credentials(provider, mode) for mode in MODES}
-        credentials = {
-            mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
-        }
-        reply(m.WebhookKeys(provider, credentials))
+        ledger = self.ledger
+        known = self._keys.get(msg.provider)
+        if known is None or known[0] != ledger.config_version:
+            provider = ledger.provider(msg.provider)
+            opened = {mode: ledger.credentials(provider, mode) for mode in MODES}
+            credentials = {
+                mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
+            }
+            known = self._keys[msg.provider] = (
+                ledger.config_version,
+                m.WebhookKeys(provider, credentials),
+            )
+        reply(known[1])
 
     async def verified(self, msg: m.WebhookVerified, reply: Reply) -> None:
         provider = self.ledger.provider(msg.provider)

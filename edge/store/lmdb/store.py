@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +48,25 @@ class Store:
     def __init__(self, env: lmdb.Environment) -> None:
         self.env = env
         self.dbs = {name: env.open_db(name.encode()) for name in DATABASES}
+        # the event loop's reads share one read transaction until the next commit: beginning
+        # one costs four times a read. Only the thread that made the store keeps one.
+        self._reader_thread = threading.get_ident()
+        self._reading: lmdb.Transaction[bytes] | None = None
+        self._read_at = -1  # the commit count ``_reading`` began after
+        self._commits = 0  # counted by the writer's thread once a commit is durable
+
+    def _read_txn(self) -> lmdb.Transaction[bytes] | None:
+        """The loop thread's read transaction, begun anew once a commit has ended since (it
+        sees every commit made before it); None in any other thread."""
+        if threading.get_ident() != self._reader_thread:
+            return None
+        commits = self._commits
+        if self._reading is None or self._read_at != commits:
+            if self._reading is not None:
+                self._reading.abort()
+            self._reading = self.env.begin(buffers=False)
+            self._read_at = commits
+        return self._reading
 
     # -- the store interface: awaited, but never a checkpoint on this engine ----------------
 
@@ -67,6 +87,9 @@ class Store:
     # -- LMDB's own plain reads ---------------------------------------------------------
 
     def get_raw_sync(self, key: bytes, db: str = "records") -> bytes | None:
+        shared = self._read_txn()
+        if shared is not None:
+            return shared.get(key, db=self.dbs[db])
         with self.env.begin(db=self.dbs[db], buffers=False) as txn:
             return txn.get(key)
 
@@ -133,6 +156,7 @@ class Store:
                 for index, ops in enumerate(op_lists):
                     check_claims(ops)
                     self._apply(txn, index, ops)
+            self._commits += 1
         except lmdb.Error as exc:
             if isinstance(exc, _UNAVAILABLE) or (exc.args and exc.args[-1] in _DISK_ERRNOS):
                 raise StoreUnavailable(
@@ -161,6 +185,9 @@ class Store:
         return disk.f_bavail * disk.f_frsize
 
     def close(self) -> None:
+        if self._reading is not None and threading.get_ident() == self._reader_thread:
+            self._reading.abort()
+        self._reading = None
         self.env.close()
 
 
