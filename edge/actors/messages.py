@@ -9,7 +9,7 @@ from typing import Any
 from edge.domain.returns import Outcome
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Charge:
     """Which rate bucket a request is counted in (a key of Settings.rate_limits), and whom."""
 
@@ -17,7 +17,7 @@ class Charge:
     client: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Answer:
     """A reply with headers to send along (the RateLimit-* of a counted request)."""
 
@@ -165,7 +165,7 @@ class RevokeKey:
     key_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Webhook:
     """A provider's delivery (``edge.actors.deliveries``): the actor charges the webhook bucket
     and answers ``WebhookKeys`` for the caller to verify the signature with."""
@@ -176,7 +176,7 @@ class Webhook:
     charge: Charge | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class WebhookKeys:
     """What a delivery's signature is checked with: the project's enabled provider and its
     opened credentials, by mode (only the modes configured)."""
@@ -185,7 +185,7 @@ class WebhookKeys:
     credentials: dict[str, Any] = field(repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class WebhookVerified:
     """A delivery whose signature verified in ``mode``: the actor normalizes, deduplicates and
     applies it, and answers once it is durable."""
@@ -195,7 +195,7 @@ class WebhookVerified:
     body: bytes = field(repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class WebhookRefused:
     """A delivery whose signature did not verify: the refusal is kept, and the answer is
     ``401 signature_invalid`` once that is durable."""

@@ -97,7 +97,7 @@ class Refund:
         return f"{self.of or ''}:{self.amount}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Step:
     """What one event asks of a transaction: a payment status, a subscription status, and
     whether it is the first payment of a subscription checkout (which starts it)."""

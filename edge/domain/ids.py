@@ -6,7 +6,6 @@ so it can be applied directly to untrusted JSON values and path segments.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import re
@@ -19,7 +18,7 @@ from .modes import MODES
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_INDEX = {c: i for i, c in enumerate(CROCKFORD)}
-_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", CROCKFORD.encode())
+_DIGIT_PAIRS = [high + low for high in CROCKFORD for low in CROCKFORD]  # ten bits each
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 _TIME_BITS = 48
@@ -41,12 +40,14 @@ _API_KEY_RE = re.compile(r"cmk_(live|test)_[0-9A-Za-z]{32}")
 
 
 def _encode(value: int, length: int) -> str:
-    """The last ``length`` Crockford digits of ``value`` (non-negative), through the C base32
-    encoder: it writes five bytes as eight digits."""
-    width = -(-length // 8) * 5
-    last = value & ((1 << 5 * length) - 1)
-    digits = base64.b32encode(last.to_bytes(width, "big")).translate(_TO_CROCKFORD)
-    return digits[-length:].decode("ascii")
+    """The last ``length`` Crockford digits of ``value`` (non-negative), two at a time."""
+    pairs = []
+    for _ in range(length // 2):
+        pairs.append(_DIGIT_PAIRS[value & 1023])
+        value >>= 10
+    if length % 2:
+        pairs.append(CROCKFORD[value & 31])
+    return "".join(reversed(pairs))
 
 
 def _decode(text: str) -> int:

@@ -36,7 +36,7 @@ _DECLINED = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class PlainRequest:
     method: str
     path: bytes

@@ -87,7 +87,7 @@ class RefundAlreadyPending(Exception):
     answer was lost. The node asks the provider what exists and adopts it if it is its own."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class NormalizedEvent:
     """One provider event in the node's terms (CONTRACT 6).
 
@@ -148,7 +148,7 @@ class NormalizedEvent:
 
     def __post_init__(self) -> None:
         if not self.dedup_ids:
-            object.__setattr__(self, "dedup_ids", (self.provider_event_id,))
+            self.dedup_ids = (self.provider_event_id,)
 
     @property
     def states_amount(self) -> bool:
@@ -332,7 +332,7 @@ class FollowUpResult:
     refund: ProviderRefund | None = None  # the refund a refund follow-up made or adopted
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Delivery:
     """A webhook delivery to verify. ``headers`` have lower-case names; ``credentials`` maps
     each mode that has credentials to its opened (plain) credentials; ``http`` is for a

@@ -33,7 +33,7 @@ from edge.providers.signing import signing_mode
 WINDOW_S = 300
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Signed:
     """What a delivery's signature header(s) say: the signatures, the timestamp they were made at
     (None where the provider signs none) and, for a scheme that signs more than the body, the

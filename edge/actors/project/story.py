@@ -31,7 +31,7 @@ _FATES = {"a": Fate.APPLIED, "h": Fate.HELD, "i": Fate.IGNORED}
 _CODES = {fate: code for code, fate in _FATES.items()}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Entry:
     """One step of a story with what starting a subscription from it needs."""
 
