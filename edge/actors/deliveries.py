@@ -1,5 +1,9 @@
 """A provider's webhook delivery, handed to its project's actor by the caller's own task (the
-HTTP route's): three steps, no task of its own.
+HTTP route's), no task of its own.
+
+An HMAC-signed delivery (Stripe, Paddle, BTCPay) is one message: the actor charges the webhook
+rate bucket, checks the signature with the project's secrets, applies the event and answers once
+it is durable. A provider whose check may call out (PayPal) takes three steps:
 
 1. ``Webhook``: the actor charges the webhook rate bucket and answers ``WebhookKeys`` (the
    enabled provider and the project's opened credentials) at once;
@@ -38,7 +42,9 @@ async def deliver(
     headers: dict[str, str] = {}
     if isinstance(reply, m.Answer):
         reply, headers = reply.value, reply.headers
-    keys: m.WebhookKeys = reply
+    if not isinstance(reply, m.WebhookKeys):
+        return m.Answer(reply, headers)  # checked and applied by the actor in place (an HMAC)
+    keys = reply
     verdict: m.WebhookVerified | m.WebhookRefused
     try:
         mode = await keys.provider.verify_webhook(

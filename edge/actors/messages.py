@@ -167,8 +167,9 @@ class RevokeKey:
 
 @dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Webhook:
-    """A provider's delivery (``edge.actors.deliveries``): the actor charges the webhook bucket
-    and answers ``WebhookKeys`` for the caller to verify the signature with."""
+    """A provider's delivery (``edge.actors.deliveries``): the actor charges the webhook bucket,
+    then checks, applies and answers it where the provider's signature is an HMAC, else answers
+    ``WebhookKeys`` for the caller to verify the signature with."""
 
     provider: str
     headers: dict[str, str]

@@ -437,10 +437,20 @@ class Provider:
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         raise NotImplementedError
 
+    @property
+    def verifies_offline(self) -> bool:
+        """Its signature is checked with the project's own secrets alone (the shared HMAC
+        steps), never a call out: the project's actor checks it in place, without a second
+        message. A provider with a signer of its own, or a ``verify_webhook`` of its own, may
+        call out, so it is checked off the actor."""
+        shared_steps = type(self).verify_webhook is Provider.verify_webhook
+        return shared_steps and (self.webhook is None or self.webhook.signer is None)
+
     async def verify_webhook(self, delivery: Delivery) -> str:
         """Return the mode ("test" or "live") whose key signed the delivery's body, by the
         adapter's declared ``webhook`` scheme (``edge.providers.verifying``); raise
-        ``SignatureInvalid``. Runs off the project's actor (it may call the provider)."""
+        ``SignatureInvalid``. Runs off the project's actor unless ``verifies_offline`` (it may
+        call the provider)."""
         if self.webhook is None:
             raise SignatureInvalid("no_matching_signature", f"{self.name} takes no webhooks")
         return await self.webhook.verify(delivery)

@@ -22,6 +22,19 @@ def test_a_provider_reads_webhooks_exactly_when_it_declares_how_they_are_signed(
         assert (provider.webhook is None) == (provider.read_event is None), provider.name
 
 
+def test_only_a_check_that_may_call_out_is_made_off_the_projects_actor() -> None:
+    """An HMAC is checked by the actor in place, in the delivery's one message; PayPal's
+    certificate may be fetched, so its check runs in the caller's task (a second message)."""
+    offline = {name for name, p in PROVIDERS.items() if p.verifies_offline}
+    assert offline == set(PROVIDERS) - {"paypal"}
+
+    class OwnCheck(type(PROVIDERS["stripe"])):  # type: ignore[misc]
+        async def verify_webhook(self, delivery: Delivery) -> str:
+            return "test"
+
+    assert not OwnCheck(**PROVIDERS["stripe"].__dict__).verifies_offline
+
+
 def test_the_declared_timestamp_policies() -> None:
     windows = {name: p.signature_window_s for name, p in PROVIDERS.items()}
     # signed afresh on every attempt: the window; retries that resend the first signature: none

@@ -198,6 +198,10 @@ class ProjectActor:
         if not ops:
             return
         log.info("project %s: pruning %d expired event records", self.id, len(ops))
+        events = keys.prefix(self.id, keys.EVENT)
+        ledger.forget_events(
+            key[len(events) :].decode() for _, key, _ in ops if key.startswith(events)
+        )
         ticket = ledger.submit(ops)
         if len(ops) >= PRUNE_BATCH:
             # more have expired than one batch: go on once this one is gone from the store

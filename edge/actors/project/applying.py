@@ -146,11 +146,11 @@ class EventApplier:
         told, recorded = None, False
         if tx is not None:
             told, recorded = records.change(tx, stored_type, event, evt_id, sub, given_back)
-            first = await ledger.stored_event(told) if told is not None else None
+            first = await ledger.event_type(told) if told is not None else None
             if first is not None:
                 # a repeat is stored as what it repeats (a refund's full or partial word was
                 # earned by the first report)
-                stored_type = EventType(first["type"])
+                stored_type = EventType(first)
         stored: dict[str, Any] = {
             "id": evt_id,
             "projectId": ledger.project_id,

@@ -5,10 +5,12 @@ decides ``isTest``) -> normalize and bound the values (``event_records``) -> app
 project in one walk (``applying``: dedup, match, check the money, fold, store, count) -> reply
 after the commit.
 
-Verification runs off the actor, in the caller's task (``edge.actors.deliveries``; a provider
-may fetch its signing certificate): the actor hands out the opened credentials at once and goes
-on with its other messages; the verdict comes back as a message (``WebhookVerified`` or
-``WebhookRefused``) that the actor applies without waiting.
+An HMAC signature (Stripe, Paddle, BTCPay) is checked in place, in the same message: it needs
+only the project's secrets. A provider whose check may call out (PayPal fetches its signing
+certificate) is checked off the actor, in the caller's task (``edge.actors.deliveries``): the
+actor hands out the opened credentials at once and goes on with its other messages; the verdict
+comes back as a message (``WebhookVerified`` or ``WebhookRefused``) that the actor applies
+without waiting.
 
 Refused deliveries are kept (the last ``REJECTED_KEPT``) with time, provider, reason and a hash
 of the body, so a merchant can be told exactly why a provider's webhooks fail.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from typing import Any
 
 from edge.actors import messages as m
@@ -28,7 +31,7 @@ from edge.domain import ids
 from edge.domain.events import SOURCE_NODE
 from edge.domain.modes import MODES
 from edge.errors import ContractError, InvalidRequest, Unauthorized
-from edge.providers.base import MalformedPayload
+from edge.providers.base import Delivery, MalformedPayload, SignatureInvalid
 from edge.store import keys
 from edge.store.codec import pack
 from edge.store.engine import Op
@@ -50,21 +53,43 @@ class WebhookIntake:
     # -- entry ------------------------------------------------------------------------
 
     async def receive(self, msg: m.Webhook, reply: Reply) -> None:
-        """The enabled provider and this project's opened credentials, for the caller to check
-        the delivery's signature with (``edge.actors.deliveries``)."""
+        """A delivery checked, applied and answered here when the provider's signature needs
+        no call out (an HMAC: microseconds); else the enabled provider and this project's
+        opened credentials, for the caller to check the signature with
+        (``edge.actors.deliveries``)."""
+        keys = self._keys_for(msg.provider)
+        provider = keys.provider
+        if not provider.verifies_offline:
+            reply(keys)
+            return
+        delivery = Delivery(
+            msg.headers, msg.body, keys.credentials, time.time(), self.ledger.ctx.http
+        )
+        try:
+            mode = await provider.verify_webhook(delivery)
+        except SignatureInvalid as exc:
+            await self.refused(
+                m.WebhookRefused(msg.provider, exc.reason, exc.message, msg.body), reply
+            )
+        else:
+            await self.verified(m.WebhookVerified(msg.provider, mode, msg.body), reply)
+
+    def _keys_for(self, provider_name: str) -> m.WebhookKeys:
+        """The enabled provider and its opened credentials by mode (the modes configured):
+        opened once a configuration version."""
         ledger = self.ledger
-        known = self._keys.get(msg.provider)
+        known = self._keys.get(provider_name)
         if known is None or known[0] != ledger.config_version:
-            provider = ledger.provider(msg.provider)
+            provider = ledger.provider(provider_name)
             opened = {mode: ledger.credentials(provider, mode) for mode in MODES}
             credentials = {
                 mode: plain for mode, plain in opened.items() if provider.is_configured(plain)
             }
-            known = self._keys[msg.provider] = (
+            known = self._keys[provider_name] = (
                 ledger.config_version,
                 m.WebhookKeys(provider, credentials),
             )
-        reply(known[1])
+        return known[1]
 
     async def verified(self, msg: m.WebhookVerified, reply: Reply) -> None:
         provider = self.ledger.provider(msg.provider)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from edge.actors.context import NodeContext
@@ -43,6 +43,7 @@ log = logging.getLogger("edge.actors")
 Reply = Callable[[Any], None]
 CACHE_SIZE = 512  # transactions, and subscriptions, kept in memory per project
 RECENT_KEPT = 4096  # index entries whose commit may still be pending are answered from memory
+TYPES_KEPT = 4096  # the types of events read for what they told (a provider's repeats name them)
 
 
 class Ledger:
@@ -59,6 +60,9 @@ class Ledger:
         self._subs: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._index: OrderedDict[bytes, str] = OrderedDict()  # "" marks a deleted entry
         self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()  # written lately
+        # event id -> its type, for events read from the store to answer ``event_type``: kept
+        # as written since (every write passes ``event_ops``), forgotten when pruned
+        self._types: dict[str, str] = {}
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._last_ticket: Ticket | None = None
         self._pending: dict[str, Ticket] = {}  # record id -> the ticket that last changed it
@@ -186,6 +190,8 @@ class Ledger:
         self._events.move_to_end(event["id"])
         if len(self._events) > CACHE_SIZE:
             self._events.popitem(last=False)
+        if event["id"] in self._types:
+            self._types[event["id"]] = event["type"]
         if event.get("txId"):
             ops.append(("records", keys.history(self.project_id, event["txId"], event["id"]), b""))
         return ops
@@ -197,6 +203,26 @@ class Ledger:
         if event is None:
             event = await self.ctx.store.get(keys.record(self.project_id, keys.EVENT, evt_id))
         return event
+
+    async def event_type(self, evt_id: str) -> str | None:
+        """A stored event's type (what a repeat of the change it told is stored as): read once,
+        then from memory, however many repeats name it."""
+        known = self._types.get(evt_id)
+        if known is not None:
+            return known
+        event = await self.stored_event(evt_id)
+        if event is None:
+            return None
+        if len(self._types) >= TYPES_KEPT:
+            del self._types[next(iter(self._types))]  # the first read
+        self._types[evt_id] = event["type"]
+        return str(event["type"])
+
+    def forget_events(self, evt_ids: Iterable[str]) -> None:
+        """Events deleted from the store (retention): no longer answered from memory."""
+        for evt_id in evt_ids:
+            self._events.pop(evt_id, None)
+            self._types.pop(evt_id, None)
 
     async def latest_event(self, tx_id: str) -> dict[str, Any] | None:
         """The last event of a transaction's history, as committed."""
@@ -375,6 +401,7 @@ class Ledger:
         self._subs.clear()
         self._index.clear()
         self._events.clear()
+        self._types.clear()
         self._pending.clear()
         self._credentials.clear()
         self.config_version += 1

@@ -90,7 +90,7 @@ class Harness:
 
     async def call(self, project_id: str, message: Any) -> Any:
         """The actor's reply, without the RateLimit-* it may carry; a delivery goes through its
-        three steps, as the HTTP route sends it."""
+        steps, as the HTTP route sends it."""
         if isinstance(message, m.Webhook):
             answer = await deliver(self.registry, self.ctx.http, project_id, message)
         else:

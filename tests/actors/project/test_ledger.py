@@ -115,3 +115,18 @@ async def test_nothing_is_followed_up_for_an_ended_checkout(harness):
     assert (await ledger.tx(tx_id))["status"] == "canceled"
     assert await ledger.follow_up_target(tx_id, "test") is None
     assert ledger.follow_up_ops(await ledger.tx(tx_id), "manual", "test", ()) == []
+
+
+async def test_an_event_type_read_once_follows_the_events_rewrites(harness):
+    project_id = await harness.project()
+    ledger = harness.ledger(project_id)
+    event = {"id": "evt_01JD0000000000000000000001", "type": "payment.succeeded"}
+    await ledger.commit(ledger.event_ops(dict(event)), lambda _: None, None).wait()
+    await ledger.reload()  # nothing in memory: the type is read from the store
+    assert await ledger.event_type(event["id"]) == "payment.succeeded"
+    rewritten = dict(event, type="payment.refunded")
+    await ledger.commit(ledger.event_ops(rewritten), lambda _: None, None).wait()
+    assert await ledger.event_type(event["id"]) == "payment.refunded"
+    await ledger.reload()
+    assert await ledger.event_type(event["id"]) == "payment.refunded"
+    assert await ledger.event_type("evt_01JD0000000000000000000002") is None
