@@ -17,6 +17,7 @@ from prometheus_client.registry import Collector
 from edge.domain.routes import route_of
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+ROUTES_KEPT = 4096
 
 
 class Metrics:
@@ -97,9 +98,14 @@ class Metrics:
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
         self._webhook_children: dict[tuple[str, str], Any] = {}  # (provider, outcome): few too
         self._scraped: _Scraped | None = None
+        self._routes: dict[str, str] = {}  # path -> its route: a project's webhooks share one
 
     def request(self, path: str, status: int, seconds: float) -> None:
-        route = route_of(path)
+        route = self._routes.get(path)
+        if route is None:
+            if len(self._routes) >= ROUTES_KEPT:
+                self._routes.clear()  # ids in paths (a status read's) are many; routes few
+            route = self._routes[path] = route_of(path)
         children = self._children.get((route, status))
         if children is None:
             children = self._children[route, status] = (
