@@ -105,3 +105,19 @@ async def test_a_read_off_the_loop_thread_has_a_transaction_of_its_own(tmp_path)
         await _write(store, [("records", key, pack({"id": A, "n": 1}))])
         assert await trio.to_thread.run_sync(store.get_sync, key) == {"id": A, "n": 1}
         assert await store.get(key) == {"id": A, "n": 1}
+
+
+async def test_the_loops_gets_and_scans_read_one_store(tmp_path):
+    """A write the writer has not said it committed (here: one made beside it, on the
+    environment) is seen by no read of the loop, neither a get nor a scan, until a commit of
+    the writer's ends: a scan never shows what a get then denies."""
+    key = keys.record(A, keys.TRANSACTION, "tx_1")
+    prefix = keys.prefix(A, keys.TRANSACTION)
+    with open_store(tmp_path / "s", map_size=2**26) as store:
+        assert await store.get(key) is None and await store.scan(prefix) == []
+        with store.env.begin(write=True, db=store.dbs["records"]) as txn:
+            txn.put(key, pack({"id": "tx_1"}))
+        assert await store.scan(prefix) == [] and await store.get(key) is None
+        await _write(store, [("records", keys.project(A), pack({"id": A}))])
+        assert [k for k, _ in await store.scan(prefix)] == [key]
+        assert await store.get(key) == {"id": "tx_1"}

@@ -48,8 +48,11 @@ class Store:
     def __init__(self, env: lmdb.Environment) -> None:
         self.env = env
         self.dbs = {name: env.open_db(name.encode()) for name in DATABASES}
-        # the event loop's reads share one read transaction until the next commit: beginning
-        # one costs four times a read. Only the thread that made the store keeps one.
+        # the event loop's reads (gets and scans alike) share one read transaction until the
+        # writer says a commit ended: beginning one costs four times a read, and reads never go
+        # backwards (a scan, then a get, see one store even while the writer's thread waits
+        # for the interpreter's lock after a commit). Only the thread that made the store
+        # keeps one.
         self._reader_thread = threading.get_ident()
         self._reading: lmdb.Transaction[bytes] | None = None
         self._read_at = -1  # the commit count ``_reading`` began after
@@ -86,6 +89,16 @@ class Store:
 
     # -- LMDB's own plain reads ---------------------------------------------------------
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[lmdb.Transaction[bytes]]:
+        """The loop thread's shared read transaction (left open), or one of this call's own."""
+        shared = self._read_txn()
+        if shared is not None:
+            yield shared
+            return
+        with self.env.begin(buffers=False) as txn:
+            yield txn
+
     def get_raw_sync(self, key: bytes, db: str = "records") -> bytes | None:
         shared = self._read_txn()
         if shared is not None:
@@ -109,8 +122,7 @@ class Store:
         """Keys and raw values under ``prefix`` in key order (or reversed), strictly past
         ``after`` (a full key) in the direction of travel."""
         out: list[tuple[bytes, bytes]] = []
-        with self.env.begin(db=self.dbs[db], buffers=False) as txn:
-            cursor = txn.cursor()
+        with self._snapshot() as txn, txn.cursor(db=self.dbs[db]) as cursor:
             if reverse:
                 positioned = _seek_last_below(cursor, prefix, after)
                 step = cursor.prev
@@ -135,8 +147,7 @@ class Store:
         per head, however many keys lie under each (the project ids of the ``records``
         database, whose keys start with them)."""
         out: list[bytes] = []
-        with self.env.begin(db=self.dbs[db], buffers=False) as txn:
-            cursor = txn.cursor()
+        with self._snapshot() as txn, txn.cursor(db=self.dbs[db]) as cursor:
             start = prefix_end(after) if after is not None else b""
             positioned = start is not None and cursor.set_range(start)
             while positioned and len(out) < limit:
