@@ -1,14 +1,15 @@
 """``make bench``: the node against the ceiling of its own stack, in one run.
 
 Every server (the node, a bare Quart-Trio app, a raw ASGI app, the raw app answering after a
-durable commit; all on the same Hypercorn config) runs pinned to one CPU and every load generator on the other. Peak runs alternate
-baseline and node, so a noisy neighbour hits both alike. Each figure is the median of
-``--runs`` runs, shown with min and max; the final table is printed and written as JSON to
-``bench/results/``.
+durable commit; all on the same Hypercorn config) runs pinned to one CPU and every load
+generator on the other. Peak runs alternate baseline and node, so a noisy neighbour hits both
+alike. Each figure is the median of ``--runs`` runs, shown with min and max; the final table is
+printed and written as JSON to ``bench/results/``.
 
 Stages: peak throughput (wrk, closed loop, 64 connections) -> latency at half the node's peak
-(open loop; each kind beside its floors at the same rate in the same minute) -> py-spy profiles of missed throughput/latency targets -> memory with 10,000
-projects touched, then after idle eviction -> start-up with 1,000,000 stored events.
+(open loop; each kind beside its floors at the same rate in the same minute) -> py-spy profiles
+of missed throughput/latency targets -> memory with 10,000 projects touched, then after idle
+eviction -> start-up with 1,000,000 stored events.
 """
 
 from __future__ import annotations
