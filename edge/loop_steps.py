@@ -1,6 +1,6 @@
-"""What holds the event loop (issue 35: a flat tail), when the operator asks
-(``EDGE_LONG_STEP_MS``): the collector's pauses, and every task step that kept the loop's
-thread busy longer than that.
+"""What holds the event loop (issue 35: a flat tail): the collector kept out of the way once the
+node has started (``quiet_collector``), and, when the operator asks (``EDGE_LONG_STEP_MS``),
+the collector's pauses and every task step that kept the loop's thread busy longer than that.
 
 Both are measured in the loop thread's own CPU time (``time.thread_time``), not the clock on
 the wall: on a shared machine a step the kernel preempted is not the node's doing, and a
@@ -24,6 +24,22 @@ import trio
 log = logging.getLogger("edge.loop")
 
 _TOLD_EVERY_S = 60.0
+
+# A young-generation pass finds almost no garbage here: a request's objects are freed by their
+# reference counts (under one object in a cycle per webhook, measured), so a pass only walks
+# what the requests in flight still hold. At CPython's 700 the count crossed it every 20
+# webhooks at peak: 2,000 passes, their older-generation passes and 0.9 s of CPU in 40,000
+# webhooks. At 5,000, 36 passes and 75 ms, and no full collection.
+YOUNG_THRESHOLD = 5_000
+
+
+def quiet_collector() -> None:
+    """Once the node has started: what start-up made lives as long as the node, out of the
+    collector's sight (a full pass walks only what requests made), and the young generation
+    collected after 5,000 new objects instead of 700."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
 
 
 class LongSteps(trio.abc.Instrument):

@@ -8,7 +8,6 @@ does not grow with the data.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import math
@@ -232,10 +231,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                                 stalls,
                                 metrics.loop_lag,
                             )
-                            # What start-up made lives as long as the node: out of the
-                            # collector's sight, so a full collection under load walks only
-                            # what requests made (shorter pauses in the latency tail).
-                            gc.freeze()
+                            loop_steps.quiet_collector()
                             _write_node_file(settings, url)
                             public = settings.public_url or url
                             log.info(

@@ -9,7 +9,7 @@ import time
 
 import trio
 
-from edge.loop_steps import watched
+from edge.loop_steps import YOUNG_THRESHOLD, quiet_collector, watched
 
 
 def compute(seconds: float) -> None:
@@ -52,3 +52,36 @@ async def test_collections_are_told_while_watched_and_nothing_without_a_threshol
         await trio.lowlevel.checkpoint()
         gc.collect()
     assert long == [] and len(pauses) == 1
+
+
+def test_a_quiet_collector_leaves_a_burst_of_short_lived_objects_alone():
+    """What requests in flight hold (a few thousand objects, freed by their reference counts)
+    sets off no young-generation pass once the node has started; CPython's 700 would."""
+    before = gc.get_threshold()
+    passes: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    def burst() -> None:
+        held = [[i] for i in range(3_000)]
+        del held
+
+    try:
+        gc.set_threshold(700, 10, 10)  # CPython's default
+        gc.collect()
+        gc.callbacks.append(count)
+        burst()
+        assert passes, "the default threshold collects during such a burst"
+        quiet_collector()
+        gc.collect()
+        passes.clear()
+        burst()
+        assert passes == []
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.callbacks.remove(count)
+        gc.unfreeze()
+        gc.set_threshold(*before)
