@@ -88,7 +88,7 @@ check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-# Benchmarks (README: Performance); about 6 minutes, loopback only, every run bounded in time.
+# Benchmarks (README: Performance); about 17 minutes, loopback only, every run bounded in time.
 bench: $(STAMP)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q py-spy || echo "no py-spy: no profiles"
