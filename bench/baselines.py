@@ -4,9 +4,9 @@ and the floor of a durable answer on this disk.
 
 Both answer ``GET /`` with a constant JSON object and ``POST /`` by reading the whole body; the
 Quart app also parses it as JSON, as the node's handlers do. The ``durable`` app is the raw ASGI
-app whose ``POST /`` answers only once the body is committed to an LMDB store opened as the
-node opens its own (``open_environment``: both syncs on), in groups as the node's writer commits:
-its latency is what any receiver that acknowledges after the disk's sync pays on this machine.
+app whose ``POST /`` answers only once the body is committed by the node's own writer and store
+(``open_writer`` on ``open_store``: group commit, both of LMDB's syncs): its latency is what any
+receiver that acknowledges after the disk's sync pays on this machine.
 
 Run: ``python -m bench.baselines quart|asgi|durable URL_FILE`` binds 127.0.0.1 on a free port and
 writes ``{"url": ..., "pid": ...}`` to URL_FILE once it listens (the durable app keeps its store
@@ -15,6 +15,7 @@ beside URL_FILE); SIGTERM or SIGINT stops it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -23,14 +24,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import lmdb
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 from quart import request
 from quart_trio import QuartTrio
 
-from edge.store.lmdb.store import open_environment
+from edge.store.lmdb.store import open_store
+from edge.store.writer import StoreWriter, open_writer
 
 # About the size of a node status answer.
 CONSTANT = {
@@ -107,40 +108,9 @@ async def _answer(send: Any, payload: bytes) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-class GroupCommit:
-    """One committer, as the node's writer: what arrives while a commit is under way goes into
-    the next one, in a worker thread (one transaction, both of LMDB's syncs)."""
+def durable_app(writer: StoreWriter) -> Any:
+    written = itertools.count()
 
-    def __init__(self, env: lmdb.Environment) -> None:
-        self._env = env
-        self._pending: list[tuple[bytes, trio.Event]] = []
-        self._wake = trio.Event()
-        self._count = 0
-
-    async def write(self, body: bytes) -> None:
-        done = trio.Event()
-        self._pending.append((body, done))
-        self._wake.set()
-        await done.wait()
-
-    async def run(self) -> None:
-        limiter = trio.CapacityLimiter(1)
-        while True:
-            await self._wake.wait()
-            self._wake = trio.Event()
-            group, self._pending = self._pending, []
-            await trio.to_thread.run_sync(self._commit, group, limiter=limiter)
-            for _, done in group:
-                done.set()
-
-    def _commit(self, group: list[tuple[bytes, trio.Event]]) -> None:
-        with self._env.begin(write=True) as txn:
-            for body, _ in group:
-                self._count += 1
-                txn.put(self._count.to_bytes(8, "big"), body)
-
-
-def durable_app(store: GroupCommit) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             chunks, more = [], True
@@ -148,7 +118,8 @@ def durable_app(store: GroupCommit) -> Any:
                 message = await receive()
                 chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
-            await store.write(b"".join(chunks))
+            key = next(written).to_bytes(8, "big")
+            await writer.write([("records", key, b"".join(chunks))])
             await _answer(send, RECEIVED_BYTES)
             return
         await asgi_app(scope, receive, send)
@@ -160,11 +131,9 @@ async def main(kind: str, url_file: Path) -> None:
     if kind != "durable":
         await serve_until_signalled(quart_app() if kind == "quart" else asgi_app, url_file)
         return
-    async with trio.open_nursery() as committer:
-        store = GroupCommit(open_environment(url_file.parent / "durable-floor", 2**30))
-        committer.start_soon(store.run)
-        await serve_until_signalled(durable_app(store), url_file)
-        committer.cancel_scope.cancel()
+    with open_store(url_file.parent / "durable-floor", 2**30) as store:
+        async with open_writer(store) as writer:
+            await serve_until_signalled(durable_app(writer), url_file)
 
 
 async def serve_until_signalled(app: Any, url_file: Path) -> None:

@@ -100,6 +100,8 @@ class Store:
             yield txn
 
     def get_raw_sync(self, key: bytes, db: str = "records") -> bytes | None:
+        # ``_snapshot`` written out: the hottest read, where a context manager costs more
+        # than the get itself
         shared = self._read_txn()
         if shared is not None:
             return shared.get(key, db=self.dbs[db])
