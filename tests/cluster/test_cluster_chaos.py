@@ -522,9 +522,15 @@ async def _every(
     after: str | None = None
     while True:
         params = {"limit": 100, **({"after": after} if after else {})}
-        page = await http.get(
-            f"/api/projects/{shop.project_id}/{listing}", params=params, headers=bearer(key)
-        )
+        url = f"/api/projects/{shop.project_id}/{listing}"
+        # a listing reads the store: right after PostgreSQL's last restart the node it reaches
+        # may still be reconnecting, and says so (503, retryable) until the outage's bound
+        give_up_at = trio.current_time() + OUTAGE_BOUND_S
+        page = await http.get(url, params=params, headers=bearer(key))
+        while page.status_code != 200 and trio.current_time() < give_up_at:
+            _retryable(page)
+            await trio.sleep(RETRY_S)
+            page = await http.get(url, params=params, headers=bearer(key))
         assert page.status_code == 200, page.text
         body = page.json()
         items += body["items"]
