@@ -64,6 +64,7 @@ log = logging.getLogger("edge.serving")
 _CLIENT_GONE = suppress(trio.BrokenResourceError, trio.ClosedResourceError)
 # How long a cut connection's 408 may take to go out before the socket is closed anyway.
 _LATE_ANSWER_S = 1.0
+_RECEIVE_SIZE = 65536  # a read's size when the caller gives none (trio's SocketStream's)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,15 @@ class _Watched(trio.abc.HalfCloseableStream):
     request's first bytes come, and whenever the connection falls idle or busy
     (``deadline_moved``). A read cut at the deadline closes the connection (``scope``) only if
     the client is late once the node's own stalls are taken off: bytes sent while the node
-    stood still were sent on time."""
+    stood still were sent on time.
+
+    Reads and writes go to the socket itself first, and through trio's stream only for what
+    that cannot finish: trio's ``SocketStream`` wraps each call in error translation, a
+    conflict check and two checkpoints, the one after a write that went out whole being a
+    round through the scheduler; a request and its answer would pay that on every turn. A
+    read that finds bytes waiting still yields once, as trio's does, so a client that keeps
+    its socket full never holds the loop; an error is left to trio's stream, which meets it
+    again and raises it as the stream error it documents."""
 
     def __init__(
         self,
@@ -132,6 +141,9 @@ class _Watched(trio.abc.HalfCloseableStream):
         self._stalls = stalls
         self._reading: trio.CancelScope | None = None
         self.socket = getattr(stream, "socket", None)  # Hypercorn reads the peer's address here
+        # the standard library's socket under trio's, where trio keeps it
+        self._raw: socket.socket | None = getattr(self.socket, "_sock", None)
+        self._sending = False  # trio's stream has a write under way: nothing may overtake it
 
     def _due(self) -> float:
         clock = self._clock
@@ -144,31 +156,63 @@ class _Watched(trio.abc.HalfCloseableStream):
             self._reading.deadline = self._due()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        size = max_bytes or _RECEIVE_SIZE
+        raw = self._raw
+        waited = False
         while True:
+            if raw is not None:
+                try:
+                    data: bytes | bytearray = raw.recv(size)
+                    break
+                except (BlockingIOError, InterruptedError):
+                    pass
+                except OSError:
+                    raw = None  # trio's stream meets the error again and raises it as its own
             with trio.CancelScope(deadline=self._due()) as reading:
                 self._reading = reading
                 try:
-                    data = await self._stream.receive_some(max_bytes)
+                    if raw is None:
+                        data = await self._stream.receive_some(size)
+                    else:
+                        await trio.lowlevel.wait_readable(raw)
+                        waited = True
                 finally:
                     self._reading = None
             if not reading.cancelled_caught:
-                break
+                if raw is None:
+                    break
+                continue  # readable: read it
             if trio.current_time() < self._due():
                 continue  # the node stood still meanwhile: the client is not late
             # a request that came as the keep-alive ran out is answered, not dropped: its
             # bytes wait on the socket (and its headers have their own time from now on)
             if self._clock.phase is IDLE and _bytes_waiting(self.socket):
-                data = await self._stream.receive_some(max_bytes)  # there: no wait
+                data = await self._stream.receive_some(size)  # there: no wait
                 break
             self._scope.cancel()  # the client's own lateness
             await trio.lowlevel.checkpoint()  # raises Cancelled
+        if raw is not None and not waited:
+            await trio.lowlevel.cancel_shielded_checkpoint()  # as trio's read of waiting bytes
         clock = self._clock
         if data and clock.phase is IDLE:
             clock.received(trio.current_time())
         return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self._stream.send_all(data)
+        raw = self._raw
+        if raw is not None and not self._sending:
+            try:
+                sent = raw.send(data)
+            except OSError:  # full (EAGAIN), or an error trio's stream meets again and raises
+                sent = 0
+            if sent == len(data):
+                return
+            data = memoryview(data)[sent:]
+        self._sending = True
+        try:
+            await self._stream.send_all(data)
+        finally:
+            self._sending = False
 
     async def wait_send_all_might_not_block(self) -> None:
         await self._stream.wait_send_all_might_not_block()

@@ -4,6 +4,7 @@ idle connections are closed as the server stops."""
 
 from __future__ import annotations
 
+import pytest
 import trio
 import trio.testing
 from hypercorn.config import Config
@@ -94,3 +95,72 @@ async def test_a_request_come_as_the_keep_alive_ran_out_is_read_not_dropped():
 async def test_an_idle_connection_past_its_keep_alive_with_nothing_sent_is_closed():
     data, scope = await _past_its_keep_alive(b"")
     assert data is None and scope.cancel_called
+
+
+
+def watched_pair() -> tuple[_Watched, trio.SocketStream, trio.CancelScope]:
+    """A ``_Watched`` over one end of a real connected socket pair, and the other end."""
+    ours, theirs = trio.socket.socketpair()
+    clock = RequestClock(5.0, 10.0, trio.current_time())
+    scope = trio.CancelScope(deadline=clock.deadline)
+    stream = trio.SocketStream(ours)
+    watched = _Watched(stream, clock, scope, Stalls(trio.current_time()))
+    return watched, trio.SocketStream(theirs), scope
+
+
+async def test_a_write_larger_than_the_sockets_buffer_arrives_whole_and_in_order():
+    watched, peer, _ = watched_pair()
+    data = bytes(range(256)) * 16384  # 4 MiB: the first write goes in part, trio's stream the rest
+    got = bytearray()
+
+    async def read_all() -> None:
+        while len(got) < len(data):
+            got.extend(await peer.receive_some(1 << 16))
+
+    async with watched, peer, trio.open_nursery() as nursery:
+        nursery.start_soon(read_all)
+        await watched.send_all(data)
+        await watched.send_all(b"")  # nothing to write: no error
+    assert bytes(got) == data
+
+
+async def test_a_socket_error_is_the_stream_error_trio_documents():
+    watched, peer, _ = watched_pair()
+    await peer.aclose()
+    with pytest.raises(trio.BrokenResourceError):
+        for _ in range(64):  # the first writes may still be taken before the end is known
+            await watched.send_all(b"x" * 65536)
+    await watched.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        await watched.receive_some(10)
+    with pytest.raises(trio.ClosedResourceError):
+        await watched.send_all(b"x")
+
+
+async def test_a_read_waits_for_bytes_and_one_that_finds_them_waiting_still_yields():
+    watched, peer, _ = watched_pair()
+    others_ran: list[str] = []
+
+    async def other() -> None:
+        others_ran.append("other")
+
+    async with watched, peer, trio.open_nursery() as nursery:
+        nursery.start_soon(peer.send_all, b"late")
+        assert await watched.receive_some(100) == b"late"  # waited for them
+        await trio.testing.wait_all_tasks_blocked()
+        await peer.send_all(b"waiting")
+        nursery.start_soon(other)
+        assert await watched.receive_some(100) == b"waiting"
+        assert others_ran == ["other"]  # a client that keeps its socket full never holds the loop
+        await peer.send_eof()
+        assert await watched.receive_some(100) == b""  # the client's end
+
+
+async def test_a_read_past_the_deadline_closes_the_connection():
+    watched, peer, scope = watched_pair()
+    watched._clock.idle(trio.current_time() - 4.95)  # keep-alive of 5 s: 50 ms left
+    async with watched, peer:
+        with scope:
+            await watched.receive_some(100)
+            raise AssertionError("the read came back with no bytes sent")
+    assert scope.cancelled_caught
