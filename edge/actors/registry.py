@@ -102,26 +102,77 @@ def always_held(project_id: str, actor: Actor | None) -> bool:
 
 
 class _OneShot:
-    """Where an actor puts its one reply: never blocks the sender."""
+    """Where an actor puts its one reply: never blocks the sender. Its caller parks on it
+    directly (no event, no cancel scope: a webhook waits on one for its commit, thousands a
+    second); ``Overdue`` gives up on the ones awaited too long."""
 
-    __slots__ = ("value", "done", "_event")
+    __slots__ = ("value", "done", "_task")
 
     def __init__(self) -> None:
         self.done = False
         self.value: Any = None
-        self._event: trio.Event | None = None
+        self._task: trio.lowlevel.Task | None = None
 
     def __call__(self, value: Any) -> None:
         if self.done:
             return
         self.value, self.done = value, True
-        if self._event is not None:
-            self._event.set()
+        task = self._task
+        if task is not None:
+            self._task = None
+            trio.lowlevel.reschedule(task)
 
     async def wait(self) -> None:
         if not self.done:
-            self._event = trio.Event()
-            await self._event.wait()
+            self._task = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort)
+
+    def _abort(self, _: object) -> trio.lowlevel.Abort:
+        self._task = None  # the caller was cancelled (its client left, the node stopped)
+        return trio.lowlevel.Abort.SUCCEEDED
+
+
+_OVERDUE = object()  # the reply given to a caller that waited past its time
+
+
+class Overdue:
+    """The replies awaited, each with the time its caller gives up: one task looks them over
+    every ``tick_s`` while any is awaited, and answers the overdue ones ``_OVERDUE`` (a cancel
+    scope per call would cost every request a deadline registered and withdrawn). A caller
+    gives up between its time and a tick after it."""
+
+    def __init__(self, nursery: trio.Nursery, tick_s: float) -> None:
+        self._nursery = nursery
+        self._tick_s = tick_s
+        self._due: dict[_OneShot, float] = {}
+        self._looking: trio.CancelScope | None = None
+
+    async def wait(self, reply: _OneShot, timeout_s: float) -> bool:
+        """Wait for ``reply``; False when it did not come within ``timeout_s``."""
+        self._due[reply] = trio.current_time() + timeout_s
+        if self._looking is None:
+            self._looking = trio.CancelScope()
+            self._nursery.start_soon(self._look, self._looking)
+        try:
+            await reply.wait()
+        finally:
+            del self._due[reply]
+        return reply.value is not _OVERDUE
+
+    async def _look(self, scope: trio.CancelScope) -> None:
+        try:
+            with scope:
+                while self._due:
+                    await trio.sleep(self._tick_s)
+                    now = trio.current_time()
+                    for reply in [r for r, due in self._due.items() if due <= now]:
+                        reply(_OVERDUE)
+        finally:
+            self._looking = None
+
+    def stop(self) -> None:
+        if self._looking is not None:
+            self._looking.cancel()
 
 
 class _Entry:
@@ -159,6 +210,7 @@ class ActorRegistry:
         self._mailbox_size = mailbox_size
         self._idle_s = idle_s
         self._call_timeout_s = call_timeout_s
+        self._overdue = Overdue(nursery, min(1.0, call_timeout_s / 10))
         self._entries: dict[str, _Entry] = {}
         self._loading: dict[str, trio.Event] = {}  # projects whose actor is being loaded
         self._leaving: set[str] = set()  # projects being handed to another node (``let_go``)
@@ -216,13 +268,10 @@ class ActorRegistry:
         )
         if not taken:
             await self._enqueue(project_id, entry, message, reply, timeout_s)
-        if not reply.done:
-            with trio.move_on_after(timeout_s or self._call_timeout_s):
-                await reply.wait()
-            if not reply.done:
-                raise Unavailable(
-                    "unavailable", "The project is busy; retry shortly.", retryable=True
-                )
+        if not reply.done and not await self._overdue.wait(
+            reply, timeout_s or self._call_timeout_s
+        ):
+            raise Unavailable("unavailable", "The project is busy; retry shortly.", retryable=True)
         if isinstance(reply.value, BaseException):
             raise reply.value
         return reply.value
@@ -404,6 +453,7 @@ class ActorRegistry:
                 await self._settled.wait()
         if self._sweeping is not None:
             self._sweeping.cancel()
+        self._overdue.stop()
 
     def _busy(self) -> bool:
         return any(entry.running or not entry.actor.idle() for entry in self._entries.values())

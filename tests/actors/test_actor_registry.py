@@ -29,8 +29,12 @@ class Counter:
         self.ref = ref
         self.count = Counter.saved.get(project_id, 0)
         self.busy = False  # holds work that eviction would lose
+        self.held: list[Any] = []  # replies of "hold" messages, never given
 
     def handle_now(self, message: Any, reply: Any) -> bool:
+        if message == "hold":  # taken, its reply kept: a commit that never lands
+            self.held.append(reply)
+            return True
         if isinstance(message, tuple):
             return False  # ("wait", event) needs the mailbox and a task
         self._apply(message, reply)
@@ -168,6 +172,23 @@ async def test_a_full_mailbox_is_backpressure_then_503(autojump_clock):
             assert results == ["unavailable"]
             gate.set()
         assert sorted(results, key=str) == [1, 2, "unavailable"]
+        await registry.drain()
+
+
+async def test_a_reply_that_never_comes_is_given_up_on_once_the_calls_time_is_past(
+    autojump_clock,
+):
+    async with trio.open_nursery() as nursery:
+        registry = ActorRegistry(factory, nursery, idle_s=60, call_timeout_s=2.0)
+        began = trio.current_time()
+        with pytest.raises(ContractError) as info:
+            await registry.call("a", "hold")
+        assert info.value.code == "unavailable" and info.value.retryable
+        assert 2.0 <= trio.current_time() - began <= 2.2  # within a tick (a tenth) of its time
+        registry._entries["a"].actor.held[0](99)  # a reply that comes after: nobody waits
+        assert await registry.call("a", "inc") == 1  # replies that come are still taken
+        await trio.sleep(1.0)  # mock time
+        assert registry._overdue._looking is None  # nothing awaited: nothing looks
         await registry.drain()
 
 
