@@ -25,12 +25,15 @@ UNLOGGED = "/api/manage/logs"
 _PROJECT = re.compile(r"prj_[0-9a-hjkmnp-tv-z]{16}")
 
 Line = dict[str, Any]
+# a request as the ring keeps it: (seq, at ms, method, path, status, seconds, request id), put in
+# words only when read (every request adds one; few are ever read)
+_Request = tuple[int, int, str, str, int, float, str]
 
 
 class ActivityLog:
     def __init__(self, clock_ms: Callable[[], int], size: int = SIZE) -> None:
         self._clock_ms = clock_ms
-        self._lines: deque[Line] = deque(maxlen=size)
+        self._lines: deque[Line | _Request] = deque(maxlen=size)
         self._seq = 0
         self._waiting = 0
         self._added = trio.Event()
@@ -43,18 +46,9 @@ class ActivityLog:
     def request(self, method: str, path: str, status: int, seconds: float, request_id: str) -> None:
         if path == UNLOGGED:
             return
-        found = _PROJECT.search(path)
-        self._add(
-            {
-                "kind": "request",
-                "projectId": found.group(0) if found else None,
-                "method": method,
-                "path": path,
-                "status": status,
-                "durationMs": round(seconds * 1000, 1),
-                "requestId": request_id,
-            }
-        )
+        self._seq += 1
+        self._lines.append((self._seq, self._clock_ms(), method, path, status, seconds, request_id))
+        self._tell()
 
     def notification(self, attempt: Mapping[str, Any]) -> None:
         """An attempt to notify a merchant's endpoint, as the notifier recorded it."""
@@ -75,8 +69,11 @@ class ActivityLog:
     def after(self, seq: int, keep: Callable[[Line], bool], limit: int) -> list[Line]:
         """Up to ``limit`` lines after ``seq`` that ``keep`` takes, oldest first."""
         found = []
-        for line in self._lines:
-            if line["seq"] > seq and keep(line):
+        for kept in self._lines:
+            if (kept[0] if isinstance(kept, tuple) else kept["seq"]) <= seq:
+                continue
+            line = _request_line(kept) if isinstance(kept, tuple) else kept
+            if keep(line):
                 found.append({**line, "at": iso_ms(line["at"])})
                 if len(found) == limit:
                     break
@@ -97,6 +94,25 @@ class ActivityLog:
         self._seq += 1
         # the time is put in words when read: a request's cost stays an append
         self._lines.append({"seq": self._seq, "at": self._clock_ms(), **line})
+        self._tell()
+
+    def _tell(self) -> None:
         if self._waiting:  # a new event only when someone waits: every request adds a line
             self._added.set()
             self._added = trio.Event()
+
+
+def _request_line(kept: _Request) -> Line:
+    seq, at, method, path, status, seconds, request_id = kept
+    found = _PROJECT.search(path)
+    return {
+        "seq": seq,
+        "at": at,
+        "kind": "request",
+        "projectId": found.group(0) if found else None,
+        "method": method,
+        "path": path,
+        "status": status,
+        "durationMs": round(seconds * 1000, 1),
+        "requestId": request_id,
+    }

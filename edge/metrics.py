@@ -7,12 +7,19 @@ Each node has its own registry, so several nodes in one process (tests) do not s
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from edge.domain.routes import route_of
 
@@ -23,29 +30,27 @@ ROUTES_KEPT = 4096
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self._requests = Counter(
-            "edge_requests", "HTTP requests answered", ["route", "status"], registry=self.registry
-        )
-        self._latency = Histogram(
+        # counted on every request, in plain numbers (``LoopCounter``, ``LoopHistogram``)
+        self._requests = LoopCounter("edge_requests", "HTTP requests answered", ("route", "status"))
+        self._latency = LoopHistogram(
             "edge_request_seconds",
             "Time to answer a request",
-            ["route"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30),
-            registry=self.registry,
+            "route",
+            (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30),
         )
-        self._webhooks = Counter(
+        self._webhooks = LoopCounter(
             "edge_webhooks",
             "Provider webhook deliveries by outcome (accepted, duplicate, or the refusal reason)",
-            ["provider", "outcome"],
-            registry=self.registry,
+            ("provider", "outcome"),
         )
-        self._learned = Counter(
+        self._learned = LoopCounter(
             "edge_events_learned",
             "Changes of payments the node learned, by provider and how: webhook, or sync (by"
             " asking the provider, when its webhook never came)",
-            ["provider", "source"],
-            registry=self.registry,
+            ("provider", "source"),
         )
+        for collector in (self._requests, self._latency, self._webhooks, self._learned):
+            self.registry.register(collector)
         self._asked = Counter(
             "edge_provider_asks",
             "Times the node asked a provider about a payment (sync), by outcome",
@@ -93,10 +98,6 @@ class Metrics:
             ["provider", "mode"],
             registry=self.registry,
         )
-        # (route, status) -> its counter and its route's histogram: ``labels()`` looks them up
-        # under a lock with each call; the routes and statuses are few
-        self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
-        self._webhook_children: dict[tuple[str, str], Any] = {}  # (provider, outcome): few too
         self._scraped: _Scraped | None = None
         self._routes: dict[str, str] = {}  # path -> its route: a project's webhooks share one
 
@@ -106,15 +107,8 @@ class Metrics:
             if len(self._routes) >= ROUTES_KEPT:
                 self._routes.clear()  # ids in paths (a status read's) are many; routes few
             route = self._routes[path] = route_of(path)
-        children = self._children.get((route, status))
-        if children is None:
-            children = self._children[route, status] = (
-                self._requests.labels(route, str(status)),
-                self._latency.labels(route),
-            )
-        count, latency = children
-        count.inc()
-        latency.observe(seconds)
+        self._requests.inc((route, status))
+        self._latency.observe(route, seconds)
 
     def loop_lag(self, seconds: float) -> None:
         self._loop_lag.observe(seconds)
@@ -129,15 +123,10 @@ class Metrics:
         (self._stepped_aside if failing else self._back).labels(provider, mode).inc()
 
     def webhook(self, provider: str, outcome: str) -> None:
-        child = self._webhook_children.get((provider, outcome))
-        if child is None:
-            child = self._webhook_children[provider, outcome] = self._webhooks.labels(
-                provider, outcome
-            )
-        child.inc()
+        self._webhooks.inc((provider, outcome))
 
     def learned(self, provider: str, source: str, count: int = 1) -> None:
-        self._learned.labels(provider, source).inc(count)
+        self._learned.inc((provider, source), count)
 
     def asked(self, provider: str, outcome: str) -> None:
         self._asked.labels(provider, outcome).inc()
@@ -199,6 +188,68 @@ class _Scraped(Collector):
         yield GaugeMetricFamily(
             "edge_notifications_pending", "Notifications owed to endpoints", now["notifications"]
         )
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+
+class LoopCounter(Collector):
+    """A labelled counter for the event loop's thread alone, counted in a plain dict:
+    ``prometheus_client``'s takes a lock on every increment and looks its child up under
+    another, a cost on every request for a guard against threads the loop does not have."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._labels = labels
+        self._counts: dict[tuple[Any, ...], float] = {}
+
+    def inc(self, labels: tuple[Any, ...], amount: float = 1) -> None:
+        counts = self._counts
+        counts[labels] = counts.get(labels, 0) + amount
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(self._name, self._documentation, labels=self._labels)
+        for labels, count in list(self._counts.items()):
+            family.add_metric([str(label) for label in labels], count)
+        yield family
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+
+class LoopHistogram(Collector):
+    """A histogram with one label, for the event loop's thread alone (as ``LoopCounter``):
+    an observation adds to one bucket and to the sum; buckets are made cumulative when
+    scraped."""
+
+    def __init__(
+        self, name: str, documentation: str, label: str, bounds: tuple[float, ...]
+    ) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._label = label
+        self._bounds = bounds
+        # label -> the count in each bucket (the last past every bound), then the sum
+        self._cells: dict[str, list[float]] = {}
+
+    def observe(self, label: str, value: float) -> None:
+        cells = self._cells.get(label)
+        if cells is None:
+            cells = self._cells[label] = [0] * (len(self._bounds) + 2)
+        cells[bisect_left(self._bounds, value)] += 1
+        cells[-1] += value
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self._name, self._documentation, labels=(self._label,))
+        edges = [*(floatToGoString(bound) for bound in self._bounds), "+Inf"]
+        for label, cells in list(self._cells.items()):
+            running, buckets = 0.0, []
+            for edge, count in zip(edges, cells, strict=False):
+                running += count
+                buckets.append((edge, running))
+            family.add_metric([label], buckets, cells[-1])
+        yield family
 
     def describe(self) -> Iterator[Metric]:
         return iter(())

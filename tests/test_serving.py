@@ -97,7 +97,6 @@ async def test_an_idle_connection_past_its_keep_alive_with_nothing_sent_is_close
     assert data is None and scope.cancel_called
 
 
-
 def watched_pair() -> tuple[_Watched, trio.SocketStream, trio.CancelScope]:
     """A ``_Watched`` over one end of a real connected socket pair, and the other end."""
     ours, theirs = trio.socket.socketpair()

@@ -19,7 +19,6 @@ steps around it are the same.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -71,7 +70,7 @@ class WebhookScheme:
     def compute(self, secret: str, signed: Signed, body: bytes) -> str:
         """The hex signature ``secret`` makes of what this scheme signs."""
         message = self.signs(signed, body)
-        return hmac.new(secret.encode("utf-8"), message, getattr(hashlib, self.digest)).hexdigest()
+        return hmac.digest(secret.encode("utf-8"), message, self.digest).hex()  # OpenSSL's one go
 
     def matches(self, signed: Signed, body: bytes, secrets: Sequence[str]) -> bool:
         """True iff any of the signatures signs ``body`` under any of ``secrets``."""

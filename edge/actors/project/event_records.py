@@ -22,7 +22,7 @@ from edge.domain import attention
 from edge.domain.changes import change_key, remember
 from edge.domain.convergence import Refund, Step
 from edge.domain.events import EventType
-from edge.domain.inputs import first_flaw
+from edge.domain.inputs import first_flaw, is_text
 from edge.domain.money import MAX_MINOR
 from edge.domain.paid import paid_as_asked
 from edge.domain.status import Status
@@ -375,7 +375,11 @@ def bounded(event: NormalizedEvent) -> NormalizedEvent:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_PROVIDER_ID:
             raise MalformedPayload(f"an id of {len(value)} characters (at most {MAX_PROVIDER_ID})")
     texts = (*named, event.currency or "", event.customer_ref or "", event.provider_customer or "")
-    if first_flaw([*texts, dict(event.metadata)]) is not None:
+    # one encoding of all the texts at once finds a lone surrogate in any of them (two halves
+    # in two texts stay two lone ones: joining never pairs them)
+    if not is_text("".join(texts)) or (
+        event.metadata and first_flaw(dict(event.metadata), 1) is not None
+    ):
         raise MalformedPayload("text that is not valid Unicode")
     if event.amount_minor is not None and abs(event.amount_minor) > MAX_MINOR:
         raise MalformedPayload(f"an amount beyond {MAX_MINOR} minor units")

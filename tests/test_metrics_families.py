@@ -1,0 +1,44 @@
+"""The loop's own counters and histogram (edge.metrics) in Prometheus' text format, as
+``prometheus_client``'s own would write them: a histogram's buckets cumulative, a value on a
+bound counted in that bound's bucket, and ``+Inf``, ``_count`` and ``_sum`` for every label."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+
+from edge.metrics import LoopCounter, LoopHistogram
+
+BOUNDS = (0.001, 0.01, 1)
+
+
+def samples(registry: CollectorRegistry) -> set[str]:
+    return {
+        line
+        for line in generate_latest(registry).decode().splitlines()
+        if line and not line.startswith("#") and "_created" not in line
+    }
+
+
+def test_the_histogram_writes_what_prometheus_clients_would():
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    loop = LoopHistogram("t_seconds", "t", "route", BOUNDS)
+    ours.register(loop)
+    reference = Histogram("t_seconds", "t", ["route"], buckets=BOUNDS, registry=theirs)
+    for route, value in [("/a", 0.001), ("/a", 0.0005), ("/a", 0.5), ("/b", 7.0), ("/a", 2)]:
+        loop.observe(route, value)
+        reference.labels(route).observe(value)
+    assert samples(ours) == samples(theirs)
+    assert 't_seconds_bucket{le="0.001",route="/a"} 2.0' in samples(ours)
+
+
+def test_a_counter_counts_by_its_labels():
+    registry = CollectorRegistry()
+    counter = LoopCounter("edge_things", "things", ("provider", "status"))
+    registry.register(counter)
+    counter.inc(("stripe", 200))
+    counter.inc(("stripe", 200), 2)
+    counter.inc(("paypal", 401))
+    assert samples(registry) == {
+        'edge_things_total{provider="stripe",status="200"} 3.0',
+        'edge_things_total{provider="paypal",status="401"} 1.0',
+    }
