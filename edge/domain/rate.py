@@ -36,7 +36,7 @@ class Limit:
         return self.period_s / self.count
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Decision:
     """Outcome of one request; fields map onto the RateLimit-* and Retry-After headers."""
 

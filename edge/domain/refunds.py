@@ -45,7 +45,7 @@ STATES = (REQUESTED, SENT, SUCCEEDED, FAILED, UNKNOWN, DONE)
 HELD_STATES = frozenset({REQUESTED, SENT, SUCCEEDED, UNKNOWN})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class Reported:
     """What the provider reports given back: ``each`` named refund's amount, and the latest
     ``total`` stated (at ``total_at``, the provider's time), less refunds failed since, and

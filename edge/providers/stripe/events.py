@@ -166,7 +166,7 @@ SUBSCRIPTION_STATUS: Mapping[str, Status | None] = {
 HANDLED_EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t for t, _ in EVENT_TABLE))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per request (docs/architecture.md)
 class _Facts:
     """What one Stripe object refers to, whatever the event says about it."""
 
