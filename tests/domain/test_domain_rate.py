@@ -1,4 +1,3 @@
-
 import pytest
 
 from edge.domain.rate import Buckets, Limit, gcra
