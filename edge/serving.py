@@ -159,6 +159,9 @@ class _Watched(trio.abc.HalfCloseableStream):
         size = max_bytes or _RECEIVE_SIZE
         raw = self._raw
         waited = False
+        await (
+            trio.lowlevel.checkpoint_if_cancelled()
+        )  # as trio's read: a cancelled one reads nothing
         while True:
             if raw is not None:
                 try:
