@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-peers bench-asking binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-peers bench-asking bench-instructions binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from a locked, hashed list; the project itself is installed on top,
@@ -117,6 +117,13 @@ bench-peers: $(STAMP)
 # the account against EDGE_SYNC_RATE, and how soon a payment is known without its webhook.
 bench-asking: $(STAMP)
 	$(PY) -m bench.asking
+
+# The instructions a fresh webhook costs the node, for git revisions (README: Performance;
+# REVS="aa11c7b HEAD"), counted by valgrind's callgrind: steady where CPU time on a shared
+# machine moves 10 to 20 %; a few minutes. It installs Debian's valgrind when missing.
+bench-instructions: $(STAMP)
+	command -v valgrind >/dev/null || (apt-get update && apt-get install -y valgrind)
+	$(PY) -m bench.instructions $(REVS)
 
 # One executable file, dist/edge, that runs the node with nothing else installed (PyInstaller:
 # the interpreter, the packages and edge's own static files in one file).

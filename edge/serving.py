@@ -27,6 +27,7 @@ in one write rather than two or three: the bytes of one answer go out in one seg
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import socket
@@ -163,14 +164,17 @@ class _Watched(trio.abc.HalfCloseableStream):
             trio.lowlevel.checkpoint_if_cancelled()
         )  # as trio's read: a cancelled one reads nothing
         while True:
-            if raw is not None:
+            # headers already late are cut below, waiting bytes or not, as they always were
+            if raw is not None and not (
+                self._clock.phase is HEADERS and trio.current_time() >= self._due()
+            ):
                 try:
                     data: bytes | bytearray = raw.recv(size)
                     break
                 except (BlockingIOError, InterruptedError):
                     pass
-                except OSError:
-                    raw = None  # trio's stream meets the error again and raises it as its own
+                except OSError as exc:
+                    raise _stream_error(exc) from exc  # once: a reset is not reported twice
             with trio.CancelScope(deadline=self._due()) as reading:
                 self._reading = reading
                 try:
@@ -203,17 +207,20 @@ class _Watched(trio.abc.HalfCloseableStream):
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         raw = self._raw
-        if raw is not None and not self._sending:
-            try:
-                sent = raw.send(data)
-            except OSError:  # full (EAGAIN), or an error trio's stream meets again and raises
-                sent = 0
-            if sent == len(data):
-                return
-            data = memoryview(data)[sent:]
+        if self._sending or raw is None:
+            await self._stream.send_all(data)  # trio's stream tells a second sender off
+            return
+        try:
+            sent = raw.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:
+            raise _stream_error(exc) from exc
+        if sent == len(data):
+            return
         self._sending = True
         try:
-            await self._stream.send_all(data)
+            await self._stream.send_all(memoryview(data)[sent:])
         finally:
             self._sending = False
 
@@ -225,6 +232,14 @@ class _Watched(trio.abc.HalfCloseableStream):
 
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+
+def _stream_error(exc: OSError) -> trio.BrokenResourceError | trio.ClosedResourceError:
+    """A socket's error as trio's ``SocketStream`` raises it: the socket closed, or the
+    connection broken."""
+    if exc.errno in (errno.EBADF, errno.ENOTSOCK):
+        return trio.ClosedResourceError("this socket was already closed")
+    return trio.BrokenResourceError(f"socket connection broken: {exc}")
 
 
 def _bytes_waiting(sock: Any) -> bool:

@@ -4,6 +4,9 @@ idle connections are closed as the server stops."""
 
 from __future__ import annotations
 
+import socket
+import struct
+
 import pytest
 import trio
 import trio.testing
@@ -157,4 +160,29 @@ async def test_a_read_past_the_deadline_closes_the_connection():
         with scope:
             await watched.receive_some(100)
             raise AssertionError("the read came back with no bytes sent")
+    assert scope.cancelled_caught
+
+
+async def test_a_reset_connection_is_a_broken_stream_not_an_ended_one():
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    client = await trio.open_tcp_stream("127.0.0.1", listener.socket.getsockname()[1])
+    served = await listener.accept()
+    clock = RequestClock(5.0, 10.0, trio.current_time())
+    scope = trio.CancelScope(deadline=clock.deadline)
+    watched = _Watched(served, clock, scope, Stalls(trio.current_time()))
+    client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    await client.aclose()  # a reset, not an end
+    async with watched, listener:
+        with pytest.raises(trio.BrokenResourceError):
+            await watched.receive_some(100)
+
+
+async def test_headers_already_late_are_cut_though_their_bytes_wait():
+    watched, peer, scope = watched_pair()
+    watched._clock.received(trio.current_time() - 20.0)  # headers begun 20 s ago, 10 s allowed
+    async with watched, peer:
+        await peer.send_all(b"GET /status/")
+        with scope:
+            await watched.receive_some(100)
+            raise AssertionError("late header bytes were read")
     assert scope.cancelled_caught

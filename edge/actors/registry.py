@@ -139,40 +139,44 @@ class Overdue:
     """The replies awaited, each with the time its caller gives up: one task looks them over
     every ``tick_s`` while any is awaited, and answers the overdue ones ``_OVERDUE`` (a cancel
     scope per call would cost every request a deadline registered and withdrawn). A caller
-    gives up between its time and a tick after it."""
+    gives up between its time and a tick after it. The task ends with the registry's nursery,
+    answering every reply still awaited, as no actor is left to; once that nursery is closed, a
+    caller keeps its own time."""
 
     def __init__(self, nursery: trio.Nursery, tick_s: float) -> None:
         self._nursery = nursery
         self._tick_s = tick_s
         self._due: dict[_OneShot, float] = {}
-        self._looking: trio.CancelScope | None = None
+        self._looking = False
 
     async def wait(self, reply: _OneShot, timeout_s: float) -> bool:
         """Wait for ``reply``; False when it did not come within ``timeout_s``."""
+        if not self._looking:
+            try:
+                self._nursery.start_soon(self._look)
+            except RuntimeError:  # the nursery is closed: nothing looks any more
+                with trio.move_on_after(timeout_s):
+                    await reply.wait()
+                return reply.done and reply.value is not _OVERDUE
+            self._looking = True
         self._due[reply] = trio.current_time() + timeout_s
-        if self._looking is None:
-            self._looking = trio.CancelScope()
-            self._nursery.start_soon(self._look, self._looking)
         try:
             await reply.wait()
         finally:
             del self._due[reply]
         return reply.value is not _OVERDUE
 
-    async def _look(self, scope: trio.CancelScope) -> None:
+    async def _look(self) -> None:
         try:
-            with scope:
-                while self._due:
-                    await trio.sleep(self._tick_s)
-                    now = trio.current_time()
-                    for reply in [r for r, due in self._due.items() if due <= now]:
-                        reply(_OVERDUE)
+            while self._due:
+                await trio.sleep(self._tick_s)
+                now = trio.current_time()
+                for reply in [r for r, due in self._due.items() if due <= now]:
+                    reply(_OVERDUE)
         finally:
-            self._looking = None
-
-    def stop(self) -> None:
-        if self._looking is not None:
-            self._looking.cancel()
+            self._looking = False
+            for reply in list(self._due):
+                reply(_OVERDUE)
 
 
 class _Entry:
@@ -453,7 +457,6 @@ class ActorRegistry:
                 await self._settled.wait()
         if self._sweeping is not None:
             self._sweeping.cancel()
-        self._overdue.stop()
 
     def _busy(self) -> bool:
         return any(entry.running or not entry.actor.idle() for entry in self._entries.values())

@@ -13,7 +13,7 @@ import trio
 from support.waits import bound
 from trio.testing import wait_all_tasks_blocked
 
-from edge.actors.registry import ActorRef, ActorRegistry
+from edge.actors.registry import ActorRef, ActorRegistry, Overdue, _OneShot
 from edge.errors import Conflict, ContractError, Internal, NotFound
 
 
@@ -188,8 +188,27 @@ async def test_a_reply_that_never_comes_is_given_up_on_once_the_calls_time_is_pa
         registry._entries["a"].actor.held[0](99)  # a reply that comes after: nobody waits
         assert await registry.call("a", "inc") == 1  # replies that come are still taken
         await trio.sleep(1.0)  # mock time
-        assert registry._overdue._looking is None  # nothing awaited: nothing looks
+        assert not registry._overdue._looking  # nothing awaited: nothing looks
         await registry.drain()
+
+
+async def test_a_caller_still_waiting_as_the_registry_ends_is_answered(autojump_clock):
+    said: list[bool] = []
+
+    async def waits(overdue: Overdue) -> None:
+        said.append(await overdue.wait(_OneShot(), 30.0))
+
+    async with trio.open_nursery() as callers:
+        async with trio.open_nursery() as registry_nursery:
+            overdue = Overdue(registry_nursery, 1.0)
+            callers.start_soon(waits, overdue)
+            await wait_all_tasks_blocked()
+            registry_nursery.cancel_scope.cancel()  # as open_registry ends: no actor will reply
+        await wait_all_tasks_blocked()
+        assert said == [False]  # given up on at once, not left waiting for good
+    began = trio.current_time()
+    assert await overdue.wait(_OneShot(), 2.0) is False  # its nursery closed: its own time
+    assert trio.current_time() - began == pytest.approx(2.0)
 
 
 async def test_drain_finishes_queued_work_and_refuses_new(autojump_clock):
