@@ -215,7 +215,8 @@ class LoopCounter(Collector):
         yield family
 
     def describe(self) -> Iterator[Metric]:
-        return iter(())
+        # its name, so the registry refuses a second family of the same name
+        return self.collect()
 
 
 class LoopHistogram(Collector):
@@ -245,11 +246,11 @@ class LoopHistogram(Collector):
         edges = [*(floatToGoString(bound) for bound in self._bounds), "+Inf"]
         for label, cells in list(self._cells.items()):
             running, buckets = 0.0, []
-            for edge, count in zip(edges, cells, strict=False):
+            for edge, count in zip(edges, cells[:-1], strict=True):
                 running += count
                 buckets.append((edge, running))
             family.add_metric([label], buckets, cells[-1])
         yield family
 
     def describe(self) -> Iterator[Metric]:
-        return iter(())
+        return self.collect()

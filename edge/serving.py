@@ -126,8 +126,9 @@ class _Watched(trio.abc.HalfCloseableStream):
     conflict check and two checkpoints, the one after a write that went out whole being a
     round through the scheduler; a request and its answer would pay that on every turn. A
     read that finds bytes waiting still yields once, as trio's does, so a client that keeps
-    its socket full never holds the loop; an error is left to trio's stream, which meets it
-    again and raises it as the stream error it documents."""
+    its socket full never holds the loop. A socket error is raised at once as the stream error
+    trio documents (``_stream_error``): asking trio's stream to meet it again would not do,
+    as Linux reports a reset once and then reads the end."""
 
     def __init__(
         self,
@@ -160,9 +161,8 @@ class _Watched(trio.abc.HalfCloseableStream):
         size = max_bytes or _RECEIVE_SIZE
         raw = self._raw
         waited = False
-        await (
-            trio.lowlevel.checkpoint_if_cancelled()
-        )  # as trio's read: a cancelled one reads nothing
+        # as trio's read: a cancelled one reads nothing
+        await trio.lowlevel.checkpoint_if_cancelled()
         while True:
             # headers already late are cut below, waiting bytes or not, as they always were
             if raw is not None and not (
@@ -235,8 +235,9 @@ class _Watched(trio.abc.HalfCloseableStream):
 
 
 def _stream_error(exc: OSError) -> trio.BrokenResourceError | trio.ClosedResourceError:
-    """A socket's error as trio's ``SocketStream`` raises it: the socket closed, or the
-    connection broken."""
+    """A socket's error as trio's ``SocketStream`` raises it (its private
+    ``_translate_socket_errors_to_stream_errors``, a context manager a call): the socket
+    closed, or the connection broken."""
     if exc.errno in (errno.EBADF, errno.ENOTSOCK):
         return trio.ClosedResourceError("this socket was already closed")
     return trio.BrokenResourceError(f"socket connection broken: {exc}")

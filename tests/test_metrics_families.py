@@ -4,6 +4,7 @@ bound counted in that bound's bucket, and ``+Inf``, ``_count`` and ``_sum`` for 
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from edge.metrics import LoopCounter, LoopHistogram
@@ -42,3 +43,13 @@ def test_a_counter_counts_by_its_labels():
         'edge_things_total{provider="stripe",status="200"} 3.0',
         'edge_things_total{provider="paypal",status="401"} 1.0',
     }
+
+
+def test_a_second_family_of_the_same_name_is_refused():
+    registry = CollectorRegistry()
+    registry.register(LoopHistogram("edge_things_seconds", "t", "route", BOUNDS))
+    registry.register(LoopCounter("edge_things", "things", ("provider",)))
+    with pytest.raises(ValueError, match="Duplicated"):
+        registry.register(LoopCounter("edge_things", "again", ("provider",)))
+    with pytest.raises(ValueError, match="Duplicated"):
+        registry.register(Histogram("edge_things_seconds", "again", registry=None))
