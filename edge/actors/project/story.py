@@ -201,10 +201,20 @@ async def settle(
 def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:
     """Each new entry's kept step of the same effect, when every one has one (read off the
     stored steps, none of them parsed); else None."""
-    kept = {_stored_effect(e): e for e in story}
     out = {}
     for entry in new:
-        stored = kept.get(_stored_effect(entry.stored(Fate.HELD)))
+        effect = _stored_effect(entry.stored(Fate.HELD))
+        at, kind = effect[0], effect[1]
+        # the latest kept step of that effect; its time and type, compared first, rule out
+        # nearly every other step before its effect is read
+        stored = next(
+            (
+                kept
+                for kept in reversed(story)
+                if kept["at"] == at and kept["t"] == kind and _stored_effect(kept) == effect
+            ),
+            None,
+        )
         if stored is None or stored["e"] == entry.step.event_id:
             return None
         out[entry.step.event_id] = stored
