@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 VENV ?= .venv
+# the interpreter the venv is made from (make bench-peers VENV=.venv-pgo PYTHON=/usr/bin/python3:
+# the benches on another build of CPython, as README: Performance tells)
+PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
@@ -14,7 +17,7 @@ RUN_STAMP := $(VENV)/.installed-runtime
 # $(3): the lock.
 define install
 	@echo "edge: setting up $(VENV)$(1)"
-	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
+	@test -x $(PY) || { echo "edge: [1/3] creating the virtual environment $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	@echo "edge: [2/3] installing $(2) ($(3), checked by their hashes)"
 	@$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r $(3) | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }
 	@echo "edge: [3/3] installing edge itself"

@@ -22,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,20 @@ def log(text: str) -> None:
     print(text, flush=True)
 
 
+def interpreter() -> str:
+    """The CPython behind the venv, and how it was built where its configuration says so: a
+    build without profile-guided and link-time optimization (pyenv's default) runs the same
+    Python code markedly slower than one with (python.org's container images, Debian's)."""
+    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    flags = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    said = [name for flag, name in _BUILD_FLAGS if flag in flags]
+    build = ", ".join(said) if said else "no PGO or LTO stated in its configuration"
+    return f"{base} ({platform.python_version()}; {build})"
+
+
+_BUILD_FLAGS = (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
+
+
 def machine() -> dict[str, Any]:
     model = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -123,6 +138,7 @@ def machine() -> dict[str, Any]:
         "cpu": model,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
+        "interpreter": interpreter(),
         "kernel": platform.release(),
         "load_avg_at_start": os.getloadavg(),
         "wrk": wrk_version.strip(),

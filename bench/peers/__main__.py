@@ -317,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"machine: {info['cpu']}, {info['cores']} cores; every server and PostgreSQL on CPU 0, "
         f"wrk on CPU 1; load average {', '.join(f'{x:.2f}' for x in info['load_avg_at_start'])}"
     )
+    log(f"CPython of the node and the FastAPI peers: {info['interpreter']}")
     started = time.monotonic()
     pairs, paid, stack_versions = measure_all(peers, installed, work, args.runs, args.seconds)
     report = Report()

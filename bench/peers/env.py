@@ -6,7 +6,8 @@ hash).
 
 Neither goes into the project's locks: they are what a merchant's app would install, not what
 edge needs. Each install is stamped with the hash of the files it came from, so a later run
-installs again only when they changed.
+installs again only when they changed, or when the project's venv stands on another
+interpreter (the peers run on the node's CPython, whichever build that is).
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ class PeersEnv:
     node_modules: Path
 
 
-def _digest(*paths: Path) -> str:
-    return hashlib.sha256(b"".join(path.read_bytes() for path in paths)).hexdigest()
+def _digest(*paths: Path, base: Path | None = None) -> str:
+    seen = b"".join(path.read_bytes() for path in paths) + (bytes(base) if base else b"")
+    return hashlib.sha256(seen).hexdigest()
 
 
-def _stale(stamp: Path, *sources: Path) -> bool:
-    return not stamp.exists() or stamp.read_text().strip() != _digest(*sources)
+def _stale(stamp: Path, *sources: Path, base: Path | None = None) -> bool:
+    return not stamp.exists() or stamp.read_text().strip() != _digest(*sources, base=base)
 
 
 def _run(argv: list[str], what: str) -> None:
@@ -51,16 +53,16 @@ def ensure() -> PeersEnv:
     venv, node = ENV / "python", ENV / "node"
     python = venv / "bin" / "python"
     stamp = venv / ".installed"
-    if _stale(stamp, REQUIREMENTS) or not python.exists():
+    # the machine's interpreter behind the project's venv, not the project's packages
+    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    if _stale(stamp, REQUIREMENTS, base=base) or not python.exists():
         shutil.rmtree(venv, ignore_errors=True)
-        # the machine's interpreter behind the project's venv, not the project's packages
-        base = Path(getattr(sys, "_base_executable", sys.executable))
         _run([str(base), "-m", "venv", str(venv)], f"a venv at {venv}")
         _run(
             [str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
             "FastAPI, uvicorn, stripe and psycopg (requirements.txt)",
         )
-        stamp.write_text(_digest(REQUIREMENTS) + "\n")
+        stamp.write_text(_digest(REQUIREMENTS, base=base) + "\n")
     stamp = node / ".installed"
     if _stale(stamp, PACKAGE_JSON, PACKAGE_LOCK) or not (node / "node_modules").exists():
         if shutil.which("npm") is None:
