@@ -61,6 +61,8 @@ BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
+# a refund refused for good after an attempt whose answer was lost, its provider's list unread
+UNKNOWN = "unknown"
 LOOK_RETRY_S = 60  # a look the project could not take now (the node stopping, a provider off)
 
 
@@ -215,10 +217,13 @@ class FollowUpWorker:
         if given_up:
             outcome = attempt["outcome"] = "failed"
             log.warning("follow-up %s of %s gave up: %s", entry["action"], entry["txId"], detail)
+        unknown = given_up or outcome == UNKNOWN
+        if outcome == UNKNOWN:
+            outcome = attempt["outcome"] = "failed"  # the entry ends; its refund stays held
         if outcome in ("failed", "dropped") and entry["action"] == REFUND:
             # the refund's transaction hears of it before the entry is settled
             heard = await self._tell_refund(
-                entry, m.REFUND_UNKNOWN if given_up else m.REFUND_REFUSED, None, detail
+                entry, m.REFUND_UNKNOWN if unknown else m.REFUND_REFUSED, None, detail
             )
             if not heard:
                 outcome = attempt["outcome"] = "retry"
@@ -330,6 +335,8 @@ class FollowUpWorker:
             return "retry", f"{provider.name} did not answer in {ATTEMPT_TIMEOUT_S:.0f} s"
         except ContractError as error:
             return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"
+        except refunding.OutcomeUnknown as unknown:
+            return UNKNOWN, str(unknown)
         except httpx.HTTPError as error:
             return "retry", f"network error: {type(error).__name__}"
         except Exception as error:  # a fault of the adapter's: keep the entry, say what it was

@@ -106,6 +106,8 @@ class RefundTx:
     mode: str | None  # the key's mode; None for the operator's token
     amount: Any = None  # a Decimal in the transaction's currency
     reason: str | None = None
+    idempotency_key: str | None = None  # the same key and request: the first refund's answer
+    body_hash: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ its own mode's transactions and events."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from functools import partial
 
 import trio
@@ -17,7 +18,7 @@ from edge.domain.inputs import bounded_int
 from edge.domain.status import Status
 from edge.domain.timefmt import iso_ms
 from edge.errors import check_project_id, project_not_found, tx_not_found, unavailable
-from edge.http import bodies
+from edge.http import bodies, idempotency
 from edge.http.auth import Caller, project_caller
 from edge.http.context import ask, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
@@ -114,10 +115,14 @@ async def mark_paid(project_id: str, tx_id: str) -> Response:
 @blueprint.post("/api/projects/<project_id>/transactions/<tx_id>/refund")
 async def refund(project_id: str, tx_id: str) -> Response:
     caller = await _caller(project_id)
+    key = idempotency.key()
     amount, reason = bodies.refund(await read_json_object(optional=True))
     if not ids.is_tx_id(tx_id):
         raise tx_not_found()
-    view = await ask(project_id, RefundTx(tx_id, caller.mode, amount, reason))
+    # a retry whose answer was lost gets the first refund's answer, never a second refund
+    asked = {"refund": tx_id, "amount": _canonical(amount), "reason": reason}
+    message = RefundTx(tx_id, caller.mode, amount, reason, key, idempotency.body_hash(asked))
+    view = await ask(project_id, message)
     # 202: the provider is asked from the durable queue; its own webhook brings the outcome
     status = 200 if view["state"] == "done" else 202
     return json_response(view, status=status, headers=NO_STORE)
@@ -159,6 +164,11 @@ async def reconcile(project_id: str) -> Response:
     names = await queries.reconcilable(node(), project_id, mode, provider)
     results = [await _syncer().reconcile(project_id, name, mode, since) for name in names]
     return json_response({"since": iso_ms(since), "providers": results}, headers=NO_STORE)
+
+
+def _canonical(amount: Decimal | int | None) -> str | None:
+    """One spelling of an amount: 5, 5.0 and 5.00 ask for the same refund."""
+    return None if amount is None else str(Decimal(amount).normalize())
 
 
 def _syncer() -> Syncer:

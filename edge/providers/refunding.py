@@ -19,6 +19,11 @@ refund pays twice. So:
   tried again later (the outcome is not known, so nothing is freed).
 - What the provider lists is also a last check: a refund that would take what it gave back
   (its own dashboard's refunds included) past what was charged is refused for good.
+- A refusal for good after an earlier attempt whose answer was lost proves nothing about that
+  attempt (the merchant rotated the key, the payment's read is refused): the provider's list
+  decides. The node's refund found there is adopted; not there, the refusal stands; the list
+  itself unreadable, the outcome is unknown (``OutcomeUnknown``): the amount stays held and the
+  node asks again, never a refund freed that the provider may have made.
 
 The result names the provider's refund (made, or adopted), which the project actor records on
 the transaction's refund: its amount then counts once, through that id.
@@ -26,6 +31,9 @@ the transaction's refund: its amount then counts once, through that id.
 
 from __future__ import annotations
 
+import httpx
+
+from edge.errors import ContractError
 from edge.providers.base import (
     REFUND_FAILED,
     FollowUpRequest,
@@ -40,12 +48,41 @@ from edge.providers.calls import provider_error
 KEY_MARGIN_S = 3600
 
 
+class OutcomeUnknown(Exception):
+    """This attempt was refused for good, an earlier one may have made the refund, and the
+    provider's list, which would tell, could not be read."""
+
+
 async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -> FollowUpResult:
     """Make the refund the follow-up asks for, or adopt the one an earlier attempt made."""
     send, look = provider.send_refund, provider.refunds_of
     if send is None or look is None:
         return FollowUpResult(detail=f"{_name(provider)} takes no refunds from the node")
     refund_id = str(request.follow_up.params["refundId"])
+    try:
+        return await _make(provider, request, now_ms, refund_id)
+    except ContractError as refused:
+        if refused.retryable or request.attempts == 0:
+            raise
+        # an earlier attempt lost its answer: it may have made the refund
+        try:
+            own = adopted(await look(request), refund_id)
+        except (ContractError, httpx.HTTPError) as unread:
+            raise OutcomeUnknown(
+                f"{refused.code}: {refused.message} (an earlier attempt's answer was lost, and"
+                f" {_name(provider)}'s refunds could not be read to tell whether it made the"
+                " refund)"
+            ) from unread
+        if own is None:
+            raise
+        return _result(provider, own, adopted=True)
+
+
+async def _make(
+    provider: Provider, request: FollowUpRequest, now_ms: int, refund_id: str
+) -> FollowUpResult:
+    send, look = provider.send_refund, provider.refunds_of
+    assert send is not None and look is not None
     if must_ask(provider, request, now_ms):
         listed = await look(request)
         own = adopted(listed, refund_id)
@@ -68,11 +105,13 @@ async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -
 
 def must_ask(provider: Provider, request: FollowUpRequest, now_ms: int) -> bool:
     """Must this attempt ask the provider what exists before it sends? Always where the
-    provider honours no idempotency key; else once the key may be forgotten."""
+    provider honours no idempotency key; else once the key may be forgotten, whatever the
+    attempts counted: one cut short by a crash (the provider acted, the queue kept no trace)
+    leaves the count at zero, and a node down past the key's life would send it again."""
     if provider.refund_key_s is None:
         return True
     age_s = (now_ms - request.created_ms) / 1000
-    return request.attempts > 0 and age_s >= provider.refund_key_s - KEY_MARGIN_S
+    return age_s >= provider.refund_key_s - KEY_MARGIN_S
 
 
 def adopted(refunds: tuple[ProviderRefund, ...], refund_id: str) -> ProviderRefund | None:

@@ -27,7 +27,11 @@ import trio
 from support.btcpay_shop import btcpay_shop
 from support.client import bearer, manual_shop, post_checkout
 from support.paddle_shop import paddle_shop
-from support.waits import bound
+from support.stripe_shop import SECRET_KEY as STRIPE_SECRET_KEY
+from support.stripe_shop import stripe_shop
+from support.waits import bound, follow_ups_settled
+
+from edge.sim.faults import LOST_5XX
 
 
 async def _checkout(http: httpx.AsyncClient, shop: Any, provider: str, product: str) -> dict:
@@ -206,3 +210,95 @@ async def test_a_pending_checkout_is_not_refunded(admin, http):
     made = await _checkout(http, shop, "manual", "book")
     refused = await _refund(http, shop, made["txId"])
     assert (refused.status_code, refused.json()["error"]["code"]) == (422, "invalid_transition")
+
+
+async def test_a_refund_asked_again_with_its_key_is_the_first_refund(admin, http):
+    """A merchant that lost the answer asks again with the same ``Idempotency-Key``: the first
+    refund's answer, never a second refund (a key is a checkout's and a refund's alike)."""
+    shop, made = await _paid_by_mail(admin, http)
+    tx = made["txId"]
+    url = f"/api/projects/{shop.project_id}/transactions/{tx}/refund"
+    keyed = {**bearer(shop.test_key), "Idempotency-Key": "refund-order-42"}
+    first = await http.post(url, json={"amount": 5}, headers=keyed)
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first.headers
+    again = await http.post(url, json={"amount": 5.0}, headers=keyed)  # 5 and 5.0 are one amount
+    assert (again.status_code, again.json()) == (200, first.json())
+    assert again.headers["Idempotent-Replayed"] == "true"
+    other = await http.post(url, json={"amount": 6}, headers=keyed)
+    assert (other.status_code, other.json()["error"]["code"]) == (409, "idempotency_conflict")
+
+    # two at once with a new key: the second waits for the first's commit and gets its answer
+    both = {**bearer(shop.test_key), "Idempotency-Key": "refund-order-43"}
+    answers: list[httpx.Response] = []
+
+    async def ask() -> None:
+        answers.append(await http.post(url, json={"amount": 1, "reason": "late"}, headers=both))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask)
+        nursery.start_soon(ask)
+    assert [a.status_code for a in answers] == [200, 200]
+    assert answers[0].json() == answers[1].json()
+
+    record = await _record(http, shop, tx)
+    assert [(r["amount"], r["state"]) for r in record["refunds"]] == [(5.0, "done"), (1.0, "done")]
+    assert record["refundable"] == 13.99
+    # the key of a checkout is not a refund's
+    checkout = await http.post(
+        f"/api/checkout/manual/{shop.project_id}",
+        json={"productId": "book"},
+        headers={"Idempotency-Key": "refund-order-42"},
+    )
+    assert (checkout.status_code, checkout.json()["error"]["code"]) == (409, "idempotency_conflict")
+
+
+async def test_a_stripe_refund_asked_again_with_its_key_is_made_once(node, admin, http, sim):
+    shop = await stripe_shop(admin, sim)
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    tx, session = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    await sim.complete(session)
+    await _until(http, shop, tx, "succeeded")
+    url = f"/api/projects/{shop.project_id}/transactions/{tx}/refund"
+    keyed = {**bearer(shop.test_key), "Idempotency-Key": "refund-order-42"}
+    first = await http.post(url, json={"amount": 5}, headers=keyed)
+    again = await http.post(url, json={"amount": 5}, headers=keyed)  # the answer was lost
+    assert [first.status_code, again.status_code] == [202, 202]
+    assert again.json()["id"] == first.json()["id"]
+    await follow_ups_settled(node, tx)
+    await _until(http, shop, tx, "partially_refunded")
+    assert [r["amount"] for r in sim.refunds_of(session)] == [500]
+    record = await _record(http, shop, tx)
+    assert [r["id"] for r in record["refunds"]] == [first.json()["id"]]
+
+
+async def test_a_refund_refused_after_a_lost_answer_stays_held_not_failed(node, admin, http, sim):
+    """Stripe made the refund and a gateway lost its answer; the retry is refused for good (the
+    merchant rotated the key), and so is the list that would tell: the outcome is unknown, so
+    the amount stays held and nobody is told it failed. Stripe's own webhooks settle it."""
+    shop = await stripe_shop(admin, sim)
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    tx, session = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    await sim.complete(session)
+    await _until(http, shop, tx, "succeeded")
+    sim.webhook_faults.hold()  # the refund's webhooks come after the verdict
+    sim.faults.lose("POST", r"/v1/refunds", LOST_5XX)
+    with node.ctx.attempts.expecting(tx) as first:
+        asked = await _refund(http, shop, tx, amount=5)
+        assert asked.status_code == 202
+        with trio.fail_after(bound(20)):
+            await first.wait()
+    assert len(sim.refunds_of(session)) == 1  # made; only its answer was lost
+    sim.refused_keys.add(STRIPE_SECRET_KEY)
+    with node.ctx.attempts.expecting(tx) as second:
+        with trio.fail_after(bound(20)):
+            await second.wait()
+    sim.refused_keys.discard(STRIPE_SECRET_KEY)
+    record = await _record(http, shop, tx)
+    assert [r["state"] for r in record["refunds"]] == ["unknown"]
+    assert record["refundable"] == 14.99  # held: the provider may have made it
+    assert "payment.refund_failed" not in [e["type"] for e in record["events"]]
+    await sim.release()
+    await _until(http, shop, tx, "partially_refunded")
+    record = await _record(http, shop, tx)
+    assert [r["state"] for r in record["refunds"]] == ["succeeded"]
+    assert record["refundable"] == 14.99 and len(sim.refunds_of(session)) == 1

@@ -5,6 +5,7 @@ after Stripe forgot the idempotency key, which finds the refund by its tag."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,7 +21,7 @@ from edge.providers.base import (
     FollowUp,
     FollowUpRequest,
 )
-from edge.providers.refunding import carry_out
+from edge.providers.refunding import OutcomeUnknown, carry_out
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.refunds import REFUND_KEY_S
 from edge.sim.faults import LOST_5XX, LOST_DROPPED, LOST_LATE
@@ -29,6 +30,7 @@ from edge.sim.stripe import StripeSimulator
 SECRET_KEY = "sk_test_refunds_0123456789"
 TX = "tx_01JD0000000000000000000007"
 REFUND_ID = "rf_01JD0000000000000000000007"
+OTHER_ID = "rf_01JD0000000000000000000008"
 HOUR_MS = 3_600_000
 
 
@@ -141,6 +143,63 @@ async def test_after_stripe_forgot_the_key_the_refund_is_found_by_its_tag(
     (made,) = sim.refunds_of(session_id)
     assert result.refund is not None and result.refund.id == made["id"]
     assert result.detail.startswith("Stripe found the refund an earlier attempt made")
+
+
+async def test_a_first_attempt_after_stripe_forgot_the_key_asks_first(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """An attempt the node made and never recorded (it crashed while Stripe answered: the queue
+    still counts no attempt), taken up after a day down: Stripe's list finds the refund."""
+    session_id = await paid_session(sim, http)
+    await carry_out(STRIPE, asked(sim, http, session_id), now_ms())
+    sim.forget_idempotency_keys()  # the node comes back 25 hours on
+    again = await carry_out(STRIPE, asked(sim, http, session_id, age_ms=25 * HOUR_MS), now_ms())
+    (made,) = sim.refunds_of(session_id)
+    assert again.refund is not None and again.refund.id == made["id"]
+
+
+async def test_a_refusal_after_a_lost_answer_adopts_the_refund_stripe_lists(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """Stripe made the refund and its answer was lost; the next attempt is refused for good
+    before it reaches the refund call (here, a refusal of its own): the list finds the refund,
+    which is adopted, never freed as failed."""
+    session_id = await paid_session(sim, http)
+    sim.faults.lose("POST", r"/v1/refunds", LOST_5XX)
+    with pytest.raises(ProviderError):
+        await carry_out(STRIPE, asked(sim, http, session_id), now_ms())
+
+    async def refused(request: FollowUpRequest) -> Any:
+        raise ProviderError("provider_error", "No such checkout session", retryable=False)
+
+    refusing = dataclasses.replace(STRIPE, send_refund=refused)
+    result = await carry_out(refusing, asked(sim, http, session_id, attempts=1), now_ms())
+    (made,) = sim.refunds_of(session_id)
+    assert result.refund is not None and result.refund.id == made["id"]
+    # with nothing of the node's in the list, the refusal stands
+    with pytest.raises(ProviderError) as stands:
+        await carry_out(
+            refusing, asked(sim, http, session_id, attempts=1, refund_id=OTHER_ID), now_ms()
+        )
+    assert not stands.value.retryable
+
+
+async def test_a_refusal_after_a_lost_answer_with_the_list_unread_is_unknown(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """The merchant rotated the key after a lost answer: the retry and the list are both
+    refused, so nobody can say whether the refund was made (its amount must stay held)."""
+    session_id = await paid_session(sim, http)
+    sim.faults.lose("POST", r"/v1/refunds", LOST_5XX)
+    with pytest.raises(ProviderError):
+        await carry_out(STRIPE, asked(sim, http, session_id), now_ms())
+    sim.refused_keys.add(SECRET_KEY)
+    with pytest.raises(OutcomeUnknown, match="could not be read"):
+        await carry_out(STRIPE, asked(sim, http, session_id, attempts=1), now_ms())
+    # a first attempt refused for good made nothing: its refusal is final
+    with pytest.raises(ProviderError) as first:
+        await carry_out(STRIPE, asked(sim, http, session_id, refund_id=OTHER_ID), now_ms())
+    assert not first.value.retryable
 
 
 async def test_without_asking_a_forgotten_key_would_refund_twice(

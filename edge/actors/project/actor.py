@@ -94,11 +94,12 @@ class ProjectActor:
         self._pruned_at = 0
         self._quota = quota = Quota(ledger)
         self._polls = Polls(ledger, ref)
-        self._refunds = refunds = Refunds(ledger)
+        idempotency = IdempotencyKeys(ledger)  # one namespace: checkouts and refunds
+        self._refunds = refunds = Refunds(ledger, idempotency)
         applier = EventApplier(ledger, quota, refunds)
         self._intake = WebhookIntake(applier)
         self._health = health = ProviderHealth(ledger, ref)
-        self._checkouts = Checkouts(ledger, IdempotencyKeys(ledger), quota, applier, ref, health)
+        self._checkouts = Checkouts(ledger, idempotency, quota, applier, ref, health)
         self._merchant = MerchantActions(ledger)
         self._attention = Attention(ledger)
         self._asking = Asking(ledger, applier, refunds)

@@ -1,4 +1,5 @@
-"""``Idempotency-Key`` on checkout (CONTRACT 4.2), kept in the store for 24 hours.
+"""``Idempotency-Key`` on checkout (CONTRACT 4.2) and on refunds, kept in the store for 24
+hours; one namespace for both (a key used for a checkout and then a refund is a conflict).
 
 - The same key with the same body returns the first answer again (with
   ``Idempotent-Replayed: true``), without a second provider call or a second transaction.
@@ -13,6 +14,9 @@
   (``begin``): a request that was cut short (the node crashed or lost the project's lease
   while the provider was being asked) is taken up again by the retry, for the same transaction
   (``Resume``; the provider call is idempotent by the transaction id), never as a second one.
+- A refund's answer is kept in the commit that records the refund and queues its provider call
+  (``keep``): a merchant retrying a refund whose answer it lost gets the first refund, and the
+  provider is asked once.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from edge.store.codec import pack
 from edge.store.engine import Op
 
 KEEP_MS = 24 * 3600 * 1000
+Keyed = m.StartCheckout | m.RefundTx  # the requests that may carry a key
 PURGE_BATCH = 50
 REPLAYED = {"Idempotent-Replayed": "true"}
 
@@ -67,7 +72,7 @@ class IdempotencyKeys:
         self.ledger = ledger
         self._in_flight: dict[str, tuple[str, list[Reply]]] = {}
 
-    async def answer_known(self, msg: m.StartCheckout, reply: Reply) -> bool | Resume:
+    async def answer_known(self, msg: Keyed, reply: Reply) -> bool | Resume:
         """Answer from an earlier request with this key, if there is one; True if answered,
         ``Resume`` when that request made its transaction but never answered."""
         assert msg.idempotency_key is not None
@@ -122,7 +127,7 @@ class IdempotencyKeys:
         any other that comes meanwhile; the reply that answers them all."""
         return self.fan_out(self._in_flight_now(msg, reply))
 
-    def _in_flight_now(self, msg: m.StartCheckout, reply: Reply) -> str:
+    def _in_flight_now(self, msg: Keyed, reply: Reply) -> str:
         """Requests with the key wait for this one's answer from now on; the key's hash."""
         assert msg.idempotency_key is not None
         key = _key_hash(msg.idempotency_key)
@@ -162,8 +167,30 @@ class IdempotencyKeys:
             "answer": answer.body() if isinstance(answer, ContractError) else answer,
             "expiresAt": now + KEEP_MS,
         }
+        return self._kept_ops(key, record) + await self._purged(now)
+
+    async def keep(
+        self, msg: m.RefundTx, reply: Reply, tx_id: str, answer: dict[str, Any]
+    ) -> tuple[list[Op], Reply]:
+        """The writes that keep ``answer`` under the request's key, for the commit that makes
+        what it answers, and the reply that answers this request and any other with the key
+        that comes before that commit is durable."""
+        now = self.ledger.now_ms()
+        purged = await self._purged(now)
+        key = self._in_flight_now(msg, reply)
+        record = {
+            "bodyHash": msg.body_hash,
+            "txId": tx_id,
+            "errorKind": None,
+            "answer": answer,
+            "expiresAt": now + KEEP_MS,
+        }
+        return self._kept_ops(key, record) + purged, self.fan_out(key)
+
+    async def _purged(self, now: int) -> list[Op]:
+        """Ops that forget the oldest keys past their 24 hours (a batch at a time)."""
         pid = self.ledger.project_id
-        ops = self._kept_ops(key, record)
+        ops: list[Op] = []
         for index_key, _ in await self.ledger.ctx.store.scan(
             keys.prefix(pid, keys.IDEMPOTENCY_EXPIRY), limit=PURGE_BATCH
         ):

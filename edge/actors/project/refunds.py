@@ -27,6 +27,7 @@ from typing import Any
 from edge.actors import messages as m
 from edge.actors.project import story
 from edge.actors.project.attention import flag
+from edge.actors.project.idempotency import IdempotencyKeys, Resume
 from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.records import refund_view
 from edge.domain import attention, ids
@@ -69,14 +70,21 @@ _PAID = (Status.SUCCEEDED, Status.PARTIALLY_REFUNDED)
 
 
 class Refunds:
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, idempotency: IdempotencyKeys) -> None:
         self.ledger = ledger
+        self.idempotency = idempotency
 
     async def request(self, msg: m.RefundTx, reply: Reply) -> None:
         """Give money back for a paid transaction (CONTRACT 4.5), or for money paid after its
         checkout ended: pay by mail records it at once; a provider's refund call is owed from
         the durable queue, and the provider's report moves the transaction."""
         ledger = self.ledger
+        if msg.idempotency_key is not None:
+            known = await self.idempotency.answer_known(msg, reply)
+            # a cut-short checkout's key (``Resume``) has another body: refused as a conflict
+            assert not isinstance(known, Resume)
+            if known:
+                return  # the first request with this key answered (or will answer) this one
         tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         charged = _charged(tx)
         if charged is None:
@@ -155,7 +163,11 @@ class Refunds:
             ops += entry
         tx["refunds"] = [*(tx.get("refunds") or ())[-(REFUNDS_KEPT - 1) :], refund]
         ops += ledger.tx_ops(tx)
-        ledger.commit(ops, reply, refund_view(tx, refund))
+        view = refund_view(tx, refund)
+        if msg.idempotency_key is not None:
+            kept, reply = await self.idempotency.keep(msg, reply, tx["id"], view)
+            ops += kept
+        ledger.commit(ops, reply, view)
 
     async def outcome(self, msg: m.RefundOutcome, reply: Reply) -> None:
         """The worker's word on a refund: recorded (and, when it failed, flagged and told to

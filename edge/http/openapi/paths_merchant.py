@@ -145,8 +145,9 @@ def _refund() -> Operation:
         "the provider reports refunded (its own dashboard's refunds included), less refunds "
         "asked and not yet reported. PayPal shows the reason to the buyer: one line of at most "
         "255 characters. Pay by mail records the refund at once (200, `done`): the merchant "
-        "sent the money back by hand.",
-        parameters=[PROJECT, TX],
+        "sent the money back by hand. A request repeated with its Idempotency-Key gets the "
+        "first refund, never a second one.",
+        parameters=[PROJECT, TX, {"$ref": "#/components/parameters/IdempotencyKey"}],
         body=json_body(ref("RefundRequest"), required=False),
         security=KEY_OR_OPERATOR,
         ok={
@@ -157,7 +158,7 @@ def _refund() -> Operation:
             400: ["invalid_amount", "unknown_field", "invalid_request"],
             403: ["forbidden"],
             404: [*_NOT_FOUND, "provider_not_enabled"],
-            409: ["refund_too_large", "refund_unsupported"],
+            409: ["refund_too_large", "refund_unsupported", "idempotency_conflict"],
             422: ["invalid_transition", "invalid_amount"],
             503: ["unavailable"],
         },
