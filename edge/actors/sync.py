@@ -34,7 +34,7 @@ import trio
 
 from edge.actors import messages as m
 from edge.actors.pacing import ProviderPacing, account_of
-from edge.domain.asking import WEEK_MS, next_look_ms
+from edge.domain.asking import WEEK_MS, looks_end_at, next_look_ms
 from edge.errors import Conflict, ContractError, ProviderError
 from edge.metrics import Metrics
 from edge.providers.base import EventsPage, EventsRequest, Provider, SyncRequest
@@ -105,7 +105,7 @@ class Syncer:
         since = _waits_for(tx)
         if since is None:
             return LOOKED, None
-        expires = tx.get("expiresAt") if tx["status"] in OPEN else None
+        expires = looks_end_at(tx["status"], tx.get("expiresAt"))
         later = next_look_ms(self._clock_ms(), since, expires, self.every_ms)
         if later is None:
             if tx["status"] in OPEN:

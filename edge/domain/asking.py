@@ -5,7 +5,9 @@ A pending checkout is looked at every ``every_ms`` (5 minutes unless configured)
 whose webhook never comes reaches its true status within that long: until the checkout's
 ``expiresAt``, and once more after it (the provider ends it then). A checkout with no expiry
 (Paddle, whose transactions stay open) is looked at every ``every_ms`` for its first hour, then
-hourly, for a week. A look may come later than asked: the provider account's budget
+hourly, for a week; so is a payment under way (``processing``: a bank debit, a crypto payment
+waiting for confirmations), which settles after its checkout's end. A look may come later than
+asked: the provider account's budget
 (``edge.actors.pacing``) spreads many checkouts' looks over time.
 """
 
@@ -13,6 +15,13 @@ from __future__ import annotations
 
 HOUR_MS = 3600 * 1000
 WEEK_MS = 7 * 24 * HOUR_MS
+
+
+def looks_end_at(status: str, expires_ms: int | None) -> int | None:
+    """The checkout's end that bounds the looks at a transaction of ``status``: its
+    ``expiresAt`` while it is unpaid (``pending``); none once the buyer paid and the money is
+    settling (``processing``), which the provider reports after the checkout's end."""
+    return expires_ms if status == "pending" else None
 
 
 def next_look_ms(now_ms: int, created_ms: int, expires_ms: int | None, every_ms: int) -> int | None:

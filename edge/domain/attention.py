@@ -25,6 +25,8 @@ DISPUTE_WON = "dispute_won"
 DISPUTE_LOST = "dispute_lost"
 NOT_AT_PROVIDER = "not_at_provider"  # asked, the provider does not know the checkout
 STILL_OPEN = "still_open"  # asked for a week, the provider still holds the checkout open
+# asked for a week, the buyer's payment is still processing (a bank debit, confirmations)
+STILL_PROCESSING = "still_processing"
 CODES = (
     AMOUNT_MISMATCH,
     PAID_LATE,
@@ -38,6 +40,7 @@ CODES = (
     DISPUTE_LOST,
     NOT_AT_PROVIDER,
     STILL_OPEN,
+    STILL_PROCESSING,
 )
 
 
@@ -115,6 +118,12 @@ def in_words(flag: Mapping[str, Any], provider: str) -> str:
             f"{provider} still holds this checkout open and unpaid after a week: the node"
             " stopped asking. Cancel it here, or look it up in"
             f" {provider}'s dashboard."
+        )
+    if code == STILL_PROCESSING:
+        return (
+            f"{provider} still reports this payment processing a week after the checkout: the"
+            " buyer paid, and the money has not settled. The node stopped asking; look it up"
+            f" in {provider}'s dashboard before you ship."
         )
     return f"{provider} reported something about this payment that needs you: {code}."
 

@@ -16,6 +16,7 @@ from support.btcpay_shop import API_KEY, BTCPayShop, btcpay_shop
 from support.client import ORIGIN, Admin, bearer, post_checkout
 from support.pages import press
 
+from edge.actors.messages import LooksEnded
 from edge.sim.btcpay import BTCPaySimulator
 
 
@@ -74,6 +75,26 @@ async def test_redirect_pay_confirm_and_back_to_the_success_page(admin, http, bt
     assert ("InvoicePaymentSettled", "payment.processing") in kinds
     assert all(e["customerRef"] == "cust-7" for e in tx["events"])
     assert all(status == 200 for _, _, status in btcpay.delivered)
+
+
+async def test_a_payment_still_processing_when_the_looks_end_is_flagged_never_canceled(
+    node, admin, http, btcpay
+):
+    """The node stops asking a week on (``LooksEnded``, sent here as its follow-up queue would):
+    a payment still waiting for its confirmations was paid, so it is neither canceled nor
+    called unpaid: the merchant is told it has not settled."""
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    assert (await press(http, checkout["url"], "Pay in full")).endswith(
+        btcpay.invoice_of(checkout["txId"])
+    )
+    await btcpay.drained()
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
+    await node.ctx.registry.call(shop.project_id, LooksEnded(checkout["txId"]))
+    tx = await _tx(http, shop, checkout["txId"])
+    assert (tx["status"], tx["needsAttention"]) == ("processing", True)
+    ((flag,),) = [tx["attention"]]
+    assert flag["code"] == "still_processing" and "has not settled" in flag["reason"]
 
 
 async def test_expired_then_paid_late_needs_attention(admin, http, btcpay):

@@ -188,7 +188,11 @@ class Asking:
             return
         provider = PROVIDERS[tx["provider"]]
         mode = "test" if tx["isTest"] else "live"
-        if CANCEL_CHECKOUT in provider.follow_ups:
+        if tx["status"] == Status.PROCESSING:
+            # the buyer paid and the money is settling: never canceled, never called unpaid
+            flag(tx, [{"code": attention.STILL_PROCESSING}])
+            ops = ledger.tx_ops(tx)
+        elif CANCEL_CHECKOUT in provider.follow_ups:
             ops = ledger.follow_up_ops(tx, provider.name, mode, (FollowUp(CANCEL_CHECKOUT),))
         else:
             flag(tx, [{"code": attention.STILL_OPEN}])
