@@ -48,10 +48,20 @@ def locked(data_dir: Path) -> Iterator[None]:
 
 def write_private(path: Path, text: str) -> None:
     """``path`` holds ``text``, mode 0600 whatever the umask, also when it existed before
-    with another mode."""
-    fd = _open_private(path, os.O_WRONLY | os.O_TRUNC)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
+    with another mode. Whole or not at all: the text goes to a file beside it, made durable,
+    then takes the name, so a reader (another process waiting for it, the node after a crash)
+    never sees it empty or cut short."""
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = _open_private(staged, os.O_WRONLY | os.O_TRUNC)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staged, path)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
 
 
 def _open_private(path: Path, flags: int) -> int:

@@ -39,19 +39,23 @@ def demo_node(where: Path) -> tuple[NodeProcess, str]:
     config.write_text(f"[rate_limits]\n{RATE_LIMITS}\n")
     data = where / "data"
     node = NodeProcess(data, env={"EDGE_CONFIG": str(config)}, args=("--demo",)).start()
-    deadline = time.monotonic() + bound(20)
-    while not (data / "demo.json").exists():  # the node serves before the demo is wired
-        assert time.monotonic() < deadline, node.log.read_text()
-        time.sleep(0.05)
-    project_id = json.loads((data / "demo.json").read_text())["projectId"]
-    with httpx.Client(base_url=node.url, headers=bearer(node.admin_token)) as http:
-        answer = http.patch(
-            f"/api/manage/projects/{project_id}",
-            json={
-                "successUrl": f"{SHOP}/thanks",
-                "cancelUrl": f"{SHOP}/cart",
-                "allowedOrigins": [SHOP],
-            },
-        )
-        answer.raise_for_status()
+    try:
+        deadline = time.monotonic() + bound(20)
+        while not (data / "demo.json").exists():  # the node serves before the demo is wired
+            assert time.monotonic() < deadline, node.log.read_text()
+            time.sleep(0.05)
+        project_id = json.loads((data / "demo.json").read_text())["projectId"]
+        with httpx.Client(base_url=node.url, headers=bearer(node.admin_token)) as http:
+            answer = http.patch(
+                f"/api/manage/projects/{project_id}",
+                json={
+                    "successUrl": f"{SHOP}/thanks",
+                    "cancelUrl": f"{SHOP}/cart",
+                    "allowedOrigins": [SHOP],
+                },
+            )
+            answer.raise_for_status()
+    except BaseException:
+        node.terminate()  # never left running for the next test to trip over
+        raise
     return node, project_id
