@@ -3,7 +3,7 @@ its own mode's transactions and events."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from functools import partial
 
 import trio
@@ -120,7 +120,7 @@ async def refund(project_id: str, tx_id: str) -> Response:
     if not ids.is_tx_id(tx_id):
         raise tx_not_found()
     # a retry whose answer was lost gets the first refund's answer, never a second refund
-    asked = {"refund": tx_id, "amount": _canonical(amount), "reason": reason}
+    asked = {"refund": tx_id, "mode": caller.mode, "amount": _canonical(amount), "reason": reason}
     message = RefundTx(tx_id, caller.mode, amount, reason, key, idempotency.body_hash(asked))
     view = await ask(project_id, message)
     # 202: the provider is asked from the durable queue; its own webhook brings the outcome
@@ -166,9 +166,14 @@ async def reconcile(project_id: str) -> Response:
     return json_response({"since": iso_ms(since), "providers": results}, headers=NO_STORE)
 
 
+# wide enough for any amount a body can spell: normalizing never overflows (the actor refuses
+# an amount its currency cannot hold, 422 invalid_amount)
+_SPELLING = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
 def _canonical(amount: Decimal | int | None) -> str | None:
     """One spelling of an amount: 5, 5.0 and 5.00 ask for the same refund."""
-    return None if amount is None else str(Decimal(amount).normalize())
+    return None if amount is None else str(Decimal(amount).normalize(_SPELLING))
 
 
 def _syncer() -> Syncer:

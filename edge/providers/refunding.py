@@ -22,16 +22,15 @@ refund pays twice. So:
 - A refusal for good after an earlier attempt whose answer was lost proves nothing about that
   attempt (the merchant rotated the key, the payment's read is refused): the provider's list
   decides. The node's refund found there is adopted; not there, the refusal stands; the list
-  itself unreadable, the outcome is unknown (``OutcomeUnknown``): the amount stays held and the
-  node asks again, never a refund freed that the provider may have made.
+  unreadable for a while (a network fault, a 5xx, a rate limit), the attempt is tried again
+  later; refused for good, the outcome is unknown (``OutcomeUnknown``): the amount stays held
+  and the node asks again, never a refund freed that the provider may have made.
 
 The result names the provider's refund (made, or adopted), which the project actor records on
 the transaction's refund: its amount then counts once, through that id.
 """
 
 from __future__ import annotations
-
-import httpx
 
 from edge.errors import ContractError
 from edge.providers.base import (
@@ -67,7 +66,9 @@ async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -
         # an earlier attempt lost its answer: it may have made the refund
         try:
             own = adopted(await look(request), refund_id)
-        except (ContractError, httpx.HTTPError) as unread:
+        except ContractError as unread:
+            if unread.retryable:
+                raise  # a passing fault of the list's: the queue asks again later
             raise OutcomeUnknown(
                 f"{refused.code}: {refused.message} (an earlier attempt's answer was lost, and"
                 f" {_name(provider)}'s refunds could not be read to tell whether it made the"

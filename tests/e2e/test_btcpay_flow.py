@@ -16,7 +16,7 @@ from support.btcpay_shop import API_KEY, BTCPayShop, btcpay_shop
 from support.client import ORIGIN, Admin, bearer, post_checkout
 from support.pages import press
 
-from edge.actors.messages import LooksEnded
+from edge.actors.messages import ExpireCheckout, LooksEnded
 from edge.sim.btcpay import BTCPaySimulator
 
 
@@ -95,6 +95,9 @@ async def test_a_payment_still_processing_when_the_looks_end_is_flagged_never_ca
     assert (tx["status"], tx["needsAttention"]) == ("processing", True)
     ((flag,),) = [tx["attention"]]
     assert flag["code"] == "still_processing" and "has not settled" in flag["reason"]
+    # nor does the node's own expiry (PayPal's, at expiresAt) end a payment under way
+    await node.ctx.registry.call(shop.project_id, ExpireCheckout(checkout["txId"]))
+    assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
 
 
 async def test_expired_then_paid_late_needs_attention(admin, http, btcpay):

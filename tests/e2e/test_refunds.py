@@ -213,6 +213,7 @@ async def test_a_pending_checkout_is_not_refunded(admin, http):
 
 
 async def test_a_refund_asked_again_with_its_key_is_the_first_refund(admin, http):
+    json_type = {"Content-Type": "application/json"}
     """A merchant that lost the answer asks again with the same ``Idempotency-Key``: the first
     refund's answer, never a second refund (a key is a checkout's and a refund's alike)."""
     shop, made = await _paid_by_mail(admin, http)
@@ -243,13 +244,23 @@ async def test_a_refund_asked_again_with_its_key_is_the_first_refund(admin, http
     record = await _record(http, shop, tx)
     assert [(r["amount"], r["state"]) for r in record["refunds"]] == [(5.0, "done"), (1.0, "done")]
     assert record["refundable"] == 13.99
-    # the key of a checkout is not a refund's
+    # refunds' keys are their own: a checkout, which needs no key of the project's, can neither
+    # take a refund's key nor be blocked by one
     checkout = await http.post(
         f"/api/checkout/manual/{shop.project_id}",
         json={"productId": "book"},
         headers={"Idempotency-Key": "refund-order-42"},
     )
-    assert (checkout.status_code, checkout.json()["error"]["code"]) == (409, "idempotency_conflict")
+    assert checkout.status_code == 201
+    # another mode's key does not see the transaction, replay or not
+    live = {**bearer(shop.live_key), "Idempotency-Key": "refund-order-42"}
+    unseen = await http.post(url, json={"amount": 5}, headers=live)
+    assert (unseen.status_code, unseen.json()["error"]["code"]) == (404, "not_found")
+    # an amount no currency can hold is the request's fault, never the node's
+    huge = await http.post(
+        url, content=b'{"amount": 1e9999999}', headers=bearer(shop.test_key) | json_type
+    )
+    assert (huge.status_code, huge.json()["error"]["code"]) == (422, "invalid_amount")
 
 
 async def test_a_stripe_refund_asked_again_with_its_key_is_made_once(node, admin, http, sim):

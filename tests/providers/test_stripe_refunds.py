@@ -184,6 +184,25 @@ async def test_a_refusal_after_a_lost_answer_adopts_the_refund_stripe_lists(
     assert not stands.value.retryable
 
 
+async def test_a_refusal_after_a_lost_answer_with_the_list_down_a_while_is_tried_again(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """The list fails for a passing reason (a 503, a rate limit): nothing is settled, the
+    queue asks again later, never an amount held for good on a passing fault."""
+    session_id = await paid_session(sim, http)
+
+    async def refused(request: FollowUpRequest) -> Any:
+        raise ProviderError("provider_error", "No such checkout session", retryable=False)
+
+    async def down(request: FollowUpRequest) -> Any:
+        raise ProviderError("provider_error", "Stripe answered 503", retryable=True)
+
+    flaky = dataclasses.replace(STRIPE, send_refund=refused, refunds_of=down)
+    with pytest.raises(ProviderError) as later:
+        await carry_out(flaky, asked(sim, http, session_id, attempts=1), now_ms())
+    assert later.value.retryable
+
+
 async def test_a_refusal_after_a_lost_answer_with_the_list_unread_is_unknown(
     sim: StripeSimulator, http: httpx.AsyncClient
 ) -> None:

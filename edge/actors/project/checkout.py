@@ -379,7 +379,10 @@ class Checkouts:
         if tx is None:
             reply("the transaction is gone")
             return
-        if not can_transition(Kind(tx["kind"]), tx["status"], Status.EXPIRED):
+        # a payment under way (a pending PayPal capture) was paid: the checkout's end is not its
+        if tx["status"] != Status.PENDING or not can_transition(
+            Kind(tx["kind"]), tx["status"], Status.EXPIRED
+        ):
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
         ops: list[Op] = []

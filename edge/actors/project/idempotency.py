@@ -1,5 +1,6 @@
 """``Idempotency-Key`` on checkout (CONTRACT 4.2) and on refunds, kept in the store for 24
-hours; one namespace for both (a key used for a checkout and then a refund is a conflict).
+hours. Refunds' keys are a namespace of their own: a checkout needs no key of the project's,
+so a buyer who guessed a merchant's refund key could otherwise block that refund.
 
 - The same key with the same body returns the first answer again (with
   ``Idempotent-Replayed: true``), without a second provider call or a second transaction.
@@ -38,8 +39,10 @@ PURGE_BATCH = 50
 REPLAYED = {"Idempotent-Replayed": "true"}
 
 
-def _key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+def _key_hash(msg: Keyed) -> str:
+    assert msg.idempotency_key is not None
+    space = "refund\x00" if isinstance(msg, m.RefundTx) else ""  # checkouts' as they always were
+    return hashlib.sha256((space + msg.idempotency_key).encode()).hexdigest()
 
 
 def _conflict() -> ContractError:
@@ -75,8 +78,7 @@ class IdempotencyKeys:
     async def answer_known(self, msg: Keyed, reply: Reply) -> bool | Resume:
         """Answer from an earlier request with this key, if there is one; True if answered,
         ``Resume`` when that request made its transaction but never answered."""
-        assert msg.idempotency_key is not None
-        key = _key_hash(msg.idempotency_key)
+        key = _key_hash(msg)
         in_flight = self._in_flight.get(key)
         if in_flight is not None:
             body_hash, waiters = in_flight
@@ -129,8 +131,7 @@ class IdempotencyKeys:
 
     def _in_flight_now(self, msg: Keyed, reply: Reply) -> str:
         """Requests with the key wait for this one's answer from now on; the key's hash."""
-        assert msg.idempotency_key is not None
-        key = _key_hash(msg.idempotency_key)
+        key = _key_hash(msg)
         self._in_flight[key] = (msg.body_hash, [reply])
         return key
 
@@ -167,7 +168,8 @@ class IdempotencyKeys:
             "answer": answer.body() if isinstance(answer, ContractError) else answer,
             "expiresAt": now + KEEP_MS,
         }
-        return self._kept_ops(key, record) + await self._purged(now)
+        # the purge first: the key's own expired record, if read there, is not deleted after it
+        return await self._purged(now) + self._kept_ops(key, record)
 
     async def keep(
         self, msg: m.RefundTx, reply: Reply, tx_id: str, answer: dict[str, Any]
@@ -185,7 +187,8 @@ class IdempotencyKeys:
             "answer": answer,
             "expiresAt": now + KEEP_MS,
         }
-        return self._kept_ops(key, record) + purged, self.fan_out(key)
+        # the purge first: this key's expired record is deleted before it is written anew
+        return purged + self._kept_ops(key, record), self.fan_out(key)
 
     async def _purged(self, now: int) -> list[Op]:
         """Ops that forget the oldest keys past their 24 hours (a batch at a time)."""

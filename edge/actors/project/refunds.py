@@ -79,13 +79,12 @@ class Refunds:
         checkout ended: pay by mail records it at once; a provider's refund call is owed from
         the durable queue, and the provider's report moves the transaction."""
         ledger = self.ledger
+        tx = await ledger.visible_tx(msg.tx_id, msg.mode)  # another mode's: not found, keyed or not
         if msg.idempotency_key is not None:
             known = await self.idempotency.answer_known(msg, reply)
-            # a cut-short checkout's key (``Resume``) has another body: refused as a conflict
-            assert not isinstance(known, Resume)
+            assert not isinstance(known, Resume)  # a checkout's, in a namespace of its own
             if known:
                 return  # the first request with this key answered (or will answer) this one
-        tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         charged = _charged(tx)
         if charged is None:
             raise InvalidTransition(
@@ -188,6 +187,8 @@ class Refunds:
         else:
             _advance(refund, money_back.UNKNOWN, msg.detail)
             failed = False
+        if _state(refund) == money_back.UNKNOWN and msg.outcome == m.REFUND_UNKNOWN:
+            # not when the provider's own word (a webhook) settled it first
             flag(tx, [_flag(attention.REFUND_UNKNOWN, refund, tx)])
             if PROVIDERS[tx["provider"]].sync is not None:
                 # the provider never answered: the node asks it what became of the refund

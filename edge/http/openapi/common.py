@@ -101,7 +101,7 @@ PARAMETERS: dict[str, Schema] = {
         "required": False,
         "description": "The same key with the same body within 24 hours answers the first "
         "answer again (Idempotent-Replayed: true) without a second transaction or refund; with "
-        "another body (a checkout's key used for a refund included), 409 idempotency_conflict.",
+        "another body, 409 idempotency_conflict. Checkouts and refunds keep their keys apart.",
         "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
     },
 }
