@@ -32,6 +32,8 @@ the transaction's refund: its amount then counts once, through that id.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from edge.errors import ContractError
 from edge.providers.base import (
     REFUND_FAILED,
@@ -59,7 +61,7 @@ async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -
         return FollowUpResult(detail=f"{_name(provider)} takes no refunds from the node")
     refund_id = str(request.follow_up.params["refundId"])
     try:
-        return await _make(provider, request, now_ms, refund_id)
+        return await _make(provider, request, now_ms, refund_id, send, look)
     except ContractError as refused:
         if refused.retryable or request.attempts == 0:
             raise
@@ -80,10 +82,15 @@ async def carry_out(provider: Provider, request: FollowUpRequest, now_ms: int) -
 
 
 async def _make(
-    provider: Provider, request: FollowUpRequest, now_ms: int, refund_id: str
+    provider: Provider,
+    request: FollowUpRequest,
+    now_ms: int,
+    refund_id: str,
+    send: Callable[[FollowUpRequest], Awaitable[ProviderRefund]],
+    look: Callable[[FollowUpRequest], Awaitable[tuple[ProviderRefund, ...]]],
 ) -> FollowUpResult:
-    send, look = provider.send_refund, provider.refunds_of
-    assert send is not None and look is not None
+    """Ask first where ``must_ask`` says so, then send (a refund already pending is asked
+    about)."""
     if must_ask(provider, request, now_ms):
         listed = await look(request)
         own = adopted(listed, refund_id)

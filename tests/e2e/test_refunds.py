@@ -240,6 +240,8 @@ async def test_a_refund_asked_again_with_its_key_is_the_first_refund(admin, http
         nursery.start_soon(ask)
     assert [a.status_code for a in answers] == [200, 200]
     assert answers[0].json() == answers[1].json()
+    # one made it, the other got its answer (waiting on its commit, or from the store)
+    assert sorted(a.headers.get("Idempotent-Replayed", "") for a in answers) == ["", "true"]
 
     record = await _record(http, shop, tx)
     assert [(r["amount"], r["state"]) for r in record["refunds"]] == [(5.0, "done"), (1.0, "done")]

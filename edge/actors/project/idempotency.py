@@ -161,13 +161,7 @@ class IdempotencyKeys:
         if key is None:
             return []
         now = self.ledger.now_ms()
-        record = {
-            "bodyHash": tx["idempotencyBodyHash"],
-            "txId": tx["id"],
-            "errorKind": type(answer).__name__ if isinstance(answer, ContractError) else None,
-            "answer": answer.body() if isinstance(answer, ContractError) else answer,
-            "expiresAt": now + KEEP_MS,
-        }
+        record = _answered(tx["idempotencyBodyHash"], tx["id"], answer, now)
         # the purge first: the key's own expired record, if read there, is not deleted after it
         return await self._purged(now) + self._kept_ops(key, record)
 
@@ -180,13 +174,7 @@ class IdempotencyKeys:
         now = self.ledger.now_ms()
         purged = await self._purged(now)
         key = self._in_flight_now(msg, reply)
-        record = {
-            "bodyHash": msg.body_hash,
-            "txId": tx_id,
-            "errorKind": None,
-            "answer": answer,
-            "expiresAt": now + KEEP_MS,
-        }
+        record = _answered(msg.body_hash, tx_id, answer, now)
         # the purge first: this key's expired record is deleted before it is written anew
         return purged + self._kept_ops(key, record), self.fan_out(key)
 
@@ -208,3 +196,20 @@ class IdempotencyKeys:
             if kept is not None and kept["expiresAt"] <= now:  # not a key used again since
                 ops.append(("records", record_key, None))
         return ops
+
+
+def _answered(
+    body_hash: str, tx_id: str, answer: dict[str, Any] | ContractError, now: int
+) -> dict[str, Any]:
+    """What a key keeps once its request is answered: the answer, for 24 hours."""
+    if isinstance(answer, ContractError):
+        kind, kept = type(answer).__name__, answer.body()
+    else:
+        kind, kept = None, answer
+    return {
+        "bodyHash": body_hash,
+        "txId": tx_id,
+        "errorKind": kind,
+        "answer": kept,
+        "expiresAt": now + KEEP_MS,
+    }
