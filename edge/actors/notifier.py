@@ -211,7 +211,11 @@ class Notifier:
             if project_id not in projects:
                 projects[project_id] = await self._store.get(keys.project(project_id))
             event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
-            ops += notifyq.fan_out_ops(event_id, project_id, projects[project_id], event, now)
+            told = None
+            if event is not None and event.get("matchedAt"):
+                # matched after it was stored: perhaps fanned out before, as unmatched
+                told = await notifyq.told(self._store, event_id)
+            ops += notifyq.fan_out_ops(event_id, project_id, projects[project_id], event, now, told)
         try:
             await self._writer.write(ops)
         except Contended:

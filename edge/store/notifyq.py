@@ -11,8 +11,12 @@ The ``notify`` database holds:
 - per endpoint, every attempt in time order, for the attempt log:
   ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
   durationMs, outcome}.
+- ``u | event id`` -> the ids of the endpoints an ``unmatched`` event was queued for, space
+  separated: when a later event matches it, it is fanned out again under its real type, and an
+  endpoint that was owed it already is not owed it twice (one message a ``webhook-id``).
 
-Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS`` (``expired_ops``).
+Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS``, the ``u`` keys as
+long as the feed keeps their event (``expired_ops``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.domain import ids
-from edge.domain.notifications import wants
+from edge.domain.events import FEED_KEPT_MS
+from edge.domain.notifications import UNMATCHED, wants
 from edge.store import outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine, Op, expect_op
@@ -33,6 +38,7 @@ FAN_OUT = b"f"
 # entry left in a store is moved to its ``f`` key (``refiled_ops``).
 FAN_OUT_ENTRY = "fan-out"
 LOG = b"x"
+TOLD = b"u"
 ENDPOINT_ID_LEN = len("we_") + 26
 
 
@@ -91,18 +97,34 @@ def fan_out_ops(
     project: Mapping[str, Any] | None,
     event: Mapping[str, Any] | None,
     now_ms: int,
+    told: bytes | None = None,
 ) -> list[Op]:
     """The fan-out key replaced by one queue entry for each endpoint that takes the event now
     (none when the project or the event is gone), in one commit that holds only while the key
     is still there: an event is fanned out once, even by two nodes at a lease's hand-over
-    (the loser's commit fails with ``Contended``)."""
+    (the loser's commit fails with ``Contended``). ``told``: the ``u`` key's value, when the
+    event was fanned out before as ``unmatched`` (it is matched now): the endpoints it names
+    have it already (their entry sends the event as it stands when it goes out), so they are
+    skipped, and the key goes."""
     key = FAN_OUT + event_id.encode("ascii")
     ops: list[Op] = [expect_op(DB, key, project_id.encode("ascii")), (DB, key, None)]
+    if told is not None:
+        ops.append((DB, TOLD + event_id.encode("ascii"), None))
     if project is None or event is None:
         return ops
-    for endpoint in takers(project, event):
+    skipped = set(told.decode("ascii").split()) if told else set()
+    owed = [endpoint for endpoint in takers(project, event) if endpoint["id"] not in skipped]
+    for endpoint in owed:
         ops += enqueue_ops(project["id"], endpoint["id"], event, endpoint["mode"], now_ms)
+    if event["type"] == UNMATCHED and owed:
+        told_now = " ".join(endpoint["id"] for endpoint in owed).encode("ascii")
+        ops.append((DB, TOLD + event_id.encode("ascii"), told_now))
     return ops
+
+
+async def told(store: Engine, event_id: str) -> bytes | None:
+    """The ``u`` key of an event: the endpoints it was queued for while it was ``unmatched``."""
+    return await store.get_raw(TOLD + event_id.encode("ascii"), db=DB)
 
 
 def refiled_ops(entry: Mapping[str, Any]) -> list[Op]:
@@ -128,7 +150,9 @@ def log_op(endpoint_id: str, attempt: Mapping[str, Any]) -> Op:
 async def expired_ops(store: Engine, now_ms: int, batch: int = outbox.PRUNE_BATCH) -> list[Op]:
     """Deletes for up to ``batch`` of what is kept past ``outbox.RETENTION_MS``: finished queue
     entries with their attempts, and attempt log lines (of every endpoint, deleted ones too:
-    each endpoint's lines come oldest first, so a scan skips from one endpoint to the next)."""
+    each endpoint's lines come oldest first, so a scan skips from one endpoint to the next);
+    and ``u`` keys of events the feed no longer keeps (never matched: there is nothing left
+    to match)."""
     ops = await outbox.expired_ops(store, now_ms, db=DB, batch=batch)
     cutoff = ids.ulid_floor(max(0, now_ms - outbox.RETENTION_MS)).encode("ascii")
     after: bytes | None = None
@@ -142,6 +166,13 @@ async def expired_ops(store: Engine, now_ms: int, batch: int = outbox.PRUNE_BATC
                 break
             ops.append((DB, key, None))
         after = lines + b"~"  # past every ULID (Crockford letters and digits sort before ~)
+    if len(ops) < batch:
+        # event ids are evt_ + a ULID: the oldest come first
+        oldest = TOLD + b"evt_" + ids.ulid_floor(max(0, now_ms - FEED_KEPT_MS)).encode("ascii")
+        for key, _ in await store.scan(TOLD, limit=batch - len(ops), db=DB):
+            if key >= oldest:
+                break
+            ops.append((DB, key, None))
     return ops
 
 

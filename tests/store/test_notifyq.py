@@ -10,6 +10,7 @@ from typing import Any
 from support.waits import until
 
 from edge.domain import ids
+from edge.domain.events import FEED_KEPT_MS
 from edge.store import notifyq, outbox
 from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter
@@ -105,3 +106,43 @@ async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
     assert [len(await notifyq.log(store, e)) for e in endpoints] == [0, 1, 0]
     assert (await notifyq.log(store, endpoints[1]))[0] == line
     assert await notifyq.expired_ops(store, later) == []
+
+
+async def test_an_event_matched_later_is_not_owed_twice_to_an_endpoint_that_took_it_unmatched(
+    store: Store, writer: StoreWriter
+) -> None:
+    """One message a ``webhook-id`` (CONTRACT 4.8): the endpoint queued the event while it was
+    ``unmatched`` is skipped when the match fans it out again; the others are owed it now."""
+    both = endpoint(1, types=["unmatched", "payment.disputed"])
+    record = project(both, endpoint(2), endpoint(3, types=["unmatched"]))
+    one = event("unmatched") | {"txId": None}
+    await writer.write(notifyq.owed_ops(record, one))
+    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, one, 1_000))
+    first = await outbox.due(store, 1_000, 10, db=notifyq.DB)
+    assert sorted(e["params"]["endpointId"] for e in first) == [both["id"], endpoint(3)["id"]]
+    told = await notifyq.told(store, one["id"])
+    assert told is not None and set(told.decode().split()) == {both["id"], endpoint(3)["id"]}
+
+    matched = one | {"type": "payment.disputed", "txId": "tx_1", "matchedAt": 2_000}
+    await writer.write(notifyq.owed_ops(record, matched))
+    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, matched, 2_000, told))
+    queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
+    assert sorted(e["params"]["endpointId"] for e in queued if e["createdAt"] == 2_000) == [
+        endpoint(2)["id"]
+    ]
+    assert await notifyq.told(store, one["id"]) is None  # its work is done
+
+
+async def test_what_an_unmatched_event_was_owed_to_is_kept_as_long_as_the_feed_keeps_it(
+    store: Store, writer: StoreWriter
+) -> None:
+    record = project(endpoint(1, types=["unmatched"]))
+    one = event("unmatched")
+    await writer.write(notifyq.owed_ops(record, one))
+    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, one, 1_000))
+    made = ids.ulid_time_ms(one["id"].removeprefix("evt_"))
+    after_the_queue = made + outbox.RETENTION_MS + 1
+    await writer.write(await notifyq.expired_ops(store, after_the_queue))
+    assert await notifyq.told(store, one["id"]) is not None
+    await writer.write(await notifyq.expired_ops(store, made + FEED_KEPT_MS + 1))
+    assert await notifyq.told(store, one["id"]) is None

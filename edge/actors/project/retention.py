@@ -4,12 +4,12 @@ start-up never scans anything."""
 
 from __future__ import annotations
 
+from edge.domain.events import FEED_KEPT_MS
 from edge.domain.ids import ulid_time_ms
 from edge.store import keys
 from edge.store.codec import unpack
 from edge.store.engine import Engine, Op
 
-EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
 PRUNE_EVERY_MS = 3600 * 1000
 PRUNE_BATCH = 500
 
@@ -17,7 +17,7 @@ PRUNE_BATCH = 500
 async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list[Op]:
     """Deletes for up to PRUNE_BATCH events older than the retention, with their history and
     deduplication entries. Transactions themselves are kept."""
-    cutoff = now_ms - EVENT_RETENTION_MS
+    cutoff = now_ms - FEED_KEPT_MS
     prefix = keys.prefix(project_id, keys.EVENT)
     ops: list[Op] = []
     for key, raw in await store.scan(prefix, limit=PRUNE_BATCH):
