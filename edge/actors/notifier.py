@@ -169,13 +169,13 @@ class Notifier:
 
     async def _look(
         self, now: int, busy: bool
-    ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[notifyq.Owed], list[dict[str, Any]], list[dict[str, Any]]]:
         """(events to fan out, due entries, due entries whose endpoint is gone or disabled);
         the others only when there are none of the first."""
         owed = [
             o
             for o in await notifyq.fan_outs(self._store, 1 if busy else BATCH)
-            if await self._is_mine(o[0])
+            if await self._is_mine(o.project_id)
         ]
         if owed:
             return owed, [], []
@@ -202,12 +202,13 @@ class Notifier:
         self._others = True
         return False
 
-    async def _fan_out(self, owed: list[tuple[str, str]], now: int) -> None:
+    async def _fan_out(self, owed: list[notifyq.Owed], now: int) -> None:
         """Each owed event becomes one queue entry for each endpoint that takes it, in one
         commit."""
         ops: list[Op] = []
         projects: dict[str, Any] = {}  # a burst's events are mostly one project's
-        for project_id, event_id in owed:
+        for one in owed:
+            project_id, event_id = one.project_id, one.event_id
             if project_id not in projects:
                 projects[project_id] = await self._store.get(keys.project(project_id))
             event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
@@ -215,11 +216,13 @@ class Notifier:
             if event is not None and event.get("matchedAt"):
                 # matched after it was stored: perhaps fanned out before, as unmatched
                 told = await notifyq.told(self._store, event_id)
-            ops += notifyq.fan_out_ops(event_id, project_id, projects[project_id], event, now, told)
+            ops += notifyq.fan_out_ops(one, projects[project_id], event, now, told)
         try:
             await self._writer.write(ops)
         except Contended:
-            log.info("notification fan-out: another node fanned out these events first")
+            # another node fanned out these events first, or a match owed one of them again
+            # since it was read: what is still owed is read afresh next time
+            log.info("notification fan-out: an owed event changed before its commit")
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]

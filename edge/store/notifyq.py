@@ -22,7 +22,7 @@ long as the feed keeps their event (``expired_ops``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from edge.domain import ids
 from edge.domain.events import FEED_KEPT_MS
@@ -79,21 +79,39 @@ def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping
 
 def owed_ops(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Op]:
     """What an event owes the project's endpoints, written with it: one fan-out key, or nothing
-    when no endpoint takes it or it repeats a change already told (``duplicateOf``)."""
+    when no endpoint takes it or it repeats a change already told (``duplicateOf``). An event
+    matched after it was stored owes its fan-out again, under a value of its own (the project
+    id and when it was matched): a fan-out of the event as it stood before, read before the
+    match and committed after it, then fails its guard instead of taking the match's key."""
     if event.get("duplicateOf") or not takers(project, event):
         return []
-    return [(DB, FAN_OUT + event["id"].encode("ascii"), project["id"].encode("ascii"))]
+    value = project["id"].encode("ascii")
+    matched = event.get("matchedAt")
+    if matched:
+        value += b" %d" % matched
+    return [(DB, FAN_OUT + event["id"].encode("ascii"), value)]
 
 
-async def fan_outs(store: Engine, limit: int) -> list[tuple[str, str]]:
-    """(project id, event id) of the events still to fan out, oldest first."""
+class Owed(NamedTuple):
+    """An event still to fan out: its project, its id, and the fan-out key's value (its
+    guard)."""
+
+    project_id: str
+    event_id: str
+    value: bytes
+
+
+async def fan_outs(store: Engine, limit: int) -> list[Owed]:
+    """The events still to fan out, oldest first."""
     rows = await store.scan(FAN_OUT, limit=limit, db=DB)
-    return [(project.decode("ascii"), key[1:].decode("ascii")) for key, project in rows]
+    return [
+        Owed(value.split(b" ", 1)[0].decode("ascii"), key[1:].decode("ascii"), value)
+        for key, value in rows
+    ]
 
 
 def fan_out_ops(
-    event_id: str,
-    project_id: str,
+    owed: Owed,
     project: Mapping[str, Any] | None,
     event: Mapping[str, Any] | None,
     now_ms: int,
@@ -101,24 +119,24 @@ def fan_out_ops(
 ) -> list[Op]:
     """The fan-out key replaced by one queue entry for each endpoint that takes the event now
     (none when the project or the event is gone), in one commit that holds only while the key
-    is still there: an event is fanned out once, even by two nodes at a lease's hand-over
+    is still as read: an event is fanned out once, even by two nodes at a lease's hand-over
     (the loser's commit fails with ``Contended``). ``told``: the ``u`` key's value, when the
     event was fanned out before as ``unmatched`` (it is matched now): the endpoints it names
     have it already (their entry sends the event as it stands when it goes out), so they are
     skipped, and the key goes."""
-    key = FAN_OUT + event_id.encode("ascii")
-    ops: list[Op] = [expect_op(DB, key, project_id.encode("ascii")), (DB, key, None)]
+    key = FAN_OUT + owed.event_id.encode("ascii")
+    ops: list[Op] = [expect_op(DB, key, owed.value), (DB, key, None)]
     if told is not None:
-        ops.append((DB, TOLD + event_id.encode("ascii"), None))
+        ops.append((DB, TOLD + owed.event_id.encode("ascii"), None))
     if project is None or event is None:
         return ops
     skipped = set(told.decode("ascii").split()) if told else set()
-    owed = [endpoint for endpoint in takers(project, event) if endpoint["id"] not in skipped]
-    for endpoint in owed:
+    queued = [endpoint for endpoint in takers(project, event) if endpoint["id"] not in skipped]
+    for endpoint in queued:
         ops += enqueue_ops(project["id"], endpoint["id"], event, endpoint["mode"], now_ms)
-    if event["type"] == UNMATCHED and owed:
-        told_now = " ".join(endpoint["id"] for endpoint in owed).encode("ascii")
-        ops.append((DB, TOLD + event_id.encode("ascii"), told_now))
+    if event["type"] == UNMATCHED and queued:
+        told_now = " ".join(endpoint["id"] for endpoint in queued).encode("ascii")
+        ops.append((DB, TOLD + owed.event_id.encode("ascii"), told_now))
     return ops
 
 

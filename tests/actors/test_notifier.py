@@ -374,8 +374,9 @@ async def test_an_event_is_fanned_out_once_even_by_two_at_once(store, writer):
     event = {"id": "evt_01JD0000000000000000000099", "txId": None, "isTest": False}
     event["type"] = "payment.succeeded"
     await writer.write(notifyq.owed_ops(RECORD, event))
-    first = notifyq.fan_out_ops(event["id"], PROJECT, RECORD, event, now_ms())
-    second = notifyq.fan_out_ops(event["id"], PROJECT, RECORD, event, now_ms())
+    (owed,) = await notifyq.fan_outs(store, 10)
+    first = notifyq.fan_out_ops(owed, RECORD, event, now_ms())
+    second = notifyq.fan_out_ops(owed, RECORD, event, now_ms())
     await writer.write(first)
     with pytest.raises(Contended):
         await writer.write(second)

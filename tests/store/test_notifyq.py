@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from support.waits import until
 
 from edge.domain import ids
 from edge.domain.events import FEED_KEPT_MS
 from edge.store import notifyq, outbox
+from edge.store.engine import Contended
 from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter
 
@@ -52,21 +54,21 @@ async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking
     for one in reversed(made):  # written in any order, read in the ids' (time) order
         await writer.write(notifyq.owed_ops(record, one))
     owed = await notifyq.fan_outs(store, 10)
-    assert owed == [(PROJECT, one["id"]) for one in made]
+    assert [(o.project_id, o.event_id) for o in owed] == [(PROJECT, one["id"]) for one in made]
     assert await notifyq.depth(store, 100) == 5
 
-    await writer.write(notifyq.fan_out_ops(made[0]["id"], record["id"], record, made[0], 1_000))
+    await writer.write(notifyq.fan_out_ops(owed[0], record, made[0], 1_000))
     queued = await outbox.due(store, 1_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in queued) == [
         endpoint(1)["id"],
         endpoint(2)["id"],
     ]
     assert {e["params"]["eventId"] for e in queued} == {made[0]["id"]}
-    assert (await notifyq.fan_outs(store, 10))[0] == (PROJECT, made[1]["id"])
+    assert (await notifyq.fan_outs(store, 10))[0] == owed[1]
     assert await notifyq.depth(store, 100) == 4 + 2
 
     # a pruned event (or a deleted project) owes nothing any more
-    await writer.write(notifyq.fan_out_ops(made[1]["id"], record["id"], record, None, 1_000))
+    await writer.write(notifyq.fan_out_ops(owed[1], record, None, 1_000))
     assert await notifyq.depth(store, 100) == 3 + 2
 
 
@@ -81,7 +83,7 @@ async def test_a_fan_out_entry_of_an_earlier_node_is_refiled_as_its_key(
     (entry,) = await outbox.due(store, 5, 10, db=notifyq.DB)
     await writer.write(notifyq.refiled_ops(entry))
     assert await outbox.due(store, 5, 10, db=notifyq.DB) == []
-    assert await notifyq.fan_outs(store, 10) == [(PROJECT, one["id"])]
+    assert await notifyq.fan_outs(store, 10) == [(PROJECT, one["id"], PROJECT.encode())]
 
 
 async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
@@ -117,7 +119,8 @@ async def test_an_event_matched_later_is_not_owed_twice_to_an_endpoint_that_took
     record = project(both, endpoint(2), endpoint(3, types=["unmatched"]))
     one = event("unmatched") | {"txId": None}
     await writer.write(notifyq.owed_ops(record, one))
-    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, one, 1_000))
+    (owed,) = await notifyq.fan_outs(store, 10)
+    await writer.write(notifyq.fan_out_ops(owed, record, one, 1_000))
     first = await outbox.due(store, 1_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in first) == [both["id"], endpoint(3)["id"]]
     told = await notifyq.told(store, one["id"])
@@ -125,7 +128,8 @@ async def test_an_event_matched_later_is_not_owed_twice_to_an_endpoint_that_took
 
     matched = one | {"type": "payment.disputed", "txId": "tx_1", "matchedAt": 2_000}
     await writer.write(notifyq.owed_ops(record, matched))
-    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, matched, 2_000, told))
+    (again,) = await notifyq.fan_outs(store, 10)
+    await writer.write(notifyq.fan_out_ops(again, record, matched, 2_000, told))
     queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in queued if e["createdAt"] == 2_000) == [
         endpoint(2)["id"]
@@ -139,10 +143,33 @@ async def test_what_an_unmatched_event_was_owed_to_is_kept_as_long_as_the_feed_k
     record = project(endpoint(1, types=["unmatched"]))
     one = event("unmatched")
     await writer.write(notifyq.owed_ops(record, one))
-    await writer.write(notifyq.fan_out_ops(one["id"], PROJECT, record, one, 1_000))
+    (owed,) = await notifyq.fan_outs(store, 10)
+    await writer.write(notifyq.fan_out_ops(owed, record, one, 1_000))
     made = ids.ulid_time_ms(one["id"].removeprefix("evt_"))
     after_the_queue = made + outbox.RETENTION_MS + 1
     await writer.write(await notifyq.expired_ops(store, after_the_queue))
     assert await notifyq.told(store, one["id"]) is not None
     await writer.write(await notifyq.expired_ops(store, made + FEED_KEPT_MS + 1))
     assert await notifyq.told(store, one["id"]) is None
+
+
+async def test_a_fan_out_read_before_a_match_and_committed_after_it_does_not_take_the_matchs_key(
+    store: Store, writer: StoreWriter
+) -> None:
+    """The match owes the event again while a fan-out of it as unmatched is under way: that
+    fan-out fails its guard, and the next reads the event matched, so the endpoints of its
+    real type are told it (none lost)."""
+    plain = endpoint(2)
+    record = project(endpoint(1, types=["unmatched"]), plain)
+    one = event("unmatched") | {"txId": None}
+    await writer.write(notifyq.owed_ops(record, one))
+    (stale,) = await notifyq.fan_outs(store, 10)
+    matched = one | {"type": "payment.disputed", "txId": "tx_1", "matchedAt": 2_000}
+    await writer.write(notifyq.owed_ops(record, matched))
+    with pytest.raises(Contended):
+        await writer.write(notifyq.fan_out_ops(stale, record, one, 1_000))
+    (owed,) = await notifyq.fan_outs(store, 10)
+    await writer.write(notifyq.fan_out_ops(owed, record, matched, 2_000))
+    queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
+    assert [e["params"]["endpointId"] for e in queued] == [plain["id"]]
+    assert await notifyq.fan_outs(store, 10) == []
