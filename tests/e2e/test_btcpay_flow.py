@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -15,8 +16,10 @@ from support.asgi import serve_asgi
 from support.btcpay_shop import API_KEY, BTCPayShop, btcpay_shop
 from support.client import ORIGIN, Admin, bearer, post_checkout
 from support.pages import press
+from support.waits import until
 
 from edge.actors.messages import ExpireCheckout, LooksEnded
+from edge.domain.timefmt import iso_ms
 from edge.sim.btcpay import BTCPaySimulator
 
 
@@ -98,6 +101,46 @@ async def test_a_payment_still_processing_when_the_looks_end_is_flagged_never_ca
     # nor does the node's own expiry (PayPal's, at expiresAt) end a payment under way
     await node.ctx.registry.call(shop.project_id, ExpireCheckout(checkout["txId"]))
     assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
+
+
+@pytest.mark.node_settings(sync_every_s=1.0)
+async def test_a_payment_processing_past_its_checkouts_end_is_asked_about_until_it_settles(
+    admin, http, btcpay
+):
+    """A payment under way when its checkout's time is up (here the invoice was made "an hour
+    ago" by BTCPay's clock, so its end has passed) is asked about on, with no webhook ever
+    coming: it settles and the node learns it, never flagged nor ended for having outlived
+    the checkout."""
+    shop = await btcpay_shop(admin, btcpay)
+    btcpay.webhook_faults.drop()  # no webhook reaches the node: it learns by asking only
+    btcpay.clock_offset_s = -3600
+    checkout = await _checkout(http, shop)
+    btcpay.clock_offset_s = 0
+    invoice = btcpay.invoice_of(checkout["txId"])
+    await btcpay.pay(invoice)
+    assert checkout["expiresAt"] < iso_ms(int(time.time() * 1000))  # its end has passed
+
+    async def status() -> str:
+        return str((await _tx(http, shop, checkout["txId"]))["status"])
+
+    await until(lambda: _is(status, "processing"), what="the payment learned by asking")
+    for _ in range(2):  # two more looks, past the checkout's end
+        looked = (await _tx(http, shop, checkout["txId"]))["asked"]["at"]
+
+        async def looked_again(before: str = looked) -> bool:
+            return bool((await _tx(http, shop, checkout["txId"]))["asked"]["at"] != before)
+
+        await until(looked_again, what="the node asking again")
+    tx = await _tx(http, shop, checkout["txId"])
+    assert (tx["status"], tx["needsAttention"]) == ("processing", False)
+    await btcpay.confirm(invoice)
+    await until(lambda: _is(status, "succeeded"), what="the settlement learned by asking")
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["needsAttention"] is False and tx["asked"]["webhookArrived"] is False
+
+
+async def _is(status: Any, wanted: str) -> bool:
+    return bool(await status() == wanted)
 
 
 async def test_expired_then_paid_late_needs_attention(admin, http, btcpay):
