@@ -49,9 +49,9 @@ USER_AGENT = "edge-notifications/1"
 
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
-# (project id, endpoint id, event id, now ms) -> what one attempt needs (edge.actors.
-# notify_targets), or None when nothing is owed any more
-Targets = Callable[[str, str, str, int], Awaitable[Mapping[str, Any] | None]]
+# (project id, endpoint id, event id, now ms, the type the entry was queued for) -> what one
+# attempt needs (edge.actors.notify_targets), or None when nothing is owed any more
+Targets = Callable[[str, str, str, int, str | None], Awaitable[Mapping[str, Any] | None]]
 # an endpoint's address, mode and secrets in use, for a test send (``StoredTargets.endpoint``)
 Endpoints = Callable[[str, str, int], Awaitable[Mapping[str, Any] | None]]
 
@@ -208,20 +208,14 @@ class Notifier:
         ops: list[Op] = []
         projects: dict[str, Any] = {}  # a burst's events are mostly one project's
         for one in owed:
-            project_id, event_id = one.project_id, one.event_id
-            if project_id not in projects:
-                projects[project_id] = await self._store.get(keys.project(project_id))
-            event = await self._store.get(keys.record(project_id, keys.EVENT, event_id))
-            told = None
-            if event is not None and event.get("matchedAt"):
-                # matched after it was stored: perhaps fanned out before, as unmatched
-                told = await notifyq.told(self._store, event_id)
-            ops += notifyq.fan_out_ops(one, projects[project_id], event, now, told)
+            if one.project_id not in projects:
+                projects[one.project_id] = await self._store.get(keys.project(one.project_id))
+            ops += await notifyq.fan_out(self._store, one, projects[one.project_id], now)
         try:
             await self._writer.write(ops)
         except Contended:
-            # another node fanned out these events first, or a match owed one of them again
-            # since it was read: what is still owed is read afresh next time
+            # another node fanned out these events first, or one was matched since it was
+            # read: what is still owed is read afresh next time
             log.info("notification fan-out: an owed event changed before its commit")
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
@@ -244,9 +238,14 @@ class Notifier:
         if not await self._still_owed(entry):
             return
         started = self._clock_ms()
-        target = await self._targets(project_id, params["endpointId"], params["eventId"], started)
+        target = await self._targets(
+            project_id, params["endpointId"], params["eventId"], started, params.get("type")
+        )
         if target is None:
             await self._settle([entry], started, None, _GONE, outbox.DROPPED)
+            return
+        if not target.get("wanted", True):
+            await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED)
             return
         status, error = await self._post(target, params["eventId"])
         ok = notifications.succeeded(status)
@@ -365,3 +364,7 @@ class Notifier:
 
 _OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}
 _GONE = "the endpoint is gone or disabled, or the event was pruned"
+_UNWANTED = (
+    "matched since it was queued as unmatched, the event is of a type the endpoint does not "
+    "take, or repeats a change already told"
+)

@@ -29,8 +29,16 @@ class StoredTargets:
         self._opened: OrderedDict[tuple[str, str, int], tuple[str, str | None]] = OrderedDict()
 
     async def __call__(
-        self, project_id: str, endpoint_id: str, event_id: str, now_ms: int
+        self,
+        project_id: str,
+        endpoint_id: str,
+        event_id: str,
+        now_ms: int,
+        queued_type: str | None = None,
     ) -> dict[str, Any] | None:
+        """What an attempt needs; None when the endpoint or the event is gone. ``wanted``:
+        whether the event, matched since it was queued as ``queued_type``, is still one the
+        endpoint takes (``notifyq.still_wanted``)."""
         project = await self._store.get(keys.project(project_id))
         endpoint = notifyq.enabled_endpoint(project, endpoint_id)
         if endpoint is None:
@@ -43,6 +51,7 @@ class StoredTargets:
             "secrets": self._in_use(project_id, endpoint, now_ms),
             "body": json.dumps(event_view(event), separators=(",", ":")).encode(),
             "failingSince": endpoint.get("failingSince"),
+            "wanted": notifyq.still_wanted(queued_type, endpoint, event),
         }
 
     async def endpoint(

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-# the feed keeps an event this long (CONTRACT 4.5)
-FEED_KEPT_MS = 90 * 24 * 3600 * 1000
-
 
 class EventType(StrEnum):
     CHECKOUT_CREATED = "checkout.created"

@@ -43,7 +43,9 @@ class Project:
         self.expect = expect
         self.told = trio.Event()
 
-    async def targets(self, project_id: str, endpoint_id: str, event_id: str, now: int) -> Any:
+    async def targets(
+        self, project_id: str, endpoint_id: str, event_id: str, now: int, queued: str | None
+    ) -> Any:
         body = f'{{"id":"{event_id}"}}'.encode()
         return {"url": self.url, "secrets": [SECRET], "body": body, "failingSince": None}
 
@@ -373,10 +375,12 @@ async def test_an_event_is_fanned_out_once_even_by_two_at_once(store, writer):
     await writer.write([("records", keys.project(PROJECT), pack(RECORD))])
     event = {"id": "evt_01JD0000000000000000000099", "txId": None, "isTest": False}
     event["type"] = "payment.succeeded"
+    stored = pack(event)
     await writer.write(notifyq.owed_ops(RECORD, event))
+    await writer.write([("records", keys.record(PROJECT, keys.EVENT, event["id"]), stored)])
     (owed,) = await notifyq.fan_outs(store, 10)
-    first = notifyq.fan_out_ops(owed, RECORD, event, now_ms())
-    second = notifyq.fan_out_ops(owed, RECORD, event, now_ms())
+    first = notifyq.fan_out_ops(owed, RECORD, stored, now_ms())
+    second = notifyq.fan_out_ops(owed, RECORD, stored, now_ms())
     await writer.write(first)
     with pytest.raises(Contended):
         await writer.write(second)

@@ -24,7 +24,7 @@ from support.waits import notifications_settled, until
 
 @pytest.fixture
 async def merchants() -> AsyncIterator[list[tuple[Merchant, str]]]:
-    servers = [Merchant(), Merchant()]
+    servers = [Merchant(), Merchant(), Merchant()]
     async with trio.open_nursery() as nursery:
         urls = [await nursery.start(serve_asgi, server) for server in servers]
         yield [
@@ -37,13 +37,14 @@ async def merchants() -> AsyncIterator[list[tuple[Merchant, str]]]:
 async def _disputed_before_its_payment(node: Any, admin: Any, http: Any, sim: Any, merchants: Any):
     """A paid checkout whose payment events the simulator holds, and its dispute delivered
     before them; the dispute's ``evt_`` id, the shop and the transaction."""
-    (wary, wary_url), (plain, plain_url) = merchants
+    (_, wary_url), (_, plain_url), (_, curious_url) = merchants
     shop = await stripe_shop(admin, sim)
     pid = shop.project_id
     both = await add_endpoint(
         admin, pid, url=wary_url, mode="test", types=["unmatched", "payment.disputed"]
     )
     await add_endpoint(admin, pid, url=plain_url, mode="test")
+    await add_endpoint(admin, pid, url=curious_url, mode="test", types=["unmatched"])
     checkout = await http.post(
         f"/api/checkout/stripe/{pid}", json={"productId": "book"}, headers=bearer(shop.test_key)
     )
@@ -65,7 +66,7 @@ def _sent(server: Merchant) -> Counter[str]:
 async def test_a_dispute_told_unmatched_is_not_told_again_when_its_payment_links_it(
     node, admin, http, sim, merchants
 ):
-    (wary, _), (plain, _) = merchants
+    (wary, _), (plain, _), (curious, _) = merchants
     shop, tx, dispute, _ = await _disputed_before_its_payment(node, admin, http, sim, merchants)
     await wary.wait_for(1)  # told as unmatched, and acknowledged
     assert [(e["id"], e["type"]) for e in wary.events()] == [(dispute, "unmatched")]
@@ -76,6 +77,7 @@ async def test_a_dispute_told_unmatched_is_not_told_again_when_its_payment_links
     await notifications_settled(node)  # what the node will ever send for these is sent
 
     assert _sent(wary) == {dispute: 1}  # never the same webhook-id again
+    assert [(e["id"], e["type"]) for e in curious.events()] == [(dispute, "unmatched")]
     assert max(_sent(plain).values()) == 1
     told = {e["id"]: e["type"] for e in plain.events()}
     assert told[dispute] == "payment.disputed" and "payment.succeeded" in told.values()
@@ -84,11 +86,12 @@ async def test_a_dispute_told_unmatched_is_not_told_again_when_its_payment_links
 async def test_a_dispute_still_owed_when_its_payment_links_it_goes_out_once_as_the_dispute(
     node, admin, http, sim, merchants
 ):
-    (wary, _), _ = merchants
-    wary.status = 503  # its first attempt fails: the next is 5 s on (CONTRACT 4.8)
+    (wary, _), _, (curious, _) = merchants
+    wary.status = curious.status = 503  # a first attempt fails: the next is 5 s on (4.8)
     shop, tx, dispute, both = await _disputed_before_its_payment(node, admin, http, sim, merchants)
     await wary.wait_for(1)
-    wary.status = 200
+    await curious.wait_for(1)
+    wary.status = curious.status = 200
     assert set(await sim.release()) == {200}
     await notifications_settled(node, timeout_s=30)
 
@@ -102,6 +105,8 @@ async def test_a_dispute_still_owed_when_its_payment_links_it_goes_out_once_as_t
         (a["eventId"], a["status"]) for a in attempts["items"] if a["eventId"] == dispute
     )
     assert outcomes == {(dispute, 503): 1, (dispute, 200): 1}
+    # an endpoint of unmatched events only: matched before it went out, it is not one now
+    assert [(e["id"], e["type"]) for e in curious.events()] == [(dispute, "unmatched")]
 
     async def disputed() -> bool:
         return (await http.get(f"/status/{shop.project_id}/{tx}")).json()["status"] == "disputed"

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.engines import OpenEngine
 from support.waits import until
 
 from edge.domain import ids
-from edge.domain.events import FEED_KEPT_MS
-from edge.store import notifyq, outbox
+from edge.store import keys, notifyq, outbox
+from edge.store.codec import pack
 from edge.store.engine import Contended
 from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter
@@ -30,6 +31,14 @@ def endpoint(n: int, mode: str = "test", types: list[str] | None = None, enabled
 
 def event(type_: str = "payment.succeeded", is_test: bool = True) -> dict[str, Any]:
     return {"id": ids.new_evt_id(), "txId": "tx_1", "isTest": is_test, "type": type_}
+
+
+async def stored(writer: StoreWriter, record: dict[str, Any], one: dict[str, Any]) -> bytes:
+    """``one`` stored as the project's actor stores an event, with what it owes: its bytes."""
+    raw = pack(one)
+    key = keys.record(PROJECT, keys.EVENT, one["id"])
+    await writer.write([("records", key, raw), *notifyq.owed_ops(record, one)])
+    return raw
 
 
 def test_an_event_owes_one_key_however_many_endpoints_take_it():
@@ -52,19 +61,20 @@ async def test_owed_events_come_oldest_first_and_fan_out_to_the_endpoints_taking
     record = project(endpoint(1), endpoint(2), endpoint(3, types=["payment.refunded"]))
     made = [event() for _ in range(5)]
     for one in reversed(made):  # written in any order, read in the ids' (time) order
-        await writer.write(notifyq.owed_ops(record, one))
+        await stored(writer, record, one)
     owed = await notifyq.fan_outs(store, 10)
-    assert [(o.project_id, o.event_id) for o in owed] == [(PROJECT, one["id"]) for one in made]
+    assert owed == [(PROJECT, one["id"], PROJECT.encode()) for one in made]
     assert await notifyq.depth(store, 100) == 5
 
-    await writer.write(notifyq.fan_out_ops(owed[0], record, made[0], 1_000))
+    await writer.write(await notifyq.fan_out(store, owed[0], record, 1_000))
     queued = await outbox.due(store, 1_000, 10, db=notifyq.DB)
     assert sorted(e["params"]["endpointId"] for e in queued) == [
         endpoint(1)["id"],
         endpoint(2)["id"],
     ]
     assert {e["params"]["eventId"] for e in queued} == {made[0]["id"]}
-    assert (await notifyq.fan_outs(store, 10))[0] == owed[1]
+    assert {e["params"]["type"] for e in queued} == {"payment.succeeded"}
+    assert (await notifyq.fan_outs(store, 10))[0] == (PROJECT, made[1]["id"], PROJECT.encode())
     assert await notifyq.depth(store, 100) == 4 + 2
 
     # a pruned event (or a deleted project) owes nothing any more
@@ -110,66 +120,103 @@ async def test_the_attempt_logs_of_every_endpoint_are_pruned_past_the_retention(
     assert await notifyq.expired_ops(store, later) == []
 
 
-async def test_an_event_matched_later_is_not_owed_twice_to_an_endpoint_that_took_it_unmatched(
-    store: Store, writer: StoreWriter
-) -> None:
-    """One message a ``webhook-id`` (CONTRACT 4.8): the endpoint queued the event while it was
-    ``unmatched`` is skipped when the match fans it out again; the others are owed it now."""
-    both = endpoint(1, types=["unmatched", "payment.disputed"])
-    record = project(both, endpoint(2), endpoint(3, types=["unmatched"]))
+async def _fanned_out_unmatched(
+    store: Any, writer: StoreWriter, record: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An unmatched event stored and fanned out: it, and its queue entries."""
     one = event("unmatched") | {"txId": None}
-    await writer.write(notifyq.owed_ops(record, one))
+    await stored(writer, record, one)
     (owed,) = await notifyq.fan_outs(store, 10)
-    await writer.write(notifyq.fan_out_ops(owed, record, one, 1_000))
-    first = await outbox.due(store, 1_000, 10, db=notifyq.DB)
-    assert sorted(e["params"]["endpointId"] for e in first) == [both["id"], endpoint(3)["id"]]
-    told = await notifyq.told(store, one["id"])
-    assert told is not None and set(told.decode().split()) == {both["id"], endpoint(3)["id"]}
+    await writer.write(await notifyq.fan_out(store, owed, record, 1_000))
+    return one, await outbox.due(store, 1_000, 10, db=notifyq.DB)
 
+
+async def _matched(
+    store: Any, writer: StoreWriter, record: dict[str, Any], one: dict[str, Any]
+) -> list[str]:
+    """``one`` matched later, as the project's actor stores it, and fanned out again: the
+    endpoints owed it now."""
     matched = one | {"type": "payment.disputed", "txId": "tx_1", "matchedAt": 2_000}
-    await writer.write(notifyq.owed_ops(record, matched))
-    (again,) = await notifyq.fan_outs(store, 10)
-    await writer.write(notifyq.fan_out_ops(again, record, matched, 2_000, told))
-    queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
-    assert sorted(e["params"]["endpointId"] for e in queued if e["createdAt"] == 2_000) == [
-        endpoint(2)["id"]
-    ]
-    assert await notifyq.told(store, one["id"]) is None  # its work is done
-
-
-async def test_what_an_unmatched_event_was_owed_to_is_kept_as_long_as_the_feed_keeps_it(
-    store: Store, writer: StoreWriter
-) -> None:
-    record = project(endpoint(1, types=["unmatched"]))
-    one = event("unmatched")
-    await writer.write(notifyq.owed_ops(record, one))
+    await stored(writer, record, matched)
     (owed,) = await notifyq.fan_outs(store, 10)
-    await writer.write(notifyq.fan_out_ops(owed, record, one, 1_000))
-    made = ids.ulid_time_ms(one["id"].removeprefix("evt_"))
-    after_the_queue = made + outbox.RETENTION_MS + 1
-    await writer.write(await notifyq.expired_ops(store, after_the_queue))
-    assert await notifyq.told(store, one["id"]) is not None
-    await writer.write(await notifyq.expired_ops(store, made + FEED_KEPT_MS + 1))
-    assert await notifyq.told(store, one["id"]) is None
+    await writer.write(await notifyq.fan_out(store, owed, record, 2_000))
+    queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
+    return sorted(e["params"]["endpointId"] for e in queued if e["createdAt"] == 2_000)
+
+
+async def test_an_event_matched_later_is_not_owed_twice_to_an_endpoint_that_has_it(
+    engine: OpenEngine,
+) -> None:
+    """One message a ``webhook-id`` (CONTRACT 4.8): an endpoint whose entry for the event as
+    ``unmatched`` went out, or is still to go, is skipped when the match fans it out again;
+    the others that take its real type are owed it now."""
+    store, writer = engine.reads, engine.writer
+    sent, waiting = endpoint(1, types=["unmatched", "payment.disputed"]), endpoint(2)
+    still = endpoint(3, types=["unmatched", "payment.disputed"])
+    record = project(sent, waiting, still)
+    one, first = await _fanned_out_unmatched(store, writer, record)
+    assert sorted(e["params"]["endpointId"] for e in first) == [sent["id"], still["id"]]
+    (went,) = [e for e in first if e["params"]["endpointId"] == sent["id"]]
+    await writer.write(outbox.settle_ops(went, {"at": 1_500}, state=outbox.DONE, db=notifyq.DB))
+
+    assert await _matched(store, writer, record, one) == [waiting["id"]]
+    told = keys_of(await store.scan(notifyq.TOLD, db=notifyq.DB))
+    assert told == []  # its work is done
+
+
+async def test_an_endpoint_whose_unmatched_entry_was_dropped_or_failed_is_owed_the_match(
+    engine: OpenEngine,
+) -> None:
+    """Not acknowledged (dropped while the endpoint was off, or failed for good): the match
+    may and must be told (CONTRACT 4.8)."""
+    store, writer = engine.reads, engine.writer
+    dropped = endpoint(1, types=["unmatched", "payment.disputed"])
+    failed = endpoint(2, types=["unmatched", "payment.disputed"])
+    record = project(dropped, failed)
+    one, first = await _fanned_out_unmatched(store, writer, record)
+    for entry in first:
+        state = outbox.DROPPED if entry["params"]["endpointId"] == dropped["id"] else outbox.FAILED
+        await writer.write(outbox.settle_ops(entry, {"at": 1_500}, state=state, db=notifyq.DB))
+    assert await _matched(store, writer, record, one) == [dropped["id"], failed["id"]]
 
 
 async def test_a_fan_out_read_before_a_match_and_committed_after_it_does_not_take_the_matchs_key(
-    store: Store, writer: StoreWriter
+    engine: OpenEngine,
 ) -> None:
     """The match owes the event again while a fan-out of it as unmatched is under way: that
-    fan-out fails its guard, and the next reads the event matched, so the endpoints of its
-    real type are told it (none lost)."""
+    fan-out fails its guard (the event is no longer as it read it), and the next reads the
+    event matched, so the endpoints of its real type are told it (none lost)."""
+    store, writer = engine.reads, engine.writer
     plain = endpoint(2)
     record = project(endpoint(1, types=["unmatched"]), plain)
     one = event("unmatched") | {"txId": None}
-    await writer.write(notifyq.owed_ops(record, one))
+    await stored(writer, record, one)
     (stale,) = await notifyq.fan_outs(store, 10)
+    stale_ops = await notifyq.fan_out(store, stale, record, 1_000)
     matched = one | {"type": "payment.disputed", "txId": "tx_1", "matchedAt": 2_000}
-    await writer.write(notifyq.owed_ops(record, matched))
+    await stored(writer, record, matched)
     with pytest.raises(Contended):
-        await writer.write(notifyq.fan_out_ops(stale, record, one, 1_000))
+        await writer.write(stale_ops)
     (owed,) = await notifyq.fan_outs(store, 10)
-    await writer.write(notifyq.fan_out_ops(owed, record, matched, 2_000))
+    await writer.write(await notifyq.fan_out(store, owed, record, 2_000))
     queued = await outbox.due(store, 2_000, 10, db=notifyq.DB)
     assert [e["params"]["endpointId"] for e in queued] == [plain["id"]]
     assert await notifyq.fan_outs(store, 10) == []
+
+
+def keys_of(rows: list[tuple[bytes, bytes]]) -> list[bytes]:
+    return [key for key, _ in rows]
+
+
+def test_an_entry_goes_only_while_its_event_is_of_a_type_the_endpoint_takes():
+    """Queued as unmatched and matched before it went out: it goes as what it became where
+    the endpoint takes that, not at all where it does not or where the match repeats a change
+    already told; a replay (no type kept) goes as asked."""
+    both = endpoint(1, types=["unmatched", "payment.disputed"])
+    only = endpoint(2, types=["unmatched"])
+    matched = {"type": "payment.disputed", "isTest": True}
+    assert notifyq.still_wanted("unmatched", both, matched)
+    assert not notifyq.still_wanted("unmatched", only, matched)
+    assert not notifyq.still_wanted("unmatched", both, matched | {"duplicateOf": "evt_1"})
+    assert notifyq.still_wanted(None, only, matched)
+    assert notifyq.still_wanted("unmatched", only, {"type": "unmatched", "isTest": True})

@@ -4,20 +4,22 @@ start-up never scans anything."""
 
 from __future__ import annotations
 
-from edge.domain.events import FEED_KEPT_MS
 from edge.domain.ids import ulid_time_ms
-from edge.store import keys
+from edge.domain.notifications import UNMATCHED
+from edge.store import keys, notifyq
 from edge.store.codec import unpack
 from edge.store.engine import Engine, Op
 
+EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
 PRUNE_EVERY_MS = 3600 * 1000
 PRUNE_BATCH = 500
 
 
 async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list[Op]:
     """Deletes for up to PRUNE_BATCH events older than the retention, with their history and
-    deduplication entries. Transactions themselves are kept."""
-    cutoff = now_ms - FEED_KEPT_MS
+    deduplication entries, and whom one was told to as unmatched (``notifyq``). Transactions
+    themselves are kept."""
+    cutoff = now_ms - EVENT_RETENTION_MS
     prefix = keys.prefix(project_id, keys.EVENT)
     ops: list[Op] = []
     for key, raw in await store.scan(prefix, limit=PRUNE_BATCH):
@@ -28,6 +30,8 @@ async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list
         ops.append(("records", key, None))
         if event.get("txId"):
             ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
+        if event["type"] == UNMATCHED or event.get("matchedAt"):
+            ops.append(notifyq.told_op(evt_id))  # whom it was told to as unmatched, if anyone
         for dedup_id in event.get("dedupIds") or filter(None, [event.get("providerEventId")]):
             dedup = keys.named(project_id, keys.DEDUP, event["provider"], dedup_id)
             ops.append(("records", dedup, None))
