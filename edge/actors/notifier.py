@@ -14,7 +14,9 @@ attempt log. Failures are retried on the Standard Webhooks schedule; the endpoin
 At least once: an entry stays pending until the outcome of an attempt is durable, so a crash
 during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``. Never
 twice otherwise: an entry is read again just before it is sent, so one whose delivery was
-acknowledged meanwhile is not sent again, and an event is fanned out once.
+acknowledged meanwhile is not sent again, and an event is fanned out once each time it is
+owed (a second time when it is matched after it was stored as unmatched, to the endpoints
+that do not have it).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ USER_AGENT = "edge-notifications/1"
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
 # (project id, endpoint id, event id, now ms, the type the entry was queued for) -> what one
-# attempt needs (edge.actors.notify_targets), or None when nothing is owed any more
+# attempt needs (edge.actors.notify_targets; ``wanted`` false: the event, matched since it was
+# queued as unmatched, is not one the endpoint takes), or None when nothing is owed any more
 Targets = Callable[[str, str, str, int, str | None], Awaitable[Mapping[str, Any] | None]]
 # an endpoint's address, mode and secrets in use, for a test send (``StoredTargets.endpoint``)
 Endpoints = Callable[[str, str, int], Awaitable[Mapping[str, Any] | None]]
@@ -203,20 +206,22 @@ class Notifier:
         return False
 
     async def _fan_out(self, owed: list[notifyq.Owed], now: int) -> None:
-        """Each owed event becomes one queue entry for each endpoint that takes it, in one
-        commit."""
-        ops: list[Op] = []
+        """Each owed event becomes one queue entry for each endpoint that takes it and does not
+        have it yet, each event in a ticket of its own in one commit: one that changed since
+        it was read (matched, applied) fails alone, and is read afresh next time."""
+        tickets = []
         projects: dict[str, Any] = {}  # a burst's events are mostly one project's
         for one in owed:
             if one.project_id not in projects:
                 projects[one.project_id] = await self._store.get(keys.project(one.project_id))
-            ops += await notifyq.fan_out(self._store, one, projects[one.project_id], now)
-        try:
-            await self._writer.write(ops)
-        except Contended:
-            # another node fanned out these events first, or one was matched since it was
-            # read: what is still owed is read afresh next time
-            log.info("notification fan-out: an owed event changed before its commit")
+            ops = await notifyq.fan_out(self._store, one, projects[one.project_id], now)
+            tickets.append(self._writer.submit(ops))
+        for ticket in tickets:
+            try:
+                await ticket.wait()
+            except Contended:
+                # another node fanned it out first, or it changed since it was read
+                log.info("notification fan-out: an owed event changed before its commit")
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         endpoint = entry["params"]["endpointId"]

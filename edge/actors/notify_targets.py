@@ -37,8 +37,8 @@ class StoredTargets:
         queued_type: str | None = None,
     ) -> dict[str, Any] | None:
         """What an attempt needs; None when the endpoint or the event is gone. ``wanted``:
-        whether the event, matched since it was queued as ``queued_type``, is still one the
-        endpoint takes (``notifyq.still_wanted``)."""
+        whether the event, queued as ``queued_type`` (``unmatched``) and matched since, is
+        still one the endpoint takes (``notifyq.still_wanted``)."""
         project = await self._store.get(keys.project(project_id))
         endpoint = notifyq.enabled_endpoint(project, endpoint_id)
         if endpoint is None:

@@ -11,18 +11,18 @@ The ``notify`` database holds:
 - per endpoint, every attempt in time order, for the attempt log:
   ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
   durationMs, outcome}.
-- ``u | event id`` -> ``endpoint id:queue entry id`` for each endpoint an ``unmatched`` event
-  was queued for, space separated: when a later event matches it, it is fanned out again under
-  its real type, and an endpoint whose entry went out or is still to go is not owed it twice
-  (one message a ``webhook-id``); one whose entry was dropped or failed is owed it again. The
-  key goes with that second fan-out, or with its event (``retention``).
+- ``u | event id | queue entry id`` -> endpoint id: each entry an ``unmatched`` event was
+  queued in (its fan-out, or a replay): when a later event matches it, it is fanned out again
+  under its real type, and an endpoint with an entry that went out or is still to go is not
+  owed it twice (one message a ``webhook-id``); one whose entries were all dropped or failed
+  is owed it again. The keys go with that second fan-out, or with their event (``retention``).
 
 Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS`` (``expired_ops``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from edge.domain import ids
@@ -50,29 +50,19 @@ def enqueue_ops(
     now_ms: int,
     fanned_out: bool = False,
 ) -> list[Op]:
-    """An entry owing ``event`` to the endpoint. ``fanned_out``: owed because the endpoint
-    takes events of its type (not a replay asked by name), so the entry keeps that type: sent
-    only while the event still is of a type the endpoint takes (``still_wanted``)."""
+    """An entry owing ``event`` to the endpoint (and, for an ``unmatched`` event, its ``u``
+    key). ``fanned_out``: owed because the endpoint takes events of its type (not a replay
+    asked for), so the entry keeps that type (``still_wanted``)."""
     params = {"endpointId": endpoint_id, "eventId": event["id"]}
     if fanned_out:
         params["type"] = event["type"]
-    return outbox.enqueue_ops(
+    ops = outbox.enqueue_ops(
         project_id, event.get("txId") or "", endpoint_id, mode, ACTION, params, now_ms, db=DB
     )
-
-
-def still_wanted(
-    queued_type: str | None, endpoint: Mapping[str, Any], event: Mapping[str, Any]
-) -> bool:
-    """Is a fanned-out entry's event still one the endpoint takes? An event queued as
-    ``unmatched`` may be matched before it goes out: it goes as what it became if the endpoint
-    takes that too, and not at all if it became a repeat of a change already told
-    (``duplicateOf``). A replay (no type kept) goes as asked."""
-    if queued_type is None or queued_type == event["type"]:
-        return True
-    return not event.get("duplicateOf") and wants(
-        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
-    )
+    if event.get("type") == UNMATCHED:
+        told = TOLD + event["id"].encode("ascii") + outbox.entry_id_of(ops).encode("ascii")
+        ops.append((DB, told, endpoint_id.encode("ascii")))
+    return ops
 
 
 def enabled_endpoint(
@@ -81,6 +71,21 @@ def enabled_endpoint(
     """The project's endpoint if it is there and enabled: one that takes notifications."""
     endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
     return endpoint if endpoint and endpoint.get("enabled") else None
+
+
+def still_wanted(
+    queued_type: str | None, endpoint: Mapping[str, Any], event: Mapping[str, Any]
+) -> bool:
+    """Is an entry's event still one the endpoint takes? An event queued as ``unmatched`` may
+    be matched before it goes out (the match skips the endpoints it is owed to already): it
+    goes as what it became if the endpoint takes that too, and not at all if it became a
+    repeat of a change already told (``duplicateOf``). Any other entry goes with the event as
+    it stands (a replay keeps no type)."""
+    if queued_type != UNMATCHED or event["type"] == UNMATCHED:
+        return True
+    return not event.get("duplicateOf") and wants(
+        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
+    )
 
 
 def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -121,27 +126,22 @@ async def fan_out(
     store: Engine, owed: Owed, project: Mapping[str, Any] | None, now_ms: int
 ) -> list[Op]:
     """``fan_out_ops`` for an owed event, with what they read: the event as stored and, for one
-    matched after it was stored, the endpoints that had it as ``unmatched``."""
+    matched after it was stored, the entries it had as ``unmatched``."""
     stored = await store.get_raw(keys.record(owed.project_id, keys.EVENT, owed.event_id))
     event = unpack(stored) if stored is not None else None
-    told = None
-    if event is not None and event.get("matchedAt"):
-        told = await store.get_raw(TOLD + owed.event_id.encode("ascii"), db=DB)
-    had = await _had(store, told) if told is not None else None
-    return fan_out_ops(owed, project, stored, now_ms, had)
-
-
-async def _had(store: Engine, told: bytes) -> frozenset[str]:
-    """The endpoints of a ``u`` key whose entry went out or is still to go. An entry no longer
-    kept (finished, past ``outbox.RETENTION_MS``) is counted as gone out: it cannot be told
-    from one that failed, and a second message under one ``webhook-id`` is what must not be."""
+    if event is None or not event.get("matchedAt"):
+        return fan_out_ops(owed, project, stored, now_ms)
+    told = await store.scan(TOLD + owed.event_id.encode("ascii"), db=DB)
     had = set()
-    for pair in told.decode("ascii").split():
-        endpoint_id, _, entry_id = pair.partition(":")
-        entry = await outbox.entry(store, entry_id, db=DB) if entry_id else None
+    for key, endpoint_id in told:
+        entry = await outbox.entry(store, key[len(TOLD) + len(owed.event_id) :].decode(), db=DB)
+        # an entry no longer kept (finished, past ``outbox.RETENTION_MS``) is counted as gone
+        # out: it cannot be told from one that failed, and a second message under one
+        # ``webhook-id`` is what must not be
         if entry is None or entry["state"] in (outbox.PENDING, outbox.DONE):
-            had.add(endpoint_id)
-    return frozenset(had)
+            had.add(endpoint_id.decode("ascii"))
+    told_keys = [key for key, _ in told]
+    return fan_out_ops(owed, project, stored, now_ms, frozenset(had), told_keys)
 
 
 def fan_out_ops(
@@ -149,43 +149,38 @@ def fan_out_ops(
     project: Mapping[str, Any] | None,
     stored: bytes | None,
     now_ms: int,
-    had: frozenset[str] | None = None,
+    had: frozenset[str] = frozenset(),
+    told_keys: Sequence[bytes] = (),
 ) -> list[Op]:
     """The fan-out key replaced by one queue entry for each endpoint that takes the event now
     (none when the project or the event is gone), in one commit that holds only while the key
-    and the event are still as read: an event is fanned out once, even by two nodes at a
-    lease's hand-over, and a fan-out of an event as it stood before a later event matched it
-    does not take the match's key (the loser's commit fails with ``Contended``; what is owed
-    is read afresh). ``had``: for an event fanned out before as ``unmatched`` and matched
-    since, the endpoints that have it (``_had``): skipped, and its ``u`` key goes."""
+    and the event are still as read: an event is fanned out once a time it is owed, even by
+    two nodes at a lease's hand-over, and a fan-out of an event as it stood before a later
+    event matched it does not take the match's key (the loser's commit fails with
+    ``Contended``; what is owed is read afresh). For an event fanned out before as
+    ``unmatched`` and matched since: ``had``, the endpoints that have it (skipped), and
+    ``told_keys``, its ``u`` keys (deleted)."""
     key = FAN_OUT + owed.event_id.encode("ascii")
     ops: list[Op] = [expect_op(DB, key, owed.value), (DB, key, None)]
-    told_key = TOLD + owed.event_id.encode("ascii")
-    if had is not None:
-        ops.append((DB, told_key, None))
+    ops += [(DB, told, None) for told in told_keys]
     if project is None or stored is None:
         return ops
     ops.append(
         expect_op("records", keys.record(owed.project_id, keys.EVENT, owed.event_id), stored)
     )
     event = unpack(stored)
-    told = []
     for endpoint in takers(project, event):
-        if had is not None and endpoint["id"] in had:
-            continue
-        queued = enqueue_ops(
-            project["id"], endpoint["id"], event, endpoint["mode"], now_ms, fanned_out=True
-        )
-        told.append(f"{endpoint['id']}:{outbox.entry_id_of(queued)}")
-        ops += queued
-    if event["type"] == UNMATCHED and told:
-        ops.append((DB, told_key, " ".join(told).encode("ascii")))
+        if endpoint["id"] not in had:
+            ops += enqueue_ops(
+                project["id"], endpoint["id"], event, endpoint["mode"], now_ms, fanned_out=True
+            )
     return ops
 
 
-def told_op(event_id: str) -> Op:
-    """The delete of an event's ``u`` key (with the event itself)."""
-    return (DB, TOLD + event_id.encode("ascii"), None)
+async def told_pruned_ops(store: Engine, event_id: str) -> list[Op]:
+    """The deletes of an event's ``u`` keys (with the event itself)."""
+    told = await store.scan(TOLD + event_id.encode("ascii"), db=DB)
+    return [(DB, key, None) for key, _ in told]
 
 
 def refiled_ops(entry: Mapping[str, Any]) -> list[Op]:

@@ -386,3 +386,41 @@ async def test_an_event_is_fanned_out_once_even_by_two_at_once(store, writer):
         await writer.write(second)
     queued = await outbox.due(store, now_ms() + 1, 10, db=notifyq.DB)
     assert len(queued) == 1
+
+
+async def test_an_event_that_changed_since_its_fan_out_read_it_fails_alone(
+    store, writer, monkeypatch
+):
+    """Each owed event is fanned out in a ticket of its own: one whose guard fails (changed
+    since it was read: matched, applied, or fanned out by another node) holds up none of the
+    others, and is read afresh next time."""
+    await writer.write([("records", keys.project(PROJECT), pack(RECORD))])
+    events = [
+        {"id": f"evt_01JD00000000000000000001{n:02d}", "txId": None, "isTest": False}
+        | {"type": "payment.succeeded"}
+        for n in range(3)
+    ]
+    for event in events:
+        stored = pack(event)
+        key = keys.record(PROJECT, keys.EVENT, event["id"])
+        await writer.write([("records", key, stored), *notifyq.owed_ops(RECORD, event)])
+    owed = await notifyq.fan_outs(store, 10)
+    changed = events[1] | {"appliedAt": 5}
+    await writer.write(
+        [("records", keys.record(PROJECT, keys.EVENT, changed["id"]), pack(changed))]
+    )
+
+    read_now = notifyq.fan_out
+
+    async def read_before(store_: Any, one: notifyq.Owed, project: Any, now: int) -> list[Any]:
+        """The fan-out as it would be had it read the second event before its change."""
+        if one.event_id == changed["id"]:
+            return notifyq.fan_out_ops(one, project, pack(events[1]), now)
+        return await read_now(store_, one, project, now)
+
+    monkeypatch.setattr(notifyq, "fan_out", read_before)
+    async with notifying(store, writer, lambda request: httpx.Response(500)) as (notifier, _):
+        await notifier._fan_out(owed, now_ms())
+    assert [o.event_id for o in await notifyq.fan_outs(store, 10)] == [changed["id"]]
+    queued = await outbox.due(store, now_ms() + 10**9, 10, db=notifyq.DB)
+    assert sorted(e["params"]["eventId"] for e in queued) == [events[0]["id"], events[2]["id"]]

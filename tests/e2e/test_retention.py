@@ -56,7 +56,7 @@ async def test_whom_an_unmatched_event_was_told_to_leaves_with_the_event(node, a
     told = notifyq.TOLD + evt_id.encode()
 
     async def kept() -> bool:
-        return await node.ctx.store.get_raw(told, db=notifyq.DB) is not None
+        return bool(await node.ctx.store.scan(told, db=notifyq.DB))
 
     await until(kept, what="the unmatched event fanned out")
     real = node.ctx.clock_ms

@@ -10,7 +10,7 @@ from edge.store import keys, notifyq
 from edge.store.codec import unpack
 from edge.store.engine import Engine, Op
 
-EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000
+EVENT_RETENTION_MS = 90 * 24 * 3600 * 1000  # CONTRACT 4.5
 PRUNE_EVERY_MS = 3600 * 1000
 PRUNE_BATCH = 500
 
@@ -31,7 +31,7 @@ async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list
         if event.get("txId"):
             ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
         if event["type"] == UNMATCHED or event.get("matchedAt"):
-            ops.append(notifyq.told_op(evt_id))  # whom it was told to as unmatched, if anyone
+            ops += await notifyq.told_pruned_ops(store, evt_id)  # whom it was told to unmatched
         for dedup_id in event.get("dedupIds") or filter(None, [event.get("providerEventId")]):
             dedup = keys.named(project_id, keys.DEDUP, event["provider"], dedup_id)
             ops.append(("records", dedup, None))
