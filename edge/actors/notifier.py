@@ -52,8 +52,8 @@ USER_AGENT = "edge-notifications/1"
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
 # (project id, endpoint id, event id, now ms, the type the entry was queued for) -> what one
-# attempt needs (edge.actors.notify_targets; ``wanted`` false: the event, matched since it was
-# queued as unmatched, is not one the endpoint takes), or None when nothing is owed any more
+# attempt needs (edge.actors.notify_targets; ``wanted`` false: the event changed since it was
+# queued into one the endpoint does not take), or None when nothing is owed any more
 Targets = Callable[[str, str, str, int, str | None], Awaitable[Mapping[str, Any] | None]]
 # an endpoint's address, mode and secrets in use, for a test send (``StoredTargets.endpoint``)
 Endpoints = Callable[[str, str, int], Awaitable[Mapping[str, Any] | None]]
@@ -370,6 +370,6 @@ class Notifier:
 _OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}
 _GONE = "the endpoint is gone or disabled, or the event was pruned"
 _UNWANTED = (
-    "matched since it was queued as unmatched, the event is of a type the endpoint does not "
-    "take, or repeats a change already told"
+    "the event changed since it was queued (matched, or a refund's word settled): it is of a "
+    "type the endpoint does not take, or repeats a change already told"
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from edge.actors.project.endpoints import place
 from edge.actors.records import event_view
+from edge.domain.notifications import still_wanted
 from edge.sealing import Sealer
 from edge.store import keys, notifyq
 from edge.store.engine import Engine
@@ -37,8 +38,8 @@ class StoredTargets:
         queued_type: str | None = None,
     ) -> dict[str, Any] | None:
         """What an attempt needs; None when the endpoint or the event is gone. ``wanted``:
-        whether the event, queued as ``queued_type`` (``unmatched``) and matched since, is
-        still one the endpoint takes (``notifyq.still_wanted``)."""
+        whether the event, queued as ``queued_type``, is still one the endpoint takes
+        (``edge.domain.notifications.still_wanted``)."""
         project = await self._store.get(keys.project(project_id))
         endpoint = notifyq.enabled_endpoint(project, endpoint_id)
         if endpoint is None:
@@ -51,7 +52,7 @@ class StoredTargets:
             "secrets": self._in_use(project_id, endpoint, now_ms),
             "body": json.dumps(event_view(event), separators=(",", ":")).encode(),
             "failingSince": endpoint.get("failingSince"),
-            "wanted": notifyq.still_wanted(queued_type, endpoint, event),
+            "wanted": still_wanted(queued_type, endpoint, event),
         }
 
     async def endpoint(

@@ -7,14 +7,19 @@
   failed for good.
 - ``410 Gone`` disables the endpoint at once; an endpoint that has failed without a success in
   between for five days is disabled.
+- One message a ``webhook-id``: an event told under one type may later be of another (an
+  ``unmatched`` event matched; a held refund whose word, all or part, is settled when it
+  applies). It is told again to the endpoints that take its new type and do not have it; an
+  entry still to go goes as the event then stands, only to an endpoint that takes that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 UNMATCHED = "unmatched"
+REFUNDS = ("payment.refunded", "payment.partially_refunded")
 
 # seconds to wait after each failed attempt; len + 1 attempts in all
 RETRY_S: tuple[int, ...] = (5, 300, 1800, 7200, 18000, 36000, 36000)
@@ -30,6 +35,34 @@ def wants(types: Sequence[str], mode_test: bool, endpoint_mode: str, event_type:
     if event_type == UNMATCHED:
         return UNMATCHED in types
     return not types or event_type in types
+
+
+def may_change(event: Mapping[str, Any]) -> bool:
+    """Might this event, told now, be of another type later? Unmatched (a later event may
+    match it), or a refund held until its payment (applied, it says all or part)."""
+    kind = event.get("type")
+    if kind == UNMATCHED:
+        return True
+    return kind in REFUNDS and event.get("appliedAt") is None and bool(event.get("txId"))
+
+
+def may_have_changed(event: Mapping[str, Any]) -> bool:
+    """Might this event have been told before under another type (``may_change`` then)?"""
+    return event.get("type") in (UNMATCHED, *REFUNDS) or bool(event.get("matchedAt"))
+
+
+def still_wanted(
+    queued_type: str | None, endpoint: Mapping[str, Any], event: Mapping[str, Any]
+) -> bool:
+    """Is an entry's event still one the endpoint takes? An event of another type than the
+    entry was queued for goes only to an endpoint that takes what it became, and not at all if
+    it became a repeat of a change already told (``duplicateOf``). A replay (no type kept)
+    goes as asked."""
+    if queued_type is None or queued_type == event["type"]:
+        return True
+    return not event.get("duplicateOf") and wants(
+        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
+    )
 
 
 def succeeded(status: int | None) -> bool:

@@ -11,11 +11,12 @@ The ``notify`` database holds:
 - per endpoint, every attempt in time order, for the attempt log:
   ``x | endpoint id | attempt ulid`` -> {at, eventId, entryId, number, status, error,
   durationMs, outcome}.
-- ``u | event id | queue entry id`` -> endpoint id: each entry an ``unmatched`` event was
-  queued in (its fan-out, or a replay): when a later event matches it, it is fanned out again
-  under its real type, and an endpoint with an entry that went out or is still to go is not
-  owed it twice (one message a ``webhook-id``); one whose entries were all dropped or failed
-  is owed it again. The keys go with that second fan-out, or with their event (``retention``).
+- ``u | event id | queue entry id`` -> endpoint id: each entry an event that may be of
+  another type later (``edge.domain.notifications.may_change``: unmatched, a held refund) was
+  queued in (its fan-out, or a replay): when it changes, it is fanned out again under its new
+  type, and an endpoint with an entry that went out or is still to go is not owed it twice
+  (one message a ``webhook-id``); one whose entries were all dropped or failed is owed it
+  again. The keys go with that second fan-out, or with their event (``retention``).
 
 Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS`` (``expired_ops``).
 """
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from edge.domain import ids
-from edge.domain.notifications import UNMATCHED, wants
+from edge.domain.notifications import may_change, may_have_changed, wants
 from edge.store import keys, outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine, Op, expect_op
@@ -50,16 +51,17 @@ def enqueue_ops(
     now_ms: int,
     fanned_out: bool = False,
 ) -> list[Op]:
-    """An entry owing ``event`` to the endpoint (and, for an ``unmatched`` event, its ``u``
-    key). ``fanned_out``: owed because the endpoint takes events of its type (not a replay
-    asked for), so the entry keeps that type (``still_wanted``)."""
+    """An entry owing ``event`` to the endpoint (and, for one that may be of another type
+    later, its ``u`` key). ``fanned_out``: owed because the endpoint takes events of its type
+    (not a replay asked for), so the entry keeps that type
+    (``edge.domain.notifications.still_wanted``)."""
     params = {"endpointId": endpoint_id, "eventId": event["id"]}
     if fanned_out:
         params["type"] = event["type"]
     ops = outbox.enqueue_ops(
         project_id, event.get("txId") or "", endpoint_id, mode, ACTION, params, now_ms, db=DB
     )
-    if event.get("type") == UNMATCHED:
+    if may_change(event):
         told = TOLD + event["id"].encode("ascii") + outbox.entry_id_of(ops).encode("ascii")
         ops.append((DB, told, endpoint_id.encode("ascii")))
     return ops
@@ -71,21 +73,6 @@ def enabled_endpoint(
     """The project's endpoint if it is there and enabled: one that takes notifications."""
     endpoint = ((project or {}).get("endpoints") or {}).get(endpoint_id)
     return endpoint if endpoint and endpoint.get("enabled") else None
-
-
-def still_wanted(
-    queued_type: str | None, endpoint: Mapping[str, Any], event: Mapping[str, Any]
-) -> bool:
-    """Is an entry's event still one the endpoint takes? An event queued as ``unmatched`` may
-    be matched before it goes out (the match skips the endpoints it is owed to already): it
-    goes as what it became if the endpoint takes that too, and not at all if it became a
-    repeat of a change already told (``duplicateOf``). Any other entry goes with the event as
-    it stands (a replay keeps no type)."""
-    if queued_type != UNMATCHED or event["type"] == UNMATCHED:
-        return True
-    return not event.get("duplicateOf") and wants(
-        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
-    )
 
 
 def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -126,10 +113,10 @@ async def fan_out(
     store: Engine, owed: Owed, project: Mapping[str, Any] | None, now_ms: int
 ) -> list[Op]:
     """``fan_out_ops`` for an owed event, with what they read: the event as stored and, for one
-    matched after it was stored, the entries it had as ``unmatched``."""
+    that may have been told before under another type, the entries it had then."""
     stored = await store.get_raw(keys.record(owed.project_id, keys.EVENT, owed.event_id))
     event = unpack(stored) if stored is not None else None
-    if event is None or not event.get("matchedAt"):
+    if event is None or not may_have_changed(event):
         return fan_out_ops(owed, project, stored, now_ms)
     told = await store.scan(TOLD + owed.event_id.encode("ascii"), db=DB)
     had = set()
@@ -157,9 +144,9 @@ def fan_out_ops(
     and the event are still as read: an event is fanned out once a time it is owed, even by
     two nodes at a lease's hand-over, and a fan-out of an event as it stood before a later
     event matched it does not take the match's key (the loser's commit fails with
-    ``Contended``; what is owed is read afresh). For an event fanned out before as
-    ``unmatched`` and matched since: ``had``, the endpoints that have it (skipped), and
-    ``told_keys``, its ``u`` keys (deleted)."""
+    ``Contended``; what is owed is read afresh). For an event fanned out before under another
+    type: ``had``, the endpoints that have it (skipped), and ``told_keys``, its ``u`` keys
+    (deleted)."""
     key = FAN_OUT + owed.event_id.encode("ascii")
     ops: list[Op] = [expect_op(DB, key, owed.value), (DB, key, None)]
     ops += [(DB, told, None) for told in told_keys]

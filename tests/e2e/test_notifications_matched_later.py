@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import trio
 from support.asgi import serve_asgi
-from support.client import bearer
+from support.client import bearer, post_checkout
 from support.merchant import Merchant, add_endpoint
+from support.paddle_shop import paddle_shop
 from support.stripe_shop import stripe_shop
 from support.waits import notifications_settled, until
 
@@ -112,3 +113,38 @@ async def test_a_dispute_still_owed_when_its_payment_links_it_goes_out_once_as_t
         return (await http.get(f"/status/{shop.project_id}/{tx}")).json()["status"] == "disputed"
 
     await until(disputed, what="the dispute applied")
+
+
+async def test_a_held_refund_that_refunds_it_all_when_applied_is_told_to_who_takes_that(
+    node, admin, http, paddle, merchants
+):
+    """Two refunds of half the payment come before it (Paddle: "We can't guarantee the order
+    of delivery"): both are held and told as partial refunds; when the payment applies them,
+    the second is the one that refunded it all. An endpoint of full refunds only is told it
+    then, once; the endpoint of partial refunds that had it is not sent it again."""
+    (partial, partial_url), (full, full_url), _ = merchants
+    shop = await paddle_shop(admin, paddle)
+    pid = shop.project_id
+    for url, kind in ((partial_url, "payment.partially_refunded"), (full_url, "payment.refunded")):
+        await add_endpoint(admin, pid, url=url, mode="test", types=[kind])
+    made = await post_checkout(http, "paddle", shop, "ten")
+    tx, txn = made.json()["txId"], made.json()["token"]
+    paddle.deliveries_paused = True
+    try:
+        await paddle.pay(txn)
+        await paddle.refund(txn, amount=500)
+        await paddle.refund(txn, amount=500)
+    finally:
+        paddle.deliveries_paused = False
+    refunds = [d for d in paddle.held if d[1]["event_type"].startswith("adjustment.")]
+    paddle.held = refunds + [d for d in paddle.held if d not in refunds]  # refunds first
+    await paddle.release()
+    status = await http.get(f"/status/{pid}/{tx}")
+    assert status.json()["status"] == "refunded"
+    await notifications_settled(node)
+
+    assert max(_sent(partial).values()) == 1 and max(_sent(full).values()) == 1
+    told_full = {e["id"]: e["type"] for e in full.events()}
+    assert list(told_full.values()) == ["payment.refunded"]
+    (whole,) = told_full
+    assert whole in _sent(partial)  # told as a partial refund while it was held

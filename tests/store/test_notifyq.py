@@ -223,22 +223,3 @@ async def test_an_endpoint_that_took_a_replay_of_an_unmatched_event_is_not_owed_
 
 def keys_of(rows: list[tuple[bytes, bytes]]) -> list[bytes]:
     return [key for key, _ in rows]
-
-
-def test_an_entry_goes_only_while_its_event_is_of_a_type_the_endpoint_takes():
-    """Queued as unmatched and matched before it went out: it goes as what it became where
-    the endpoint takes that, not at all where it does not or where the match repeats a change
-    already told; a replay (no type kept) goes as asked."""
-    both = endpoint(1, types=["unmatched", "payment.disputed"])
-    only = endpoint(2, types=["unmatched"])
-    matched = {"type": "payment.disputed", "isTest": True}
-    assert notifyq.still_wanted("unmatched", both, matched)
-    assert not notifyq.still_wanted("unmatched", only, matched)
-    assert not notifyq.still_wanted("unmatched", both, matched | {"duplicateOf": "evt_1"})
-    assert notifyq.still_wanted(None, only, matched)
-    assert notifyq.still_wanted("unmatched", only, {"type": "unmatched", "isTest": True})
-    # a held refund applied later may change its word (the one that refunded it all): an
-    # entry of any type but unmatched goes with the event as it stands
-    partial = endpoint(3, types=["payment.partially_refunded"])
-    refunded = {"type": "payment.refunded", "isTest": True}
-    assert notifyq.still_wanted("payment.partially_refunded", partial, refunded)

@@ -5,7 +5,7 @@ start-up never scans anything."""
 from __future__ import annotations
 
 from edge.domain.ids import ulid_time_ms
-from edge.domain.notifications import UNMATCHED
+from edge.domain.notifications import may_have_changed
 from edge.store import keys, notifyq
 from edge.store.codec import unpack
 from edge.store.engine import Engine, Op
@@ -30,7 +30,7 @@ async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list
         ops.append(("records", key, None))
         if event.get("txId"):
             ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
-        if event["type"] == UNMATCHED or event.get("matchedAt"):
+        if may_have_changed(event):
             ops += await notifyq.told_pruned_ops(store, evt_id)  # whom it was told to unmatched
         for dedup_id in event.get("dedupIds") or filter(None, [event.get("providerEventId")]):
             dedup = keys.named(project_id, keys.DEDUP, event["provider"], dedup_id)

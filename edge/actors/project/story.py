@@ -307,11 +307,15 @@ async def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | N
     event = await ledger.stored_event(evt_id)
     if event is None or event.get("appliedAt") is not None:
         return []  # pruned by retention, or already marked
+    before = event["type"]
     event = dict(event, appliedAt=now)
     if target == Status.REFUNDED:
         event["type"] = str(EventType.PAYMENT_REFUNDED)
     elif target == Status.PARTIALLY_REFUNDED:
         event["type"] = str(EventType.PAYMENT_PARTIALLY_REFUNDED)
+    if event["type"] != before:
+        # told under its first word: owed again to the endpoints that take this one
+        return ledger.new_event_ops(event)
     return ledger.event_ops(event)
 
 
