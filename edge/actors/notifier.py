@@ -15,8 +15,8 @@ At least once: an entry stays pending until the outcome of an attempt is durable
 during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``. Never
 twice otherwise: an entry is read again just before it is sent, so one whose delivery was
 acknowledged meanwhile is not sent again, and an event is fanned out once each time it is
-owed (a second time when it is matched after it was stored as unmatched, to the endpoints
-that do not have it).
+owed (again when it changes its type, matched later or a held refund's word settled, to the
+endpoints that do not have it).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ The ``notify`` database holds:
   queued in (its fan-out, or a replay): when it changes, it is fanned out again under its new
   type, and an endpoint with an entry that went out or is still to go is not owed it twice
   (one message a ``webhook-id``); one whose entries were all dropped or failed is owed it
-  again. The keys go with that second fan-out, or with their event (``retention``).
+  again. The keys go with the fan-out after which it cannot change again, or with their event
+  (``retention``).
 
 Finished queue entries and the attempt log are kept ``outbox.RETENTION_MS`` (``expired_ops``).
 """
@@ -146,16 +147,19 @@ def fan_out_ops(
     event matched it does not take the match's key (the loser's commit fails with
     ``Contended``; what is owed is read afresh). For an event fanned out before under another
     type: ``had``, the endpoints that have it (skipped), and ``told_keys``, its ``u`` keys
-    (deleted)."""
+    (deleted once it cannot change again: matched while its payment is still under way, a
+    refund is held, and may change its word yet)."""
     key = FAN_OUT + owed.event_id.encode("ascii")
     ops: list[Op] = [expect_op(DB, key, owed.value), (DB, key, None)]
-    ops += [(DB, told, None) for told in told_keys]
     if project is None or stored is None:
-        return ops
+        return ops + [(DB, told, None) for told in told_keys]
     ops.append(
         expect_op("records", keys.record(owed.project_id, keys.EVENT, owed.event_id), stored)
     )
     event = unpack(stored)
+    if not may_change(event):
+        # it will not change again (matched and applied): whom it was told to is done with
+        ops += [(DB, told, None) for told in told_keys]
     for endpoint in takers(project, event):
         if endpoint["id"] not in had:
             ops += enqueue_ops(

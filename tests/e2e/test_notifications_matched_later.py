@@ -148,3 +148,6 @@ async def test_a_held_refund_that_refunds_it_all_when_applied_is_told_to_who_tak
     assert list(told_full.values()) == ["payment.refunded"]
     (whole,) = told_full
     assert whole in _sent(partial)  # told as a partial refund while it was held
+    (told,) = full.events()  # as the record is now: the highest version a merchant keeps
+    record = status.json()
+    assert (told["status"], told["version"]) == ("refunded", record["version"])

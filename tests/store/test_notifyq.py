@@ -223,3 +223,24 @@ async def test_an_endpoint_that_took_a_replay_of_an_unmatched_event_is_not_owed_
 
 def keys_of(rows: list[tuple[bytes, bytes]]) -> list[bytes]:
     return [key for key, _ in rows]
+
+
+async def test_an_event_that_may_change_again_after_a_match_keeps_whom_it_was_told_to(
+    engine: OpenEngine,
+) -> None:
+    """A refund stored unmatched, matched while its payment is still under way (held: it may
+    yet change its word), then applied as the one that refunded it all: the endpoint that
+    took it as unmatched is owed it at neither change."""
+    store, writer = engine.reads, engine.writer
+    wide = endpoint(1, types=["unmatched", "payment.partially_refunded", "payment.refunded"])
+    record = project(wide)
+    one, (first,) = await _fanned_out_unmatched(store, writer, record)
+    await writer.write(outbox.settle_ops(first, {"at": 1_500}, state=outbox.DONE, db=notifyq.DB))
+    held = one | {"type": "payment.partially_refunded", "txId": "tx_1", "matchedAt": 2_000}
+    for change in (held | {"appliedAt": None}, held | {"type": "payment.refunded", "appliedAt": 3}):
+        await stored(writer, record, change)
+        (owed,) = await notifyq.fan_outs(store, 10)
+        await writer.write(await notifyq.fan_out(store, owed, record, 2_000))
+        assert await outbox.due(store, 10**12, 10, db=notifyq.DB) == []
+        assert await notifyq.fan_outs(store, 10) == []
+    assert keys_of(await store.scan(notifyq.TOLD, db=notifyq.DB)) == []  # done with it now

@@ -323,6 +323,7 @@ class EventApplier:
                 txId=tx["id"],
                 subscriptionId=tx.get("subscriptionId"),
                 status=tx["status"],
+                version=tx["version"],  # told now, as the record now is
                 customerRef=tx.get("customerRef"),
                 metadata=dict(tx.get("metadata") or {}),
                 matchedAt=now,

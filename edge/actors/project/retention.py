@@ -17,8 +17,8 @@ PRUNE_BATCH = 500
 
 async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list[Op]:
     """Deletes for up to PRUNE_BATCH events older than the retention, with their history and
-    deduplication entries, and whom one was told to as unmatched (``notifyq``). Transactions
-    themselves are kept."""
+    deduplication entries, and whom one that may change its type was told to (``notifyq``).
+    Transactions themselves are kept."""
     cutoff = now_ms - EVENT_RETENTION_MS
     prefix = keys.prefix(project_id, keys.EVENT)
     ops: list[Op] = []
@@ -31,7 +31,7 @@ async def expired_event_ops(store: Engine, project_id: str, now_ms: int) -> list
         if event.get("txId"):
             ops.append(("records", keys.history(project_id, event["txId"], evt_id), None))
         if may_have_changed(event):
-            ops += await notifyq.told_pruned_ops(store, evt_id)  # whom it was told to unmatched
+            ops += await notifyq.told_pruned_ops(store, evt_id)  # whom it was told to
         for dedup_id in event.get("dedupIds") or filter(None, [event.get("providerEventId")]):
             dedup = keys.named(project_id, keys.DEDUP, event["provider"], dedup_id)
             ops.append(("records", dedup, None))

@@ -188,7 +188,7 @@ async def settle(
     tx["story"] = _trimmed(tx, entries, outcome.fates, start)
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
-            ops.extend(await _applied_now(ledger, evt_id, now, outcome.targets.get(evt_id)))
+            ops.extend(await _applied_now(ledger, tx, evt_id, now, outcome.targets.get(evt_id)))
     ops.extend(ledger.tx_ops(tx))
     fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
     fates.update({i: outcome.fates[first] for i, first in repeats.items()})
@@ -301,9 +301,12 @@ def _start_subscription(
     return sub
 
 
-async def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | None) -> list[Op]:
+async def _applied_now(
+    ledger: Ledger, tx: dict[str, Any], evt_id: str, now: int, target: Status | None
+) -> list[Op]:
     """A held event took effect: its feed entry says when (and, for a refund, whether it
-    refunded all or part, now that the refunds before it are counted)."""
+    refunded all or part, now that the refunds before it are counted; told again under its new
+    word, it carries the record's status and version as they are now)."""
     event = await ledger.stored_event(evt_id)
     if event is None or event.get("appliedAt") is not None:
         return []  # pruned by retention, or already marked
@@ -314,7 +317,9 @@ async def _applied_now(ledger: Ledger, evt_id: str, now: int, target: Status | N
     elif target == Status.PARTIALLY_REFUNDED:
         event["type"] = str(EventType.PAYMENT_PARTIALLY_REFUNDED)
     if event["type"] != before:
-        # told under its first word: owed again to the endpoints that take this one
+        # told under its first word: owed again to the endpoints that take this one, as the
+        # record now is (a merchant keeps the highest version it is told)
+        event.update(status=tx["status"], version=tx["version"])
         return ledger.new_event_ops(event)
     return ledger.event_ops(event)
 
