@@ -419,7 +419,9 @@ async def test_an_event_that_changed_since_its_fan_out_read_it_fails_alone(
         return await read_now(store_, one, project, now)
 
     monkeypatch.setattr(notifyq, "fan_out", read_before)
-    async with notifying(store, writer, lambda request: httpx.Response(500)) as (notifier, _):
+    async with httpx.AsyncClient() as http:  # a notifier not running: this fan-out alone
+        project = Project()
+        notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
         await notifier._fan_out(owed, now_ms())
     assert [o.event_id for o in await notifyq.fan_outs(store, 10)] == [changed["id"]]
     queued = await outbox.due(store, now_ms() + 10**9, 10, db=notifyq.DB)
