@@ -137,7 +137,11 @@ async def test_a_held_refund_that_refunds_it_all_when_applied_is_told_to_who_tak
     finally:
         paddle.deliveries_paused = False
     refunds = [d for d in paddle.held if d[1]["event_type"].startswith("adjustment.")]
-    paddle.held = refunds + [d for d in paddle.held if d not in refunds]  # refunds first
+    payment = [d for d in paddle.held if d not in refunds]
+    paddle.held = refunds  # the refunds first: held, and told as they came
+    await paddle.release()
+    await notifications_settled(node)
+    paddle.held = payment
     await paddle.release()
     status = await http.get(f"/status/{pid}/{tx}")
     assert status.json()["status"] == "refunded"
