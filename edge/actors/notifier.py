@@ -249,7 +249,7 @@ class Notifier:
         if target is None:
             await self._settle([entry], started, None, _GONE, outbox.DROPPED)
             return
-        if not target.get("wanted", True):
+        if not target["wanted"]:
             await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED)
             return
         status, error = await self._post(target, params["eventId"])

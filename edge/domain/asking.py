@@ -13,6 +13,8 @@ asked: the provider account's budget
 
 from __future__ import annotations
 
+from edge.domain.status import Status
+
 HOUR_MS = 3600 * 1000
 WEEK_MS = 7 * 24 * HOUR_MS
 
@@ -21,7 +23,7 @@ def looks_end_at(status: str, expires_ms: int | None) -> int | None:
     """The checkout's end that bounds the looks at a transaction of ``status``: its
     ``expiresAt`` while it is unpaid (``pending``); none once the buyer paid and the money is
     settling (``processing``), which the provider reports after the checkout's end."""
-    return expires_ms if status == "pending" else None
+    return expires_ms if status == Status.PENDING else None
 
 
 def next_look_ms(now_ms: int, created_ms: int, expires_ms: int | None, every_ms: int) -> int | None:

@@ -9,7 +9,7 @@ floats outright, so 0.1 + 0.2 style errors cannot reach stored amounts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from types import MappingProxyType
 
 from .errors import InvalidInput
@@ -134,3 +134,13 @@ def to_wire(minor: int, currency: str) -> int | float:
     # IEEE division is correctly rounded and both operands are exact (|minor| < 2**53), so this
     # is the double nearest the decimal amount: the same float as parsing its digits, cheaply.
     return minor / 10**places
+
+
+# wide enough for any amount a body can spell: normalizing never overflows (an amount its
+# currency cannot hold is refused where it is used, ``to_minor``)
+_SPELLING = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
+def spelled(amount: Decimal | int | None) -> str | None:
+    """One spelling of an amount: 5, 5.0 and 5.00 are the same amount asked for."""
+    return None if amount is None else str(Decimal(amount).normalize(_SPELLING))

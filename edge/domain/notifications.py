@@ -37,6 +37,13 @@ def wants(types: Sequence[str], mode_test: bool, endpoint_mode: str, event_type:
     return not types or event_type in types
 
 
+def takes(endpoint: Mapping[str, Any], event: Mapping[str, Any]) -> bool:
+    """Does this endpoint take this event, as it now is (``wants``)?"""
+    return wants(
+        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
+    )
+
+
 def may_change(event: Mapping[str, Any]) -> bool:
     """Might this event, told now, be of another type later? Unmatched (a later event may
     match it), or a refund held until its payment (applied, it says all or part)."""
@@ -60,9 +67,7 @@ def still_wanted(
     goes as asked."""
     if queued_type is None or queued_type == event["type"]:
         return True
-    return not event.get("duplicateOf") and wants(
-        endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
-    )
+    return not event.get("duplicateOf") and takes(endpoint, event)
 
 
 def succeeded(status: int | None) -> bool:

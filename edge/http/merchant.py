@@ -3,7 +3,6 @@ its own mode's transactions and events."""
 
 from __future__ import annotations
 
-from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from functools import partial
 
 import trio
@@ -15,6 +14,7 @@ from edge.actors.sync import Syncer
 from edge.domain import ids
 from edge.domain.errors import InvalidInput
 from edge.domain.inputs import bounded_int
+from edge.domain.money import spelled
 from edge.domain.status import Status
 from edge.domain.timefmt import iso_ms
 from edge.errors import check_project_id, project_not_found, tx_not_found, unavailable
@@ -120,7 +120,7 @@ async def refund(project_id: str, tx_id: str) -> Response:
     if not ids.is_tx_id(tx_id):
         raise tx_not_found()
     # a retry whose answer was lost gets the first refund's answer, never a second refund
-    asked = {"refund": tx_id, "mode": caller.mode, "amount": _canonical(amount), "reason": reason}
+    asked = {"refund": tx_id, "mode": caller.mode, "amount": spelled(amount), "reason": reason}
     message = RefundTx(tx_id, caller.mode, amount, reason, key, idempotency.body_hash(asked))
     view = await ask(project_id, message)
     # 202: the provider is asked from the durable queue; its own webhook brings the outcome
@@ -164,16 +164,6 @@ async def reconcile(project_id: str) -> Response:
     names = await queries.reconcilable(node(), project_id, mode, provider)
     results = [await _syncer().reconcile(project_id, name, mode, since) for name in names]
     return json_response({"since": iso_ms(since), "providers": results}, headers=NO_STORE)
-
-
-# wide enough for any amount a body can spell: normalizing never overflows (the actor refuses
-# an amount its currency cannot hold, 422 invalid_amount)
-_SPELLING = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
-
-
-def _canonical(amount: Decimal | int | None) -> str | None:
-    """One spelling of an amount: 5, 5.0 and 5.00 ask for the same refund."""
-    return None if amount is None else str(Decimal(amount).normalize(_SPELLING))
 
 
 def _syncer() -> Syncer:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from edge.domain import ids
-from edge.domain.notifications import may_change, may_have_changed, wants
+from edge.domain.notifications import may_change, may_have_changed, takes
 from edge.store import keys, outbox
 from edge.store.codec import pack, unpack
 from edge.store.engine import Engine, Op, expect_op
@@ -42,6 +42,11 @@ FAN_OUT_ENTRY = "fan-out"
 LOG = b"x"
 TOLD = b"u"
 ENDPOINT_ID_LEN = len("we_") + 26
+
+
+def _told(event_id: str) -> bytes:
+    """The prefix of an event's ``u`` keys; each ends in its queue entry's id."""
+    return TOLD + event_id.encode("ascii")
 
 
 def enqueue_ops(
@@ -63,7 +68,7 @@ def enqueue_ops(
         project_id, event.get("txId") or "", endpoint_id, mode, ACTION, params, now_ms, db=DB
     )
     if may_change(event):
-        told = TOLD + event["id"].encode("ascii") + outbox.entry_id_of(ops).encode("ascii")
+        told = _told(event["id"]) + outbox.entry_id_of(ops).encode("ascii")
         ops.append((DB, told, endpoint_id.encode("ascii")))
     return ops
 
@@ -81,10 +86,7 @@ def takers(project: Mapping[str, Any], event: Mapping[str, Any]) -> list[Mapping
     return [
         endpoint
         for endpoint in (project.get("endpoints") or {}).values()
-        if endpoint.get("enabled")
-        and wants(
-            endpoint.get("types") or (), bool(event["isTest"]), endpoint["mode"], event["type"]
-        )
+        if endpoint.get("enabled") and takes(endpoint, event)
     ]
 
 
@@ -118,18 +120,19 @@ async def fan_out(
     stored = await store.get_raw(keys.record(owed.project_id, keys.EVENT, owed.event_id))
     event = unpack(stored) if stored is not None else None
     if event is None or not may_have_changed(event):
-        return fan_out_ops(owed, project, stored, now_ms)
-    told = await store.scan(TOLD + owed.event_id.encode("ascii"), db=DB)
+        return fan_out_ops(owed, project, stored, now_ms, event=event)
+    prefix = _told(owed.event_id)
+    told = await store.scan(prefix, db=DB)
     had = set()
     for key, endpoint_id in told:
-        entry = await outbox.entry(store, key[len(TOLD) + len(owed.event_id) :].decode(), db=DB)
+        entry = await outbox.entry(store, key[len(prefix) :].decode("ascii"), db=DB)
         # an entry no longer kept (finished, past ``outbox.RETENTION_MS``) is counted as gone
         # out: it cannot be told from one that failed, and a second message under one
         # ``webhook-id`` is what must not be
         if entry is None or entry["state"] in (outbox.PENDING, outbox.DONE):
             had.add(endpoint_id.decode("ascii"))
     told_keys = [key for key, _ in told]
-    return fan_out_ops(owed, project, stored, now_ms, frozenset(had), told_keys)
+    return fan_out_ops(owed, project, stored, now_ms, frozenset(had), told_keys, event=event)
 
 
 def fan_out_ops(
@@ -139,6 +142,8 @@ def fan_out_ops(
     now_ms: int,
     had: frozenset[str] = frozenset(),
     told_keys: Sequence[bytes] = (),
+    *,
+    event: Mapping[str, Any] | None = None,
 ) -> list[Op]:
     """The fan-out key replaced by one queue entry for each endpoint that takes the event now
     (none when the project or the event is gone), in one commit that holds only while the key
@@ -148,18 +153,19 @@ def fan_out_ops(
     ``Contended``; what is owed is read afresh). For an event fanned out before under another
     type: ``had``, the endpoints that have it (skipped), and ``told_keys``, its ``u`` keys
     (deleted once it cannot change again: matched while its payment is still under way, a
-    refund is held, and may change its word yet)."""
+    refund is held, and may change its word yet). ``event``: ``stored`` already unpacked."""
     key = FAN_OUT + owed.event_id.encode("ascii")
     ops: list[Op] = [expect_op(DB, key, owed.value), (DB, key, None)]
-    if project is None or stored is None:
-        return ops + [(DB, told, None) for told in told_keys]
+    if event is None and stored is not None:
+        event = unpack(stored)
+    if event is None or not may_change(event):
+        # gone, or it will not change again (matched and applied): whom it was told to is done
+        ops += [(DB, told, None) for told in told_keys]
+    if project is None or stored is None or event is None:
+        return ops
     ops.append(
         expect_op("records", keys.record(owed.project_id, keys.EVENT, owed.event_id), stored)
     )
-    event = unpack(stored)
-    if not may_change(event):
-        # it will not change again (matched and applied): whom it was told to is done with
-        ops += [(DB, told, None) for told in told_keys]
     for endpoint in takers(project, event):
         if endpoint["id"] not in had:
             ops += enqueue_ops(
@@ -170,8 +176,7 @@ def fan_out_ops(
 
 async def told_pruned_ops(store: Engine, event_id: str) -> list[Op]:
     """The deletes of an event's ``u`` keys (with the event itself)."""
-    told = await store.scan(TOLD + event_id.encode("ascii"), db=DB)
-    return [(DB, key, None) for key, _ in told]
+    return [(DB, key, None) for key, _ in await store.scan(_told(event_id), db=DB)]
 
 
 def refiled_ops(entry: Mapping[str, Any]) -> list[Op]:

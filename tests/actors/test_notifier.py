@@ -47,7 +47,13 @@ class Project:
         self, project_id: str, endpoint_id: str, event_id: str, now: int, queued: str | None
     ) -> Any:
         body = f'{{"id":"{event_id}"}}'.encode()
-        return {"url": self.url, "secrets": [SECRET], "body": body, "failingSince": None}
+        return {
+            "url": self.url,
+            "secrets": [SECRET],
+            "body": body,
+            "failingSince": None,
+            "wanted": True,
+        }
 
     async def call(self, project_id: str, message: Any) -> Any:
         assert isinstance(message, m.EndpointOutcome)

@@ -9,6 +9,7 @@ from edge.domain.money import (
     MAX_MINOR,
     MoneyError,
     exponent,
+    spelled,
     to_major,
     to_minor,
     to_wire,
@@ -111,3 +112,11 @@ def test_round_trip_every_currency(currency):
         parsed = json.loads(text, parse_float=Decimal)
         assert to_minor(parsed, currency) == minor, (currency, minor, text)
         assert D(text) == major
+
+
+def test_one_spelling_of_an_amount_whatever_its_digits():
+    """5, 5.0 and 5.00 ask for the same amount; an amount past any currency's exponent is
+    spelled, not an overflow (refused where it is used)."""
+    assert spelled(5) == spelled(D("5.0")) == spelled(D("5.00")) == "5"
+    assert spelled(D("5.10")) == "5.1" and spelled(None) is None
+    assert spelled(D("1E+999999")) == "1E+999999"
