@@ -22,6 +22,9 @@ the entry. Guarantees:
   asked again on ``edge.domain.asking``'s schedule, or later when the provider account's budget
   says wait, until the checkout is no longer open).
 - Entries run one at a time, so a slow provider delays follow-ups but never multiplies them.
+- A refund's attempt takes its entry first, durably (``outbox.claim_ops``): no other node
+  attempts it until the attempt has had its time, and one a crash cut short still counts as
+  begun, so a refusal for good after it is checked against the provider's list.
 - A store that cannot record an attempt stops neither the worker nor the node: the entry stays
   pending and the pass is tried again.
 """
@@ -51,7 +54,8 @@ from edge.providers.base import (
     ProviderRefund,
 )
 from edge.store import outbox
-from edge.store.engine import Engine
+from edge.store.codec import unpack
+from edge.store.engine import Contended, Engine
 from edge.store.writer import StoreWriter
 
 log = logging.getLogger("edge.followups")
@@ -59,6 +63,9 @@ log = logging.getLogger("edge.followups")
 # Seconds before each retry; the attempt after the last step is the last one.
 BACKOFF_S = (1, 5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
 ATTEMPT_TIMEOUT_S = 30.0
+# How long a refund's attempt holds its entry (``outbox.claim_ops``): its whole time, and a
+# margin for the nodes' clocks, before another may attempt it.
+TAKEN_S = ATTEMPT_TIMEOUT_S + 10.0
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
@@ -195,15 +202,25 @@ class FollowUpWorker:
         return max(wait_s, OTHERS_S) if others else wait_s
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
-        current = await outbox.entry(self._store, entry["id"])
+        raw = await self._store.get_raw(outbox.entry_key(entry["id"]), db=outbox.DB)
+        current = None if raw is None else unpack(raw)
+        started = self._clock_ms()
         if (
-            current is None
+            raw is None
+            or current is None
             or current["state"] != outbox.PENDING
             or current["attempts"] != entry["attempts"]
+            or current["dueAt"] > started
         ):
-            return  # settled since it was read: its attempt was made
-        started = self._clock_ms()
-        outcome, detail = await self._outcome(entry)
+            return  # settled since it was read, or taken by another node's attempt
+        entry, earlier, taken = current, outbox.begun(current), None
+        if entry["action"] == REFUND:
+            entry, taken, ops = outbox.claim_ops(current, raw, started + int(TAKEN_S * 1000))
+            try:
+                await self._writer.write(ops)
+            except Contended:
+                return  # another node took it first: its attempt decides
+        outcome, detail = await self._outcome(entry, earlier)
         finished = self._clock_ms()
         attempt = {
             "at": started,
@@ -236,13 +253,21 @@ class FollowUpWorker:
                 state=outbox.PENDING,
                 due_ms=due_at if due_at is not None else finished + wait_s * 1000,
                 detail=detail,
+                taken=taken,
             )
         else:
             state = {"done": outbox.DONE, "dropped": outbox.DROPPED, "failed": outbox.FAILED}[
                 outcome
             ]
-            ops = outbox.settle_ops(entry, attempt, state=state, detail=detail)
-        await self._writer.write(ops)
+            ops = outbox.settle_ops(entry, attempt, state=state, detail=detail, taken=taken)
+        try:
+            await self._writer.write(ops)
+        except Contended:
+            # this attempt outlived its time and another node took the entry: its attempt's
+            # outcome is the one recorded (the refund is made once, or adopted, either way)
+            log.warning(
+                "follow-up %s of %s: taken over while under way", entry["action"], entry["txId"]
+            )
         self._watch.attempted(entry["txId"])
 
     async def _look(self, entry: Mapping[str, Any]) -> tuple[str, str]:
@@ -295,8 +320,9 @@ class FollowUpWorker:
             return False
         return True
 
-    async def _outcome(self, entry: Mapping[str, Any]) -> tuple[str, str]:
-        """("done" | "dropped" | "failed" | "retry", what happened, in words)."""
+    async def _outcome(self, entry: Mapping[str, Any], earlier: int) -> tuple[str, str]:
+        """("done" | "dropped" | "failed" | "retry", what happened, in words). ``earlier``:
+        the attempts that began before this one."""
         if entry["action"] == outbox.EXPIRE:
             try:
                 return "done", await self._projects.expire(entry["projectId"], entry["txId"])
@@ -322,7 +348,7 @@ class FollowUpWorker:
             tx=target["tx"],
             credentials=target["credentials"],
             http=self._http,
-            attempts=entry["attempts"],
+            attempts=earlier,
             created_ms=entry["createdAt"],
         )
         try:

@@ -250,7 +250,8 @@ class PortalResult:
 
 @dataclass(frozen=True)
 class FollowUpRequest:
-    """``attempts``: how many attempts at this follow-up were recorded before this one, and
+    """``attempts``: how many attempts at this follow-up began before this one (a refund's
+    counts one a crash cut short: ``edge.store.outbox.claim_ops``), and
     ``created_ms`` when it was first owed (an idempotency key's life is counted from it)."""
 
     follow_up: FollowUp

@@ -114,8 +114,7 @@ async def _make(
 def must_ask(provider: Provider, request: FollowUpRequest, now_ms: int) -> bool:
     """Must this attempt ask the provider what exists before it sends? Always where the
     provider honours no idempotency key; else once the key may be forgotten, whatever the
-    attempts counted: one cut short by a crash (the provider acted, the queue kept no trace)
-    leaves the count at zero, and a node down past the key's life would send it again."""
+    attempts counted: a node down past the key's life would send it again."""
     if provider.refund_key_s is None:
         return True
     age_s = (now_ms - request.created_ms) / 1000

@@ -26,7 +26,7 @@ from typing import Any
 from edge.domain import ids
 from edge.domain.ids import ulid_time_ms
 from edge.store.codec import pack, unpack
-from edge.store.engine import Engine, Op
+from edge.store.engine import Engine, Op, expect_op
 
 DB = "outbox"
 ENTRY = b"e"
@@ -129,6 +129,36 @@ async def attempts(store: Engine, entry_id: str, db: str = DB) -> list[dict[str,
     return [unpack(value) for _, value in await store.scan(prefix, db=db)]
 
 
+def claim_ops(
+    entry: Mapping[str, Any], raw: bytes, until_ms: int, db: str = DB
+) -> tuple[dict[str, Any], bytes, list[Op]]:
+    """The writes that take ``entry`` (stored as ``raw``) for one attempt until ``until_ms``,
+    the entry as taken, and its bytes. Where a provider honours no idempotency key, two
+    attempts of one refund under way at once would both find nothing made and both make it:
+    taken, the entry is due to no one else until the attempt has had its time, a second
+    taker's commit fails (``Contended``: it read the entry before this one took it), and
+    ``begun`` counts the attempts that may have reached the provider, one a crash cut short
+    included."""
+    entry_id = entry["id"]
+    taken = {**entry, "dueAt": until_ms, "begun": begun(entry) + 1}
+    packed = pack(taken)
+    return (
+        taken,
+        packed,
+        [
+            expect_op(db, entry_key(entry_id), raw),
+            (db, queue_key(entry["dueAt"], entry_id), None),
+            (db, queue_key(until_ms, entry_id), b""),
+            (db, entry_key(entry_id), packed),
+        ],
+    )
+
+
+def begun(entry: Mapping[str, Any]) -> int:
+    """How many attempts at ``entry`` began, recorded or not (one a crash cut short)."""
+    return max(int(entry["attempts"]), int(entry.get("begun", 0)))
+
+
 def settle_ops(
     entry: Mapping[str, Any],
     attempt: Mapping[str, Any],
@@ -137,13 +167,17 @@ def settle_ops(
     due_ms: int | None = None,
     detail: str = "",
     db: str = DB,
+    taken: bytes | None = None,
 ) -> list[Op]:
     """The writes that record ``attempt`` and move the entry to ``state`` (``pending`` again
-    with ``due_ms`` for a retry)."""
+    with ``due_ms`` for a retry). ``taken``: the entry as ``claim_ops`` wrote it, and the
+    writes hold only while it still is (another node may have taken it once its time ran
+    out: that attempt's outcome is the one recorded)."""
     entry_id = entry["id"]
     number = entry["attempts"] + 1
     updated = {**entry, "state": state, "attempts": number, "detail": detail}
-    ops: list[Op] = [
+    ops: list[Op] = [] if taken is None else [expect_op(db, entry_key(entry_id), taken)]
+    ops += [
         (db, attempt_key(entry_id, number), pack({**attempt, "number": number})),
         (db, queue_key(entry["dueAt"], entry_id), None),
     ]

@@ -432,3 +432,67 @@ async def test_an_entry_settled_since_it_was_read_is_not_attempted_again(
         await worker._attempt(as_read)  # noqa: SLF001 (the stale hand-out, made to happen)
     assert len(provider.calls) == 1
     assert len(await outbox.attempts(store, entry_id)) == 1
+
+
+async def test_two_nodes_attempting_one_refund_at_once_make_it_once(store, writer, autojump_clock):
+    """Cluster mode: two nodes' workers may both find one refund entry due (a lease handed
+    over, or given up as quiet, while an attempt waits on the provider). With a provider that
+    honours no key both would find nothing made and both make it: the first takes the entry,
+    the other leaves it, and no one attempts it again until that attempt has had its time."""
+    listed: list[ProviderRefund] = []
+    provider = refunding_provider([], listed)
+    inner = provider.send_refund
+    assert inner is not None
+    sends = 0
+
+    async def slow_send(request: FollowUpRequest) -> ProviderRefund:
+        nonlocal sends
+        sends += 1
+        await trio.sleep(5)  # the provider takes its time: the other node's pass comes meanwhile
+        return await inner(request)
+
+    object.__setattr__(provider, "send_refund", slow_send)
+    entry_id = await enqueue_refund(writer)
+    (due,) = await outbox.due(store, now_ms(), 10)
+    targets = Targets()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        for _ in range(2):  # each node read the entry due; each attempts it
+            worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
+            nursery.start_soon(worker._attempt, due)  # noqa: SLF001
+    assert sends == 1 and [r.id for r in listed] == ["ref_1"]
+    entry = await outbox.entry(store, entry_id)
+    assert entry is not None and (entry["state"], entry["attempts"]) == ("done", 1)
+
+
+async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(
+    store, writer, autojump_clock
+):
+    """An attempt reached the provider and the node died before recording it: the entry was
+    taken (begun) with no attempt recorded. The next attempt is refused for good (the merchant
+    rotated the key): the provider's list decides, and the refund it made is adopted, never
+    told refused with its amount freed."""
+    listed = [ProviderRefund("ref_1", 400, "pending", tag="rf_01JD0000000000000000000001")]
+    refused = ProviderError("provider_error", "Stripe answered 401", retryable=False)
+
+    async def send(request: FollowUpRequest) -> ProviderRefund:
+        raise refused
+
+    async def look(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
+        return tuple(listed)
+
+    provider = Scripted(
+        "scripted", "form", "token", "Card", refunds=True, send_refund=send, refunds_of=look,
+        refund_key_s=24 * 3600,  # Stripe's shape: a young key is sent without asking first
+    )  # fmt: skip
+    entry_id = await enqueue_refund(writer)
+    entry = await outbox.entry(store, entry_id)
+    raw = await store.get_raw(outbox.entry_key(entry_id), db=outbox.DB)
+    assert entry is not None and raw is not None
+    _, _, ops = outbox.claim_ops(entry, raw, now_ms())  # the crashed attempt's take
+    await writer.write(ops)
+    targets = Targets()
+    settled_entry = await run_until_settled(store, writer, provider, targets, entry_id)
+    assert (settled_entry["state"], settled_entry["attempts"]) == ("done", 1)
+    assert [(r, o, m and m.id) for r, o, m in targets.refunds] == [
+        ("rf_01JD0000000000000000000001", "made", "ref_1")
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.client import bearer, post_checkout
 from support.stripe_events import event_body, signed, stripe_object
 from support.stripe_shop import stripe_shop
 
@@ -59,3 +60,38 @@ async def test_a_signed_odd_body_is_malformed_not_a_fault(node, admin, http, sim
         headers=signed(normal, shop.webhook_secret),
     )
     assert after.status_code == 200
+
+
+@pytest.mark.parametrize("stated", ["1999", 19.99, True, "1"])
+async def test_a_paid_amount_stated_in_another_type_is_never_taken_for_a_match(
+    node, admin, http, sim, stated
+):
+    """Stripe states money in whole minor units: a signed success that states its amount in
+    another type is an amount the node cannot read, held for the merchant as a mismatch,
+    never a payment that skipped the amount check (CONTRACT 4.3)."""
+    shop = await stripe_shop(admin, sim)
+    checkout = (await post_checkout(http, "stripe", shop, "book")).json()
+    obj = stripe_object(
+        "checkout_session",
+        client_reference_id=checkout["txId"],
+        id=checkout["url"].rsplit("/", 1)[-1],
+        amount_total=stated,
+        currency="eur",
+        payment_status="paid",
+        metadata={"txId": checkout["txId"]},
+    )
+    body = event_body("evt_mistyped", "checkout.session.completed", obj)
+    answer = await http.post(
+        f"/webhook/stripe/{shop.project_id}",
+        content=body,
+        headers=signed(body, shop.webhook_secret),
+    )
+    assert answer.status_code == 200, answer.text
+    tx = (
+        await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{checkout['txId']}",
+            headers=bearer(shop.test_key),
+        )
+    ).json()
+    assert (tx["status"], tx["needsAttention"]) == ("pending", True)
+    assert tx["attention"][0]["code"] == "amount_mismatch"

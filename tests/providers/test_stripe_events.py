@@ -417,3 +417,17 @@ def test_odd_field_types_do_not_crash_the_reader() -> None:
     }  # fmt: skip
     ev = normalize("invoice.paid", obj)
     assert ev.subscription_ref == "sub_9" and ev.amount_minor is None and ev.metadata == {}
+
+
+@pytest.mark.parametrize("stated", ["1999", 19.99, True, "1", [1999]])
+def test_a_paid_amount_stated_in_another_type_is_stated_and_unreadable(stated: Any) -> None:
+    """Stripe states an amount as a whole number of minor units; one stated otherwise is not
+    read as no amount (which skips the amount check, CONTRACT 4.3) but as one the node cannot
+    read, which never matches the checkout's."""
+    ev = normalize("checkout.session.completed", session(amount_total=stated))
+    assert ev.amount_minor is None and ev.unreadable_amount == f"{stated} eur"[:40]
+
+
+def test_a_refund_stated_in_another_type_names_no_amount_it_could_count() -> None:
+    ev = normalize("refund.created", refund_object(amount="500"))
+    assert ev.refund is None and ev.unreadable_amount == "500 usd"

@@ -324,7 +324,9 @@ def _read_subscription(stripe_type: str, o: Mapping[str, Any]) -> _Facts:
     item = _first(o.get("items"))
     price = mapping(item, "price")
     unit, quantity = integer(price, "unit_amount"), integer(item, "quantity") or 1
-    money = _node_money(unit * quantity if unit is not None else None, o.get("currency"))
+    money = _node_money(
+        unit * quantity if unit is not None else price.get("unit_amount"), o.get("currency")
+    )
     return _Facts(
         refs=_ids(o.get("id")),
         subscription_ref=object_id(o.get("id")),
@@ -434,16 +436,18 @@ def _currency(value: Any) -> str | None:
 def money_of(o: Mapping[str, Any], amount_key: str) -> dict[str, Any]:
     """What ``o`` states under ``amount_key`` in its ``currency``, in the node's terms
     (``amount``, ``currency``, ``unreadable``: ``edge.providers.reading.node_money``)."""
-    return _node_money(integer(o, amount_key), o.get("currency"))
+    return _node_money(o.get(amount_key), o.get("currency"))
 
 
-def _node_money(stripe_amount: int | None, stripe_currency: Any) -> dict[str, Any]:
+def _node_money(stripe_amount: Any, stripe_currency: Any) -> dict[str, Any]:
     """``node_money`` of a Stripe amount (converted from Stripe's minor units, ``money``), in
     the upper-case currency; Stripe's own figure when it has no exact node value."""
     currency = _currency(stripe_currency)
+    # stated but not a whole number of minor units ("1999", 19.99, true): stated, and unreadable
+    whole = isinstance(stripe_amount, int) and not isinstance(stripe_amount, bool)
     amount = (
         from_stripe(stripe_amount, currency)
-        if stripe_amount is not None and currency is not None and stripe_amount >= 0
+        if whole and currency is not None and stripe_amount >= 0
         else None
     )
     if amount is None:
