@@ -286,11 +286,13 @@ class LooksEnded:
 @dataclass(frozen=True)
 class WalkUntil:
     """Walk the provider account's lists every ``EDGE_SYNC_EVERY_S`` until at least ``until``
-    (an open checkout the walk looks after)."""
+    (an open checkout the walk looks after), a walk begun now reading from ``since`` on (the
+    checkout's creation: its first look may come late, after the node was down)."""
 
     provider: str
     mode: str
     until: int
+    since: int
 
 
 @dataclass(frozen=True)

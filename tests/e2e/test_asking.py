@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
+import pytest
 import trio
 from support.client import bearer, manual_shop, post_checkout
 from support.stripe_shop import stripe_shop
-from support.waits import bound
+from support.waits import bound, until
 
+import edge.actors.context as context
 from edge.domain.timefmt import iso_ms
 from edge.sim.stripe import StripeSimulator
 
@@ -150,3 +153,46 @@ async def test_edge_tx_sync_and_edge_reconcile(node, admin, http, sim):
         _edge, node, "tx", "refund", shop.project_id, tx, "--amount", "7", "--reason", "all"
     )
     assert (resolved["amount"], resolved["state"]) == (7.0, "requested")
+
+
+class _ShiftedTime:
+    """``time`` for the node's wall clock (``edge.actors.context``), ``offset_s`` ahead."""
+
+    offset_s = 0.0
+
+    def time_ns(self) -> int:
+        return time.time_ns() + int(self.offset_s * 1e9)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.mark.node_settings(sync_every_s=1)
+async def test_a_late_first_look_still_learns_a_payment_whose_webhook_was_lost(
+    node, admin, http, sim, monkeypatch
+):
+    """The node was down (or its queue behind) for minutes after a Stripe checkout was made,
+    the buyer paid meanwhile and the webhook was lost: its first look walks the account's
+    events from the checkout's creation, and learns the payment then, not at the session's
+    expiry a day later."""
+    shifted = _ShiftedTime()
+    monkeypatch.setattr(context, "time", shifted)
+    shop = await stripe_shop(admin, sim)
+    sim.webhook_faults.drop()
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    assert made.status_code == 201, made.text
+    tx_id = made.json()["txId"]
+    await sim.complete(made.json()["url"].rsplit("/", 1)[-1])
+    shifted.offset_s = 600  # ten minutes pass before the owed look runs
+    node.ctx.follow_ups_owed()
+
+    async def status() -> str:
+        answer = await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+        )
+        return str(answer.json()["status"])
+
+    async def learned() -> bool:
+        return await status() == "succeeded"
+
+    await until(learned, what="the payment learned by the late first look")

@@ -137,15 +137,24 @@ class Asking:
     async def walk_until(self, msg: m.WalkUntil, reply: Reply) -> None:
         """Keep the provider account's lists walked until at least ``msg.until``."""
         now = self.ledger.now_ms()
-        ops = await self._walking(msg.provider, msg.mode, now, msg.until, first_due=now)
+        ops = await self._walking(
+            msg.provider, msg.mode, now, msg.until, first_due=now, since=msg.since
+        )
         self.ledger.commit(ops, reply, None)
 
     async def _walking(
-        self, provider: str, mode: str, now: int, until: int, first_due: int | None = None
+        self,
+        provider: str,
+        mode: str,
+        now: int,
+        until: int,
+        first_due: int | None = None,
+        since: int | None = None,
     ) -> list[Op]:
         """The writes that keep the provider account's lists walked until ``until`` (or
         later, where an earlier ask said so): a walk owed (``outbox.RECONCILE``, first due at
-        ``first_due``, else in a period) if none is, and how long to go on."""
+        ``first_due``, else in a period) if none is, reading from a period ago or ``since``
+        if that is earlier, and how long to go on."""
         ledger = self.ledger
         name = f"{provider}|{mode}"
         walking = await ledger.lookup(keys.PROVIDER_OBJECT, _WALK, name)
@@ -158,7 +167,7 @@ class Asking:
                 provider,
                 mode,
                 outbox.RECONCILE,
-                {"since": now - _every_ms(ledger)},
+                {"since": min(now - _every_ms(ledger), now if since is None else since)},
                 now,
                 due_ms=first_due if first_due is not None else now + _every_ms(ledger),
             )
