@@ -95,8 +95,8 @@ class Syncer:
             # the account's list of events looks after it every period: one request for all
             # its open checkouts; this one is asked about itself once, at its end
             provider, mode = target["provider"], target["mode"]
-            since = int(target["tx"]["createdAt"])
-            await self._call(project_id, m.WalkUntil(provider, mode, walked_until, since))
+            created = int(target["tx"]["createdAt"])
+            await self._call(project_id, m.WalkUntil(provider, mode, walked_until, created))
             return AGAIN, walked_until
         wait_s = self._pacing.free_in(_account(target))
         if wait_s > 0:
