@@ -207,6 +207,10 @@ async def test_refunds_chargebacks_and_warnings_as_their_webhooks(paddle, http, 
             sent[name].refund,
         ), name
         assert event.dedup_ids == (f"sync:{name}:{paddle.adjustment(name)['status']}",)
+        # and happened when its webhook's did: a chargeback Paddle reversed since (its
+        # updated_at moved) is still put before its reversal
+        assert event.occurred_at_ms == sent[name].occurred_at_ms, name
+    assert by_change[chargeback].occurred_at_ms < by_change[reverse].occurred_at_ms
     states = {r.id: r.state for r in result.refunds}
     assert states == {
         approved: REFUND_SUCCEEDED,

@@ -145,7 +145,10 @@ def adjustment_events(listed: list[dict[str, Any]]) -> tuple[NormalizedEvent, ..
             continue
         reviewed = adjustments.is_refund(adjustment) and status in REVIEWED
         paddle_type = "adjustment.updated" if reviewed else "adjustment.created"
-        at = time_ms(adjustment.get("updated_at"))
+        # when its webhook's event happened: a review's is the update; any other's the
+        # adjustment's making (Paddle moves ``updated_at`` on a chargeback it reverses, which
+        # would put the dispute after its own closing)
+        at = time_ms(adjustment.get("updated_at" if reviewed else "created_at"))
         found += _moving(events.read(paddle_type, adjustment, (f"sync:{adj}:{status}",), at))
     return tuple(found)
 
