@@ -52,7 +52,8 @@ from .status import ENDED, Kind, Status, can_transition, reachable
 REFUND_TARGETS = frozenset({Status.REFUNDED, Status.PARTIALLY_REFUNDED})
 
 
-Effect = tuple[int, str, str, str, bool, str]
+# (when, or the change's name; type; payment; subscription; starts; refund mark)
+Effect = tuple[int | str, str, str, str, bool, str]
 
 
 class Fate(Enum):
@@ -111,6 +112,9 @@ class Step:
     refund: Refund | None = None  # what a refund step gives back, when the provider says
     charged: int | None = None  # what a payment took from the buyer, when more than the price
     own: bool = False  # the node's own act (marked paid, canceled by the merchant or the node)
+    # the provider's name for the change (``NormalizedEvent.change``: a dispute's, an
+    # adjustment's, a renewal's id), where it tells one change in several events
+    change: str | None = None
 
     @property
     def yields(self) -> bool:
@@ -125,9 +129,12 @@ class Step:
     @property
     def effect(self) -> Effect:
         """Two events with the same effect are one step (a provider's duplicate under a new
-        id must not move a record twice); two refunds of other amounts are two steps."""
+        id must not move a record twice); two refunds of other amounts are two steps. A named
+        change is one step whenever it is dated: its webhook and what asking found (Stripe
+        stamps an event when it makes it, the dispute when it opened) are one, at the
+        earlier time (the fold keeps the first of an effect in story order)."""
         return (
-            self.at,
+            self.at if self.change is None else self.change,
             self.type,
             self.payment or "",
             self.subscription or "",

@@ -230,6 +230,37 @@ def test_a_refund_before_the_success_is_held_then_applied():
     assert paid.version == 3  # pending -> succeeded -> refunded
 
 
+def named(step_: Step, change: str) -> Step:
+    return dataclasses.replace(step_, change=change)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    told_again_s=st.integers(min_value=-5, max_value=60),
+    order=st.permutations(range(4)),
+    won=st.booleans(),
+)
+def test_a_named_change_told_twice_at_other_times_is_one_step(told_again_s, order, won):
+    """A dispute's opening told by its webhook (stamped when Stripe made the event) and by
+    asking (stamped when the dispute opened), at other times, even one after the dispute's
+    closing: one step, at the earlier time, so the story ends where it did with one telling,
+    whatever order they come in."""
+    opening = named(step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED), "dp_1")
+    closing = named(
+        step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED if won else S.REFUNDED), "dp_1"
+    )
+    again = dataclasses.replace(opening, event_id="evt_sync", at=opening.at + told_again_s * 1000)
+    steps = [step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED), opening, closing, again]
+    seen = online([steps[i] for i in order], False)
+    once = fold_story(steps[:3])
+    assert (seen[-1].status, seen[-1].version) == (once.status, once.version)
+    assert (once.status, once.version) == ((S.SUCCEEDED, 4) if won else (S.REFUNDED, 4))
+    assert (
+        fold_story(steps).fates["evt_sync"]
+        == fold_story(steps).fates["evt_002" if told_again_s >= 0 else "evt_sync"]
+    )
+
+
 def test_a_dispute_closing_waits_for_its_opening():
     won = step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED)
     outcome = fold([step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED), won])

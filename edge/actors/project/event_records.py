@@ -282,6 +282,7 @@ def entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry 
         starts=event.starts_subscription,
         refund=event.refund,
         charged=event.charged_minor,
+        change=event.change,
     )
     start = (
         {"ref": event.subscription_ref, "customer": event.provider_customer}
@@ -329,6 +330,7 @@ def waiting_entry(waited: dict[str, Any]) -> story.Entry | None:
         starts=bool(match.get("starts")),
         refund=Refund(refund[0], refund[1]) if refund else None,
         charged=match.get("charged"),
+        change=match.get("change"),
     )
     return story.Entry(step, match.get("start"), match.get("periodEnd"))
 

@@ -58,6 +58,8 @@ class Entry:
             out["c"] = s.charged
         if s.own:
             out["o"] = True
+        if s.change is not None:
+            out["n"] = s.change
         return out
 
 
@@ -72,6 +74,7 @@ def entry_of(stored: dict[str, Any]) -> Entry:
         refund=Refund(stored["r"][0], stored["r"][1]) if stored.get("r") else None,
         charged=stored.get("c"),
         own=bool(stored.get("o")),
+        change=stored.get("n"),
     )
     return Entry(step, stored.get("x"), stored.get("pe"))
 
@@ -204,14 +207,16 @@ def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any
     out = {}
     for entry in new:
         effect = _stored_effect(entry.stored(Fate.HELD))
-        at, kind = effect[0], effect[1]
-        # the latest kept step of that effect; its time and type, compared first, rule out
-        # nearly every other step before its effect is read
+        when, kind = effect[0], effect[1]
+        # the latest kept step of that effect; its time (or name) and type, compared first,
+        # rule out nearly every other step before its effect is read
         stored = next(
             (
                 kept
                 for kept in reversed(story)
-                if kept["at"] == at and kept["t"] == kind and _stored_effect(kept) == effect
+                if kept.get("n", kept["at"]) == when
+                and kept["t"] == kind
+                and _stored_effect(kept) == effect
             ),
             None,
         )
@@ -225,7 +230,7 @@ def _stored_effect(stored: dict[str, Any]) -> Effect:
     """``Step.effect`` of a step as the record keeps it (``Entry.stored``)."""
     refund = stored.get("r")
     return (
-        stored["at"],
+        stored.get("n", stored["at"]),
         stored["t"],
         stored.get("p", ""),
         stored.get("s", ""),
