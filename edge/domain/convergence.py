@@ -42,7 +42,8 @@ status never moves backwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -54,6 +55,19 @@ REFUND_TARGETS = frozenset({Status.REFUNDED, Status.PARTIALLY_REFUNDED})
 
 # (when, or the change's name; type; payment; subscription; starts; refund mark)
 Effect = tuple[int | str, str, str, str, bool, str]
+
+# A step of these types that gives money back tells what a dispute took: never in a provider's
+# "refunded so far" (Stripe's ``amount_refunded``, PayPal's ``total_refunded_amount`` count
+# refunds only), so it is added to that total, not compared with it.
+DISPUTE_TYPES = frozenset({EventType.PAYMENT_DISPUTED, EventType.PAYMENT_DISPUTE_CLOSED})
+
+
+def given_back(total: int, each: Mapping[str, int], disputed: AbstractSet[str]) -> int:
+    """What went back to the buyer: the provider's latest total of refunds or the named refunds'
+    sum, whichever says more (a total counts the named refunds made before it), and what
+    disputes took on top."""
+    refunds = sum(amount for of, amount in each.items() if of not in disputed)
+    return max(total, refunds) + sum(amount for of, amount in each.items() if of in disputed)
 
 
 class Fate(Enum):
@@ -207,6 +221,7 @@ class _Fold:
         self.charged = start.charged  # what the payment took, when it said (tax on top)
         self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
         self.refunds: dict[str, int] = dict(start.refunds)  # one refund's id -> its amount
+        self.disputed: set[str] = set()  # of those, the money a dispute took
 
     # -- refunds, summed by amount ------------------------------------------------------------
 
@@ -217,22 +232,29 @@ class _Fold:
         basis = self.charged if self.charged is not None else self.amount
         if refund is None or basis is None or step.payment not in REFUND_TARGETS:
             return step.payment
-        return Status.REFUNDED if self._refunded(refund) >= basis else Status.PARTIALLY_REFUNDED
+        return Status.REFUNDED if self._refunded(step) >= basis else Status.PARTIALLY_REFUNDED
 
-    def _refunded(self, refund: Refund | None = None) -> int:
-        total, each = self.refunded_total, self.refunds
+    def _refunded(self, step: Step) -> int:
+        total, each, disputed = self.refunded_total, self.refunds, self.disputed
+        refund = step.refund
         if refund is not None:
             if refund.of is None:
                 total = max(total, refund.amount)
             else:
                 each = {**each, refund.of: refund.amount}
-        return max(total, sum(each.values()))
+                if step.type in DISPUTE_TYPES:
+                    disputed = disputed | {refund.of}
+        return given_back(total, each, disputed)
 
-    def _count(self, refund: Refund) -> None:
+    def _count(self, step: Step) -> None:
+        refund = step.refund
+        assert refund is not None
         if refund.of is None:
             self.refunded_total = max(self.refunded_total, refund.amount)
         else:
             self.refunds[refund.of] = refund.amount
+            if step.type in DISPUTE_TYPES:
+                self.disputed.add(refund.of)
 
     # -- verdicts: may the step apply now, later, or never ----------------------------------
 
@@ -293,7 +315,7 @@ class _Fold:
         nothing, but a refund's money counts even then)."""
         target = self.target(step)
         if pay and step.refund is not None and target in REFUND_TARGETS:
-            self._count(step.refund)
+            self._count(step)
         if pay and target == Status.SUCCEEDED and step.charged is not None:
             self.charged = step.charged
         if pay and target is not None and target != self.status:

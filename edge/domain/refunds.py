@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from . import convergence
 from .convergence import Step
 from .events import EventType
 from .status import Status
@@ -56,10 +57,11 @@ class Reported:
     total: int = 0
     total_at: int | None = None
     returned: int = 0
+    disputed: frozenset[str] = frozenset()  # of ``each``, what disputes took
 
     @property
     def given_back(self) -> int:
-        return max(0, max(self.total, sum(self.each.values())) - self.returned)
+        return max(0, convergence.given_back(self.total, self.each, self.disputed) - self.returned)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def reported(steps: Iterable[Step]) -> Reported:
     failures: list[Step] = []
     returned: dict[str, int] = {}  # money won back, by the closing's id
     latest: tuple[int, int] | None = None  # (at, total)
+    disputed: set[str] = set()
     for step in steps:
         refund = step.refund
         if refund is None:
@@ -94,6 +97,8 @@ def reported(steps: Iterable[Step]) -> Reported:
         else:
             each[refund.of] = max(each.get(refund.of, 0), refund.amount)
             each_at[refund.of] = min(each_at.get(refund.of, step.at), step.at)
+            if step.type in convergence.DISPUTE_TYPES:
+                disputed.add(refund.of)
     total, total_at = (latest[1], latest[0]) if latest else (0, None)
     named = set(each)
     failed: dict[str, tuple[int, int]] = {}  # one failure per refund: (at, amount)
@@ -109,7 +114,9 @@ def reported(steps: Iterable[Step]) -> Reported:
                 total -= amount
         elif total_at is not None and at >= total_at:
             total -= amount
-    return Reported(each, max(total, 0), total_at, sum(returned.values()))
+    return Reported(
+        each, max(total, 0), total_at, sum(returned.values()), frozenset(disputed & set(each))
+    )
 
 
 def is_reported(refund: NodeRefund, by: Reported) -> bool:

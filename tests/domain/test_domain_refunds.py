@@ -8,7 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge.domain.convergence import Refund, Step
+from edge.domain.convergence import Refund, Step, fold
 from edge.domain.events import EventType as E
 from edge.domain.refunds import (
     DONE,
@@ -68,6 +68,29 @@ def test_named_refunds_and_totals_of_the_same_money_count_once():
     assert reported(steps).given_back == 800
     steps.append(refunded(5, 2_001, 800))
     assert reported(steps).given_back == 800
+
+
+@given(st.permutations(range(3)))
+def test_what_a_dispute_took_is_added_to_a_total_that_counts_refunds_only(order):
+    """Stripe's ``amount_refunded`` never counts a dispute: 5.00 refunded (known only by the
+    total) and a lost dispute of 14.99 gave back all of 19.99, in whatever order they come;
+    the fold reaches ``refunded`` with it."""
+    lost = Step(
+        "evt_3", 3_000, str(E.PAYMENT_DISPUTE_CLOSED), S.REFUNDED, refund=Refund(1499, "dp_1")
+    )
+    steps = [
+        Step("evt_1", 1_000, str(E.PAYMENT_SUCCEEDED), S.SUCCEEDED),
+        refunded(2, 2_000, 500),
+        lost,
+    ]
+    given = [steps[i] for i in order]
+    assert reported(given).given_back == CHARGED
+    outcome = fold(
+        [*given, Step("evt_0", 2_500, str(E.PAYMENT_DISPUTED), S.DISPUTED)], amount=CHARGED
+    )
+    assert outcome.status == S.REFUNDED
+    # a refund named as well as totalled still counts once beside the dispute
+    assert reported([*given, refunded(4, 2_000, 500, "re_1")]).given_back == CHARGED
 
 
 def test_a_refund_that_failed_no_longer_counts():

@@ -315,3 +315,23 @@ async def test_a_refund_refused_after_a_lost_answer_stays_held_not_failed(node, 
     record = await _record(http, shop, tx)
     assert [r["state"] for r in record["refunds"]] == ["succeeded"]
     assert record["refundable"] == 14.99 and len(sim.refunds_of(session)) == 1
+
+
+async def test_a_refund_and_a_lost_dispute_add_up_to_all_given_back(node, admin, http, sim):
+    """19.99 paid; 5.00 refunded in Stripe's dashboard, the node hearing ``charge.refunded``
+    (``amount_refunded`` 5.00) and not ``refund.created`` (an endpoint on Stripe's older list
+    of events never gets it); then a dispute of the other 14.99, lost. Stripe's total counts
+    refunds only: the dispute's money is added to it, and all of 19.99 went back."""
+    shop = await stripe_shop(admin, sim)
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    tx, session = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    await sim.complete(session)
+    await _until(http, shop, tx, "succeeded")
+    sim.webhook_faults.drop(types=("refund.created",))
+    await sim.refund(session, 500)
+    await _until(http, shop, tx, "partially_refunded")
+    await sim.dispute(session, amount=1499)
+    await sim.close_dispute(session, "lost")
+    await _until(http, shop, tx, "refunded")
+    record = await _record(http, shop, tx)
+    assert (record["status"], record["refunded"], record["refundable"]) == ("refunded", 19.99, None)
