@@ -1,8 +1,8 @@
 """PayPal refunds made once (CONTRACT 4.3a), against the simulator: the refund call carries the
 node's refund id as its ``PayPal-Request-Id`` and as ``custom_id``, with the reason as
-``note_to_payer``; a lost answer, however it is lost, never makes a second refund; the refunds
-PayPal holds are found again by their tag; PayPal's rule for the reason is checked before any
-call."""
+``note_to_payer``; a lost answer, however it is lost, never makes a second refund, nor does a
+retry while PayPal still makes the first (409, asked again); the refunds PayPal holds are found
+again by their tag; PayPal's rule for the reason is checked before any call."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from support.asgi import serving
+from support.waits import until
 
 from edge.errors import ProviderError
 from edge.providers import refunding
@@ -202,6 +203,34 @@ async def test_a_rate_limit_is_retried_after_the_time_paypal_gives(paypal):
         assert "RATE_LIMIT_REACHED" in limited.value.message
         made = await send_refund(refund_request(paypal, http, tx))
     assert [r["id"] for r in paypal.refunds_made(capture)] == [made.id]
+
+
+async def test_a_retry_while_paypal_still_makes_the_first_refund_is_asked_again(paypal):
+    """The first attempt gives up on a slow PayPal; the next, with the same PayPal-Request-Id
+    while PayPal still makes the first refund, is answered 409 ``PREVIOUS_REQUEST_IN_PROGRESS``:
+    tried again, never settled; the one after gets the first attempt's refund."""
+    async with httpx.AsyncClient() as http:
+        tx, capture = await paid(paypal, http)
+        paypal.pause_refunds()
+        async with httpx.AsyncClient(timeout=0.5) as impatient:
+            with pytest.raises(ProviderError) as slow:
+                await refunding.carry_out(
+                    PAYPAL, refund_request(paypal, impatient, tx), now_ms=DAY_MS
+                )
+        assert slow.value.retryable and RF in paypal.in_progress("refunds")
+        with pytest.raises(ProviderError) as busy:
+            await refunding.carry_out(
+                PAYPAL, refund_request(paypal, http, tx, attempts=1), now_ms=DAY_MS
+            )
+        assert busy.value.retryable and "PREVIOUS_REQUEST_IN_PROGRESS" in busy.value.message
+        assert paypal.refunds_made(capture) == []
+        paypal.resume_refunds()
+        await until(lambda: not paypal.in_progress("refunds"), what="the first call ends")
+        done = await refunding.carry_out(
+            PAYPAL, refund_request(paypal, http, tx, attempts=2), now_ms=DAY_MS
+        )
+    (made,) = paypal.refunds_made(capture)
+    assert done.refund is not None and (done.refund.id, done.refund.tag) == (made["id"], RF)
 
 
 async def test_a_refund_call_still_in_progress_is_asked_again_not_settled():

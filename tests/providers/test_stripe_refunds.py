@@ -1,7 +1,8 @@
 """A Stripe refund exactly once (edge.providers.stripe.refunds, driven by
 edge.providers.refunding.carry_out), against the simulator over HTTP, whatever answer is lost:
-dropped half-way, a gateway's 5xx, or an answer later than the caller waits; and an attempt made
-after Stripe forgot the idempotency key, which finds the refund by its tag."""
+dropped half-way, a gateway's 5xx, or an answer later than the caller waits; a retry while
+Stripe still runs the first attempt (409, asked again); and an attempt made after Stripe forgot
+the idempotency key, which finds the refund by its tag."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.waits import bound
+from support.waits import bound, until
 
 from edge.errors import ProviderError
 from edge.providers.base import (
@@ -274,6 +275,29 @@ async def test_a_refund_stripe_refuses_is_final_and_a_rate_limit_is_not(
     assert told.value.headers["Retry-After"] == "7"
     made = await carry_out(STRIPE, asked(sim, http, session_id, refund_id="rf_2"), now_ms())
     assert made.refund is not None and len(sim.refunds_of(session_id)) == 1
+
+
+async def test_a_retry_while_stripe_still_runs_the_first_attempt_is_asked_again(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """The first attempt gives up on a slow Stripe; the next, with the same key while Stripe
+    still runs the first, is answered 409 ``idempotency_key_in_use``: tried again, never
+    refused for good; the one after gets the first attempt's refund."""
+    session_id = await paid_session(sim, http)
+    sim.pause_runs()
+    async with httpx.AsyncClient(timeout=0.5) as impatient:
+        with pytest.raises(ProviderError) as slow:
+            await carry_out(STRIPE, asked(sim, impatient, session_id), now_ms())
+    assert slow.value.retryable and REFUND_ID in sim.in_progress(SECRET_KEY)
+    with pytest.raises(ProviderError) as busy:
+        await carry_out(STRIPE, asked(sim, http, session_id, attempts=1), now_ms())
+    assert busy.value.retryable and "409" in busy.value.message
+    assert sim.refunds_of(session_id) == []
+    sim.resume_runs()
+    await until(lambda: not sim.in_progress(SECRET_KEY), what="the first attempt's run ends")
+    done = await carry_out(STRIPE, asked(sim, http, session_id, attempts=2), now_ms())
+    (made,) = sim.refunds_of(session_id)
+    assert done.refund is not None and (done.refund.id, done.refund.tag) == (made["id"], REFUND_ID)
 
 
 async def test_a_checkout_not_paid_has_no_refunds_and_cannot_be_refunded(

@@ -12,7 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+import trio
 from support.asgi import serving
+from support.waits import until
 
 from edge.providers.paypal.signature import load_public_key, signature_matches
 from edge.sim.faults import WRONG_SECRET
@@ -149,6 +151,36 @@ async def test_a_request_id_answers_the_refunds_latest_status_and_makes_no_other
     assert (again.status_code, again.json()["id"]) == (200, first.json()["id"])
     assert again.json()["status"] == "COMPLETED" and "status_details" not in again.json()
     assert len(paypal.refunds_made(capture)) == 1
+
+
+async def test_a_request_id_in_progress_is_409_and_makes_nothing(api, paypal):
+    """PayPal: "When you send two simultaneous API requests with same PayPal-Request-Id
+    header, PayPal processes the first request and might fail the second request"
+    (developer.paypal.com/api/rest/reference/idempotency); the refund's 409 is
+    ``PREVIOUS_REQUEST_IN_PROGRESS`` (payments_payment_v2.json). Once the first is done, the id
+    answers its refund."""
+    _, capture = await api.captured()
+    paypal.pause_refunds()
+    answers: list[httpx.Response] = []
+
+    async def first() -> None:
+        answers.append(
+            await api.refund(capture, {"amount": euros("2.00")}, **{"PayPal-Request-Id": RF})
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await until(lambda: RF in paypal.in_progress("client"), what="the first call runs")
+        busy = await api.refund(capture, {"amount": euros("2.00")}, **{"PayPal-Request-Id": RF})
+        assert (busy.status_code, busy.json()["name"]) == (409, "RESOURCE_CONFLICT")
+        assert busy.json()["details"][0]["issue"] == "PREVIOUS_REQUEST_IN_PROGRESS"
+        assert paypal.refunds_made(capture) == []
+        paypal.resume_refunds()
+    (made,) = answers
+    assert made.status_code == 201 and paypal.in_progress("client") == frozenset()
+    again = await api.refund(capture, {"amount": euros("2.00")}, **{"PayPal-Request-Id": RF})
+    assert (again.status_code, again.json()["id"]) == (200, made.json()["id"])
+    assert [r["id"] for r in paypal.refunds_made(capture)] == [made.json()["id"]]
 
 
 async def test_a_pending_refund_sends_nothing_until_it_completes(api, paypal, receiver):

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trio
 from support.asgi import serve_asgi
-from support.waits import bound
+from support.waits import bound, until
 
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
@@ -270,6 +270,31 @@ async def test_a_refused_request_saves_no_idempotent_answer(
     assert invalid.status_code == 400 and invalid.json()["error"]["param"] == "success_url"
     created = await create_session(sim, http, params, "order-3")
     assert created.status_code == 200 and "idempotent-replayed" not in created.headers
+
+
+async def test_a_checkout_retried_while_stripe_still_makes_it_is_asked_again(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """The node's key for a session is its txId: a second call with it while Stripe still
+    makes the first session is 409 ``idempotency_key_in_use``, a retryable provider error (the
+    node's ``retry_also``); once the first is done, the key answers that session."""
+    sim.pause_runs()
+    made: list[str | None] = []
+
+    async def first() -> None:
+        made.append((await STRIPE.create_checkout(checkout_request(sim, http))).provider_ref)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await until(lambda: TX in sim.in_progress(SECRET_KEY), what="the first call runs")
+        with pytest.raises(ProviderError) as busy:
+            await STRIPE.create_checkout(checkout_request(sim, http))
+        assert busy.value.retryable and "409" in busy.value.message
+        assert "another in-progress request" in busy.value.message
+        assert sim.sessions(SECRET_KEY) == []
+        sim.resume_runs()
+    again = await STRIPE.create_checkout(checkout_request(sim, http))
+    assert made == [again.provider_ref] and len(sim.sessions(SECRET_KEY)) == 1
 
 
 async def test_webhook_endpoints_over_http_filter_events(

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trio
 from support.asgi import serve_asgi
-from support.waits import bound
+from support.waits import bound, until
 
 from edge.domain import ids
 from edge.providers.base import CheckoutRequest
@@ -200,6 +200,96 @@ async def test_a_refunds_idempotent_replay_is_its_saved_first_answer(
     sim.forget_idempotency_keys()
     assert (await post(params)).json()["id"] != first.json()["id"]
     assert len(sim.refunds_of(session_id)) == 2
+
+
+async def post_refund(
+    api: httpx.AsyncClient, sim: StripeSimulator, session_id: str, key: str, amount: int = 400
+) -> httpx.Response:
+    """``POST /v1/refunds`` of ``amount`` of the session's payment with ``Idempotency-Key``
+    ``key``."""
+    return await api.post(
+        "/v1/refunds",
+        content=stripe_form.encode(
+            {"payment_intent": sim.session(session_id)["payment_intent"], "amount": amount}
+        ),
+        headers={"Idempotency-Key": key, "Content-Type": "application/x-www-form-urlencoded"},
+    )
+
+
+async def test_a_500_from_inside_the_api_is_saved_under_its_key(
+    sim: StripeSimulator, api: httpx.AsyncClient
+) -> None:
+    """Stripe: "Retries with the same key return the saved response, including ``500``
+    errors" (docs.stripe.com/api/idempotent_requests); a 500 answered before the API ran
+    (``fail_next_requests``, Stripe down) saves nothing."""
+    session_id = await paid(sim, api)
+    sim.fail_next_runs()
+    failed = await post_refund(api, sim, session_id, "rf_500")
+    assert failed.status_code == 500 and "idempotent-replayed" not in failed.headers
+    assert failed.json()["error"]["type"] == "api_error"
+    again = await post_refund(api, sim, session_id, "rf_500")
+    assert (again.status_code, again.headers["idempotent-replayed"]) == (500, "true")
+    assert again.json() == failed.json() and sim.refunds_of(session_id) == []
+    other = await post_refund(api, sim, session_id, "rf_other")
+    assert other.status_code == 200  # the key is what fails, not the payment
+    sim.forget_idempotency_keys()  # 24 hours on
+    assert (await post_refund(api, sim, session_id, "rf_500")).status_code == 200
+
+    sim.fail_next_requests = 1
+    down = await post_refund(api, sim, session_id, "rf_down", amount=100)
+    assert down.status_code == 500
+    up = await post_refund(api, sim, session_id, "rf_down", amount=100)
+    assert up.status_code == 200 and "idempotent-replayed" not in up.headers
+    assert len(sim.refunds_of(session_id)) == 3
+
+
+async def test_a_500_after_the_refund_was_made_hides_it_from_every_retry(
+    sim: StripeSimulator, api: httpx.AsyncClient, receiver: Receiver
+) -> None:
+    """A run that made the refund and then failed: its key answers the saved 500; the refund
+    is Stripe's all the same (listed, its events sent)."""
+    sim.register_endpoint(SECRET_KEY, receiver.url)
+    session_id = await paid(sim, api)
+    sim.fail_next_runs(acted=True)
+    failed = await post_refund(api, sim, session_id, "rf_made")
+    assert failed.status_code == 500
+    replay = await post_refund(api, sim, session_id, "rf_made")
+    assert (replay.status_code, replay.headers["idempotent-replayed"]) == (500, "true")
+    (made,) = sim.refunds_of(session_id)
+    intent = sim.session(session_id)["payment_intent"]
+    assert [r["id"] for r in (await get(api, "/v1/refunds", payment_intent=intent))["data"]] == [
+        made["id"]
+    ]
+    assert receiver.types()[-2:] == ["charge.refunded", "refund.created"]
+
+
+async def test_a_key_in_use_is_409_until_its_first_request_is_done(
+    sim: StripeSimulator, api: httpx.AsyncClient
+) -> None:
+    """A second request with the key while the first runs: 409 ``idempotency_key_in_use``
+    (type ``invalid_request_error``, as Stripe sent it in stripe/stripe-go#647), saved nowhere;
+    once the first is done, the key answers its saved answer."""
+    session_id = await paid(sim, api)
+    sim.pause_runs()
+    answers: list[httpx.Response] = []
+
+    async def first() -> None:
+        answers.append(await post_refund(api, sim, session_id, "rf_busy"))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await until(lambda: "rf_busy" in sim.in_progress(SECRET_KEY), what="the first runs")
+        busy = await post_refund(api, sim, session_id, "rf_busy")
+        assert busy.status_code == 409 and "idempotent-replayed" not in busy.headers
+        error = busy.json()["error"]
+        assert (error["type"], error["code"]) == ("invalid_request_error", "idempotency_key_in_use")
+        assert "rf_busy" in error["message"] and sim.refunds_of(session_id) == []
+        sim.resume_runs()
+    (made,) = answers
+    assert made.status_code == 200 and sim.in_progress(SECRET_KEY) == frozenset()
+    replay = await post_refund(api, sim, session_id, "rf_busy")
+    assert replay.headers["idempotent-replayed"] == "true" and replay.json() == made.json()
+    assert [r["id"] for r in sim.refunds_of(session_id)] == [made.json()["id"]]
 
 
 # --- disputes and early fraud warnings -----------------------------------------------------

@@ -25,7 +25,14 @@ ids are the app's, across calls: any POST (create order, capture, refund, produc
 subscription) with an id a successful earlier POST used answers that request's stored answer
 with 200 ("A successful response to an idempotent request", checkout_orders_v2.json), and does
 nothing. A capture sent with its order's create id gets the order as created back, and captures
-nothing. A refused request stores nothing. PayPal keeps them 6 hours; here for ever.
+nothing. A refused request stores nothing. PayPal keeps them 6 hours; here for ever. A refund
+call with the id of one still in progress (``pause_refunds``) is refused 409 and does nothing:
+"When you send two simultaneous API requests with same PayPal-Request-Id header, PayPal
+processes the first request and might fail the second request" (the idempotency page above),
+with the refund's 409 of payments_payment_v2.json (``error_409`` ``RESOURCE_CONFLICT``, issue
+``PREVIOUS_REQUEST_IN_PROGRESS``, "The request failed because a previous call for the given
+resource is in progress."); once the first is done, the id answers its refund. Orders v2
+documents no 409, so creates and captures have none here.
 
 Orders made in the buyer's browser, as the JS SDK makes them: the page loads the SDK with the
 merchant's public client id alone (paypal-js ``clientId``, types/script-options.d.ts:3), gets
@@ -355,6 +362,7 @@ class _App:
     webhooks: list[dict[str, Any]] = field(default_factory=list)
     # PayPal-Request-Id -> the stored answer of the request that used it, whatever its call
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    running: set[str] = field(default_factory=set)  # ids of refund calls still in progress
     invoices: set[str] = field(default_factory=set)  # invoice ids of captures made
 
 
@@ -362,12 +370,14 @@ class PayPalSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``; ``stop()`` ends it. Tests may
     set ``fail_next_requests`` (the next N API calls answer 503), ``hold_captures`` (captures
     answer 503 while it is set), ``token_ttl_s`` and ``deliveries_paused``; ``rate_limit``
-    makes calls answer 429 ``RATE_LIMIT_REACHED``; ``faults`` loses answers after acting and
-    ``webhook_faults`` drops, holds or mis-signs deliveries (``edge.sim.faults``)."""
+    makes calls answer 429 ``RATE_LIMIT_REACHED``; ``pause_refunds`` keeps refund calls in
+    progress; ``faults`` loses answers after acting and ``webhook_faults`` drops, holds or
+    mis-signs deliveries (``edge.sim.faults``)."""
 
     def __init__(self) -> None:
         self.fail_next_requests = 0
         self.hold_captures = False
+        self._refunds_paused: trio.Event | None = None  # set by ``resume_refunds``
         self.webhook_faults = WebhookFaults()
         self._rate_limits: list[_RateLimit] = []
         self.token_ttl_s = TOKEN_TTL_S
@@ -544,6 +554,30 @@ class PayPalSimulator(LoopbackServer):
         """Every refund made of the capture, in order: one per refund, however often asked."""
         app, _ = self._find_capture(capture_id)
         return [r for r in app.refunds.values() if _capture_of(r) == capture_id]
+
+    def pause_refunds(self) -> None:
+        """From now on each refund call, once begun, waits for ``resume_refunds`` with its
+        ``PayPal-Request-Id`` in progress (``in_progress``): the time in which another call
+        with the id is ``409 PREVIOUS_REQUEST_IN_PROGRESS``, as when the caller gave up on a
+        slow answer and retried."""
+        if self._refunds_paused is None:
+            self._refunds_paused = trio.Event()
+
+    def resume_refunds(self) -> None:
+        """Let every paused refund call go on (made or refused as it would have been); later
+        ones are not paused."""
+        paused, self._refunds_paused = self._refunds_paused, None
+        if paused is not None:
+            paused.set()
+
+    def stop(self) -> None:
+        self.resume_refunds()  # a paused call is shielded from cancellation: it would hold on
+        super().stop()
+
+    def in_progress(self, client_id: str) -> frozenset[str]:
+        """The app's ``PayPal-Request-Id`` values whose refund call is still in progress."""
+        app = self._apps.get(client_id)
+        return frozenset(app.running) if app else frozenset()
 
     def rate_limit(
         self, times: int = 1, path: str = r"/v[12]/", retry_after_s: int | None = None
@@ -991,13 +1025,45 @@ class PayPalSimulator(LoopbackServer):
         or ``INVALID_STRING_LENGTH``, captures.refund-400). Its ``PayPal-Request-Id`` answers the
         refund that request made, in its latest status ("PayPal returns the latest status of
         the previous request that used that same header",
-        developer.paypal.com/api/rest/reference/idempotency), and makes no second one. The
-        refund is ``COMPLETED`` (``PAYMENT.CAPTURE.REFUNDED``) unless ``set_refund_outcome``
-        said otherwise; a pending or failed one sends no event (PayPal publishes none)."""
+        developer.paypal.com/api/rest/reference/idempotency), and makes no second one; while
+        that refund is in progress the id is 409 (see the module's note). The refund is
+        ``COMPLETED`` (``PAYMENT.CAPTURE.REFUNDED``) unless ``set_refund_outcome`` said
+        otherwise; a pending or failed one sends no event (PayPal publishes none)."""
         app = self._caller()
         key, saved = self._replayed(app)
         if saved is not None:
             return saved, 200
+        if key and key in app.running:
+            raise PayPalError(
+                409,
+                "RESOURCE_CONFLICT",
+                "The server has detected a conflict while processing this request.",
+                "PREVIOUS_REQUEST_IN_PROGRESS",
+                "A previous request on this resource is currently in progress. Please wait for"
+                " sometime and try again. It is best to space out the initial and the subsequent"
+                " request(s) to avoid receiving this error.",
+            )
+        if key:
+            app.running.add(key)
+        # A caller that hangs up does not stop PayPal: the server cancels a request whose
+        # client has gone, so the call and its delivery are shielded, and a paused one ends at
+        # ``resume_refunds`` or ``stop``.
+        with trio.CancelScope(shield=True):
+            try:
+                if self._refunds_paused is not None:
+                    await self._refunds_paused.wait()
+                refund = await self._refund_of(app, capture_id)
+                if key:
+                    app.requests[key] = refund  # itself: a replay shows its latest status
+            finally:
+                if key:
+                    app.running.discard(key)
+            if refund["status"] == "COMPLETED":
+                await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
+        return refund, 201
+
+    async def _refund_of(self, app: _App, capture_id: str) -> dict[str, Any]:
+        """The refund a call asks of the capture, made; refused as PayPal refuses it."""
         capture = app.captures.get(capture_id)
         if capture is None:
             raise _not_found(capture_id)
@@ -1031,14 +1097,9 @@ class PayPalSimulator(LoopbackServer):
                 "The refund amount must be less than or equal to the capture amount that has"
                 " not yet been refunded.",
             )
-        refund = self._make_refund(
+        return self._make_refund(
             app, capture, amount, body.get("custom_id"), body.get("note_to_payer")
         )
-        if key:
-            app.requests[key] = refund  # the refund itself: a replay shows its latest status
-        if refund["status"] == "COMPLETED":
-            await self._emit(app, ("PAYMENT.CAPTURE.REFUNDED", refund))
-        return refund, 201
 
     async def _get_refund(self, refund_id: str) -> Any:
         """``GET /v2/payments/refunds/{id}``: the refund in full (payments_payment_v2.json

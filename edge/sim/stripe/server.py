@@ -30,15 +30,27 @@ Objects that belong to another are named after it (``objects.derived_id``): a se
 intent, that intent's charge, the subscription and customer a session starts. ``edge trigger``
 (events.py) names the same ones for the node's transaction.
 
-``Idempotency-Key`` (on ``POST /v1/checkout/sessions``), as Stripe does it: the answer of the
-request that created the session is saved, status and body, and a later request with the same
-key and the same parameters gets that answer again (``Idempotent-Replayed: true``) even if the
-session has moved on since; the same key with other parameters is ``400 idempotency_error``.
-Like Stripe, a request refused before it ran (a bad key, parameters that fail validation, an
-injected failure) saves nothing, so a retry runs afresh. The same holds for ``POST /v1/refunds``,
-whose answer is saved before its events are sent. Keys live until ``forget_idempotency_keys``
-(Stripe removes them "after they're at least 24 hours old", docs.stripe.com/api/
-idempotent_requests): a test's way past those 24 hours.
+``Idempotency-Key`` (on ``POST /v1/checkout/sessions`` and ``POST /v1/refunds``), as Stripe
+does it: "Stripe saves the status code and body of the first request made with a given
+idempotency key after endpoint execution begins. Retries with the same key return the saved
+response, including ``500`` errors" (docs.stripe.com/api/idempotent_requests). So a later
+request with the same key and the same parameters gets that answer again
+(``Idempotent-Replayed: true``) even if the object has moved on since, and a 500 of Stripe's
+own (``fail_next_runs``) is answered again until the key is forgotten; the same key with other
+parameters is ``400 idempotency_error``. While the first request with a key still runs
+(``pause_runs``), another with it is ``409 idempotency_key_in_use`` and saves nothing: "If
+incoming parameters fail validation, or the request conflicts with another request that's
+executing concurrently, we don't save the idempotent result" (same page; the status in the
+API's status table, docs.stripe.com/api/errors: "409 Conflict: The request conflicts with
+another request (perhaps due to using the same idempotent key)"; the body as Stripe sent it in
+stripe/stripe-go#647: type ``invalid_request_error``, code ``idempotency_key_in_use``, the
+message below). A request refused before it ran (a bad key, parameters that fail validation,
+``rate_limit_next``, ``fail_next_requests``) saves nothing, so a retry runs afresh; so does a
+refusal of the run here (a charge already refunded), which Stripe would save (docs.stripe.com/
+error-low-level: "A request that returns a ``400`` sends back the same ``400``"): not modelled
+yet. A refund's answer is saved before its events are sent. Keys live until
+``forget_idempotency_keys`` (Stripe removes them "after they're at least 24 hours old",
+docs.stripe.com/api/idempotent_requests): a test's way past those 24 hours.
 
 Money after the payment (Python API): ``refund`` (``charge.refunded`` with the charge's total
 refunded, then ``refund.created``: Stripe sends both for every refund since API 2024-10-28.acacia,
@@ -48,9 +60,11 @@ docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update), refunds held
 (``fraud_warning``), a renewal paid (``pay_invoice``) or failed (``fail_invoice``).
 
 Faults: ``rate_limit_next(n)`` (the next ``n`` API calls answer 429, as Stripe's rate limiter
-does), ``fail_next_requests`` (500), ``delay_s``; ``faults`` loses answers after the request
-was carried out (``edge.sim.faults``); ``webhook_faults`` drops, holds (until ``release``) or
-mis-signs deliveries.
+does), ``fail_next_requests`` (500 before the API runs: Stripe down), ``fail_next_runs`` (500
+from inside a keyed POST, saved under its key), ``pause_runs`` (keyed POSTs begun and not
+finished), ``delay_s``; ``faults`` loses answers after the request was carried out
+(``edge.sim.faults``); ``webhook_faults`` drops, holds (until ``release``) or mis-signs
+deliveries.
 
 Delivery guarantees: the events of one action are sent in order, each to every matching
 endpoint of the account, each awaited (with up to ``DELIVERY_RETRIES`` quick retries) before the
@@ -64,7 +78,7 @@ import json
 import logging
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -174,6 +188,7 @@ class _Account:
     livemode: bool
     checkouts: dict[str, _Checkout] = field(default_factory=dict)
     idempotent: dict[str, _SavedAnswer] = field(default_factory=dict)  # by Idempotency-Key
+    running: set[str] = field(default_factory=set)  # keys whose first request still runs
     prices: dict[str, dict[str, Any]] = field(default_factory=dict)
     links: dict[str, _Link] = field(default_factory=dict)
     endpoints: list[dict[str, Any]] = field(default_factory=list)
@@ -187,14 +202,17 @@ class _Account:
 class StripeSimulator(LoopbackServer):
     """Run it in a nursery: ``url = await nursery.start(sim.run)``. It stops when ``stop()`` is
     called or its nursery is cancelled. Tests may set ``fail_next_requests`` to make the next N
-    ``/v1`` calls answer ``500 api_error``, ``delay_s`` to make every ``/v1`` call take that
-    long (a slow provider), ``pending_refunds`` to hold new refunds pending, and
-    ``webhook_faults`` to drop, hold or mis-sign deliveries (held ones wait in ``held`` until
-    ``release``)."""
+    ``/v1`` calls answer ``500 api_error`` before the API runs them (nothing is saved under
+    their keys), ``delay_s`` to make every ``/v1`` call take that long before it runs (a slow
+    way to Stripe), ``pending_refunds`` to hold new refunds pending, and ``webhook_faults`` to
+    drop, hold or mis-sign deliveries (held ones wait in ``held`` until ``release``);
+    ``fail_next_runs`` and ``pause_runs`` act inside the API, where keys are saved."""
 
     def __init__(self) -> None:
         self.fail_next_requests = 0
         self.delay_s = 0.0
+        self._run_failures: list[bool] = []  # ``fail_next_runs``: did each run act first?
+        self._runs_paused: trio.Event | None = None  # set by ``resume_runs``
         self.pending_refunds = False
         self.webhook_faults = WebhookFaults()
         self.delivered: list[tuple[dict[str, Any], int]] = []
@@ -420,6 +438,40 @@ class StripeSimulator(LoopbackServer):
         checkout.warnings.insert(0, warning)
         await self._emit(account, ("radar.early_fraud_warning.created", warning))
         return str(warning["id"])
+
+    def fail_next_runs(self, n: int = 1, acted: bool = False) -> None:
+        """The next ``n`` keyed POSTs (``POST /v1/checkout/sessions``, ``POST /v1/refunds``)
+        fail inside Stripe's API once it has begun them: ``500 api_error``, saved under the
+        ``Idempotency-Key`` like any answer, so every retry with the key gets that 500 again
+        (``Idempotent-Replayed``) until the key is forgotten; unlike ``fail_next_requests``,
+        which answers before the API and saves nothing. Stripe does not say whether such a
+        request made its object: ``acted`` makes it (the session, or the refund with its
+        events) before the 500, so only Stripe's lists and events tell."""
+        self._run_failures += [acted] * n
+
+    def pause_runs(self) -> None:
+        """From now on each keyed POST, once Stripe has begun it, waits for ``resume_runs``
+        with its key in use (``in_progress``): the time in which a second request with the key
+        is ``409 idempotency_key_in_use``, as when the caller gave up on a slow answer and
+        retried."""
+        if self._runs_paused is None:
+            self._runs_paused = trio.Event()
+
+    def resume_runs(self) -> None:
+        """Let every paused run finish (its answer saved, then its events sent); later runs are
+        not paused."""
+        paused, self._runs_paused = self._runs_paused, None
+        if paused is not None:
+            paused.set()
+
+    def stop(self) -> None:
+        self.resume_runs()  # a paused run is shielded from cancellation: it would hold on
+        super().stop()
+
+    def in_progress(self, secret_key: str) -> frozenset[str]:
+        """The account's ``Idempotency-Key`` values whose first request still runs."""
+        account = self._accounts.get(secret_key)
+        return frozenset(account.running) if account else frozenset()
 
     def forget_idempotency_keys(self) -> None:
         """Forget every saved ``Idempotency-Key`` answer, as Stripe does 24 hours on: a request
@@ -693,10 +745,12 @@ class StripeSimulator(LoopbackServer):
         if replayed is not None:
             return replayed
         checkout = _new_checkout(account, params, self.url)
-        account.checkouts[checkout.session["id"]] = checkout
-        if key:
-            account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(checkout.session), 200)
-        return checkout.session
+
+        def make() -> tuple[dict[str, Any], list[tuple[str, Mapping[str, Any]]]]:
+            account.checkouts[checkout.session["id"]] = checkout
+            return checkout.session, []
+
+        return await self._run(account, key, params, make)
 
     async def _create_refund(self) -> Any:
         """``POST /v1/refunds`` on a ``payment_intent`` (or ``charge``) of a session paid here,
@@ -718,17 +772,59 @@ class StripeSimulator(LoopbackServer):
         if checkout is None:
             raise StripeError(404, f"No such payment_intent: '{named}'", "payment_intent")
         amount = params.get("amount")
-        made, told = self._refund(
-            account,
-            checkout,
-            _positive_int(amount, "amount") if amount is not None else None,
-            _metadata(params.get("metadata"), "metadata"),
+        asked = _positive_int(amount, "amount") if amount is not None else None
+        metadata = _metadata(params.get("metadata"), "metadata")
+        return await self._run(
+            account, key, params, lambda: self._refund(account, checkout, asked, metadata)
         )
-        answer = copy.deepcopy(made)
-        if key:  # saved before anything is told: a retry meanwhile gets this answer
-            account.idempotent[key] = _SavedAnswer(params, answer, 200)
-        await self._emit(account, *told)
-        return answer
+
+    async def _run(
+        self,
+        account: _Account,
+        key: str | None,
+        params: dict[str, Any],
+        act: Callable[[], tuple[dict[str, Any], list[tuple[str, Mapping[str, Any]]]]],
+    ) -> tuple[dict[str, Any], int]:
+        """A keyed POST from where Stripe's API begins it (its parameters valid): ``act``
+        makes the object and says the events that tell it. The key is in use until the answer
+        is saved under it, so a request with it meanwhile is refused and saves nothing; the
+        answer is saved before anything is told, so a retry during the deliveries gets it. A
+        refusal by ``act`` saves nothing (see the module's note)."""
+        if key and key in account.running:
+            raise StripeError(
+                409,
+                "There is currently another in-progress request using this Idempotent Key (that"
+                " probably means you submitted twice, and the other request is still going"
+                f" through): {key}. Please try again later.",
+                code="idempotency_key_in_use",
+            )
+        if key:
+            account.running.add(key)
+        told: list[tuple[str, Mapping[str, Any]]] = []
+        # A caller that hangs up does not stop Stripe: the server cancels a request whose
+        # client has gone, so the run and its deliveries are shielded, and a paused run ends
+        # at ``resume_runs`` or ``stop``.
+        with trio.CancelScope(shield=True):
+            try:
+                if self._runs_paused is not None:
+                    await self._runs_paused.wait()
+                acted_first = self._run_failures.pop(0) if self._run_failures else None
+                if acted_first is None:
+                    made, told = act()
+                    answer, status = copy.deepcopy(made), 200
+                else:
+                    if acted_first:
+                        _, told = act()
+                    answer, status = StripeError(
+                        500, "Simulated failure inside the API (fail_next_runs).", kind="api_error"
+                    ).response()
+                if key:
+                    account.idempotent[key] = _SavedAnswer(params, copy.deepcopy(answer), status)
+            finally:
+                if key:
+                    account.running.discard(key)
+            await self._emit(account, *told)
+        return answer, status
 
     async def _get_session(self, session_id: str) -> Any:
         """The session, with what ``expand[]`` names in place of its ids (docs.stripe.com/
