@@ -47,6 +47,9 @@ from edge.providers.calls import provider_error
 
 # An attempt this close to the end of the provider's memory of the idempotency key asks first.
 KEY_MARGIN_S = 3600
+# An attempt after this many asks first too: a provider that saved a failure of its own under
+# the key (Stripe replays a 500 with it) answers every retry with that, whatever it made.
+ASK_AFTER = 2
 
 
 class OutcomeUnknown(Exception):
@@ -114,8 +117,9 @@ async def _make(
 def must_ask(provider: Provider, request: FollowUpRequest, now_ms: int) -> bool:
     """Must this attempt ask the provider what exists before it sends? Always where the
     provider honours no idempotency key; else once the key may be forgotten, whatever the
-    attempts counted: a node down past the key's life would send it again."""
-    if provider.refund_key_s is None:
+    attempts counted (a node down past the key's life would send it again), and after
+    ``ASK_AFTER`` attempts whose answers were lost (one replayed under the key included)."""
+    if provider.refund_key_s is None or request.attempts >= ASK_AFTER:
         return True
     age_s = (now_ms - request.created_ms) / 1000
     return age_s >= provider.refund_key_s - KEY_MARGIN_S

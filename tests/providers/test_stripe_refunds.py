@@ -22,7 +22,7 @@ from edge.providers.base import (
     FollowUp,
     FollowUpRequest,
 )
-from edge.providers.refunding import OutcomeUnknown, carry_out
+from edge.providers.refunding import ASK_AFTER, OutcomeUnknown, carry_out
 from edge.providers.stripe import STRIPE
 from edge.providers.stripe.refunds import REFUND_KEY_S
 from edge.sim.faults import LOST_5XX, LOST_DROPPED, LOST_LATE
@@ -309,3 +309,21 @@ async def test_a_checkout_not_paid_has_no_refunds_and_cannot_be_refunded(
     with pytest.raises(ProviderError) as refused:
         await carry_out(STRIPE, asked(sim, http, session_id), now_ms())
     assert not refused.value.retryable
+
+
+async def test_a_500_stripe_saved_under_the_key_is_seen_past_by_asking(
+    sim: StripeSimulator, http: httpx.AsyncClient
+) -> None:
+    """Stripe made the refund and then failed inside its API: the 500 is saved under the key,
+    so every retry gets it again (docs.stripe.com/api/idempotent_requests). After ``ASK_AFTER``
+    attempts the node asks Stripe's list first and adopts the refund tagged with its id, never
+    ending unknown while the refund sits there."""
+    session_id = await paid_session(sim, http)
+    sim.fail_next_runs(1, acted=True)
+    for n in range(ASK_AFTER):
+        with pytest.raises(ProviderError) as replayed:
+            await carry_out(STRIPE, asked(sim, http, session_id, attempts=n), now_ms())
+        assert replayed.value.retryable
+    result = await carry_out(STRIPE, asked(sim, http, session_id, attempts=ASK_AFTER), now_ms())
+    (made,) = sim.refunds_of(session_id)
+    assert result.refund is not None and result.refund.id == made["id"]
