@@ -48,6 +48,9 @@ TOTAL = 64
 BATCH = 200
 STORE_RETRY_S = 1.0
 USER_AGENT = "edge-notifications/1"
+# bytes of an endpoint's answer read, at most: its status alone decides, and a short answer
+# read to its end leaves the connection to be used again
+ANSWER_READ = 16 * 1024
 
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
@@ -315,7 +318,10 @@ class Notifier:
         }
         try:
             with trio.fail_after(notifications.TIMEOUT_S):
-                response = await self._http.post(target["url"], content=body, headers=headers)
+                async with self._http.stream(
+                    "POST", target["url"], content=body, headers=headers
+                ) as response:
+                    await _skim(response)
         except trio.TooSlowError:
             return None, f"no answer in {notifications.TIMEOUT_S:.0f} s"
         except httpx.HTTPError as exc:
@@ -365,6 +371,24 @@ class Notifier:
         for line in lines:
             self._counted(outcome)
             self._observed(line)
+
+
+async def _skim(response: httpx.Response) -> None:
+    """Reads an endpoint's answer up to ``ANSWER_READ`` bytes and no further (an endless one
+    would hold the attempt to its time limit, a huge one the node's memory). One that says it
+    is longer is not read at all; one that turns out longer is cut off by cancelling the read,
+    which closes the connection and ends httpx's chain of generators with it: leaving the loop
+    would leave them unexhausted. Raw bytes: an answer that is never kept is not decoded (a
+    compressed one could unpack to far more than was read)."""
+    declared = response.headers.get("content-length", "")
+    if response.is_stream_consumed or (declared.isdigit() and int(declared) > ANSWER_READ):
+        return  # read whole by its transport already, or longer than is ever read
+    read = 0
+    with trio.CancelScope() as reading:
+        async for chunk in response.aiter_raw():
+            read += len(chunk)
+            if read > ANSWER_READ:
+                reading.cancel()
 
 
 _OUTCOMES = {outbox.DONE: "done", outbox.PENDING: "retry"}

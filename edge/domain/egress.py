@@ -4,9 +4,10 @@ PayPal's certificate hosts; later the merchant's notification endpoints.
 An account holder sets these, so an address must not turn the node into a way into its own
 network: only ``https`` to a name (or a canonical IP literal) that is public. Loopback,
 link-local (cloud metadata), private, shared, reserved and unspecified addresses are refused,
-so are IP literals in forms parsers disagree on (``2130706433``, ``0x7f000001``, ``127.1``,
-``0177.0.0.1``), userinfo, queries and fragments. The operator allows hosts by name (``host``
-or ``host:port``) with ``EDGE_PROVIDER_HOSTS_ALLOW``: the demo and the tests call simulators on
+so are IPv6 addresses that lead to one of them (NAT64, 6to4, IPv4-mapped), IP literals in
+forms parsers disagree on (``2130706433``, ``0x7f000001``, ``127.1``, ``0177.0.0.1``),
+userinfo, queries and fragments. The operator allows hosts by name (``host`` or
+``host:port``) with ``EDGE_PROVIDER_HOSTS_ALLOW``: the demo and the tests call simulators on
 loopback that way. The name is resolved again when the node connects (edge.providers.egress),
 and every address it resolves to must pass ``public_address``.
 """
@@ -51,14 +52,42 @@ def operator_allows_host(allowed: frozenset[str], host: str) -> bool:
     return host in allowed or any(entry.rsplit(":", 1)[0] == host for entry in allowed)
 
 
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits, reaching that IPv4 host (a
+# NAT64 gateway, a translator, or a host that takes IPv4-compatible addresses): ipaddress calls
+# most of them global whatever the IPv4 inside is, 64:ff9b::a9fe:a9fe being 169.254.169.254
+_EMBEDDING = (
+    ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64's well-known prefix (RFC 6052)
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765)
+    ipaddress.IPv6Network("::/96"),  # IPv4-compatible, deprecated (RFC 4291)
+)
+# Prefixes refused whatever follows: NAT64's local-use prefix (RFC 8215: each network picks
+# where the IPv4 sits in it, so which host it reaches cannot be told), Teredo (a server's IPv4
+# and a client's, obfuscated: where a packet goes is a relay's choice) and site-local
+# (deprecated, yet still routed inside some networks)
+_NEVER = (
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+    ipaddress.IPv6Network("2001::/32"),
+    ipaddress.IPv6Network("fec0::/10"),
+)
+
+
 def public_address(address: str) -> bool:
-    """Is this IP address one the node may call? Only globally routable unicast."""
+    """Is this IP address one the node may call? Only globally routable unicast; an IPv6
+    address that reaches an IPv4 host (mapped, NAT64, 6to4, IPv4-compatible) only when that
+    IPv4 address is."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if any(ip in net for net in _NEVER):
+            return False
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None:
+            ip = ip.sixtofour
+        elif any(ip in net for net in _EMBEDDING):
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip.is_global and not ip.is_multicast
 
 

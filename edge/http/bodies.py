@@ -74,6 +74,16 @@ def _absolute_url(body: dict[str, Any], name: str, required: bool = True) -> str
     return value
 
 
+def _redirect(body: dict[str, Any], name: str) -> str | None:
+    """A checkout's own ``successUrl`` or ``cancelUrl``, as given: the project's actor decides
+    whether it may send the buyer there (``400 url_not_allowed``), and one with spaces around
+    it is refused there like any address that is not clean, never trimmed into one that is."""
+    if _string(body, name, max_len=2000, required=False) is None:
+        return None
+    value: str = body[name]
+    return value
+
+
 def mode(value: object, name: str = "mode") -> str:
     if value not in MODES:
         raise InvalidInput("mode must be live or test", name)
@@ -93,8 +103,8 @@ def checkout(body: dict[str, Any]) -> dict[str, Any]:
         "metadata": validate_metadata(body.get("metadata")),
         "quantity": _int(body, "quantity", 1, 100, default=1),
         "tx_id": tx_id,
-        "success_url": _string(body, "successUrl", max_len=2000, required=False),
-        "cancel_url": _string(body, "cancelUrl", max_len=2000, required=False),
+        "success_url": _redirect(body, "successUrl"),
+        "cancel_url": _redirect(body, "cancelUrl"),
         "mode": mode(body.get("mode", "live")),
     }
 

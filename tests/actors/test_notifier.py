@@ -1,11 +1,13 @@
 """The notifier on a real store (edge.actors.notifier): the Standard Webhooks retry schedule
-under an autojump clock, 410, bounded concurrency per endpoint, every attempt logged, and an
-address whose name resolves to loopback refused when sending."""
+under an autojump clock, 410, bounded concurrency per endpoint, every attempt logged, an
+address whose name resolves to loopback refused when sending, and an endpoint's answer read
+no further than a small bound."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import httpx
@@ -323,6 +325,58 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
         nursery.cancel_scope.cancel()
     (attempt,) = await outbox.attempts(store, entry_id, db=notifyq.DB)
     assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]
+
+
+async def endless_answer(
+    status: int, sent: list[int], *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """A receiver on loopback (its port reported) that answers every request ``status`` with a
+    body that never ends, adding to ``sent`` the bytes it managed to send before its caller
+    hung up. Its send buffer is small, so what it sent is close to what was read."""
+    chunk = b"x" * 65536
+    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+
+    async def answer(stream: trio.SocketStream) -> None:
+        stream.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 16384)
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += await stream.receive_some()
+        head = f"HTTP/1.1 {status} Whatever\r\nTransfer-Encoding: chunked\r\n\r\n"
+        try:
+            await stream.send_all(head.encode())
+            while True:
+                await stream.send_all(framed)
+                sent.append(len(framed))
+                # paced: a client that reads it all fills its memory slowly enough to fail
+                await trio.sleep(0.01)
+        except trio.BrokenResourceError:
+            return
+
+    async with trio.open_nursery() as nursery:
+        (listener,) = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
+        task_status.started(listener.socket.getsockname()[1])
+
+
+@pytest.mark.parametrize(("status", "state"), [(200, "done"), (410, "failed")])
+async def test_an_answer_that_never_ends_is_read_no_further_than_a_bound(
+    store, writer, status, state
+):
+    """The status decides: whatever follows it is read up to a small bound, then the
+    connection is closed (read whole, an endless answer would hold the attempt to its 15 s
+    limit, to be told as no answer, and fill the node's memory meanwhile)."""
+    sent: list[int] = []
+    (entry_id,) = await enqueue(writer)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(endless_answer, status, sent)
+        project = Project(url=f"http://127.0.0.1:{port}/hooks")
+        async with provider_client(frozenset({"127.0.0.1"})) as http:
+            with trio.fail_after(bound(10)):
+                (entry,) = await run(store, writer, project, http, [entry_id], told=status != 200)
+        nursery.cancel_scope.cancel()
+    (attempt,) = await outbox.attempts(store, entry_id, db=notifyq.DB)
+    assert (entry["state"], attempt["status"]) == (state, status)
+    # a few chunks at most: what the sockets' buffers took before the notifier hung up
+    assert sum(sent) < 1 << 20
 
 
 async def test_another_nodes_notifications_are_left_to_it_until_the_project_is_ours(store, writer):

@@ -105,17 +105,70 @@ FORBIDDEN = [
 ]
 
 
+def _in_ipv6(address: ipaddress.IPv4Address) -> list[str]:
+    """IPv6 addresses that reach ``address``: mapped, translated, NAT64 (well-known prefix),
+    6to4 and IPv4-compatible."""
+    v4 = int(address)
+    return [
+        str(ipaddress.IPv6Address(v6))
+        for v6 in (
+            0xFFFF << 32 | v4,
+            0xFFFF << 48 | v4,
+            0x64FF9B << 96 | v4,
+            0x2002 << 112 | v4 << 80 | 1,
+            v4,
+        )
+    ]
+
+
 @given(st.sampled_from(FORBIDDEN), st.integers(min_value=0, max_value=2**32))
 def test_every_address_of_the_forbidden_networks_is_refused(network, offset):
     net = ipaddress.ip_network(network)
     address = net[offset % net.num_addresses]
     assert not public_address(str(address))
-    assert not public_address(f"::ffff:{address}")  # the same, mapped into IPv6
+    for same in _in_ipv6(address):  # the same, reached through IPv6
+        assert not public_address(same), same
+        assert address_problem(f"https://[{same}]/") is not None
     assert host_problem(str(address)) is not None
     assert address_problem(f"https://{address}/") is not None
 
 
-@given(st.sampled_from(["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "::/128"]), st.integers(0))
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::a9fe:a9fe",  # NAT64 for 169.254.169.254
+        "64:ff9b::7f00:1",
+        "64:ff9b:1::a9fe:a9fe",  # NAT64's local-use prefix, wherever the IPv4 sits
+        "64:ff9b:1:808:8:800::",
+        "2002:a9fe:a9fe::1",  # 6to4 for 169.254.169.254
+        "2002:a00:1::",
+        "::a9fe:a9fe",  # IPv4-compatible
+        "::7f00:1",
+        "::ffff:0:a9fe:a9fe",  # IPv4-translated
+        "fec0::1",  # site-local
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo, whatever it carries
+        "2001::808:808",
+    ],
+)
+def test_an_ipv6_address_leading_to_a_private_one_is_refused(address):
+    assert not public_address(address)
+    assert host_problem(f"[{address}]") is not None
+    assert address_problem(f"https://[{address}]/") is not None
+
+
+@pytest.mark.parametrize(
+    "address", ["64:ff9b::808:808", "2002:808:808::1", "::808:808", "::ffff:808:808"]
+)
+def test_an_ipv6_address_leading_to_a_public_ipv4_one_is_public(address):
+    assert public_address(address)
+
+
+@given(
+    st.sampled_from(
+        ["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "::/128", "fec0::/10", "2001::/32"]
+    ),
+    st.integers(0),
+)
 def test_every_forbidden_ipv6_address_is_refused(network, offset):
     net = ipaddress.ip_network(network)
     address = net[offset % net.num_addresses]

@@ -51,6 +51,25 @@ async def _snapshot(node, project_id: str) -> list:
             "url_not_allowed",
             "cancelUrl",
         ),
+        # spaces around an address of the shop's own: refused as given, never trimmed
+        (
+            b'{"productId": "book", "successUrl": " https://shop.example/x"}',
+            400,
+            "url_not_allowed",
+            "successUrl",
+        ),
+        (
+            b'{"productId": "book", "successUrl": "https://shop.example/x\\u00a0"}',
+            400,
+            "url_not_allowed",
+            "successUrl",
+        ),
+        (
+            b'{"productId": "book", "cancelUrl": "\\u2028https://shop.example/x"}',
+            400,
+            "url_not_allowed",
+            "cancelUrl",
+        ),
         (b'{"productId": "book", "amount": NaN}', 400, "invalid_json", None),
         (b'{"productId": "book", "quantity": ' + b"9" * 4301 + b"}", 400, "invalid_json", None),
         (b'{"productId": "book", "x": 1.' + b"5" * 100 + b"}", 400, "invalid_json", None),

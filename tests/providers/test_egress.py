@@ -33,9 +33,23 @@ def _resolving_to(address: str):  # type: ignore[no-untyped-def]
     return resolve
 
 
-async def test_a_name_that_resolves_to_loopback_is_refused_when_connecting(upstream):
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "::ffff:127.0.0.1",
+        "64:ff9b::7f00:1",  # NAT64
+        "64:ff9b::a9fe:a9fe",  # NAT64 for the cloud's metadata service
+        "2002:7f00:1::1",  # 6to4
+        "::7f00:1",  # IPv4-compatible
+        "fec0::1",  # site-local
+    ],
+)
+async def test_a_name_that_resolves_to_a_private_address_is_refused_when_connecting(
+    upstream, address
+):
     port = upstream.rsplit(":", 1)[1]
-    async with provider_client(frozenset(), resolve=_resolving_to("127.0.0.1")) as http:
+    async with provider_client(frozenset(), resolve=_resolving_to(address)) as http:
         with pytest.raises(httpx.ConnectError) as refused:
             await http.get(f"https://api.rebinding.example:{port}/")
     assert "does not call this host: it resolves to a private address" in str(refused.value)
@@ -46,7 +60,13 @@ async def test_a_literal_private_address_is_refused_without_resolving(upstream):
         raise AssertionError("resolved")
 
     async with provider_client(frozenset(), resolve=never) as http:
-        for url in ("https://127.0.0.1:1/", "https://[::1]:1/", "https://localhost:1/"):
+        for url in (
+            "https://127.0.0.1:1/",
+            "https://[::1]:1/",
+            "https://localhost:1/",
+            "https://[64:ff9b::7f00:1]:1/",
+            "https://[2002:7f00:1::1]:1/",
+        ):
             with pytest.raises(httpx.ConnectError):
                 await http.get(url)
 

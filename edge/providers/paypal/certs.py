@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 import httpx
+import trio
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from edge.errors import Unavailable
@@ -67,23 +68,41 @@ async def public_key(http: httpx.AsyncClient, url: str) -> rsa.RSAPublicKey | No
         _keys.move_to_end(url)
         return key
     try:
-        response = await http.get(url, headers={"Accept": "*/*"})
+        async with http.stream("GET", url, headers={"Accept": "*/*"}) as response:
+            if response.status_code >= 500:
+                raise Unavailable("unavailable", "PayPal's certificate could not be fetched now.")
+            content = await _certificate(response) if response.status_code == 200 else None
     except httpx.HTTPError as exc:
         if _nothing_there(exc):
             return None  # not PayPal's: a forged address is no outage for PayPal to retry
         raise Unavailable(
             "unavailable", f"PayPal's certificate could not be fetched ({type(exc).__name__})."
         ) from None
-    if response.status_code >= 500:
-        raise Unavailable("unavailable", "PayPal's certificate could not be fetched now.")
-    if response.status_code != 200 or len(response.content) > MAX_CERT:
+    if content is None:
         return None
-    key = load_public_key(response.content)
+    key = load_public_key(content)
     if key is not None:
         _keys[url] = key
         while len(_keys) > KEPT:
             _keys.popitem(last=False)
     return key
+
+
+async def _certificate(response: httpx.Response) -> bytes | None:
+    """The answer's bytes; None past ``MAX_CERT``, read no further (whoever serves the URL may
+    answer without end). One that says so up front is not read at all; one that turns out
+    longer is cut off by cancelling the read, which closes the connection and ends httpx's
+    chain of generators with it: leaving the loop would leave them unexhausted."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_CERT:
+        return None
+    read = bytearray()
+    with trio.CancelScope() as reading:
+        async for chunk in response.aiter_bytes():
+            read += chunk
+            if len(read) > MAX_CERT:
+                reading.cancel()
+    return None if len(read) > MAX_CERT else bytes(read)
 
 
 def _nothing_there(exc: BaseException) -> bool:
