@@ -4,12 +4,27 @@ pending PayPal checkouts (CONTRACT 4.3): the checkout's answer owes a durable ex
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from e2e.test_paypal_flow import until
 from support.client import bearer, post_checkout
+from support.pages import press
 from support.paypal_shop import paypal_shop
+from support.waits import until as wait_until
 
 from edge.actors import messages as m
 from edge.domain.timefmt import parse_iso_ms
+from edge.errors import Unavailable
+from edge.node import _Projects
 from edge.store import outbox
+
+
+@pytest.fixture
+async def buyer() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
 
 
 async def test_a_checkout_never_approved_is_expired_by_the_node(admin, http, node, paypal):
@@ -48,3 +63,46 @@ async def test_an_ended_checkout_is_not_expired_again(admin, http, node, paypal)
     )
     said = await node.ctx.registry.call(shop.project_id, m.ExpireCheckout(tx_id))
     assert said == "nothing to expire: the transaction is canceled"
+
+
+async def test_an_order_approved_at_the_last_minute_is_asked_about_not_expired(
+    admin, http, node, paypal, buyer
+):
+    """The buyer approved as the checkout's time ran out, the approval webhook was lost and
+    the buyer never came back: at its expiry the node asks PayPal first, learns the approval,
+    and captures it; the checkout is paid, never expired."""
+    shop = await paypal_shop(admin, paypal)
+    paypal.webhook_faults.drop()
+    answer = await post_checkout(http, "paypal", shop, "book")
+    tx_id = answer.json()["txId"]
+    await press(buyer, answer.json()["url"], "Approve")  # its way back is never followed
+    projects = _Projects(node.ctx.registry, node.ctx.syncer)
+    with pytest.raises(Unavailable):  # the capture owed decides; the expiry is tried later
+        await projects.expire(shop.project_id, tx_id)
+    await until(http, shop, tx_id, "succeeded")
+    said = await projects.expire(shop.project_id, tx_id)
+    assert said == "nothing to expire: the transaction is succeeded"
+
+
+async def test_an_approval_whose_capture_is_still_owed_is_not_expired(
+    admin, http, node, paypal, buyer
+):
+    """PayPal told the approval and has not answered the capture yet (it is retried later):
+    the checkout's time running out meanwhile does not expire it, which would drop the
+    capture and the buyer's payment with it."""
+    shop = await paypal_shop(admin, paypal)
+    answer = await post_checkout(http, "paypal", shop, "book")
+    tx_id = answer.json()["txId"]
+    paypal.hold_captures = True  # PayPal answers captures 503: the capture waits
+    await press(buyer, answer.json()["url"], "Approve")  # the approval's webhook comes
+
+    async def owed() -> bool:
+        queued = await outbox.due(node.ctx.store, 2**62, 100)
+        return any(e["txId"] == tx_id and e["action"] == "capture" for e in queued)
+
+    await wait_until(owed, what="the approval told")
+    with pytest.raises(Unavailable):
+        await node.ctx.registry.call(shop.project_id, m.ExpireCheckout(tx_id))
+    status = (await http.get(f"/status/{shop.project_id}/{tx_id}")).json()
+    assert status["status"] == "pending"
+    paypal.hold_captures = False

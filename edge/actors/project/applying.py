@@ -215,7 +215,12 @@ class EventApplier:
             followed = (
                 told is not None and source == SOURCE_WEBHOOK and records.webhook_followed(tx, now)
             )
-            if flag(tx, flags) or observed or recorded or followed:
+            # a payment the node must still take (PayPal's approved order, to be captured):
+            # its checkout's end waits for it (``checkout.expire``)
+            owes = bool(event.follow_ups) and not mismatched and not tx.get("owedAt")
+            if owes:
+                tx["owedAt"] = now
+            if flag(tx, flags) or observed or recorded or followed or owes:
                 ops += ledger.tx_ops(tx)
             if not mismatched:  # owed to the provider: durable with the event, or not at all
                 ops += ledger.follow_up_ops(tx, provider.name, mode, event.follow_ups)

@@ -385,6 +385,17 @@ class Checkouts:
         ):
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
+        if tx.get("returnedAt") or tx.get("owedAt"):
+            # the buyer approved (back on the return page, or as the provider told): the
+            # payment the node owes the provider (a capture) decides, not the clock; an ended
+            # checkout's capture would be dropped, the buyer's approval lost
+            reply(
+                unavailable(
+                    "The buyer approved this checkout and its payment is still owed to the"
+                    " provider; it expires only if that never happens."
+                )
+            )
+            return
         ops: list[Op] = []
         await node_event(ledger, tx, EventType.CHECKOUT_EXPIRED, Status.EXPIRED, ops)
         ledger.commit(ops, reply, f"expired at {iso_or_none(tx.get('expiresAt'))}")
