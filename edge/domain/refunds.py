@@ -27,7 +27,7 @@ whatever order its events came in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import convergence
@@ -133,6 +133,18 @@ def is_reported(refund: NodeRefund, by: Reported) -> bool:
 def held(refunds: Iterable[NodeRefund], by: Reported) -> int:
     """The node refunds whose money may be on its way back and is not reported yet."""
     return sum(r.amount for r in refunds if r.state in HELD_STATES and not is_reported(r, by))
+
+
+def kept(refunds: Sequence[NodeRefund], by: Reported, limit: int) -> list[int]:
+    """Which of a transaction's refund records it keeps (their places, in order): every one
+    whose amount is still held (``held``), however many, and the latest of the others, up to
+    ``limit`` in all. A record dropped while held would free money the provider may yet pay."""
+    holding = {
+        i for i, r in enumerate(refunds) if r.state in HELD_STATES and not is_reported(r, by)
+    }
+    others = [i for i in range(len(refunds)) if i not in holding]
+    room = max(0, limit - len(holding))
+    return sorted(holding.union(others[len(others) - room :] if room else ()))
 
 
 def refundable(charged: int, by: Reported, refunds: Iterable[NodeRefund]) -> int:

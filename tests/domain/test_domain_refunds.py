@@ -21,6 +21,7 @@ from edge.domain.refunds import (
     Reported,
     held,
     is_reported,
+    kept,
     refundable,
     reported,
 )
@@ -91,6 +92,22 @@ def test_what_a_dispute_took_is_added_to_a_total_that_counts_refunds_only(order)
     assert outcome.status == S.REFUNDED
     # a refund named as well as totalled still counts once beside the dispute
     assert reported([*given, refunded(4, 2_000, 500, "re_1")]).given_back == CHARGED
+
+
+def test_the_records_kept_are_every_held_one_and_the_latest_others():
+    by = reported([refunded(1, 1_000, 300, "re_1")])
+    records = [
+        NodeRefund(300, SUCCEEDED, "re_1", 900),  # reported: counts through the provider's word
+        NodeRefund(100, SENT),  # held
+        NodeRefund(100, FAILED),
+        NodeRefund(100, REQUESTED),  # held
+        NodeRefund(100, DONE),
+    ]
+    assert kept(records, by, 3) == [1, 3, 4]
+    assert kept(records, by, 1) == [1, 3]  # held ones are kept past the limit
+    assert kept(records, by, 10) == [0, 1, 2, 3, 4]
+    kept_held = [records[i] for i in kept(records, by, 1)]
+    assert held(kept_held, by) == held(records, by) == 200
 
 
 def test_a_refund_that_failed_no_longer_counts():

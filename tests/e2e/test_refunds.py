@@ -31,6 +31,7 @@ from support.stripe_shop import SECRET_KEY as STRIPE_SECRET_KEY
 from support.stripe_shop import stripe_shop
 from support.waits import bound, follow_ups_settled
 
+from edge.actors.project.refunds import REFUNDS_KEPT
 from edge.sim.faults import LOST_5XX
 
 
@@ -335,3 +336,20 @@ async def test_a_refund_and_a_lost_dispute_add_up_to_all_given_back(node, admin,
     await _until(http, shop, tx, "refunded")
     record = await _record(http, shop, tx)
     assert (record["status"], record["refunded"], record["refundable"]) == ("refunded", 19.99, None)
+
+
+async def test_refunds_still_held_are_kept_past_the_records_kept(node, admin, http, sim):
+    """A transaction keeps its latest refund records; one whose amount is still held (made,
+    not yet reported by Stripe) is never the one dropped, or what is left to refund would
+    grow by it."""
+    shop = await stripe_shop(admin, sim)
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    tx, session = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    await sim.complete(session)
+    await _until(http, shop, tx, "succeeded")
+    sim.webhook_faults.hold()  # Stripe's refund webhooks come later
+    for n in range(REFUNDS_KEPT + 1):
+        asked = await _refund(http, shop, tx, amount=0.01)
+        assert asked.status_code == 202, (n, asked.text)
+    record = await _record(http, shop, tx)
+    assert record["refundable"] == round(19.99 - (REFUNDS_KEPT + 1) * 0.01, 2)

@@ -22,6 +22,7 @@ the money back does not take the record back to ``sent``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from edge.actors import messages as m
@@ -160,7 +161,9 @@ class Refunds:
             refund["entryId"] = outbox.entry_id_of(entry)
             refund["state"] = money_back.REQUESTED
             ops += entry
-        tx["refunds"] = [*(tx.get("refunds") or ())[-(REFUNDS_KEPT - 1) :], refund]
+        records = [*(tx.get("refunds") or ()), refund]
+        places = money_back.kept(_node_refunds(records), story.reported(tx), REFUNDS_KEPT)
+        tx["refunds"] = [records[i] for i in places]
         ops += ledger.tx_ops(tx)
         view = refund_view(tx, refund)
         if msg.idempotency_key is not None:
@@ -237,6 +240,10 @@ class Refunds:
 
 def node_refunds(tx: dict[str, Any]) -> list[money_back.NodeRefund]:
     """The transaction's refund records, as ``edge.domain.refunds`` counts them."""
+    return _node_refunds(tx.get("refunds") or ())
+
+
+def _node_refunds(records: Iterable[dict[str, Any]]) -> list[money_back.NodeRefund]:
     return [
         money_back.NodeRefund(
             amount=int(r["amount"]),
@@ -244,7 +251,7 @@ def node_refunds(tx: dict[str, Any]) -> list[money_back.NodeRefund]:
             provider_id=r.get("providerRefundId"),
             provider_created_ms=r.get("providerCreatedAt"),
         )
-        for r in tx.get("refunds") or ()
+        for r in records
     ]
 
 
