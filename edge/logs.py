@@ -41,3 +41,10 @@ def configure(log_format: str = "text") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(os.environ.get("EDGE_LOG_LEVEL", "INFO"))
+    # the HTTP client's own debug lines carry headers as sent and received (a session cookie,
+    # a provider's token): never logged, whatever level the operator asks for
+    for chatty in QUIET:
+        logging.getLogger(chatty).setLevel(max(logging.INFO, root.level))
+
+
+QUIET = ("httpx", "httpcore", "hpack")
