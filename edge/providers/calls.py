@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import trio
 
 from edge.errors import ProviderError
 
@@ -137,18 +138,23 @@ def retry_after(value: str | None) -> float | None:
 
 async def _read(response: httpx.Response) -> bytes | None:
     """The answer's bytes; None when they pass ``MAX_ANSWER``. One that says so up front
-    (``Content-Length``) is not read at all; one that does not is read to its end and dropped
-    past the cap (stopping half-way would leave httpcore's reader of the body open)."""
+    (``Content-Length``) is not read at all; one that turns out longer is read no further (an
+    endless answer would hold the call to its time limit): the read is cancelled, which
+    closes the connection and ends httpx's chain of generators with it, where leaving the
+    loop would leave them unexhausted."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_ANSWER:
         return None
     read, over = bytearray(), False
-    async for chunk in response.aiter_bytes():
-        if not over:
+    with trio.CancelScope() as reading:
+        async for chunk in response.aiter_bytes():
+            if over:
+                continue  # bytes already buffered: the cancel takes effect at the next wait
             read += chunk
             over = len(read) > MAX_ANSWER
             if over:
                 read.clear()
+                reading.cancel()
     return None if over else bytes(read)
 
 

@@ -15,6 +15,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as serve_hypercorn
 from support.asgi import serve_asgi
+from support.waits import bound
 
 from edge.errors import ProviderError
 from edge.providers import calls
@@ -119,6 +120,35 @@ async def test_an_answer_that_says_it_is_past_1_mib_is_not_read_at_all() -> None
             await _call(binds[0])
         nursery.cancel_scope.cancel()
     assert "not a JSON object" in failed.value.message
+
+
+async def test_an_answer_that_never_ends_is_read_no_further_than_the_cap() -> None:
+    """A provider (or an address set in its place) that streams an endless answer: the call
+    stops reading past ``MAX_ANSWER`` and answers, instead of reading until its time runs out
+    (every chunk resets the read timeout)."""
+    sent = 0
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal sent
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": message["type"] + ".complete"})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        chunk = b"x" * 65536
+        while True:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            sent += len(chunk)
+
+    config = Config()
+    config.bind, config.errorlog, config.accesslog = ["127.0.0.1:0"], None, None
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(serve_hypercorn, app, config)
+        with trio.fail_after(bound(30)), pytest.raises(ProviderError) as failed:
+            await _call(binds[0])
+        nursery.cancel_scope.cancel()
+    assert "not a JSON object" in failed.value.message
+    assert sent < 16 * calls.MAX_ANSWER
 
 
 async def test_a_long_message_is_cut_after_the_secret_is_hidden(serve) -> None:
