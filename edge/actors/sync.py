@@ -45,6 +45,8 @@ log = logging.getLogger("edge.sync")
 ASK_TIMEOUT_S = 60.0  # one sync, every read it makes included
 MAX_PAGES = 1000  # one reconcile's pages of one provider account
 WALK_OVERLAP_MS = 60_000  # a walk looks this far behind where the last one reached
+UNWALKABLE_MS = 3_600_000  # after a walk refused for good, checkouts are asked about one by one
+RECHECK_PERIODS = 10  # a checkout a walk looks after is looked at again after this many periods
 
 # what the follow-up queue does with an owed look (``Syncer.owed``)
 LOOKED = "looked"  # done: the checkout is no longer open, or there is nothing more to ask
@@ -71,6 +73,10 @@ class Syncer:
         self._metrics = metrics
         self._clock_ms = clock_ms
         self.every_ms = int(every_s * 1000)
+        # (project, provider, mode) -> until when its account's lists are not walked in place of
+        # asking about each open checkout: a walk was refused for good (kept in memory: how to
+        # ask, not what is owed; the next walk after a restart finds it again)
+        self._unwalkable: dict[tuple[str, str, str], int] = {}
 
     async def sync(self, project_id: str, tx_id: str, mode: str | None, why: str) -> dict[str, Any]:
         """Ask the provider about one transaction and apply what it says; the transaction as
@@ -91,13 +97,15 @@ class Syncer:
             return LOOKED, None
         now = self._clock_ms()
         walked_until = self._walked_until(target)
-        if walked_until is not None and now < walked_until:
+        walks = now >= self._unwalkable.get((project_id, target["provider"], target["mode"]), 0)
+        if walked_until is not None and now < walked_until and walks:
             # the account's list of events looks after it every period: one request for all
-            # its open checkouts; this one is asked about itself once, at its end
+            # its open checkouts; this one is asked about itself at its end, or sooner once a
+            # walk is refused for good (looked at again every ``RECHECK_PERIODS`` to see)
             provider, mode = target["provider"], target["mode"]
             created = int(target["tx"]["createdAt"])
             await self._call(project_id, m.WalkUntil(provider, mode, walked_until, created))
-            return AGAIN, walked_until
+            return AGAIN, min(walked_until, now + RECHECK_PERIODS * self.every_ms)
         wait_s = self._pacing.free_in(_account(target))
         if wait_s > 0:
             return LATER, now + int(wait_s * 1000) + 1
@@ -175,7 +183,17 @@ class Syncer:
         since ``since_ms`` (less a minute, for events stamped late); where it reached, when the
         next is due (None: walking is over), and what it found."""
         now = self._clock_ms()
-        found = await self.reconcile(project_id, provider, mode, max(0, since_ms - WALK_OVERLAP_MS))
+        try:
+            found = await self.reconcile(
+                project_id, provider, mode, max(0, since_ms - WALK_OVERLAP_MS)
+            )
+        except ContractError as error:
+            if not error.retryable:
+                # refused for good (a restricted key that may not read the account's events):
+                # its open checkouts are asked about one by one meanwhile, not at their end
+                self._unwalkable[(project_id, provider, mode)] = now + UNWALKABLE_MS
+            raise
+        self._unwalkable.pop((project_id, provider, mode), None)
         when = await self._call(project_id, m.WalkNext(provider, mode, now))
         said = f"walked: {found['seen']} event(s) seen, {found['learned']} change(s) learned"
         return now, when, said

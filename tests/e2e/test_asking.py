@@ -196,3 +196,28 @@ async def test_a_late_first_look_still_learns_a_payment_whose_webhook_was_lost(
         return await status() == "succeeded"
 
     await until(learned, what="the payment learned by the late first look")
+
+
+@pytest.mark.node_settings(sync_every_s=1)
+async def test_a_payment_is_asked_about_directly_when_the_accounts_events_may_not_be_read(
+    node, admin, http, sim
+):
+    """A restricted Stripe key that may read sessions but not the account's events: the walk
+    of the events that looks after open checkouts is refused for good, so the checkout whose
+    webhook was lost is asked about itself, and its payment learned, not a day later at the
+    session's end."""
+    shop = await stripe_shop(admin, sim)
+    sim.webhook_faults.drop()
+    sim.unpermitted.add("/v1/events")
+    made = await post_checkout(http, "stripe", shop, "book", mode="test")
+    assert made.status_code == 201, made.text
+    tx_id = made.json()["txId"]
+    await sim.complete(made.json()["url"].rsplit("/", 1)[-1])
+
+    async def learned() -> bool:
+        answer = await http.get(
+            f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+        )
+        return bool(answer.json()["status"] == "succeeded")
+
+    await until(learned, what="the payment learned by asking about it directly", timeout_s=20)

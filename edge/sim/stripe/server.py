@@ -222,6 +222,8 @@ class StripeSimulator(LoopbackServer):
         self._accounts: dict[str, _Account] = {}
         # keys rolled or deleted in the Dashboard: Stripe answers 401 to them
         self.refused_keys: set[str] = set()
+        # API paths the account's key may not call (a restricted key without that permission)
+        self.unpermitted: set[str] = set()
         super().__init__(self._build_app())
 
     # --- Python API for tests and the demo ----------------------------------------------
@@ -719,6 +721,13 @@ class StripeSimulator(LoopbackServer):
         if request.path.startswith("/v1/") and self.fail_next_requests > 0:
             self.fail_next_requests -= 1
             raise StripeError(500, "Simulated failure (fail_next_requests).", kind="api_error")
+        if any(request.path.startswith(path) for path in self.unpermitted):
+            # as Stripe refuses a restricted key (docs.stripe.com/keys#limit-access)
+            raise StripeError(
+                403,
+                "The provided key does not have the required permissions for this endpoint"
+                " on this account.",
+            )
 
     def _rate_limit_answer(self) -> Response:
         body = StripeError(
