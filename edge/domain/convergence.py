@@ -186,6 +186,7 @@ class Start:
     refunded_total: int = 0
     refunds: tuple[tuple[str, int], ...] = ()
     charged: int | None = None
+    disputed: tuple[str, ...] = ()  # of ``refunds``, what disputes took (``DISPUTE_TYPES``)
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,7 @@ class Outcome:
     refunded_total: int = 0  # as the fold ended: the highest total reported
     refunds: tuple[tuple[str, int], ...] = ()  # and each refund counted
     charged: int | None = None  # and what the payment took, when it said
+    disputed: tuple[str, ...] = ()  # of ``refunds``, what disputes took
     fates: dict[str, Fate] = field(default_factory=dict)  # event id -> fate
     late: frozenset[str] = frozenset()  # event ids: money for a checkout that had ended
     # event id -> the status a refund step asked for once its amount was counted
@@ -221,7 +223,7 @@ class _Fold:
         self.charged = start.charged  # what the payment took, when it said (tax on top)
         self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
         self.refunds: dict[str, int] = dict(start.refunds)  # one refund's id -> its amount
-        self.disputed: set[str] = set()  # of those, the money a dispute took
+        self.disputed: set[str] = set(start.disputed)  # of those, the money a dispute took
 
     # -- refunds, summed by amount ------------------------------------------------------------
 
@@ -396,6 +398,7 @@ def fold(
         started_by=state.started_by,
         refunded_total=state.refunded_total,
         refunds=tuple(sorted(state.refunds.items())),
+        disputed=tuple(sorted(state.disputed)),
         charged=state.charged,
         fates=fates,
         late=frozenset(late),

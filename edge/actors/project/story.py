@@ -113,6 +113,7 @@ def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
         base.get("refunded", 0),
         tuple((of, amount) for of, amount in base.get("refunds", ())),
         base.get("charged"),
+        tuple(base.get("disputed", ())),
     )
 
 
@@ -134,15 +135,21 @@ async def settle(
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
-    known = {e.step.effect: e.step.event_id for e in kept}
+    known = {e.step.effect: e for e in kept}
     fresh: list[Entry] = []
     repeats: dict[str, str] = {}
+    earlier = False  # a kept step of a named change now dated by an earlier telling of it
     for entry in new:
-        first = known.setdefault(entry.step.effect, entry.step.event_id)
-        if first == entry.step.event_id:
+        first = known.setdefault(entry.step.effect, entry)
+        if first is entry:
             fresh.append(entry)
-        else:
-            repeats[entry.step.event_id] = first
+            continue
+        repeats[entry.step.event_id] = first.step.event_id
+        if entry.step.at < first.step.at:
+            # the change happened no later than its earliest telling, whichever came first
+            # (CONTRACT 2: the same events, the same outcome, in any order)
+            first.step.at = entry.step.at
+            earlier = True
     standing = Start(
         Status(tx["status"]),
         tx["version"],
@@ -157,7 +164,7 @@ async def settle(
             subscription_checkout,
             tx["amount"],
         )
-        if fresh
+        if fresh or earlier
         else None
     )
     if outcome is None or behind(standing, outcome):
@@ -220,8 +227,8 @@ def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any
             ),
             None,
         )
-        if stored is None or stored["e"] == entry.step.event_id:
-            return None
+        if stored is None or stored["e"] == entry.step.event_id or stored["at"] > entry.step.at:
+            return None  # new, or a telling that dates the kept step earlier: folded
         out[entry.step.event_id] = stored
     return out
 
@@ -354,6 +361,8 @@ def _trimmed(
         "refunds": [list(r) for r in prefix.refunds],
         "charged": prefix.charged,
     }
+    if prefix.disputed:
+        tx["storyStart"]["disputed"] = list(prefix.disputed)
     return stored[half:]
 
 
@@ -403,8 +412,15 @@ def refund_steps(tx: dict[str, Any]) -> list[Step]:
     parsing every payment step of a long story on every event."""
     kept = [entry_of(e).step for e in tx.get("story") or () if e.get("r")]
     base = tx.get("storyStart") or {}
+    disputed = set(base.get("disputed", ()))
     folded = [
-        Step(f"start:{of}", 0, str(EventType.PAYMENT_REFUNDED), refund=Refund(amount, of))
+        Step(
+            f"start:{of}",
+            0,
+            # what a dispute took stays a dispute's: added to a total, not compared with it
+            str(EventType.PAYMENT_DISPUTE_CLOSED if of in disputed else EventType.PAYMENT_REFUNDED),
+            refund=Refund(amount, of),
+        )
         for of, amount in base.get("refunds", ())
     ]
     if base.get("refunded"):
