@@ -486,3 +486,42 @@ async def test_an_event_that_changed_since_its_fan_out_read_it_fails_alone(
     assert [o.event_id for o in await notifyq.fan_outs(store, 10)] == [changed["id"]]
     queued = await outbox.due(store, now_ms() + 10**9, 10, db=notifyq.DB)
     assert sorted(e["params"]["eventId"] for e in queued) == [events[0]["id"], events[2]["id"]]
+
+
+async def trickling_answer(
+    status: int, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """A receiver that answers ``status`` at once, then a body of a byte a while that stays
+    far below the bound and never ends."""
+
+    async def answer(stream: trio.SocketStream) -> None:
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += await stream.receive_some()
+        head = f"HTTP/1.1 {status} OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        try:
+            await stream.send_all(head.encode())
+            while True:
+                await stream.send_all(b"1\r\nx\r\n")
+                await trio.sleep(0.1)
+        except trio.BrokenResourceError:
+            return
+
+    async with trio.open_nursery() as nursery:
+        (listener,) = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
+        task_status.started(listener.socket.getsockname()[1])
+
+
+async def test_a_2xx_whose_body_trickles_on_is_success(store, writer, monkeypatch):
+    """CONTRACT 4.8: a 2xx within 15 s is success. The 200 came at once; its body trickling on
+    past the time limit does not turn it into "no answer" (and a retry)."""
+    monkeypatch.setattr(notifications, "TIMEOUT_S", 1.0)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(trickling_answer, 200)
+        project = Project(url=f"http://127.0.0.1:{port}/hooks")
+        async with provider_client(frozenset({"127.0.0.1"})) as http:
+            notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
+            target = {"url": project.url, "body": b"{}", "secrets": ["whsec_" + "A" * 32]}
+            status, detail = await notifier._post(target, "evt_01JD0000000000000000000000")
+        nursery.cancel_scope.cancel()
+    assert (status, detail) == (200, "")
