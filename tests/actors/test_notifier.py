@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from support.raw_http import endless_answer
 from support.waits import Pulse, bound, until
 
 from edge.actors import messages as m
@@ -327,36 +328,6 @@ async def test_a_name_that_resolves_to_loopback_is_refused_when_sending(store, w
     assert attempt["status"] is None and "resolves to a private address" in attempt["detail"]
 
 
-async def endless_answer(
-    status: int, sent: list[int], *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
-) -> None:
-    """A receiver on loopback (its port reported) that answers every request ``status`` with a
-    body that never ends, adding to ``sent`` the bytes it managed to send before its caller
-    hung up. Its send buffer is small, so what it sent is close to what was read."""
-    chunk = b"x" * 65536
-    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
-
-    async def answer(stream: trio.SocketStream) -> None:
-        stream.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 16384)
-        request = b""
-        while b"\r\n\r\n" not in request:
-            request += await stream.receive_some()
-        head = f"HTTP/1.1 {status} Whatever\r\nTransfer-Encoding: chunked\r\n\r\n"
-        try:
-            await stream.send_all(head.encode())
-            while True:
-                await stream.send_all(framed)
-                sent.append(len(framed))
-                # paced: a client that reads it all fills its memory slowly enough to fail
-                await trio.sleep(0.01)
-        except trio.BrokenResourceError:
-            return
-
-    async with trio.open_nursery() as nursery:
-        (listener,) = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
-        task_status.started(listener.socket.getsockname()[1])
-
-
 @pytest.mark.parametrize(("status", "state"), [(200, "done"), (410, "failed")])
 async def test_an_answer_that_never_ends_is_read_no_further_than_a_bound(
     store, writer, status, state
@@ -488,36 +459,12 @@ async def test_an_event_that_changed_since_its_fan_out_read_it_fails_alone(
     assert sorted(e["params"]["eventId"] for e in queued) == [events[0]["id"], events[2]["id"]]
 
 
-async def trickling_answer(
-    status: int, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
-) -> None:
-    """A receiver that answers ``status`` at once, then a body of a byte a while that stays
-    far below the bound and never ends."""
-
-    async def answer(stream: trio.SocketStream) -> None:
-        request = b""
-        while b"\r\n\r\n" not in request:
-            request += await stream.receive_some()
-        head = f"HTTP/1.1 {status} OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        try:
-            await stream.send_all(head.encode())
-            while True:
-                await stream.send_all(b"1\r\nx\r\n")
-                await trio.sleep(0.1)
-        except trio.BrokenResourceError:
-            return
-
-    async with trio.open_nursery() as nursery:
-        (listener,) = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
-        task_status.started(listener.socket.getsockname()[1])
-
-
 async def test_a_2xx_whose_body_trickles_on_is_success(store, writer, monkeypatch):
     """CONTRACT 4.8: a 2xx within 15 s is success. The 200 came at once; its body trickling on
     past the time limit does not turn it into "no answer" (and a retry)."""
     monkeypatch.setattr(notifications, "TIMEOUT_S", 1.0)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(trickling_answer, 200)
+        port = await nursery.start(partial(endless_answer, 200, [], pause_s=0.1, chunk=b"x"))
         project = Project(url=f"http://127.0.0.1:{port}/hooks")
         async with provider_client(frozenset({"127.0.0.1"})) as http:
             notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)

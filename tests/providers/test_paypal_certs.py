@@ -5,12 +5,12 @@ an answer is read no further than a certificate's size."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import pytest
 import trio
 from support.asgi import serve_asgi
+from support.raw_http import endless_answer
 from support.waits import bound
 
 from edge.errors import Unavailable
@@ -82,42 +82,13 @@ async def test_a_certificate_is_read_and_kept_by_its_url() -> None:
     assert found is not None and found.public_numbers() == key.public_key().public_numbers()
 
 
-async def endless_answer(
-    sent: list[int], *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
-) -> None:
-    """A host on loopback (its port reported) that answers 200 with a body that never ends,
-    adding to ``sent`` the bytes it managed to send before its caller hung up. Its send buffer
-    is small, so what it sent is close to what was read."""
-    chunk = b"-" * 65536
-    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
-
-    async def answer(stream: trio.SocketStream) -> None:
-        stream.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 16384)
-        request = b""
-        while b"\r\n\r\n" not in request:
-            request += await stream.receive_some()
-        try:
-            await stream.send_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-            while True:
-                await stream.send_all(framed)
-                sent.append(len(framed))
-                # paced: a client that reads it all fills its memory slowly enough to fail
-                await trio.sleep(0.01)
-        except trio.BrokenResourceError:
-            return
-
-    async with trio.open_nursery() as nursery:
-        (listener,) = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
-        task_status.started(listener.socket.getsockname()[1])
-
-
 async def test_an_answer_past_a_certificates_size_is_read_no_further() -> None:
     """Anyone can name the certificate's URL in a delivery; a host that answers without end is
     read up to ``MAX_CERT`` and dropped: no certificate there (read whole, it would hold the
     delivery and fill the node's memory for as long as it kept sending)."""
     sent: list[int] = []
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(endless_answer, sent)
+        port = await nursery.start(endless_answer, 200, sent)
         async with provider_client(frozenset({"127.0.0.1"})) as http:
             with trio.fail_after(bound(10)):
                 assert await certs.public_key(http, f"http://127.0.0.1:{port}{CERT}-x") is None
