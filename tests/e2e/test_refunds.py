@@ -259,6 +259,23 @@ async def test_a_refund_asked_again_with_its_key_is_the_first_refund(admin, http
     live = {**bearer(shop.live_key), "Idempotency-Key": "refund-order-42"}
     unseen = await http.post(url, json={"amount": 5}, headers=live)
     assert (unseen.status_code, unseen.json()["error"]["code"]) == (404, "not_found")
+    # and each mode's keys are its own: the key tried in test mode refunds a live payment
+    paid_live = await http.post(
+        f"/api/checkout/manual/{shop.project_id}", json={"productId": "book", "mode": "live"}
+    )
+    live_tx = paid_live.json()["txId"]
+    marked = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{live_tx}/mark-paid",
+        headers=bearer(shop.live_key),
+    )
+    assert marked.status_code == 200, marked.text
+    live_refund = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{live_tx}/refund",
+        json={"amount": 5},
+        headers=live,
+    )
+    assert live_refund.status_code == 200, live_refund.text
+    assert "Idempotent-Replayed" not in live_refund.headers
     # an amount no currency can hold is the request's fault, never the node's
     huge = await http.post(
         url, content=b'{"amount": 1e9999999}', headers=bearer(shop.test_key) | json_type
