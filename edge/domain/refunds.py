@@ -107,7 +107,9 @@ def reported(steps: Iterable[Step]) -> Reported:
         key = failure.refund.of or f"{failure.at}:{failure.refund.amount}"
         failed[key] = max(failed.get(key, (0, 0)), (failure.at, failure.refund.amount))
     for of, (at, amount) in failed.items():
-        if of in named:
+        if of in named and amount < each[of]:
+            each[of] -= amount  # a part of it failed (withdrawn before it was paid out)
+        elif of in named:
             each.pop(of, None)
             # a total stated since it was reported counted it too
             if total_at is not None and each_at[of] <= total_at <= at:

@@ -79,6 +79,9 @@ class ProviderRefund:
     created_ms: int | None = None
     tag: str | None = None
     detail: str = ""
+    # what was offered and taken back before it was paid (BTCPay's pull payment archived after
+    # part of it was paid out): ``amount_minor`` is then what went back
+    withdrawn_minor: int | None = None
 
 
 class RefundAlreadyPending(Exception):

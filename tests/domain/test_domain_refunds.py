@@ -121,6 +121,13 @@ def test_a_refund_that_failed_no_longer_counts():
     assert reported(totals).given_back == 500
 
 
+def test_a_refund_that_failed_in_part_counts_the_rest():
+    """BTCPay: 4.00 offered, 1.00 paid out, the rest withdrawn: a failure of 3.00 of it."""
+    steps = [refunded(1, 1_000, 400, "pp_1"), refunded(2, 1_000, 100, "pp_1")]
+    assert reported([*steps, failed(3, 1_000, 300, "pp_1")]).given_back == 100
+    assert reported([*steps, failed(3, 1_000, 400, "pp_1")]).given_back == 0
+
+
 def test_what_is_held_by_state():
     """Refunds whose money may be on its way back hold their amount (an unknown outcome above
     all: its answer may have been lost); a refusal frees it; pay by mail counts in the story."""

@@ -370,3 +370,38 @@ async def test_refunds_still_held_are_kept_past_the_records_kept(node, admin, ht
         assert asked.status_code == 202, (n, asked.text)
     record = await _record(http, shop, tx)
     assert record["refundable"] == round(19.99 - (REFUNDS_KEPT + 1) * 0.01, 2)
+
+
+async def test_a_btcpay_refund_withdrawn_after_part_was_paid_out_counts_that_part(
+    node, admin, http, btcpay
+):
+    """4.00 offered back as a pull payment; the buyer claims 1.00 and it is paid out; the
+    merchant then archives the pull payment. 1.00 went back: the other 3.00 is refundable
+    again, and the record says the rest of the refund failed."""
+    shop = await btcpay_shop(admin, btcpay)
+    made = await _checkout(http, shop, "btcpay", "ten")
+    invoice = made["url"].rsplit("/", 1)[-1]
+    await btcpay.pay(invoice)
+    await btcpay.confirm(invoice)
+    await _until(http, shop, made["txId"], "succeeded")
+    asked = await _refund(http, shop, made["txId"], amount=4)
+    assert asked.status_code == 202, asked.text
+    sent = await _refund_state(node, http, shop, made["txId"], "sent")
+    await btcpay.drained()
+    await _until(http, shop, made["txId"], "partially_refunded")
+    pull_payment = sent["providerRefundId"]
+    await btcpay.complete_payout(await btcpay.claim(pull_payment, "1"))
+    await btcpay.archive_pull_payment(pull_payment)
+    await btcpay.drained()
+    synced = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{made['txId']}/sync",
+        headers=bearer(shop.test_key),
+    )
+    assert synced.status_code == 200, synced.text
+    record = await _record(http, shop, made["txId"])
+    assert [r["amount"] for r in record["providerRefunds"]] == [1.0]
+    assert (record["status"], record["refunded"], record["refundable"]) == (
+        "partially_refunded",
+        1.0,
+        9.0,
+    )

@@ -168,12 +168,15 @@ def as_refund(
         Decimal(0),
     )
     link = string(pull_payment, "viewLink")
+    withdrawn: int | None = None
     if limit is not None and 0 < limit <= completed:
         state, detail = REFUND_SUCCEEDED, "paid out to the buyer"
     elif pull_payment.get("archived") is True and completed > 0:
-        # withdrawn after part was paid out: what was paid out went back
+        # withdrawn after part was paid out: what was paid out went back, the rest never will
         state, detail = REFUND_SUCCEEDED, "part paid out to the buyer, then withdrawn"
-        amount = _minor(str(completed), pp_currency, currency, rates)
+        offered, amount = amount, _minor(str(completed), pp_currency, currency, rates)
+        if offered is not None and amount is not None and offered > amount:
+            withdrawn = offered - amount
     elif pull_payment.get("archived") is True:
         state, detail = REFUND_FAILED, "withdrawn (archived) in BTCPay before it was paid out"
     else:
@@ -187,6 +190,7 @@ def as_refund(
         created_ms=starts * 1000 if starts is not None and starts > 0 else None,
         tag=tag_of(pull_payment.get("name")),
         detail=detail,
+        withdrawn_minor=withdrawn,
     )
 
 
@@ -219,7 +223,26 @@ def refund_events(
         kind, target = EventType.PAYMENT_REFUND_FAILED, None
     else:
         kind, target = EventType.PAYMENT_PARTIALLY_REFUNDED, Status.PARTIALLY_REFUNDED
-    return (NormalizedEvent(type=kind, payment_status=target, **common),)
+    told = (NormalizedEvent(type=kind, payment_status=target, **common),)
+    if refund.withdrawn_minor is None:
+        return told
+    # the part withdrawn before it was paid out no longer counts: a failure of that much of
+    # the refund (``edge.domain.refunds.reported``), told once
+    withdrawn = f"sync:{refund.id}:withdrawn"
+    return (
+        *told,
+        NormalizedEvent(
+            provider_event_id=withdrawn,
+            type=EventType.PAYMENT_REFUND_FAILED,
+            provider_type="pullPayment:withdrawn",
+            occurred_at_ms=refund.created_ms,
+            refs=refs(invoice_id),
+            link_refs=(refund.id,),
+            amount_minor=refund.withdrawn_minor,
+            currency=str(tx["currency"]),
+            refund=Refund(refund.withdrawn_minor, refund.id),
+        ),
+    )
 
 
 @dataclass(frozen=True)
