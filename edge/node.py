@@ -47,7 +47,7 @@ from edge.domain import notifications, smtp
 from edge.domain.egress import unreachable_reason
 from edge.domain.events import Simulated
 from edge.domain.stalls import Stalls
-from edge.errors import ContractError, Unavailable
+from edge.errors import Unavailable
 from edge.http import button
 from edge.http.app import asgi_app
 from edge.mailer import Mailer
@@ -386,15 +386,9 @@ class _Projects:
         await self._registry.call(project_id, message, RESOLVE_TIMEOUT_S)
 
     async def expire(self, project_id: str, tx_id: str) -> str:
-        # the provider is asked first where it can be: a buyer who approved in the last minutes,
-        # whose webhook was lost and who never came back, paid (PayPal's approved order is then
-        # captured), and is never expired for it; a provider that cannot answer now has the
-        # expiry tried again, one that cannot be asked at all (pay by mail) is not waited for
-        try:
-            await self._syncer.sync(project_id, tx_id, None, "expiry")
-        except ContractError as error:
-            if error.retryable:
-                raise
+        # a buyer who approved in the last minutes, whose webhook was lost and who never came
+        # back, paid (PayPal's approved order is then captured): never expired for it
+        await self._syncer.before_expiry(project_id, tx_id)
         said: str = await self._registry.call(
             project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
         )

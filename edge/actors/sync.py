@@ -35,7 +35,7 @@ import trio
 from edge.actors import messages as m
 from edge.actors.pacing import ProviderPacing, account_of
 from edge.domain.asking import WEEK_MS, looks_end_at, next_look_ms
-from edge.errors import Conflict, ContractError, ProviderError
+from edge.errors import Conflict, ContractError, ProviderError, unavailable
 from edge.metrics import Metrics
 from edge.providers.base import EventsPage, EventsRequest, Provider, SyncRequest
 from edge.providers.registry import PROVIDERS
@@ -47,6 +47,8 @@ MAX_PAGES = 1000  # one reconcile's pages of one provider account
 WALK_OVERLAP_MS = 60_000  # a walk looks this far behind where the last one reached
 UNWALKABLE_MS = 3_600_000  # after a walk refused for good, checkouts are asked about one by one
 RECHECK_PERIODS = 10  # a checkout a walk looks after is looked at again after this many periods
+ASK_AT_EXPIRY_S = 10.0  # asking before an expiry holds the follow-up queue no longer than this
+EXPIRY_GRACE_MS = 3_600_000  # past its end by this much, a checkout expires unasked if need be
 
 # what the follow-up queue does with an owed look (``Syncer.owed``)
 LOOKED = "looked"  # done: the checkout is no longer open, or there is nothing more to ask
@@ -121,6 +123,35 @@ class Syncer:
                 await self._call(project_id, m.LooksEnded(tx_id))
             return LOOKED, None
         return AGAIN, later
+
+    async def before_expiry(self, project_id: str, tx_id: str) -> None:
+        """Ask the provider about a checkout the node is about to expire (an approval whose
+        webhook was lost is learned, and its capture owed, instead). An account that must wait,
+        or a provider that does not answer within ``ASK_AT_EXPIRY_S``, is asked again later
+        (``Unavailable``: the expiry is tried again), for up to ``EXPIRY_GRACE_MS`` past the
+        checkout's end; past that, or where the provider cannot be asked, the node expires it
+        without an answer. The follow-up queue runs one entry at a time: never held long."""
+        try:
+            target = await self._call(project_id, m.SyncTarget(tx_id, None))
+        except Conflict:  # a provider the node cannot ask (pay by mail)
+            return
+        expires = target["tx"].get("expiresAt")
+        late = expires is not None and self._clock_ms() > int(expires) + EXPIRY_GRACE_MS
+        if self._pacing.free_in(_account(target)) > 0:
+            if late:
+                return
+            raise unavailable("The provider account must wait; the expiry is tried again.")
+        try:
+            with trio.fail_after(ASK_AT_EXPIRY_S):
+                await self._ask(project_id, target, "expiry")
+        except trio.TooSlowError:
+            if not late:
+                raise unavailable(
+                    "The provider did not answer; the expiry is tried again."
+                ) from None
+        except ContractError as error:
+            if error.retryable and not late:
+                raise
 
     def _walked_until(self, target: Mapping[str, Any]) -> int | None:
         """Until when walking the provider account's list of events looks after an open

@@ -8,13 +8,17 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+import trio
 from e2e.test_paypal_flow import until
 from support.client import bearer, post_checkout
 from support.pages import press
 from support.paypal_shop import paypal_shop
+from support.waits import bound
 from support.waits import until as wait_until
 
 from edge.actors import messages as m
+from edge.actors import sync
+from edge.actors.project import checkout as checkout_actor
 from edge.domain.timefmt import parse_iso_ms
 from edge.errors import Unavailable
 from edge.node import _Projects
@@ -106,3 +110,44 @@ async def test_an_approval_whose_capture_is_still_owed_is_not_expired(
     status = (await http.get(f"/status/{shop.project_id}/{tx_id}")).json()
     assert status["status"] == "pending"
     paypal.hold_captures = False
+
+
+@pytest.mark.parametrize("how", ["declined", "never approved"])
+async def test_a_capture_that_has_not_happened_within_the_grace_lets_the_checkout_expire(
+    admin, http, node, paypal, buyer, monkeypatch, how
+):
+    """The buyer was back on the return page, so a capture was owed, and it never happened: the
+    funding source was declined (the checkout stays open for another), or the return address
+    was opened without approving at PayPal. The checkout's end waits for the capture for a
+    while only (an hour; here none), then the checkout expires as any other."""
+    shop = await paypal_shop(admin, paypal)
+    answer = await post_checkout(http, "paypal", shop, "book")
+    tx_id = answer.json()["txId"]
+    if how == "declined":
+        back = await press(buyer, answer.json()["url"], "Decline")
+        await buyer.get(back)
+    else:
+        back = await http.get(f"/return/paypal/{shop.project_id}/{tx_id}")
+        assert back.status_code in (200, 303), back.text
+    projects = _Projects(node.ctx.registry, node.ctx.syncer)
+    with pytest.raises(Unavailable):  # within the grace: the capture owed decides
+        await projects.expire(shop.project_id, tx_id)
+    monkeypatch.setattr(checkout_actor, "OWED_GRACE_MS", 0)
+    said = await projects.expire(shop.project_id, tx_id)
+    assert said.startswith("expired at "), said
+
+
+async def test_an_expiry_never_holds_the_follow_up_queue_while_paypal_says_wait(
+    admin, http, node, paypal
+):
+    """The follow-up worker runs one entry at a time: an expiry whose PayPal account was told
+    to wait (a 429 with Retry-After) is tried again later at once, not after waiting out the
+    pacing with every capture and refund queued behind it."""
+    shop = await paypal_shop(admin, paypal)
+    answer = await post_checkout(http, "paypal", shop, "book")
+    tx_id = answer.json()["txId"]
+    target = await node.ctx.registry.call(shop.project_id, m.SyncTarget(tx_id, None))
+    node.ctx.syncer._pacing.told_to_wait(sync._account(target), 600)  # noqa: SLF001
+    projects = _Projects(node.ctx.registry, node.ctx.syncer)
+    with trio.fail_after(bound(sync.ASK_AT_EXPIRY_S)), pytest.raises(Unavailable):
+        await projects.expire(shop.project_id, tx_id)

@@ -45,6 +45,8 @@ from edge.store.engine import Op
 
 log = logging.getLogger("edge.actors")
 CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials
+# an approval whose payment (a capture) is still owed holds its checkout's end this long at most
+OWED_GRACE_MS = 3_600_000
 
 
 class Checkouts:
@@ -385,14 +387,15 @@ class Checkouts:
         ):
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
-        if tx.get("returnedAt") or tx.get("owedAt"):
+        if ledger.now_ms() < int(tx.get("owedAt") or 0) + OWED_GRACE_MS:
             # the buyer approved (back on the return page, or as the provider told): the
-            # payment the node owes the provider (a capture) decides, not the clock; an ended
-            # checkout's capture would be dropped, the buyer's approval lost
+            # payment the node owes the provider (a capture) decides, not the clock, while it
+            # is being tried (an ended checkout's capture would be dropped); one that has not
+            # happened in this long (declined, never approved) lets the checkout expire
             reply(
                 unavailable(
                     "The buyer approved this checkout and its payment is still owed to the"
-                    " provider; it expires only if that never happens."
+                    " provider; it expires if that has not happened within an hour."
                 )
             )
             return
@@ -422,6 +425,8 @@ class Checkouts:
         elif tx["status"] == Status.PENDING and not tx.get("returnedAt"):
             mode = "test" if tx["isTest"] else "live"
             tx["returnedAt"] = ledger.now_ms()
+            if owed:
+                tx["owedAt"] = tx["returnedAt"]  # the checkout's end waits for it (``expire``)
             ops += ledger.tx_ops(tx)
             ops += ledger.follow_up_ops(tx, provider.name, mode, owed)
         latest = await ledger.latest_event(tx["id"])

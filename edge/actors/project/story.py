@@ -167,6 +167,10 @@ async def settle(
         if fresh or earlier
         else None
     )
+    if outcome is not None and not fresh and _moves(standing, outcome):
+        # only a telling that dates a kept change earlier: it never moves the record by
+        # itself, since a repeat is told to no one (its story keeps the date it has)
+        outcome = None
     if outcome is None or behind(standing, outcome):
         # nothing new, or taking it would move a status backwards: the new steps change
         # nothing (the story they contradict is still the merchant's to look at)
@@ -206,6 +210,16 @@ async def settle(
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
     return Settled(fates, frozenset(late), sub, targets, outcome.contradicted)
+
+
+def _moves(standing: Start, outcome: Outcome) -> bool:
+    """Would taking ``outcome`` change the record's or its subscription's status or version?"""
+    return (outcome.status, outcome.version, outcome.sub_status, outcome.sub_version) != (
+        standing.status,
+        standing.version,
+        standing.sub_status,
+        standing.sub_version,
+    )
 
 
 def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:

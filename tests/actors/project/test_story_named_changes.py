@@ -58,16 +58,23 @@ CLAIM_READ = Step("e_claim_read", 3_000, str(E.PAYMENT_DISPUTED), S.DISPUTED, ch
 WON = Step("e_won", 4_000, str(E.PAYMENT_DISPUTE_CLOSED), S.SUCCEEDED, change="PP-D-1")
 
 
-async def test_a_named_change_told_late_first_ends_where_told_early_first():
-    """CONTRACT 2: the same events, the same status, whatever the order. PayPal's claim told
-    by its webhook (dated at its opening) and by asking (dated by its last update): one step,
-    at the earlier time, whichever came first; a refund between the two dates is held by the
-    claim either way."""
+async def test_a_named_change_told_late_first_is_re_dated_by_its_earlier_telling():
+    """PayPal's claim told by asking (dated by its last update) before its webhook (dated at
+    its opening): one step, re-dated to the opening when the webhook comes, so the refund
+    made between the two dates is held by the claim as it is when the webhook comes first."""
     webhook_first = await _deliver([PAID, CLAIM_HOOK, REFUND, CLAIM_READ, WON])
-    asked_first = await _deliver([PAID, CLAIM_READ, REFUND, CLAIM_HOOK, WON])
+    asked_first = await _deliver([PAID, CLAIM_READ, CLAIM_HOOK, REFUND, WON])
     pure = fold([PAID, CLAIM_HOOK, REFUND, CLAIM_READ, WON], amount=1000)
     assert webhook_first[0] == str(pure.status)
     assert asked_first == webhook_first
+
+
+async def test_a_re_dating_that_would_move_the_record_untold_is_not_taken():
+    """A repeat is told to no one: once the refund was applied and the dispute opened and
+    closed after it, a telling that would put the dispute before the refund (and the record
+    at another status) leaves the story as it stands; the merchant's last word stays true."""
+    told = await _deliver([PAID, REFUND, CLAIM_READ, WON])
+    assert await _deliver([PAID, REFUND, CLAIM_READ, WON, CLAIM_HOOK]) == told
 
 
 # -- a dispute's money in the story's start ---------------------------------------------------
