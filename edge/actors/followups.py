@@ -71,6 +71,9 @@ STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
 UNKNOWN = "unknown"
 LOOK_RETRY_S = 60  # a look the project could not take now (the node stopping, a provider off)
+# a walk the provider refused for good (a key that may not read the account's lists): its
+# checkouts are asked about one by one meanwhile (``Syncer.walk``); tried again this much later
+REFUSED_WALK_RETRY_S = 3600
 
 
 class Projects(Protocol):
@@ -213,7 +216,9 @@ class FollowUpWorker:
             or current["dueAt"] > started
         ):
             return  # settled since it was read, or taken by another node's attempt
-        entry, earlier, taken = current, outbox.begun(current), None
+        # its settle holds only while the entry is as read here: another node's attempt at it
+        # meanwhile (a lease moved) settles it once, never leaving a stray queue key behind
+        entry, earlier, taken = current, outbox.begun(current), raw
         if entry["action"] == REFUND:
             entry, taken, ops = outbox.claim_ops(current, raw, started + int(TAKEN_S * 1000))
             try:
@@ -263,10 +268,11 @@ class FollowUpWorker:
         try:
             await self._writer.write(ops)
         except Contended:
-            # this attempt outlived its time and another node took the entry: its attempt's
-            # outcome is the one recorded (the refund is made once, or adopted, either way)
+            # another node attempted the entry meanwhile (a refund's outlived its time): that
+            # attempt's outcome is the one recorded (a refund is made once, or adopted, either
+            # way; a capture carries PayPal-Request-Id)
             log.warning(
-                "follow-up %s of %s: taken over while under way", entry["action"], entry["txId"]
+                "follow-up %s of %s: settled elsewhere meanwhile", entry["action"], entry["txId"]
             )
         self._watch.attempted(entry["txId"])
 
@@ -294,7 +300,8 @@ class FollowUpWorker:
                 entry["projectId"], entry["provider"], entry["mode"], int(params["since"])
             )
         except ContractError as error:
-            self._due_at[entry["id"]] = self._clock_ms() + LOOK_RETRY_S * 1000
+            wait_s = LOOK_RETRY_S if error.retryable else REFUSED_WALK_RETRY_S
+            self._due_at[entry["id"]] = self._clock_ms() + wait_s * 1000
             return "retry", f"{error.code}: {error.message}"
         if when is None:
             return "done", f"{said}; the provider's webhooks reach the node again, or a week passed"

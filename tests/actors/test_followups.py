@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 import trio
 from support.waits import Pulse
 from trio.testing import wait_all_tasks_blocked
@@ -496,3 +497,73 @@ async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(
     assert [(r, o, m and m.id) for r, o, m in targets.refunds] == [
         ("rf_01JD0000000000000000000001", "made", "ref_1")
     ]
+
+
+class Walks(Targets):
+    """Targets whose provider account's walk answers with ``refusals`` first."""
+
+    def __init__(self, *refusals: BaseException) -> None:
+        super().__init__()
+        self.refusals = list(refusals)
+        self.walked: list[float] = []
+
+    async def walk(
+        self, project_id: str, provider: str, mode: str, since_ms: int
+    ) -> tuple[int, int | None, str]:
+        self.walked.append(trio.current_time())
+        if self.refusals:
+            raise self.refusals.pop(0)
+        return now_ms(), None, "walked"
+
+
+@pytest.mark.parametrize(
+    ("refusal", "again_s"),
+    [
+        (ProviderError("provider_error", "Stripe answered 403.", retryable=False), 3600),
+        (ProviderError("provider_error", "Stripe answered 503."), 60),
+    ],
+)
+async def test_a_walk_refused_for_good_is_tried_again_an_hour_later_not_every_minute(
+    store, writer, autojump_clock, refusal, again_s
+):
+    """A key that may not read the account's events is refused every time: its walk is tried
+    again an hour on (its checkouts are asked about one by one meanwhile), where a passing
+    failure is tried again in a minute."""
+    ops = outbox.enqueue_ops(
+        PROJECT, TX, "scripted", "test", outbox.RECONCILE, {"since": now_ms()}, now_ms()
+    )
+    await writer.write(ops)
+    entry_id = outbox.entry_id_of(ops)
+    targets = Walks(refusal)
+    entry = await run_until_settled(store, writer, scripted(), targets, entry_id)
+    assert entry["state"] == "done"
+    first, second = targets.walked
+    assert second - first == pytest.approx(again_s, abs=1)
+
+
+async def test_two_nodes_settling_one_capture_leave_no_stray_queue_key(
+    store, writer, autojump_clock
+):
+    """Two nodes' workers attempt one capture entry at once (a lease moved): the second settle
+    finds the entry changed and writes nothing, so the queue keeps no key of an entry that is
+    done (a stray key kept its worker looking again at once, for ever)."""
+    entry_id = await enqueue(writer)
+    (due,) = await outbox.due(store, now_ms(), 10)
+    answers = [ProviderError("provider_error", "PayPal answered 503"), FollowUpResult("captured")]
+
+    async def slow(request: FollowUpRequest) -> FollowUpResult:
+        answer = answers.pop(0)
+        await trio.sleep(1 if isinstance(answer, FollowUpResult) else 2)  # the retry ends last
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    provider = scripted()
+    object.__setattr__(provider, "follow_up", slow)
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        for _ in range(2):
+            worker = FollowUpWorker(store, writer, Targets(), http, {"scripted": provider}, now_ms)
+            nursery.start_soon(worker._attempt, due)  # noqa: SLF001
+    entry = await outbox.entry(store, entry_id)
+    assert entry is not None and (entry["state"], entry["attempts"]) == ("done", 1)
+    assert await outbox.next_due_ms(store) is None
