@@ -43,6 +43,7 @@ import trio
 
 from edge.actors import messages as m
 from edge.actors.ownership import ONE_NODE, OTHERS_S
+from edge.actors.sync import UNWALKABLE_MS
 from edge.errors import ContractError, Unavailable
 from edge.providers import refunding
 from edge.providers.base import (
@@ -71,9 +72,9 @@ STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
 UNKNOWN = "unknown"
 LOOK_RETRY_S = 60  # a look the project could not take now (the node stopping, a provider off)
-# a walk the provider refused for good (a key that may not read the account's lists): its
-# checkouts are asked about one by one meanwhile (``Syncer.walk``); tried again this much later
-REFUSED_WALK_RETRY_S = 3600
+# a walk the provider refused for good (a key that may not read the account's lists) is tried
+# again once its checkouts have been asked about one by one for as long (``Syncer.walk``)
+REFUSED_WALK_RETRY_S = UNWALKABLE_MS // 1000
 
 
 class Projects(Protocol):
@@ -206,12 +207,12 @@ class FollowUpWorker:
 
     async def _attempt(self, entry: Mapping[str, Any]) -> None:
         raw = await self._store.get_raw(outbox.entry_key(entry["id"]), db=outbox.DB)
-        current = None if raw is None else unpack(raw)
+        if raw is None:
+            return  # pruned since it was read
+        current = unpack(raw)
         started = self._clock_ms()
         if (
-            raw is None
-            or current is None
-            or current["state"] != outbox.PENDING
+            current["state"] != outbox.PENDING
             or current["attempts"] != entry["attempts"]
             or current["dueAt"] > started
         ):

@@ -133,10 +133,11 @@ async def test_a_refund_while_paddle_reviews_another_waits_and_is_made_once(
     assert len(paddle.adjustments_of(made["token"])) == 2
 
 
-async def test_a_btcpay_refund_is_a_pull_payment_counted_as_given_back(node, admin, http, btcpay):
-    """A BTCPay refund is a pull payment the buyer claims with a wallet address; once BTCPay
-    made it, its amount counts as given back (the merchant cannot offer the same money twice):
-    its InvoiceRefund names the pull payment, which the node reads."""
+async def _btcpay_refund_sent(
+    node: Any, admin: Any, http: httpx.AsyncClient, btcpay: Any
+) -> tuple[Any, dict[str, Any], str, dict[str, Any]]:
+    """A BTCPay invoice of 10.00 paid and confirmed, then 4.00 of it refunded: the shop, the
+    checkout, its invoice id and the refund once BTCPay made its pull payment."""
     shop = await btcpay_shop(admin, btcpay)
     made = await _checkout(http, shop, "btcpay", "ten")
     invoice = made["url"].rsplit("/", 1)[-1]
@@ -146,6 +147,14 @@ async def test_a_btcpay_refund_is_a_pull_payment_counted_as_given_back(node, adm
     asked = await _refund(http, shop, made["txId"], amount=4)
     assert asked.status_code == 202, asked.text
     sent = await _refund_state(node, http, shop, made["txId"], "sent")
+    return shop, made, invoice, sent
+
+
+async def test_a_btcpay_refund_is_a_pull_payment_counted_as_given_back(node, admin, http, btcpay):
+    """A BTCPay refund is a pull payment the buyer claims with a wallet address; once BTCPay
+    made it, its amount counts as given back (the merchant cannot offer the same money twice):
+    its InvoiceRefund names the pull payment, which the node reads."""
+    shop, made, invoice, sent = await _btcpay_refund_sent(node, admin, http, btcpay)
     assert sent["providerRefundId"] in btcpay.pull_payments_of(invoice)
     await btcpay.drained()
     await _until(http, shop, made["txId"], "partially_refunded")
@@ -378,15 +387,7 @@ async def test_a_btcpay_refund_withdrawn_after_part_was_paid_out_counts_that_par
     """4.00 offered back as a pull payment; the buyer claims 1.00 and it is paid out; the
     merchant then archives the pull payment. 1.00 went back: the other 3.00 is refundable
     again, and the record says the rest of the refund failed."""
-    shop = await btcpay_shop(admin, btcpay)
-    made = await _checkout(http, shop, "btcpay", "ten")
-    invoice = made["url"].rsplit("/", 1)[-1]
-    await btcpay.pay(invoice)
-    await btcpay.confirm(invoice)
-    await _until(http, shop, made["txId"], "succeeded")
-    asked = await _refund(http, shop, made["txId"], amount=4)
-    assert asked.status_code == 202, asked.text
-    sent = await _refund_state(node, http, shop, made["txId"], "sent")
+    shop, made, invoice, sent = await _btcpay_refund_sent(node, admin, http, btcpay)
     await btcpay.drained()
     await _until(http, shop, made["txId"], "partially_refunded")
     pull_payment = sent["providerRefundId"]
