@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 import trio
 from contract.drivers import Driver, providers
-from support.asgi import serve_asgi
 from support.client import bearer
-from support.merchant import Merchant, add_endpoint
+from support.merchant import Merchant, listening
 
 from edge.sim.paddle import objects as paddle_objects
 
@@ -41,13 +40,7 @@ async def test_a_dispute_asked_about_then_its_late_webhooks_end_and_are_told_onc
         pytest.skip("Paddle's simulator loses no chargeback")
     merchant = Merchant()
     async with trio.open_nursery() as nursery:
-        base = await nursery.start(serve_asgi, merchant)
-        await add_endpoint(
-            driver.admin,
-            driver.project_id,
-            url=base.replace("127.0.0.1", "localhost") + "/hooks",
-            mode="test",
-        )
+        await listening(nursery, merchant, driver.admin, driver.project_id, mode="test")
         made = await driver.checkout()
         await driver.pay(made)
         await driver.until(made.tx, "succeeded")

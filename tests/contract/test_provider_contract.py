@@ -14,7 +14,7 @@ import trio
 from contract.drivers import PRICE_MINOR, Driver, body_id, providers
 from support.asgi import serve_asgi
 from support.client import Admin, bearer
-from support.merchant import Merchant, add_endpoint
+from support.merchant import Merchant, add_endpoint, listening
 
 from edge.sim.faults import LOSSES
 
@@ -373,11 +373,11 @@ async def test_a_warning_before_a_chargeback_is_on_the_transaction_and_told(
     reason in words, and reaches the merchant's endpoint once."""
     merchant = Merchant()
     async with trio.open_nursery() as nursery:
-        base = await nursery.start(serve_asgi, merchant)
-        await add_endpoint(
+        await listening(
+            nursery,
+            merchant,
             driver.admin,
             driver.project_id,
-            url=base.replace("127.0.0.1", "localhost") + "/hooks",
             mode="test",
             types=["payment.dispute_warning", "payment.resolved"],
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 import trio
 
+from support.asgi import serve_asgi
 from support.waits import bound
 
 
@@ -39,3 +40,13 @@ async def add_endpoint(admin: Any, project_id: str, **body: Any) -> dict[str, An
         "POST", f"/api/manage/projects/{project_id}/endpoints", body, 201
     )
     return answer
+
+
+async def listening(
+    nursery: trio.Nursery, merchant: Any, admin: Any, project_id: str, **body: Any
+) -> dict[str, Any]:
+    """``merchant`` served on loopback from ``nursery`` and registered as one of the project's
+    endpoints (``body``: its other fields), under ``localhost`` as a merchant would name it."""
+    base = await nursery.start(serve_asgi, merchant)
+    url = base.replace("127.0.0.1", "localhost") + "/hooks"
+    return await add_endpoint(admin, project_id, url=url, **body)
