@@ -13,8 +13,9 @@ attempt log. Failures are retried on the Standard Webhooks schedule; the endpoin
 
 At least once: an entry stays pending until the outcome of an attempt is durable, so a crash
 during an attempt repeats it after the restart; receivers deduplicate on ``webhook-id``. Never
-twice otherwise: an entry is read again just before it is sent, so one whose delivery was
-acknowledged meanwhile is not sent again, and an event is fanned out once each time it is
+twice otherwise: an attempt takes its entry first, durably (``outbox.claim_ops``), so one whose
+delivery was acknowledged meanwhile is not sent again, and neither is one another node is
+sending (a lease handed over mid-attempt); and an event is fanned out once each time it is
 owed (again when it changes its type, matched later or a held refund's word settled, to the
 endpoints that do not have it).
 """
@@ -38,6 +39,7 @@ from edge.domain import ids, notifications, standard_webhooks
 from edge.domain.timefmt import iso_ms
 from edge.errors import ContractError, Unavailable
 from edge.store import keys, notifyq, outbox
+from edge.store.codec import unpack
 from edge.store.engine import Contended, Engine, Op
 from edge.store.writer import StoreWriter
 
@@ -54,6 +56,9 @@ ANSWER_READ = 16 * 1024
 # the skim of an answer ends this long before the attempt's limit, so closing its connection
 # never runs the attempt past it
 SKIM_MARGIN_S = 0.5
+# How long an attempt holds its entry (``outbox.claim_ops``): its whole time limit and a margin
+# for recording it; past that, a crash cut it short and the entry is due again
+TAKEN_S = notifications.TIMEOUT_S + 10.0
 
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
@@ -246,17 +251,19 @@ class Notifier:
 
     async def _deliver(self, entry: Mapping[str, Any]) -> None:
         project_id, params = entry["projectId"], entry["params"]
-        if not await self._still_owed(entry):
-            return
         started = self._clock_ms()
+        took = await self._take(entry, started)
+        if took is None:
+            return
+        entry, taken = took
         target = await self._targets(
             project_id, params["endpointId"], params["eventId"], started, params.get("type")
         )
         if target is None:
-            await self._settle([entry], started, None, _GONE, outbox.DROPPED)
+            await self._settle([entry], started, None, _GONE, outbox.DROPPED, taken=taken)
             return
         if not target["wanted"]:
-            await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED)
+            await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED, taken=taken)
             return
         status, error = await self._post(target, params["eventId"])
         ok = notifications.succeeded(status)
@@ -268,23 +275,39 @@ class Notifier:
                 state, due_ms = outbox.FAILED, None
             else:
                 state, due_ms = outbox.PENDING, self._clock_ms() + wait_s * 1000
-        await self._settle([entry], started, status, error, state, due_ms)
+        if not await self._settle([entry], started, status, error, state, due_ms, taken=taken):
+            return
         health = notifications.health_after(ok, status, target["failingSince"], self._clock_ms())
         if health is not None:
             with contextlib.suppress(ContractError):  # told again by the next attempt
                 await self._call(project_id, m.EndpointOutcome(params["endpointId"], ok, status))
 
-    async def _still_owed(self, entry: Mapping[str, Any]) -> bool:
-        """Is the entry still as it was read, pending? A look at the queue that began before an
-        attempt settled it may hand the same entry out again once that attempt is over (the
-        store's reads give way on PostgreSQL): it is sent again only if its earlier delivery
-        was not acknowledged, which its record tells."""
-        current = await outbox.entry(self._store, entry["id"], db=notifyq.DB)
-        return (
-            current is not None
-            and current["state"] == outbox.PENDING
-            and current["attempts"] == entry["attempts"]
+    async def _take(
+        self, entry: Mapping[str, Any], now: int
+    ) -> tuple[dict[str, Any], bytes] | None:
+        """The entry taken for this attempt, and its bytes as taken; None when it is no longer
+        as read, pending and due, or another node took it first. A look at the queue that
+        began before an attempt settled it may hand the same entry out again once that attempt
+        is over (the store's reads give way on PostgreSQL), and at a lease's hand-over the
+        node that gave the project up may still be sending it: taken, it is sent by one."""
+        raw = await self._store.get_raw(outbox.entry_key(entry["id"]), db=notifyq.DB)
+        if raw is None:
+            return None
+        current = unpack(raw)
+        if (
+            current["state"] != outbox.PENDING
+            or current["attempts"] != entry["attempts"]
+            or current["dueAt"] > now
+        ):
+            return None
+        taken, packed, ops = outbox.claim_ops(
+            current, raw, now + int(TAKEN_S * 1000), db=notifyq.DB
         )
+        try:
+            await self._writer.write(ops)
+        except Contended:
+            return None
+        return taken, packed
 
     async def send_test(self, project_id: str, endpoint_id: str) -> dict[str, Any] | None:
         """A sample event (``notifications.sample_event``) posted to the endpoint now, signed as
@@ -345,9 +368,12 @@ class Notifier:
         detail: str,
         state: str,
         due_ms: int | None = None,
-    ) -> None:
+        taken: bytes | None = None,
+    ) -> bool:
         """Each entry's attempt recorded, with its line in the endpoint's attempt log, and the
-        entry moved to ``state``, in one commit."""
+        entry moved to ``state``, in one commit; false when the one entry ``taken`` for the
+        attempt is no longer as taken (its time ran out and another attempt took it: that
+        one's outcome is recorded)."""
         outcome = _OUTCOMES.get(state, state)
         attempt = {
             "at": started,
@@ -361,7 +387,13 @@ class Notifier:
         for entry in entries:
             params = entry["params"]
             ops += outbox.settle_ops(
-                entry, attempt, state=state, due_ms=due_ms, detail=detail, db=notifyq.DB
+                entry,
+                attempt,
+                state=state,
+                due_ms=due_ms,
+                detail=detail,
+                db=notifyq.DB,
+                taken=taken,
             )
             line = {
                 **attempt,
@@ -374,10 +406,15 @@ class Notifier:
             lines.append(
                 {**line, "projectId": entry["projectId"], "endpointId": params["endpointId"]}
             )
-        await self._writer.write(ops)
+        try:
+            await self._writer.write(ops)
+        except Contended:
+            log.warning("notification %s: settled elsewhere meanwhile", entries[0]["id"])
+            return False
         for line in lines:
             self._counted(outcome)
             self._observed(line)
+        return True
 
 
 async def _skim(response: httpx.Response) -> None:

@@ -399,6 +399,60 @@ async def test_an_entry_handed_out_again_after_its_delivery_was_acknowledged_is_
     assert len(await notifyq.log(store, ENDPOINT)) == 1
 
 
+async def test_an_entry_another_node_is_sending_is_not_sent_again(store, writer):
+    """At a lease's hand-over the node that gave the project up may still be sending an entry
+    when the new holder reads it, pending: the attempt took the entry first, so the second
+    node finds it taken and sends nothing, and the first one's outcome is recorded."""
+    seen: list[httpx.Request] = []
+    answering = trio.Event()
+    answer_now = trio.Event()
+
+    async def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        answering.set()
+        await answer_now.wait()
+        return httpx.Response(204)
+
+    (entry_id,) = await enqueue(writer)
+    as_read = await outbox.entry(store, entry_id, db=notifyq.DB)
+    assert as_read is not None
+    async with (
+        notifying(store, writer, answer) as (_, attempts),
+        httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
+    ):
+        await answering.wait()
+        project = Project()
+        other = Notifier(store, writer, project.targets, project.call, http, now_ms)
+        await other._deliver(as_read)  # noqa: SLF001 (the new holder's read, made to happen)
+        assert len(seen) == 1
+        answer_now.set()
+        entry = await settled(store, attempts, entry_id)
+    assert entry["state"] == "done" and entry["attempts"] == 1 and len(seen) == 1
+    assert len(await notifyq.log(store, ENDPOINT)) == 1
+
+
+async def test_an_attempt_whose_entry_was_taken_again_records_nothing(store, writer):
+    """An attempt that outlived its hold (a paused node) finds its entry taken by another
+    attempt: its settle fails alone and records nothing; the later attempt's outcome stands."""
+    (entry_id,) = await enqueue(writer)
+    raw = await store.get_raw(outbox.entry_key(entry_id), db=notifyq.DB)
+    entry = await outbox.entry(store, entry_id, db=notifyq.DB)
+    assert raw is not None and entry is not None
+    first, first_bytes, ops = outbox.claim_ops(entry, raw, now_ms() + 1, db=notifyq.DB)
+    await writer.write(ops)
+    _, again, ops = outbox.claim_ops(first, first_bytes, now_ms() + 2, db=notifyq.DB)
+    await writer.write(ops)
+    async with httpx.AsyncClient() as http:
+        project = Project()
+        notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
+        recorded = await notifier._settle(  # noqa: SLF001 (the late attempt's outcome)
+            [first], now_ms(), 204, "", outbox.DONE, taken=first_bytes
+        )
+    assert recorded is False
+    assert await store.get_raw(outbox.entry_key(entry_id), db=notifyq.DB) == again
+    assert await notifyq.log(store, ENDPOINT) == []
+
+
 async def test_an_event_is_fanned_out_once_even_by_two_at_once(store, writer):
     """Two nodes at a lease's hand-over may both read an event still to fan out: the second
     commit finds its fan-out key gone and fails (``Contended``), so one queue entry an endpoint
