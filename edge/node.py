@@ -206,7 +206,11 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                         registry.stop_waiting()
 
                     await beating.start(
-                        ownership.run, url, registry.forget, registry.quiet, registry.let_go
+                        partial(ownership.run, gone=_both(follow_ups.notify, notifier.notify)),
+                        url,
+                        registry.forget,
+                        registry.quiet,
+                        registry.let_go,
                     )
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left

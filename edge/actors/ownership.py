@@ -70,6 +70,8 @@ AWAY_S = 2.0
 Forget = Callable[[str], None]
 Quiet = Callable[[str, float], bool]
 LetGo = Callable[[str, float], Awaitable[None]]
+# ``gone()``: another node stopped beating, and the leases it held have lapsed
+Gone = Callable[[], None]
 
 
 class Ownership(Protocol):
@@ -105,9 +107,12 @@ class Ownership(Protocol):
         quiet: Quiet,
         let_go: LetGo,
         *,
+        gone: Gone = lambda: None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Keep what this node owns until cancelled (``address``: where it listens)."""
+        """Keep what this node owns until cancelled (``address``: where it listens);
+        ``gone`` is called when another node stops beating (its owed work is this one's to
+        take up: the queue workers look again)."""
 
     async def release_all(self) -> None:
         """On a clean stop: whatever this node owns is free for the next one at once."""
@@ -141,6 +146,7 @@ class OneNode:
         quiet: Quiet,
         let_go: LetGo,
         *,
+        gone: Gone = lambda: None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         task_status.started()  # nothing to renew, nobody to hand over to
@@ -335,10 +341,14 @@ class Leased:
         quiet: Quiet,
         let_go: LetGo,
         *,
+        gone: Gone = lambda: None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Beat until cancelled, recording this node alive at ``address``, and hand projects
-        over when asked. A project ``quiet`` for a lease's length has its lease given back."""
+        over when asked. A project ``quiet`` for a lease's length has its lease given back.
+        Another node silent for a lease (dead, stopped, cut off) has its leases lapsed:
+        ``gone`` wakes the queue workers, which would otherwise sleep through what it owed
+        (they learn of new entries from their own node only)."""
         self.leases.address = address
         await self.leases.heartbeat()  # the node is listed alive from its start
         async with trio.open_nursery() as nursery:
@@ -351,9 +361,9 @@ class Leased:
                     self._notices.listen, lambda payload: self.heard(payload, hand_over)
                 )
             task_status.started()
-            await self._beat_forever(forget, quiet)
+            await self._beat_forever(forget, quiet, gone)
 
-    async def _beat_forever(self, forget: Forget, quiet: Quiet) -> None:
+    async def _beat_forever(self, forget: Forget, quiet: Quiet, gone: Gone) -> None:
         failing = False
         while True:
             await trio.sleep(self.leases.lease_s / 3)
@@ -364,6 +374,7 @@ class Leased:
                         self._until.pop(project_id, None)
                         forget(project_id)
                     await self.leases.release_all(idle)
+                others = self.leases.others
                 lost = await self.beat()
             except Unavailable:
                 # PostgreSQL out of reach: the leases run out by our own clock (``held``)
@@ -372,6 +383,8 @@ class Leased:
                 failing = True
                 continue
             failing = False
+            if others - self.leases.others:
+                gone()
             for project_id in lost:
                 log.info("cluster: lost the lease of %s; its actor is dropped", project_id)
                 forget(project_id)

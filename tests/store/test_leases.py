@@ -119,6 +119,24 @@ async def test_heartbeat_records_the_node_and_renews_its_leases(nodes, pg_url) -
     assert not any(n.alive for n in await a.nodes())
 
 
+async def test_a_heartbeat_tells_which_other_nodes_beat_within_a_lease(nodes, pg_url) -> None:
+    """What a node's queue workers are woken by when another node stops beating (its leases
+    lapsed, its owed work is for the nodes left): the same statement as the beat."""
+    a, b = nodes
+    await a.heartbeat()
+    assert a.others == frozenset()  # itself is never among them
+    await b.heartbeat()
+    await a.heartbeat()
+    assert (a.others, b.others) == ({"node-b"}, {"node-a"})
+    await trio.to_thread.run_sync(
+        execute,
+        pg_url,
+        "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '1 hour' WHERE node_id = 'node-b'",
+    )
+    await a.heartbeat()
+    assert a.others == frozenset()
+
+
 async def test_move_hands_a_project_to_a_live_node(nodes) -> None:
     a, b = nodes
     await a.acquire(P)

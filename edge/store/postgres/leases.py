@@ -94,6 +94,8 @@ class Leases:
         self.lease_s = lease_s
         self.node_s = node_s
         self._held: dict[str, int] = {}
+        # the other nodes that beat within a lease, as of this node's last heartbeat
+        self.others: frozenset[str] = frozenset()
 
     def epoch(self, project_id: str) -> int | None:
         return self._held.get(project_id)
@@ -150,20 +152,28 @@ class Leases:
     async def heartbeat(self) -> list[str]:
         """Record that this node is alive (at its address) and renew every lease it holds, in
         one statement (an idle node's only round trip: BEGIN and COMMIT around two statements
-        would triple it); the projects whose leases it lost (dropped from its own)."""
+        would triple it); the projects whose leases it lost (dropped from its own). The same
+        statement reads which other nodes beat within a lease (``others``): one that stops
+        beating has had its leases lapse, and its owed work is for the nodes left to take."""
         held = dict(self._held)
 
-        def beat(conn: psycopg.Connection[Any]) -> list[Lease]:
-            # a data-modifying WITH runs whether or not the UPDATE below finds rows
-            rows = conn.execute(
+        def beat(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+            # a data-modifying WITH runs whether or not the UPDATE finds rows; the SELECT of
+            # the other nodes reads the table as it was before this node's own row was written
+            return conn.execute(
                 "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
                 " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
-                " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at)"
-                " UPDATE leases AS l SET expires_at = clock_timestamp() + make_interval(secs => %s)"
+                " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at),"
+                " renewed AS (UPDATE leases AS l"
+                " SET expires_at = clock_timestamp() + make_interval(secs => %s)"
                 " FROM unnest(%s::text[], %s::bigint[]) AS h(project_id, epoch)"
                 " WHERE l.project_id = h.project_id AND l.epoch = h.epoch AND l.owner = %s"
                 " AND l.expires_at > clock_timestamp()"
-                " RETURNING l.project_id, l.owner, l.epoch, l.expires_at, true",
+                " RETURNING l.project_id, l.owner, l.epoch, l.expires_at)"
+                " SELECT project_id, owner, epoch, expires_at, true FROM renewed UNION ALL"
+                " SELECT node_id, node_id, 0, heartbeat_at, false FROM nodes"
+                " WHERE node_id <> %s"
+                " AND heartbeat_at > clock_timestamp() - make_interval(secs => %s)",
                 (
                     self.node_id,
                     self.address,
@@ -171,11 +181,14 @@ class Leases:
                     list(held),
                     list(held.values()),
                     self.node_id,
+                    self.node_id,
+                    self.lease_s,
                 ),
             ).fetchall()
-            return [Lease(*row) for row in rows]
 
-        renewed = {lease.project_id for lease in await self.pool.run(beat)}
+        rows = await self.pool.run(beat)
+        renewed = {row[0] for row in rows if row[4]}
+        self.others = frozenset(row[0] for row in rows if not row[4])
         # a lease acquired anew while the beat ran (a paused node's request at its wake) is
         # not lost: the actor made under its new epoch stays (dropping it mid-work would let
         # a second actor of that same epoch be made, which no fence tells apart)
