@@ -111,7 +111,7 @@ async def test_a_notification_a_dead_node_owed_is_sent_by_a_node_left(tmp_path, 
     async with trio.open_nursery() as nursery:
         async with (
             trio.open_nursery() as nodes,
-            cluster_node(nodes, tmp_path / "b", pg_url, "node-b") as b,
+            cluster_node(nodes, tmp_path / "b", pg_url, "node-b"),
         ):
             async with (
                 trio.open_nursery() as a_nursery,
