@@ -213,7 +213,10 @@ class CheckoutRequest:
     return the buyer through the node, ``Provider.returns_through_node``), and
     ``cancel_return_url`` its address for a buyer who cancels there; ``remembered`` the
     provider object this adapter asked the node to keep for this product's price in this mode
-    (``CheckoutResult.remember``: PayPal's billing plan), None the first time."""
+    (``CheckoutResult.remember``: PayPal's billing plan), None the first time. ``again``: an
+    earlier request for this transaction was cut short after it may have reached the provider
+    (a key's retry taking it up): a provider that honours no idempotency key is asked what it
+    made before anything is made anew."""
 
     tx: Mapping[str, Any]
     product: Mapping[str, Any]
@@ -224,6 +227,7 @@ class CheckoutRequest:
     return_url: str = ""
     cancel_return_url: str = ""
     remembered: str | None = None
+    again: bool = False
 
 
 @dataclass(frozen=True)
@@ -375,6 +379,11 @@ class Provider:
     # follow-up: params refundId, amount in the node's minor units, reason), or pay by mail's
     # own record of money sent back by hand
     refunds: bool = False
+    # False where the provider honours no idempotency key when a checkout is made (BTCPay
+    # invoices, Paddle transactions): a checkout taken up again asks it what the first request
+    # made (``CheckoutRequest.again``), which cannot see what is still being made, so it is
+    # taken up only once the first request's call has had its time
+    checkout_keyed: bool = True
     # False where a subscription product cannot be sold (BTCPay invoices and pay by mail are
     # one-off): not offered for one, and its checkout is refused before anything is stored.
     supports_subscriptions: bool = True

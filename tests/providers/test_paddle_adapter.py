@@ -5,6 +5,7 @@ subscription's Paddle customer, and Paddle's refusals reported without the API k
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -70,6 +71,45 @@ async def test_a_checkout_is_a_transaction_whose_id_is_the_token(paddle):
     assert item["price"]["billing_cycle"] is None
     assert made["details"]["totals"]["grand_total"] == "3000"
     assert paddle.transaction_of(TX) == txn_id
+
+
+def _made_for_tx(paddle: Any) -> list[str]:
+    return [
+        txn_id
+        for account in paddle._accounts.values()  # noqa: SLF001
+        for txn_id, txn in account.transactions.items()
+        if (txn.get("custom_data") or {}).get("txId") == TX
+    ]
+
+
+async def test_a_checkout_taken_up_again_adopts_the_transaction_made_before(paddle):
+    """CONTRACT 4.2: a key's retry after its first request was cut short (a crash, a lease
+    handed over) makes no second provider object. Paddle honours no idempotency key: the
+    adapter asks for the API's transactions made since the checkout and adopts its own."""
+    async with httpx.AsyncClient() as http:
+        first = await PADDLE.create_checkout(request(paddle.url, http))
+        again = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
+        assert again == first
+        assert _made_for_tx(paddle) == [first.provider_ref]
+        # nothing made before: it is made now
+        other = await PADDLE.create_checkout(
+            replace(request(paddle.url, http, id="tx_01JD0000000000000000000003"), again=True)
+        )
+    assert other.provider_ref != first.provider_ref
+
+
+async def test_a_transaction_a_paddle_js_checkout_made_naming_the_checkout_is_not_adopted(
+    paddle,
+):
+    """Anyone with the page's client-side token may open a Paddle.js checkout carrying any
+    custom data (origin ``web``): it is not the checkout's transaction."""
+    token = paddle.register_client_token(KEY)
+    price = paddle.create_price(KEY, "Tip", 100, "EUR")
+    web = await paddle.checkout_open(token, items=[{"priceId": price}], custom_data={"txId": TX})
+    async with httpx.AsyncClient() as http:
+        made = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
+    assert made.provider_ref != web
+    assert sorted(_made_for_tx(paddle)) == sorted([web, made.provider_ref])
 
 
 async def test_amounts_that_do_not_split_go_as_one_line_and_yen_is_whole(paddle):

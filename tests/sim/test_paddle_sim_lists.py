@@ -80,6 +80,27 @@ async def listed(
     return body
 
 
+# --- GET /transactions ------------------------------------------------------------------------
+
+
+async def test_transactions_are_filtered_by_origin_and_the_time_of_making(http, paddle):
+    """openapi.yaml list-transactions: ``origin`` (a comma-separated list) and ``created_at``
+    ("an RFC 3339 datetime string, or use [LT], [LTE], [GT], or [GTE] operators")."""
+    made = await paid(http, paddle)
+    at = paddle.transaction(made)["created_at"]
+    since = await listed(http, paddle, "/transactions", origin="api", **{"created_at[GTE]": at})
+    assert [t["id"] for t in since["data"]] == [made]
+    assert (await listed(http, paddle, "/transactions", **{"created_at[GT]": at}))["data"] == []
+    before = await listed(http, paddle, "/transactions", **{"created_at[LT]": at})
+    assert before["data"] == []
+    assert (await listed(http, paddle, "/transactions", created_at=at))["data"] != []
+    assert (await listed(http, paddle, "/transactions", origin="web"))["data"] == []
+    bad = await http.get(
+        f"{paddle.url}/transactions", params={"created_at[GTE]": "yesterday"}, headers=headers()
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_field"
+
+
 # --- GET /adjustments -------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ transaction when the provider refused) and answers the buyer after that commit.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ from edge.errors import (
     ContractError,
     NotFound,
     ProviderError,
+    Unavailable,
     tx_not_found,
     unavailable,
 )
@@ -47,6 +49,9 @@ log = logging.getLogger("edge.actors")
 CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials
 # an approval whose payment (a capture) is still owed holds its checkout's end this long at most
 OWED_GRACE_MS = 3_600_000
+# a checkout's first request, cut short, is taken up again no sooner than its provider call's
+# time limit and this long after its making (``_resume``)
+FIRST_CALL_MARGIN_S = 5.0
 
 
 class Checkouts:
@@ -169,6 +174,8 @@ class Checkouts:
         provider: Provider,
         credentials: dict[str, Any],
         product: dict[str, Any],
+        *,
+        again: bool = False,
     ) -> CheckoutRequest:
         ledger = self.ledger
         mode = "test" if tx["isTest"] else "live"
@@ -187,12 +194,14 @@ class Checkouts:
             remembered=await ledger.lookup(
                 keys.PROVIDER_OBJECT, provider.name, _price_key(tx, mode)
             ),
+            again=again,
         )
 
     async def _resume(self, tx_id: str, msg: m.StartCheckout, reply: Reply) -> None:
         """The key's first request made ``tx_id`` and was cut short before its answer (its
         node crashed or lost the project): ask the provider again for that same transaction
-        (its calls are idempotent by the transaction id), and answer as the first would have."""
+        (its calls are idempotent by the transaction id, or it is asked what the first made:
+        ``CheckoutRequest.again``), and answer as the first would have."""
         ledger = self.ledger
         tx = await ledger.tx(tx_id)
         if tx is None or tx["status"] != Status.PENDING:
@@ -209,11 +218,30 @@ class Checkouts:
             return
         mode = "test" if tx["isTest"] else "live"
         provider, credentials = ledger.configured(tx["provider"], mode)
+        if not provider.checkout_keyed:
+            # the first request's call may still be making the provider's object, which asking
+            # cannot see yet: the retry comes back once that call has had its time
+            left_ms = tx["createdAt"] + self._first_call_ms() - ledger.now_ms()
+            if left_ms > 0:
+                wait_s = math.ceil(left_ms / 1000)
+                reply(
+                    Unavailable(
+                        "unavailable",
+                        "The first request with this Idempotency-Key may still be at"
+                        f" {display_name(provider)}; retry in {wait_s} s.",
+                        headers={"Retry-After": str(wait_s)},
+                    )
+                )
+                return
         product = ledger.product(tx["productId"])
-        request = await self._request(tx, provider, credentials, product)
+        request = await self._request(tx, provider, credentials, product, again=True)
         self.in_flight += 1
         reply = self.idempotency.resume(msg, reply)
         ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
+
+    def _first_call_ms(self) -> int:
+        """How long a checkout's provider call may last, with a margin for clocks apart."""
+        return int((self.ledger.ctx.settings.provider_timeout_s + FIRST_CALL_MARGIN_S) * 1000)
 
     def _setup_noted(self, tx: Mapping[str, Any], refused: str | None) -> list[Op]:
         """The project's record of its provider's set-up after a checkout (``refused``: the

@@ -3,8 +3,9 @@
 The checkout is an invoice (``POST /api/v1/stores/{storeId}/invoices``, ``Authorization: token
 <apiKey>``). The node's transaction id travels as ``metadata.orderId`` (BTCPay indexes it) with
 ``customerRef`` beside it, and the invoice id is linked to the transaction, so every invoice event
-matches (CONTRACT 4.2). BTCPay reports an invoice that is left unpaid (``InvoiceExpired``), so the
-node keeps no timer of its own. There is no hosted portal (``409 portal_unsupported``) and no
+matches (CONTRACT 4.2); a checkout taken up again after its first request was cut short adopts
+the invoice that request made, if any (``_made_before``). BTCPay reports an invoice that is
+left unpaid (``InvoiceExpired``), so the node keeps no timer of its own. There is no hosted portal (``409 portal_unsupported``) and no
 subscription.
 
 Refunds are pull payments the buyer claims, made once whatever answer is lost
@@ -18,7 +19,9 @@ contains it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from edge.errors import Conflict
@@ -31,6 +34,7 @@ from edge.providers.base import (
 )
 from edge.providers.btcpay import checking, events, money, refunds, signature, sync
 from edge.providers.btcpay.api import API, Greenfield, Invoice
+from edge.providers.reading import mapping
 
 # Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
 CHECKOUT_LIFETIME_MIN = 30
@@ -47,7 +51,10 @@ class BTCPayProvider(Provider):
                 field="provider",
             )
         api = Greenfield.of(request.http, credentials)
-        invoice = await api.post(api.store_url("/invoices"), invoice_body(request))
+        body = invoice_body(request)
+        invoice = await _made_before(api, body) if request.again else None
+        if invoice is None:
+            invoice = await api.post(api.store_url("/invoices"), body)
         made = answers.read(API, invoice, Invoice)
         expires = made.expiration_time
         return CheckoutResult(
@@ -55,6 +62,33 @@ class BTCPayProvider(Provider):
             provider_ref=made.id,
             expires_at_ms=expires * 1000 if expires is not None else None,
         )
+
+
+async def _made_before(api: Greenfield, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The invoice an earlier request for this transaction made, if BTCPay has one: BTCPay
+    honours no idempotency key, so a checkout taken up again (its first request cut short
+    after it may have reached BTCPay) asks first, by the ``orderId`` BTCPay indexes. Only an
+    invoice asking what this one would is adopted (anyone may make a Point of Sale invoice
+    naming any ``orderId``); the newest such."""
+    order_id = body["metadata"]["orderId"]
+    listed = await api.read(api.store_url("/invoices", orderId=order_id))
+    for invoice in listed if isinstance(listed, list) else ():
+        if (
+            isinstance(invoice, dict)
+            and mapping(invoice, "metadata").get("orderId") == order_id
+            and invoice.get("currency") == body["currency"]
+            and _same_amount(invoice.get("amount"), body["amount"])
+        ):
+            return invoice
+    return None
+
+
+def _same_amount(listed: Any, asked: str) -> bool:
+    """Greenfield answers an amount as a decimal string ("10.00" for an asked "10")."""
+    try:
+        return isinstance(listed, str | int | float) and Decimal(str(listed)) == Decimal(asked)
+    except InvalidOperation:
+        return False
 
 
 def invoice_body(request: CheckoutRequest) -> dict[str, Any]:
@@ -79,6 +113,7 @@ def invoice_body(request: CheckoutRequest) -> dict[str, Any]:
 
 
 BTCPAY = BTCPayProvider(
+    checkout_keyed=False,
     name="btcpay",
     display_name="BTCPay Server",
     kind="crypto",

@@ -8,7 +8,8 @@ signed webhooks, the customer portal, refunds, and asking Paddle (CONTRACT 4.2, 
   browser hands to ``Paddle.Checkout.open({transactionId})`` after
   ``Paddle.Initialize({token: clientToken})``. Paddle's transactions do not lapse on a clock
   the node is told, so ``expiresAt`` is null; the node may cancel one it gives up on
-  (``cancel_checkout``).
+  (``cancel_checkout``). A checkout taken up again after its first request was cut short
+  adopts the transaction that request made, if any (``_made_before``).
 - Webhooks: ``signature`` (the ``Paddle-Signature`` scheme; Paddle signs every attempt afresh,
   so the timestamp window applies) and ``events`` (the table).
 - Refunds (``send_refund``, ``refunds_of``): refund adjustments, tagged with the node's refund
@@ -24,9 +25,11 @@ contain it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from edge.domain.timefmt import iso_ms
 from edge.errors import Conflict
 from edge.providers import answers, calls
 from edge.providers.base import (
@@ -50,6 +53,9 @@ MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
 # transaction-price-create-base): the node sends the product's name there
 MIN_NAME = 2
+# a checkout taken up again looks for what its first request made from this long before the
+# checkout's making (the node's clock and Paddle's may be apart)
+MADE_SLACK_MS = 10 * 60 * 1000
 CANCEL = CANCEL_CHECKOUT  # the follow-up that cancels a checkout the node gave up on
 # developer.paddle.com/errors/adjustments/adjustment_pending_refund_request: 400, "You are
 # unable to create further adjustments against this transaction as there is a pending refund
@@ -73,7 +79,10 @@ class PaddleProvider(Provider):
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         account = Account.of(request.http, request.credentials, bool(request.tx["isTest"]))
-        answer = await account.entity("POST", "/transactions", checkout_body(request))
+        body = checkout_body(request)
+        answer = await _made_before(account, request.tx, body) if request.again else None
+        if answer is None:
+            answer = await account.entity("POST", "/transactions", body)
         txn = answers.read(api.API, answer, api.Transaction).id
         return CheckoutResult(
             fields={"token": txn, "publishableKey": request.credentials["clientToken"]},
@@ -188,6 +197,31 @@ async def cancel_checkout(request: FollowUpRequest) -> FollowUpResult:
     return FollowUpResult(detail=said, events=sync.transaction_events(entity), body=answer.raw)
 
 
+async def _made_before(
+    account: Account, tx: Mapping[str, Any], body: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The transaction an earlier request for this checkout made, if Paddle has one: Paddle
+    honours no idempotency key, so a checkout taken up again (its first request cut short after
+    it may have reached Paddle) asks first. Paddle's list filters by the time of making, not by
+    ``custom_data``: the API's transactions made since a little before the checkout's own
+    making (``MADE_SLACK_MS`` for clocks apart), the one naming the checkout in the same
+    currency (one a Paddle.js checkout made is of origin ``web``)."""
+    since = iso_ms(max(0, int(tx["createdAt"]) - MADE_SLACK_MS))
+    listed = await account.listing(
+        "/transactions", {"origin": "api", "created_at[GTE]": since, "per_page": "200"}
+    )
+    for transaction in listed:
+        custom = transaction.get("custom_data")
+        if (
+            isinstance(custom, dict)
+            and custom.get("txId") == tx["id"]
+            and transaction.get("origin") == "api"
+            and transaction.get("currency_code") == body["currency_code"]
+        ):
+            return transaction
+    return None
+
+
 def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
     """The ``POST /transactions`` body for a pending transaction: one non-catalog price."""
     tx = request.tx
@@ -225,6 +259,7 @@ def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
 
 
 PADDLE = PaddleProvider(
+    checkout_keyed=False,
     name="paddle",
     display_name="Paddle",
     kind="form",

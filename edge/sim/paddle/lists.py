@@ -17,6 +17,9 @@ What Paddle documents (openapi.yaml, ``components.parameters`` and ``pagination`
 - Filters that take "a comma-separated list" (``transaction_id_query``, ``status_adjustment_
   query``, the events' ``event_type``: developer.paddle.com/changelog/2025/filter-events-by-
   type) and ``action`` (one value, ``action_adjustment_query``).
+- Dates (``created_at_query``): "Pass an RFC 3339 datetime string, or use [LT] (less than),
+  [LTE] (less than or equal to), [GT] (greater than), or [GTE] (greater than or equal to)
+  operators" (``dated``).
 - ``meta.pagination``: ``per_page``, ``next`` ("Always returned, even if has_more is false"),
   ``has_more``, ``estimated_total``.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -63,6 +67,35 @@ def matching(
         if given:
             wanted = set(given.split(","))
             kept = [e for e in kept if value_of(e) in wanted]
+    return kept
+
+
+_OPERATORS: dict[str, Callable[[datetime, datetime], bool]] = {
+    "": lambda at, given: at == given,
+    "[LT]": lambda at, given: at < given,
+    "[LTE]": lambda at, given: at <= given,
+    "[GT]": lambda at, given: at > given,
+    "[GTE]": lambda at, given: at >= given,
+}
+
+
+def dated(
+    entities: Sequence[Mapping[str, Any]], query: Mapping[str, str], field: str
+) -> list[Mapping[str, Any]]:
+    """The entities whose ``field`` (an RFC 3339 time) meets every comparison the query makes
+    of it (``field``, ``field[GTE]``...); ``BadQuery`` for a value that is not a time."""
+    kept = list(entities)
+    for operator, holds in _OPERATORS.items():
+        given = query.get(field + operator)
+        if given is None:
+            continue
+        try:
+            when = datetime.fromisoformat(given)
+        except ValueError:
+            raise BadQuery(field, "must be an RFC 3339 datetime string") from None
+        if when.tzinfo is None:
+            raise BadQuery(field, "must be an RFC 3339 datetime string")
+        kept = [e for e in kept if holds(datetime.fromisoformat(e[field]), when)]
     return kept
 
 

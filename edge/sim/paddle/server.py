@@ -948,14 +948,23 @@ class PaddleSimulator(LoopbackServer):
 
     async def _list_transactions(self) -> Any:
         """``GET /transactions`` (openapi.yaml list-transactions): the account's transactions,
-        filtered by ``id`` and ``status`` (comma-separated lists), 30 a page (at most 200)."""
+        filtered by ``id``, ``status`` and ``origin`` (comma-separated lists) and by
+        ``created_at`` (``lists.dated``), 30 a page (at most 200)."""
         account = self._caller()
         query = dict(request.args)
         kept = lists.matching(
             list(account.transactions.values()),
             query,
-            {"id": lambda t: t["id"], "status": lambda t: t["status"]},
+            {
+                "id": lambda t: t["id"],
+                "status": lambda t: t["status"],
+                "origin": lambda t: t["origin"],
+            },
         )
+        try:
+            kept = lists.dated(kept, query, "created_at")
+        except lists.BadQuery as bad:
+            raise _invalid(bad.field, str(bad)) from None
         return self._page(kept, query, lambda t: str(t["id"]), lists.TRANSACTIONS, "/transactions")
 
     async def _list_adjustments(self) -> Any:

@@ -22,4 +22,5 @@ def echo(monkeypatch: pytest.MonkeyPatch) -> EchoProvider:
     monkeypatch.setitem(PROVIDERS, "echo", ECHO)
     EchoProvider.gate = EchoProvider.checkout_gate = None
     EchoProvider.checkouts = []
+    EchoProvider.again = []
     return ECHO

@@ -130,10 +130,12 @@ class EchoProvider(Provider):
     gate: trio.Event | None = None
     checkout_gate: trio.Event | None = None  # its checkouts wait for it, when set
     checkouts: list[str] = []  # noqa: RUF012 (the transaction of each checkout call)
+    again: list[bool] = []  # noqa: RUF012 (each checkout call's ``CheckoutRequest.again``)
     checkout_url = "https://pay.example/c/1"  # what its checkouts answer
 
     async def create_checkout(self, request: CheckoutRequest) -> CheckoutResult:
         EchoProvider.checkouts.append(request.tx["id"])
+        EchoProvider.again.append(request.again)
         if EchoProvider.checkout_gate is not None:
             await EchoProvider.checkout_gate.wait()
         return CheckoutResult(fields={"url": EchoProvider.checkout_url}, provider_ref="c_1")

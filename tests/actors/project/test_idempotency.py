@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import pytest
 import trio
 from actors.project.harness import EchoProvider
@@ -9,7 +12,9 @@ from support.waits import until
 from trio.testing import wait_all_tasks_blocked
 
 from edge.actors import messages as m
-from edge.errors import Conflict
+from edge.actors.project.checkout import FIRST_CALL_MARGIN_S
+from edge.errors import Conflict, Unavailable
+from edge.providers.registry import PROVIDERS
 from edge.store import keys
 
 
@@ -78,6 +83,7 @@ async def test_a_request_cut_short_is_taken_up_by_its_retry_for_the_same_transac
         held.set()
     assert again["txId"] == tx_id == first[0]["txId"]
     assert EchoProvider.checkouts == [tx_id, tx_id]  # asked again, for the same transaction
+    assert EchoProvider.again == [False, True]  # saying so: what it made is asked for first
     assert len(await harness.ctx.store.scan(keys.prefix(project_id, keys.TRANSACTION))) == 1
     replayed = await harness.registry.call(project_id, _echo_checkout("k1"))
     assert replayed.value["txId"] == tx_id and replayed.headers == {"Idempotent-Replayed": "true"}
@@ -85,3 +91,36 @@ async def test_a_request_cut_short_is_taken_up_by_its_retry_for_the_same_transac
 
 def _echo_checkout(key: str) -> m.StartCheckout:
     return m.StartCheckout("echo", "book", {}, 1, "test", idempotency_key=key, body_hash="h1")
+
+
+async def test_a_cut_short_checkout_at_an_unkeyed_provider_is_taken_up_after_its_call_had_its_time(
+    harness, echo, monkeypatch
+):
+    """Where the provider honours no idempotency key (BTCPay, Paddle), the retry asks what the
+    first request made; the first call may still be making it, so the retry is told to come
+    back (retryable, ``Retry-After``) until that call has had its time, then takes it up."""
+    monkeypatch.setitem(PROVIDERS, "echo", replace(echo, checkout_keyed=False))
+    project_id = await harness.project("echo")
+    EchoProvider.checkout_gate = trio.Event()
+
+    async def checkout() -> None:
+        with pytest.raises(Unavailable):  # its actor is gone before the provider answers
+            await harness.call(project_id, _echo_checkout("k1"))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(checkout)
+        [tx_id] = await until(lambda: EchoProvider.checkouts, what="the provider is asked")
+        del harness.registry._entries[project_id]  # the actor is gone: its in-flight too
+        with pytest.raises(Unavailable) as early:
+            await harness.call(project_id, _echo_checkout("k1"))
+        nursery.cancel_scope.cancel()
+    wait_s = int(early.value.headers["Retry-After"])
+    limit_s = harness.ctx.settings.provider_timeout_s + FIRST_CALL_MARGIN_S
+    assert early.value.retryable and 0 < wait_s <= math.ceil(limit_s)
+    assert EchoProvider.checkouts == [tx_id]  # not asked again yet
+    EchoProvider.checkout_gate = None
+    real = harness.ctx.clock_ms
+    harness.ctx.clock_ms = lambda: real() + int(limit_s * 1000)
+    again = await harness.call(project_id, _echo_checkout("k1"))
+    assert again["txId"] == tx_id
+    assert EchoProvider.checkouts == [tx_id, tx_id] and EchoProvider.again == [False, True]
