@@ -5,8 +5,8 @@ The checkout is an invoice (``POST /api/v1/stores/{storeId}/invoices``, ``Author
 ``customerRef`` beside it, and the invoice id is linked to the transaction, so every invoice event
 matches (CONTRACT 4.2); a checkout taken up again after its first request was cut short adopts
 the invoice that request made, if any (``_made_before``). BTCPay reports an invoice that is
-left unpaid (``InvoiceExpired``), so the node keeps no timer of its own. There is no hosted portal (``409 portal_unsupported``) and no
-subscription.
+left unpaid (``InvoiceExpired``), so the node keeps no timer of its own. There is no hosted
+portal (``409 portal_unsupported``) and no subscription.
 
 Refunds are pull payments the buyer claims, made once whatever answer is lost
 (``edge.providers.btcpay.refunds``: no idempotency key, so ``refund_key_s`` stays None and every
