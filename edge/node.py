@@ -166,6 +166,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     observed=activity.notification,
                     mine=ownership.claim,
                     endpoints=targets.endpoint,
+                    shared=ownership.shared,
                 )
                 metrics.watch(_scraped(store, writer, registry))
                 config = _hypercorn_config(settings)
@@ -389,12 +390,13 @@ class _Projects:
         message = m.FollowUpReported(provider, mode, result.events, result.body)
         await self._registry.call(project_id, message, RESOLVE_TIMEOUT_S)
 
-    async def expire(self, project_id: str, tx_id: str) -> str:
-        # a buyer who approved in the last minutes, whose webhook was lost and who never came
-        # back, paid (PayPal's approved order is then captured): never expired for it
-        await self._syncer.before_expiry(project_id, tx_id)
+    async def expire(self, project_id: str, tx_id: str, *, unanswered: bool = False) -> str:
+        if not unanswered:  # (one never answered has nothing at its provider to ask about)
+            # a buyer who approved in the last minutes, whose webhook was lost and who never
+            # came back, paid (PayPal's approved order is then captured): never expired for it
+            await self._syncer.before_expiry(project_id, tx_id)
         said: str = await self._registry.call(
-            project_id, m.ExpireCheckout(tx_id), RESOLVE_TIMEOUT_S
+            project_id, m.ExpireCheckout(tx_id, unanswered), RESOLVE_TIMEOUT_S
         )
         return said
 

@@ -59,6 +59,8 @@ SKIM_MARGIN_S = 0.5
 # How long an attempt holds its entry (``outbox.claim_ops``): its whole time limit and a margin
 # for recording it; past that, a crash cut it short and the entry is due again
 TAKEN_S = notifications.TIMEOUT_S + 10.0
+# what of the hold must be left, beyond the attempt's time limit, for the request to be sent
+HOLD_MARGIN_S = 2.0
 
 # (project id, message) -> the project actor's reply
 Call = Callable[[str, Any], Awaitable[Any]]
@@ -91,8 +93,11 @@ class Notifier:
         observed: Callable[[Mapping[str, Any]], None] = lambda line: None,
         mine: Callable[[str], Awaitable[bool]] = ONE_NODE.claim,
         endpoints: Endpoints | None = None,
+        shared: bool = False,
     ) -> None:
         self._endpoints = endpoints
+        # other nodes share the store: an attempt takes its entry first (``_take``)
+        self._shared = shared
         # cluster mode: only the entries of projects this node holds (``Ownership.claim``)
         self._mine = mine
         self._others = False  # the last look passed over other nodes' entries
@@ -152,8 +157,8 @@ class Notifier:
         if owed or gone:
             if owed:
                 await self._fan_out(owed, now)
-            else:  # nothing to send them to: settled together, with no attempt to make
-                await self._settle(gone, now, None, _GONE, outbox.DROPPED)
+            else:  # nothing to send them to: settled, with no attempt to make
+                await self._drop_gone(gone, now)
             return self._pause() if busy else 0
         refiled = [e for e in entries if e["action"] == notifyq.FAN_OUT_ENTRY]
         if refiled:
@@ -174,7 +179,23 @@ class Notifier:
             return math.inf
         next_due = await outbox.next_due_ms(self._store, db=notifyq.DB)
         wait_s = math.inf if next_due is None else max(0, next_due - self._clock_ms()) / 1000
-        return max(wait_s, OTHERS_S) if self._others else wait_s
+        # passed over: other nodes' work due now (an event to fan out is due however empty the
+        # queue), looked at again in a while, when it may be this node's (its lease lapsed)
+        return OTHERS_S if self._others else wait_s
+
+    async def _drop_gone(self, gone: list[dict[str, Any]], now: int) -> None:
+        """Each entry whose endpoint is gone dropped, each only while it is as read (another
+        node may have taken it since: written over, its hold's queue key would be left with
+        no pending entry, due for ever)."""
+        read: dict[str, bytes] = {}
+        for entry in gone:
+            raw = await self._store.get_raw(outbox.entry_key(entry["id"]), db=notifyq.DB)
+            if raw is not None and _as_read(unpack(raw), entry, now):
+                read[entry["id"]] = raw
+        still = [entry for entry in gone if entry["id"] in read]
+        if still and not await self._settle(still, now, None, _GONE, outbox.DROPPED, taken=read):
+            for entry in still:  # one of them was taken meanwhile: the others go alone
+                await self._settle([entry], now, None, _GONE, outbox.DROPPED, taken=read)
 
     def _pause(self) -> float:
         """A piece of work started while busy: the next starts ``BUSY_BACKOFF_S`` from now."""
@@ -255,7 +276,8 @@ class Notifier:
         took = await self._take(entry, started)
         if took is None:
             return
-        entry, taken = took
+        entry, raw = took
+        taken = {entry["id"]: raw}
         target = await self._targets(
             project_id, params["endpointId"], params["eventId"], started, params.get("type")
         )
@@ -264,6 +286,13 @@ class Notifier:
             return
         if not target["wanted"]:
             await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED, taken=taken)
+            return
+        hold_end = entry["dueAt"] if self._shared else math.inf  # as taken, ms
+        left_s = (hold_end - self._clock_ms()) / 1000 - HOLD_MARGIN_S
+        if left_s < notifications.TIMEOUT_S:
+            # the store was slow to take it (or the node paused): posting now could outlast
+            # the hold, while another node takes the entry and sends it too; due at its end
+            log.warning("notification %s: its hold ran short; sent later", entry["id"])
             return
         status, error = await self._post(target, params["eventId"])
         ok = notifications.succeeded(status)
@@ -294,12 +323,10 @@ class Notifier:
         if raw is None:
             return None
         current = unpack(raw)
-        if (
-            current["state"] != outbox.PENDING
-            or current["attempts"] != entry["attempts"]
-            or current["dueAt"] > now
-        ):
+        if not _as_read(current, entry, now):
             return None
+        if not self._shared:  # one node: its own ``_sending`` keeps an entry to one attempt
+            return current, raw
         taken, packed, ops = outbox.claim_ops(
             current, raw, now + int(TAKEN_S * 1000), db=notifyq.DB
         )
@@ -368,12 +395,12 @@ class Notifier:
         detail: str,
         state: str,
         due_ms: int | None = None,
-        taken: bytes | None = None,
+        taken: Mapping[str, bytes] | None = None,
     ) -> bool:
         """Each entry's attempt recorded, with its line in the endpoint's attempt log, and the
-        entry moved to ``state``, in one commit; false when the one entry ``taken`` for the
-        attempt is no longer as taken (its time ran out and another attempt took it: that
-        one's outcome is recorded)."""
+        entry moved to ``state``, in one commit; false when an entry ``taken`` (by id: its
+        bytes as taken or read) is no longer so (its hold ran out and another attempt took
+        it: that one's outcome is recorded), and nothing is written."""
         outcome = _OUTCOMES.get(state, state)
         attempt = {
             "at": started,
@@ -393,7 +420,7 @@ class Notifier:
                 due_ms=due_ms,
                 detail=detail,
                 db=notifyq.DB,
-                taken=taken,
+                taken=(taken or {}).get(entry["id"]),
             )
             line = {
                 **attempt,
@@ -415,6 +442,15 @@ class Notifier:
             self._counted(outcome)
             self._observed(line)
         return True
+
+
+def _as_read(current: Mapping[str, Any], entry: Mapping[str, Any], now: int) -> bool:
+    """The entry is still as ``entry`` was read: pending, with no attempt since, and due."""
+    return (
+        current["state"] == outbox.PENDING
+        and current["attempts"] == entry["attempts"]
+        and current["dueAt"] <= now
+    )
 
 
 async def _skim(response: httpx.Response) -> None:

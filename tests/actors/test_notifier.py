@@ -18,6 +18,7 @@ from support.waits import Pulse, bound, until
 
 from edge.actors import messages as m
 from edge.actors.notifier import BUSY_BACKOFF_S, PER_ENDPOINT, Notifier
+from edge.actors.ownership import OTHERS_S
 from edge.domain import notifications, standard_webhooks
 from edge.providers.egress import provider_client
 from edge.store import keys, notifyq, outbox
@@ -417,13 +418,14 @@ async def test_an_entry_another_node_is_sending_is_not_sent_again(store, writer)
     as_read = await outbox.entry(store, entry_id, db=notifyq.DB)
     assert as_read is not None
     async with (
-        notifying(store, writer, answer) as (_, attempts),
+        notifying(store, writer, answer, shared=True) as (_, attempts),
         httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http,
     ):
         await answering.wait()
         project = Project()
-        other = Notifier(store, writer, project.targets, project.call, http, now_ms)
-        await other._deliver(as_read)  # noqa: SLF001 (the new holder's read, made to happen)
+        other = Notifier(store, writer, project.targets, project.call, http, now_ms, shared=True)
+        with trio.fail_after(60):  # (posted again, it would wait for an answer held back)
+            await other._deliver(as_read)  # noqa: SLF001 (the new holder's read, made to happen)
         assert len(seen) == 1
         answer_now.set()
         entry = await settled(store, attempts, entry_id)
@@ -446,11 +448,80 @@ async def test_an_attempt_whose_entry_was_taken_again_records_nothing(store, wri
         project = Project()
         notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
         recorded = await notifier._settle(  # noqa: SLF001 (the late attempt's outcome)
-            [first], now_ms(), 204, "", outbox.DONE, taken=first_bytes
+            [first], now_ms(), 204, "", outbox.DONE, taken={first["id"]: first_bytes}
         )
     assert recorded is False
     assert await store.get_raw(outbox.entry_key(entry_id), db=notifyq.DB) == again
     assert await notifyq.log(store, ENDPOINT) == []
+
+
+async def test_an_event_another_node_owes_is_looked_at_again_soon(store, writer):
+    """An event still to fan out of a project another node holds is due now, however empty
+    the queue: the notifier looks again in a while (the node may die, its lease lapse), not
+    only when a commit of its own wakes it."""
+    await writer.write([("records", keys.project(PROJECT), pack(RECORD))])
+    event = {"id": "evt_01JD0000000000000000000077", "txId": None, "isTest": False}
+    event["type"] = "payment.succeeded"
+    await writer.write(notifyq.owed_ops(RECORD, event))
+
+    async def elsewhere(project_id: str) -> bool:
+        return False
+
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        project = Project()
+        notifier = Notifier(
+            store, writer, project.targets, project.call, http, now_ms, mine=elsewhere
+        )
+        assert await notifier._start_due(nursery) == OTHERS_S  # noqa: SLF001
+
+
+async def test_an_entry_whose_endpoint_went_is_not_dropped_over_another_nodes_hold(store, writer):
+    """Entries of an endpoint gone are dropped only as read: one another node took meanwhile
+    keeps its hold (written over, the hold's queue key would be left due for ever)."""
+    first, second = await enqueue(writer, 2)
+    await writer.write([("records", keys.project(PROJECT), pack({**RECORD, "endpoints": {}}))])
+    gone = await outbox.due(store, now_ms(), 10, db=notifyq.DB)
+    raw = await store.get_raw(outbox.entry_key(first), db=notifyq.DB)
+    entry = await outbox.entry(store, first, db=notifyq.DB)
+    assert raw is not None and entry is not None
+    _, held, ops = outbox.claim_ops(entry, raw, now_ms() + 10_000, db=notifyq.DB)
+    await writer.write(ops)  # another node takes the first meanwhile
+    async with httpx.AsyncClient() as http:
+        project = Project()
+        notifier = Notifier(store, writer, project.targets, project.call, http, now_ms)
+        await notifier._drop_gone(gone, now_ms())  # noqa: SLF001
+    assert await store.get_raw(outbox.entry_key(first), db=notifyq.DB) == held
+    assert (await outbox.entry(store, second, db=notifyq.DB))["state"] == "dropped"
+    queued = await store.scan(outbox.QUEUE, db=notifyq.DB)
+    assert [key[9:].decode() for key, _ in queued] == [first]
+
+
+async def test_an_attempt_whose_hold_ran_short_before_it_was_sent_sends_nothing(store, writer):
+    """The hold is what keeps other nodes off an entry: an attempt that reaches its request
+    with less of it left than the request may take (a slow store, a paused node) sends
+    nothing; the entry is due again at the hold's end."""
+    (entry_id,) = await enqueue(writer)
+    seen: list[httpx.Request] = []
+    late = 0
+
+    def clock() -> int:
+        return now_ms() + late
+
+    class Slow(Project):
+        async def targets(self, *args: Any) -> Any:
+            nonlocal late
+            late = 15_000  # the endpoint's address and secrets took this long to read
+            return await super().targets(*args)
+
+    entry = await outbox.entry(store, entry_id, db=notifyq.DB)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(seen.append)) as http:
+        project = Slow()
+        notifier = Notifier(store, writer, project.targets, project.call, http, clock, shared=True)
+        await notifier._deliver(entry)  # noqa: SLF001
+    assert seen == []
+    held = await outbox.entry(store, entry_id, db=notifyq.DB)
+    assert held is not None and (held["state"], held["attempts"]) == ("pending", 0)
+    assert held["dueAt"] > now_ms()
 
 
 async def test_an_event_is_fanned_out_once_even_by_two_at_once(store, writer):
