@@ -91,8 +91,9 @@ class Projects(Protocol):
     ) -> None:
         """Apply ``result.events`` durably, like verified webhook deliveries."""
 
-    async def expire(self, project_id: str, tx_id: str) -> str:
-        """Expire a pending checkout whose time has come; what happened, in words."""
+    async def expire(self, project_id: str, tx_id: str, *, unanswered: bool = False) -> str:
+        """Expire a pending checkout whose time has come (``unanswered``: end one whose
+        provider's answer never came); what happened, in words."""
 
     async def look(self, project_id: str, tx_id: str) -> tuple[str, int | None]:
         """Ask the provider about an open checkout (``edge.actors.sync.Syncer.owed``):
@@ -333,7 +334,12 @@ class FollowUpWorker:
         the attempts that began before this one."""
         if entry["action"] == outbox.EXPIRE:
             try:
-                return "done", await self._projects.expire(entry["projectId"], entry["txId"])
+                said = await self._projects.expire(
+                    entry["projectId"],
+                    entry["txId"],
+                    unanswered=bool(entry["params"].get(outbox.UNANSWERED)),
+                )
+                return "done", said
             except ContractError as error:
                 return "retry", f"{error.code}: {error.message}"
         if entry["action"] == outbox.SYNC:

@@ -327,9 +327,11 @@ class FollowUpReported:
 
 @dataclass(frozen=True)
 class ExpireCheckout:
-    """The time of a pending checkout whose provider never expires it has come."""
+    """The time of a pending checkout whose provider never expires it has come; or,
+    ``unanswered``, the time by which its provider's answer was due to be recorded."""
 
     tx_id: str
+    unanswered: bool = False
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ ATTEMPT = b"a"
 
 # The node's own actions, carried out by the worker without a provider call.
 EXPIRE = "node.expire"  # a checkout its provider never expires: expire it at its expiresAt
+# an ``EXPIRE`` param: the checkout's provider answer is due by then, or it ends unanswered
+UNANSWERED = "unanswered"
 SYNC = "node.sync"  # a checkout still open with no webhook: ask its provider (edge.actors.sync)
 # a provider account whose webhooks do not reach the node: walk its lists (edge.actors.sync)
 RECONCILE = "node.reconcile"

@@ -86,7 +86,7 @@ class Targets:
             raise self.report_failures.pop(0)
         self.reported.append((provider, mode, result))
 
-    async def expire(self, project_id: str, tx_id: str) -> str:
+    async def expire(self, project_id: str, tx_id: str, *, unanswered: bool = False) -> str:
         self.expired.append(tx_id)
         return "expired"
 

@@ -66,7 +66,7 @@ async def main(phase: str, data: Path, ledger: str) -> None:
         ) -> None:
             pass
 
-        async def expire(self, project_id: str, tx_id: str) -> str:
+        async def expire(self, project_id: str, tx_id: str, *, unanswered: bool = False) -> str:
             return "expired"
 
         async def refund_outcome(self, *told: Any) -> None:

@@ -144,9 +144,7 @@ class ProjectActor:
         await self.ledger.quiesce()
 
     def idle(self) -> bool:
-        return (
-            self._checkouts.in_flight == 0 and not self._polls.waiting and not self.ledger.writing()
-        )
+        return not self._checkouts.calling and not self._polls.waiting and not self.ledger.writing()
 
     def release_waiters(self) -> None:
         self._polls.release()

@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import trio
+
 from edge.actors import messages as m
 from edge.actors.project.applying import EventApplier
 from edge.actors.project.health import ProviderHealth
@@ -49,6 +51,9 @@ log = logging.getLogger("edge.actors")
 CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials
 # an approval whose payment (a capture) is still owed holds its checkout's end this long at most
 OWED_GRACE_MS = 3_600_000
+# how long past its first call's time a retry with its key has to take an unanswered checkout
+# up before it ends (``Checkouts._unanswered_guard``)
+UNANSWERED_GRACE_MS = 60_000
 # a checkout's first request, cut short, is taken up again no sooner than its provider call's
 # time limit and this long after its making (``_resume``)
 FIRST_CALL_MARGIN_S = 5.0
@@ -70,7 +75,7 @@ class Checkouts:
         self.applier = applier
         self.quota = quota
         self.ref = ref
-        self.in_flight = 0  # checkouts at their provider
+        self.calling: set[str] = set()  # the transactions whose checkout is at its provider
 
     async def start(self, msg: m.StartCheckout, reply: Reply) -> None:
         ledger = self.ledger
@@ -149,22 +154,25 @@ class Checkouts:
             reply = self.idempotency.fan_out(tx["idempotencyKey"])
         # the checkout exists, pending, from this moment: the event took effect as it was made
         event_ops = ledger.event(tx, EventType.CHECKOUT_CREATED, appliedAt=now)
+        ops += self._unanswered_guard(tx, provider.name, msg.mode, now)
         ops += ledger.tx_ops(tx)
         # tx ids are unique across projects: this lets the operator's tools find the project
         ops.append(("meta", keys.tx_owner(tx_id), ledger.project_id.encode()))
         ticket = ledger.submit(ops + event_ops)
         ledger.add(tx)
-        self.in_flight += 1
+        self.calling.add(tx_id)
         request = await self._request(tx, provider, credentials, product)
 
         def stored(error: BaseException | None) -> None:
             if error is not None:
-                self.in_flight -= 1
+                self.calling.discard(tx_id)
                 reply(unavailable())
                 return
             # The provider is called only once the pending transaction is durable, and off the
             # actor, so a slow provider never holds up this project's other requests.
-            ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
+            ledger.ctx.nursery.start_soon(
+                self._call_provider, provider, request, reply, now + self._call_ms()
+            )
 
         ticket.when_durable(stored)
 
@@ -221,7 +229,8 @@ class Checkouts:
         if not provider.checkout_keyed:
             # the first request's call may still be making the provider's object, which asking
             # cannot see yet: the retry comes back once that call has had its time
-            left_ms = tx["createdAt"] + self._first_call_ms() - ledger.now_ms()
+            called = max(int(tx["createdAt"]), int(tx.get("calledAt") or 0))
+            left_ms = called + self._first_call_ms() - ledger.now_ms()
             if left_ms > 0:
                 wait_s = math.ceil(left_ms / 1000)
                 reply(
@@ -234,14 +243,67 @@ class Checkouts:
                 )
                 return
         product = ledger.product(tx["productId"])
+        # when this call began, durably before it: a retry of this one, cut short in turn,
+        # waits for its time too
+        tx["calledAt"] = now = ledger.now_ms()
+        ticket = ledger.submit(ledger.tx_ops(tx))
         request = await self._request(tx, provider, credentials, product, again=True)
-        self.in_flight += 1
+        self.calling.add(tx_id)
         reply = self.idempotency.resume(msg, reply)
-        ledger.ctx.nursery.start_soon(self._call_provider, provider, request, reply)
+
+        def stored(error: BaseException | None) -> None:
+            if error is not None:
+                self.calling.discard(tx_id)
+                reply(unavailable())
+                return
+            ledger.ctx.nursery.start_soon(
+                self._call_provider, provider, request, reply, now + self._call_ms()
+            )
+
+        ticket.when_durable(stored)
+
+    def _unanswered_guard(
+        self, tx: dict[str, Any], provider_name: str, mode: str, now: int
+    ) -> list[Op]:
+        """An expiry owed, written with the pending transaction, for a checkout whose provider
+        call never gets its answer recorded (the node stopped during it, or the project moved
+        to another node): once that call has had its time and ``UNANSWERED_GRACE_MS`` for a
+        retry with its key to take it up, the checkout ends (``expire``, ``unanswered``)
+        rather than staying pending for ever. An answer recorded deletes it (``_guard_ops``)."""
+        due = now + self._first_call_ms() + UNANSWERED_GRACE_MS
+        ops = outbox.enqueue_ops(
+            self.ledger.project_id,
+            tx["id"],
+            provider_name,
+            mode,
+            outbox.EXPIRE,
+            {outbox.UNANSWERED: True},
+            now,
+            due_ms=due,
+        )
+        tx["guard"] = [outbox.entry_id_of(ops), due]
+        return ops
+
+    @staticmethod
+    def _guard_ops(tx: dict[str, Any]) -> list[Op]:
+        """The unanswered guard deleted: the provider's answer is recorded with them."""
+        guard = tx.pop("guard", None)
+        if not guard:
+            return []
+        entry_id, due = guard
+        return [
+            (outbox.DB, outbox.queue_key(due, entry_id), None),
+            (outbox.DB, outbox.entry_key(entry_id), None),
+        ]
+
+    def _call_ms(self) -> int:
+        """How long a checkout's provider call may last, all told (``_call_provider``)."""
+        return int(self.ledger.ctx.settings.provider_timeout_s * 1000)
 
     def _first_call_ms(self) -> int:
-        """How long a checkout's provider call may last, with a margin for clocks apart."""
-        return int((self.ledger.ctx.settings.provider_timeout_s + FIRST_CALL_MARGIN_S) * 1000)
+        """How long after its recorded start a checkout's provider call may still be making
+        something there: its time, and a margin for the provider's own work and clocks apart."""
+        return self._call_ms() + int(FIRST_CALL_MARGIN_S * 1000)
 
     def _setup_noted(self, tx: Mapping[str, Any], refused: str | None) -> list[Op]:
         """The project's record of its provider's set-up after a checkout (``refused``: the
@@ -287,11 +349,16 @@ class Checkouts:
                 return code
 
     async def _call_provider(
-        self, provider: Provider, request: CheckoutRequest, reply: Reply
+        self, provider: Provider, request: CheckoutRequest, reply: Reply, deadline_ms: int
     ) -> None:
+        """The provider asked to make the checkout, until ``deadline_ms`` (node clock) at the
+        latest, whatever each step of the call is allowed (a retry of a checkout cut short
+        counts on that: ``_resume``)."""
         result: CheckoutResult | ContractError
+        left_s = max(0.0, (deadline_ms - self.ledger.now_ms()) / 1000)
         try:
-            result = await provider.create_checkout(request)
+            with trio.fail_after(left_s):
+                result = await provider.create_checkout(request)
             url = result.fields.get("url")
             if url is not None and not handout_allowed(url):
                 log.warning("%s answered a checkout address that is not https", provider.name)
@@ -300,6 +367,10 @@ class Checkouts:
                 )
         except ContractError as failure:
             result = failure
+        except trio.TooSlowError:
+            result = ProviderError(
+                "provider_error", f"{provider.name} did not answer in time.", retryable=True
+            )
         except Exception as exc:
             log.warning("%s checkout for %s failed: %r", provider.name, request.tx["id"], exc)
             result = ProviderError(
@@ -315,7 +386,7 @@ class Checkouts:
     async def finish(self, msg: m.CheckoutFinished, done: Reply) -> None:
         done(None)
         ledger = self.ledger
-        self.in_flight = max(0, self.in_flight - 1)
+        self.calling.discard(msg.tx_id)
         tx = await ledger.tx(msg.tx_id)
         assert tx is not None, "a checkout's transaction is durable before its provider call"
         if isinstance(msg.result, ContractError):
@@ -339,7 +410,7 @@ class Checkouts:
                 )
             else:
                 setup = []
-            ops = setup + await self.idempotency.remember(tx, failure)
+            ops = setup + self._guard_ops(tx) + await self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 tx["reason"] = tx.get("reason") or f"{failure.code}: {failure.message}"
@@ -350,7 +421,7 @@ class Checkouts:
         tx["providerRef"] = result.provider_ref
         tx["checkout"] = result.fields
         tx["expiresAt"] = result.expires_at_ms
-        ops = self._setup_noted(tx, None) + ledger.tx_ops(tx)
+        ops = self._setup_noted(tx, None) + self._guard_ops(tx) + ledger.tx_ops(tx)
         self.health.worked(tx["provider"], "test" if tx["isTest"] else "live")
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
@@ -415,6 +486,9 @@ class Checkouts:
         ):
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
+        if msg.unanswered:
+            await self._end_unanswered(tx, reply)
+            return
         if ledger.now_ms() < int(tx.get("owedAt") or 0) + OWED_GRACE_MS:
             # the buyer approved (back on the return page, or as the provider told): the
             # payment the node owes the provider (a capture) decides, not the clock, while it
@@ -430,6 +504,29 @@ class Checkouts:
         ops: list[Op] = []
         await node_event(ledger, tx, EventType.CHECKOUT_EXPIRED, Status.EXPIRED, ops)
         ledger.commit(ops, reply, f"expired at {iso_or_none(tx.get('expiresAt'))}")
+
+    async def _end_unanswered(self, tx: dict[str, Any], reply: Reply) -> None:
+        """The unanswered guard's time (``_unanswered_guard``): a checkout whose provider's
+        answer was recorded is the provider's to end; one still without it ends canceled, as a
+        checkout the provider did not create does, and its key's retry is told so. Whatever
+        the provider made meanwhile was never handed to anyone."""
+        ledger = self.ledger
+        if tx.get("checkout") is not None or tx.get("providerRef"):
+            reply("nothing to end: the provider's answer was recorded")
+            return
+        if tx["id"] in self.calling:  # a key's retry took it up: its answer decides
+            reply(unavailable("This checkout's provider is being asked again; its answer decides."))
+            return
+        failure = ProviderError(
+            "provider_error",
+            f"{tx['provider']}'s answer to this checkout never came; start a new checkout.",
+            retryable=True,
+        )
+        tx.pop("guard", None)  # this is its attempt: the follow-up worker settles it
+        tx["reason"] = f"{failure.code}: {failure.message}"
+        ops = await self.idempotency.remember(tx, failure)
+        await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
+        ledger.commit(ops, reply, "canceled: the provider's answer never came")
 
     async def returned(self, msg: m.BuyerReturned, reply: Reply) -> None:
         """The buyer is back from the provider's page (CONTRACT 4.3). From its return address:

@@ -431,12 +431,12 @@ class Ledger:
 
 def _written(ops: list[Op]) -> tuple[list[str], bool]:
     """Ids of the transactions and subscriptions that ``ops`` write, and whether they owe a
-    follow-up (an outbox entry)."""
+    follow-up (an outbox entry written: one deleted makes nothing due)."""
     ids_written = []
     owes = False
-    for db, key, _ in ops:
+    for db, key, value in ops:
         if db in (outbox.DB, notifyq.DB):
-            owes = True
+            owes = owes or value is not None
         elif db == "records":
             kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]
             if kind in (keys.TRANSACTION, keys.SUBSCRIPTION):

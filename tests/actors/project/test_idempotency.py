@@ -102,18 +102,14 @@ async def test_a_cut_short_checkout_at_an_unkeyed_provider_is_taken_up_after_its
     monkeypatch.setitem(PROVIDERS, "echo", replace(echo, checkout_keyed=False))
     project_id = await harness.project("echo")
     EchoProvider.checkout_gate = trio.Event()
-
-    async def checkout() -> None:
-        with pytest.raises(Unavailable):  # its actor is gone before the provider answers
-            await harness.call(project_id, _echo_checkout("k1"))
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(checkout)
+        nursery.start_soon(harness.call, project_id, _echo_checkout("k1"))
         [tx_id] = await until(lambda: EchoProvider.checkouts, what="the provider is asked")
         del harness.registry._entries[project_id]  # the actor is gone: its in-flight too
+        nursery.cancel_scope.cancel()  # (and the first request with it)
+    with trio.fail_after(60):  # (taken up at once, it would wait on the gate)
         with pytest.raises(Unavailable) as early:
             await harness.call(project_id, _echo_checkout("k1"))
-        nursery.cancel_scope.cancel()
     wait_s = int(early.value.headers["Retry-After"])
     limit_s = harness.ctx.settings.provider_timeout_s + FIRST_CALL_MARGIN_S
     assert early.value.retryable and 0 < wait_s <= math.ceil(limit_s)
