@@ -1,7 +1,8 @@
 """A BTCPay checkout taken up again (CONTRACT 4.2: a key's retry after its first request was cut
 short) makes one invoice: BTCPay honours no idempotency key, so the adapter asks for the
-invoice the first request made (by the ``orderId`` BTCPay indexes) before making one. Against
-the simulator, over HTTP."""
+invoice the first request made (by the ``orderId`` BTCPay indexes) before making one, and
+adopts only one still open that asks all the node would have asked. Against the simulator,
+over HTTP."""
 
 from __future__ import annotations
 
@@ -63,8 +64,6 @@ async def test_a_checkout_taken_up_again_with_nothing_made_before_makes_its_invo
 async def test_an_invoice_naming_the_transaction_for_another_amount_is_not_adopted(
     btcpay,
 ) -> None:
-    """Anyone may make an invoice naming any ``orderId`` (a Point of Sale's form takes it from
-    the caller): one that asks another amount is not the checkout's."""
     sim, store = btcpay
     async with httpx.AsyncClient() as http:
         other = await http.post(
@@ -76,3 +75,29 @@ async def test_an_invoice_naming_the_transaction_for_another_amount_is_not_adopt
         made = await BTCPAY.create_checkout(_request(sim, store, http, again=True))
     assert made.provider_ref != other.json()["id"]
     assert sorted(_invoices(sim, store)) == sorted([other.json()["id"], made.provider_ref])
+
+
+async def test_a_point_of_sale_invoice_naming_the_transaction_is_not_adopted(btcpay) -> None:
+    """Anyone may post a store's Point of Sale form with any ``orderId`` and keypad amount
+    (and where the buyer goes after paying): the same amount, yet not the checkout's."""
+    sim, store = btcpay
+    app = sim.register_pos_app(store)
+    async with httpx.AsyncClient() as http:
+        posted = await http.post(
+            f"{sim.url}/apps/{app}/pos",
+            data={"amount": "10.00", "orderId": TX, "redirectUrl": "https://s/ok"},
+            headers={"Accept": "application/json"},
+        )
+        assert posted.status_code == 200, posted.text
+        made = await BTCPAY.create_checkout(_request(sim, store, http, again=True))
+    assert made.provider_ref != posted.json()["invoiceId"]
+
+
+async def test_an_invoice_made_before_that_ended_is_not_handed_out_again(btcpay) -> None:
+    sim, store = btcpay
+    async with httpx.AsyncClient() as http:
+        first = await BTCPAY.create_checkout(_request(sim, store, http, again=False))
+        assert first.provider_ref is not None
+        await sim.expire(first.provider_ref)
+        again = await BTCPAY.create_checkout(_request(sim, store, http, again=True))
+    assert again.provider_ref != first.provider_ref

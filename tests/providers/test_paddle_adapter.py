@@ -5,6 +5,7 @@ subscription's Paddle customer, and Paddle's refusals reported without the API k
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +30,7 @@ def tx(**changes: Any) -> dict[str, Any]:
         "currency": "EUR",
         "quantity": 3,
         "isTest": True,
-        "createdAt": 1_790_000_000_000,
+        "createdAt": int(time.time() * 1000),  # (a checkout taken up again lists from it)
         "customerRef": "cust-9",
         "metadata": {"order": "A-17"},
         **changes,
@@ -110,6 +111,25 @@ async def test_a_transaction_a_paddle_js_checkout_made_naming_the_checkout_is_no
         made = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
     assert made.provider_ref != web
     assert sorted(_made_for_tx(paddle)) == sorted([web, made.provider_ref])
+
+
+async def test_a_transaction_made_before_is_found_past_a_page_and_not_adopted_once_canceled(
+    paddle,
+):
+    """Paddle lists at most 30 transactions a page: the one the first request made is found
+    among the account's others made since (oldest first); once canceled, a new one is made."""
+    async with httpx.AsyncClient() as http:
+        first = await PADDLE.create_checkout(request(paddle.url, http))
+        for n in range(35):  # other checkouts of the account, made meanwhile
+            await PADDLE.create_checkout(
+                request(paddle.url, http, id=f"tx_01JD00000000000000000{n:05d}")
+            )
+        again = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
+        assert again.provider_ref == first.provider_ref
+        assert first.provider_ref is not None
+        await paddle.cancel_transaction(first.provider_ref)
+        anew = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
+    assert anew.provider_ref not in (first.provider_ref, None)
 
 
 async def test_amounts_that_do_not_split_go_as_one_line_and_yen_is_whole(paddle):

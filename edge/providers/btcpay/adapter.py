@@ -38,6 +38,8 @@ from edge.providers.reading import mapping
 
 # Long enough to open a wallet and pay; BTCPay locks the exchange rate for this long.
 CHECKOUT_LIFETIME_MIN = 30
+# the statuses of an invoice a buyer can still be sent to (or has paid)
+OPEN = ("New", "Processing", "Settled")
 
 
 @dataclass(frozen=True)
@@ -65,17 +67,21 @@ class BTCPayProvider(Provider):
 
 
 async def _made_before(api: Greenfield, body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The invoice an earlier request for this transaction made, if BTCPay has one: BTCPay
-    honours no idempotency key, so a checkout taken up again (its first request cut short
-    after it may have reached BTCPay) asks first, by the ``orderId`` BTCPay indexes. Only an
-    invoice asking what this one would is adopted (anyone may make a Point of Sale invoice
-    naming any ``orderId``); the newest such."""
+    """The invoice an earlier request for this transaction made, if BTCPay has one still open:
+    BTCPay honours no idempotency key, so a checkout taken up again (its first request cut
+    short after it may have reached BTCPay) asks first, by the ``orderId`` BTCPay indexes.
+    Anyone may make an invoice naming any ``orderId`` (a Point of Sale form takes it, and the
+    amount, from whoever posts it), so only one asking all the node would have asked is
+    adopted: the same metadata, amount and currency, and the buyer sent on to the same
+    address. One that ended (expired, invalid) is not handed out again: a new one is made."""
     order_id = body["metadata"]["orderId"]
     listed = await api.read(api.store_url("/invoices", orderId=order_id))
     for invoice in listed if isinstance(listed, list) else ():
         if (
             isinstance(invoice, dict)
-            and mapping(invoice, "metadata").get("orderId") == order_id
+            and invoice.get("status") in OPEN
+            and mapping(invoice, "metadata") == body["metadata"]
+            and mapping(invoice, "checkout").get("redirectURL") == body["checkout"]["redirectURL"]
             and invoice.get("currency") == body["currency"]
             and _same_amount(invoice.get("amount"), body["amount"])
         ):

@@ -48,6 +48,7 @@ from edge.providers.base import (
 )
 from edge.providers.paddle import adjustments, api, checking, events, money, signature, sync
 from edge.providers.paddle.api import Account, data_object, error_code
+from edge.providers.reading import mapping
 
 MAX_NAME = 200  # what the node sends as a price or product name
 # a non-catalog price's ``description`` is 2 to 500 characters (openapi.yaml,
@@ -56,6 +57,9 @@ MIN_NAME = 2
 # a checkout taken up again looks for what its first request made from this long before the
 # checkout's making (the node's clock and Paddle's may be apart)
 MADE_SLACK_MS = 10 * 60 * 1000
+TRANSACTIONS_PER_PAGE = "30"  # per_page_transaction_query: at most 30
+# the statuses of a transaction a buyer can still be sent to (or has paid)
+OPEN = ("draft", "ready", "billed", "paid", "completed")
 CANCEL = CANCEL_CHECKOUT  # the follow-up that cancels a checkout the node gave up on
 # developer.paddle.com/errors/adjustments/adjustment_pending_refund_request: 400, "You are
 # unable to create further adjustments against this transaction as there is a pending refund
@@ -200,26 +204,41 @@ async def cancel_checkout(request: FollowUpRequest) -> FollowUpResult:
 async def _made_before(
     account: Account, tx: Mapping[str, Any], body: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """The transaction an earlier request for this checkout made, if Paddle has one: Paddle
-    honours no idempotency key, so a checkout taken up again (its first request cut short after
-    it may have reached Paddle) asks first. Paddle's list filters by the time of making, not by
-    ``custom_data``: the API's transactions made since a little before the checkout's own
-    making (``MADE_SLACK_MS`` for clocks apart), the one naming the checkout in the same
-    currency (one a Paddle.js checkout made is of origin ``web``)."""
-    since = iso_ms(max(0, int(tx["createdAt"]) - MADE_SLACK_MS))
-    listed = await account.listing(
-        "/transactions", {"origin": "api", "created_at[GTE]": since, "per_page": "200"}
-    )
-    for transaction in listed:
-        custom = transaction.get("custom_data")
+    """The transaction an earlier request for this checkout made, if Paddle has one still
+    open: Paddle honours no idempotency key, so a checkout taken up again (its first request
+    cut short after it may have reached Paddle) asks first. Paddle's list filters by the time
+    of making, not by ``custom_data``: the API's transactions made while the checkout's calls
+    could have been (``MADE_SLACK_MS`` either side, for clocks apart), oldest first; the one
+    asking what this checkout would (its ``custom_data``, currency and lines; one a
+    Paddle.js checkout made is of origin ``web``). A canceled one is not handed out again."""
+    first = int(tx["createdAt"])
+    last = max(first, int(tx.get("calledAt") or 0))
+    window = {
+        "origin": "api",
+        "created_at[GTE]": iso_ms(max(0, first - MADE_SLACK_MS)),
+        "created_at[LTE]": iso_ms(last + MADE_SLACK_MS),
+        "order_by": "id[ASC]",
+        "per_page": TRANSACTIONS_PER_PAGE,
+    }
+    for transaction in await account.listing("/transactions", window):
         if (
-            isinstance(custom, dict)
-            and custom.get("txId") == tx["id"]
-            and transaction.get("origin") == "api"
+            transaction.get("origin") == "api"
+            and transaction.get("status") in OPEN
+            and transaction.get("custom_data") == body["custom_data"]
             and transaction.get("currency_code") == body["currency_code"]
+            and _lines(transaction.get("items")) == _lines(body["items"])
         ):
             return transaction
     return None
+
+
+def _lines(items: Any) -> list[tuple[Any, Any]] | None:
+    """What a transaction's lines charge: each one's quantity and unit price."""
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        return None
+    return [
+        (i.get("quantity"), mapping(mapping(i, "price"), "unit_price").get("amount")) for i in items
+    ]
 
 
 def checkout_body(request: CheckoutRequest) -> dict[str, Any]:
