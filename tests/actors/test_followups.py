@@ -69,6 +69,7 @@ class Targets:
         self.reported: list[tuple[str, str, FollowUpResult]] = []
         self.report_failures: list[BaseException] = []
         self.expired: list[str] = []
+        self.unanswered: list[bool] = []
         self.refunds: list[tuple[str, str, ProviderRefund | None]] = []
 
     async def target(
@@ -88,6 +89,7 @@ class Targets:
 
     async def expire(self, project_id: str, tx_id: str, *, unanswered: bool = False) -> str:
         self.expired.append(tx_id)
+        self.unanswered.append(unanswered)
         return "expired"
 
     async def refund_outcome(
@@ -296,6 +298,24 @@ async def test_a_checkout_is_expired_by_the_node_when_its_time_comes(store, writ
     assert targets.expired == [TX] and provider.calls == []
     assert (entry["state"], entry["detail"]) == ("done", "expired")
     assert now_ms() >= due
+
+
+async def test_an_unanswered_checkouts_end_is_asked_as_such(store, writer, autojump_clock):
+    """The expiry owed with a pending checkout in case its provider's answer is never
+    recorded reaches the project as that (``unanswered``), not as the checkout's own end."""
+    due = now_ms() + 80_000
+    params = {outbox.UNANSWERED: True}
+    ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", outbox.EXPIRE, params, now_ms(), due)
+    await writer.write(ops)
+    targets, watch = Targets(), AttemptWatch()
+    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
+        worker = FollowUpWorker(
+            store, writer, targets, http, {"scripted": scripted()}, now_ms, watch
+        )
+        await nursery.start(worker.run)
+        await settled(store, watch, outbox.entry_id_of(ops))
+        nursery.cancel_scope.cancel()
+    assert (targets.expired, targets.unanswered) == ([TX], [True])
 
 
 async def test_a_return_waiting_for_an_attempt_is_woken_by_it_and_nothing_is_kept_after():
