@@ -80,13 +80,19 @@ async def _made_before(api: Greenfield, body: Mapping[str, Any]) -> dict[str, An
         if (
             isinstance(invoice, dict)
             and invoice.get("status") in OPEN
-            and mapping(invoice, "metadata") == body["metadata"]
+            and _as_sent(mapping(invoice, "metadata"), body["metadata"])
             and mapping(invoice, "checkout").get("redirectURL") == body["checkout"]["redirectURL"]
             and invoice.get("currency") == body["currency"]
             and _same_amount(invoice.get("amount"), body["amount"])
         ):
             return invoice
     return None
+
+
+def _as_sent(metadata: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
+    """Every field of the metadata the node sends is there as sent (BTCPay keeps what it is
+    given, and may add to it), and none of a Point of Sale's cart."""
+    return "posData" not in metadata and all(metadata.get(k) == v for k, v in sent.items())
 
 
 def _same_amount(listed: Any, asked: str) -> bool:
