@@ -117,13 +117,14 @@ async def test_a_transaction_made_before_is_found_past_a_page_and_not_adopted_on
     paddle,
 ):
     """Paddle lists at most 30 transactions a page: the one the first request made is found
-    among the account's others made since (oldest first); once canceled, a new one is made."""
+    past the account's others made in the minutes around it; once canceled, a new one is
+    made."""
     async with httpx.AsyncClient() as http:
-        first = await PADDLE.create_checkout(request(paddle.url, http))
-        for n in range(35):  # other checkouts of the account, made meanwhile
+        for n in range(35):  # other checkouts of the account, made just before
             await PADDLE.create_checkout(
-                request(paddle.url, http, id=f"tx_01JD00000000000000000{n:05d}")
+                request(paddle.url, http, id=f"tx_01JD000000000000000001{n:04d}")
             )
+        first = await PADDLE.create_checkout(request(paddle.url, http))
         again = await PADDLE.create_checkout(replace(request(paddle.url, http), again=True))
         assert again.provider_ref == first.provider_ref
         assert first.provider_ref is not None

@@ -57,6 +57,9 @@ UNANSWERED_GRACE_MS = 60_000
 # a checkout's first request, cut short, is taken up again no sooner than its provider call's
 # time limit and this long after its making (``_resume``)
 FIRST_CALL_MARGIN_S = 5.0
+# a call to a provider that honours no key is not begun with less than this share of its time
+# left (the rest went on making the checkout durable)
+MIN_CALL_SHARE = 0.25
 
 
 class Checkouts:
@@ -265,13 +268,14 @@ class Checkouts:
     def _unanswered_guard(
         self, tx: dict[str, Any], provider_name: str, mode: str, now: int
     ) -> list[Op]:
-        """An expiry owed, written with the pending transaction, for a checkout whose provider
+        """An end owed, written with the pending transaction, for a checkout whose provider
         call never gets its answer recorded (the node stopped during it, or the project moved
         to another node): once that call has had its time and ``UNANSWERED_GRACE_MS`` for a
         retry with its key to take it up, the checkout ends (``expire``, ``unanswered``)
-        rather than staying pending for ever. An answer recorded deletes it (``_guard_ops``)."""
-        due = now + self._first_call_ms() + UNANSWERED_GRACE_MS
-        ops = outbox.enqueue_ops(
+        rather than staying pending for ever; one answered by then is left as it is. Never
+        deleted by the answer: the follow-up worker settles its entry (guarded on the entry
+        as it read it), so nothing else ever writes it."""
+        return outbox.enqueue_ops(
             self.ledger.project_id,
             tx["id"],
             provider_name,
@@ -279,22 +283,8 @@ class Checkouts:
             outbox.EXPIRE,
             {outbox.UNANSWERED: True},
             now,
-            due_ms=due,
+            due_ms=now + self._first_call_ms() + UNANSWERED_GRACE_MS,
         )
-        tx["guard"] = [outbox.entry_id_of(ops), due]
-        return ops
-
-    @staticmethod
-    def _guard_ops(tx: dict[str, Any]) -> list[Op]:
-        """The unanswered guard deleted: the provider's answer is recorded with them."""
-        guard = tx.pop("guard", None)
-        if not guard:
-            return []
-        entry_id, due = guard
-        return [
-            (outbox.DB, outbox.queue_key(due, entry_id), None),
-            (outbox.DB, outbox.entry_key(entry_id), None),
-        ]
 
     def _call_ms(self) -> int:
         """How long a checkout's provider call may last, all told (``_call_provider``)."""
@@ -351,11 +341,23 @@ class Checkouts:
     async def _call_provider(
         self, provider: Provider, request: CheckoutRequest, reply: Reply, deadline_ms: int
     ) -> None:
-        """The provider asked to make the checkout, until ``deadline_ms`` (node clock) at the
-        latest, whatever each step of the call is allowed (a retry of a checkout cut short
-        counts on that: ``_resume``)."""
+        """The provider asked to make the checkout; one that honours no idempotency key until
+        ``deadline_ms`` (node clock) at the latest, whatever each step of the call is allowed
+        (a retry of a checkout cut short counts on that: ``_resume``)."""
         result: CheckoutResult | ContractError
-        left_s = max(0.0, (deadline_ms - self.ledger.now_ms()) / 1000)
+        # a provider that honours no key is held to the time its retry waits out (``_resume``);
+        # the others' steps each have the client's own limits
+        keyed = provider.checkout_keyed
+        left_s = math.inf if keyed else (deadline_ms - self.ledger.now_ms()) / 1000
+        if left_s < MIN_CALL_SHARE * self._call_ms() / 1000:
+            # the store took the call's time to make the checkout durable: not the provider's
+            # doing, and no call is made
+            result = unavailable("The checkout could not be started in time; try again.")
+            try:
+                await self.ref.send(m.CheckoutFinished(request.tx["id"], result, reply))
+            except ContractError as failure:
+                reply(failure)
+            return
         try:
             with trio.fail_after(left_s):
                 result = await provider.create_checkout(request)
@@ -410,7 +412,7 @@ class Checkouts:
                 )
             else:
                 setup = []
-            ops = setup + self._guard_ops(tx) + await self.idempotency.remember(tx, failure)
+            ops = setup + await self.idempotency.remember(tx, failure)
             # the merchant may have canceled meanwhile: never move a status it cannot reach
             if can_transition(Kind.PAYMENT, tx["status"], Status.CANCELED):
                 tx["reason"] = tx.get("reason") or f"{failure.code}: {failure.message}"
@@ -418,10 +420,21 @@ class Checkouts:
             ledger.commit(ops, msg.reply, failure)
             return
         result: CheckoutResult = msg.result
+        if tx["status"] != Status.PENDING:
+            # it ended while its provider was asked (canceled by the merchant, or its answer
+            # taken for never coming): what the provider made now is handed to no one
+            ended = ProviderError(
+                "provider_error",
+                f"This checkout ended ({tx['status']}) before {tx['provider']} answered;"
+                " start a new checkout.",
+                retryable=False,
+            )
+            ledger.commit(await self.idempotency.remember(tx, ended), msg.reply, ended)
+            return
         tx["providerRef"] = result.provider_ref
         tx["checkout"] = result.fields
         tx["expiresAt"] = result.expires_at_ms
-        ops = self._setup_noted(tx, None) + self._guard_ops(tx) + ledger.tx_ops(tx)
+        ops = self._setup_noted(tx, None) + ledger.tx_ops(tx)
         self.health.worked(tx["provider"], "test" if tx["isTest"] else "live")
         if result.provider_ref:
             # the object the node created: from now on the only way events reach this checkout
@@ -480,14 +493,15 @@ class Checkouts:
         if tx is None:
             reply("the transaction is gone")
             return
-        # a payment under way (a pending PayPal capture) was paid: the checkout's end is not its
-        if tx["status"] != Status.PENDING or not can_transition(
-            Kind(tx["kind"]), tx["status"], Status.EXPIRED
-        ):
-            reply(f"nothing to expire: the transaction is {tx['status']}")
-            return
         if msg.unanswered:
             await self._end_unanswered(tx, reply)
+            return
+        # a payment under way (a pending PayPal capture) was paid: the checkout's end is not its
+        # (the payment table is every checkout's, a subscription's first payment too)
+        if tx["status"] != Status.PENDING or not can_transition(
+            Kind.PAYMENT, tx["status"], Status.EXPIRED
+        ):
+            reply(f"nothing to expire: the transaction is {tx['status']}")
             return
         if ledger.now_ms() < int(tx.get("owedAt") or 0) + OWED_GRACE_MS:
             # the buyer approved (back on the return page, or as the provider told): the
@@ -511,6 +525,9 @@ class Checkouts:
         checkout the provider did not create does, and its key's retry is told so. Whatever
         the provider made meanwhile was never handed to anyone."""
         ledger = self.ledger
+        if tx["status"] != Status.PENDING:
+            reply(f"nothing to end: the transaction is {tx['status']}")
+            return
         if tx.get("checkout") is not None or tx.get("providerRef"):
             reply("nothing to end: the provider's answer was recorded")
             return
@@ -520,9 +537,8 @@ class Checkouts:
         failure = ProviderError(
             "provider_error",
             f"{tx['provider']}'s answer to this checkout never came; start a new checkout.",
-            retryable=True,
+            retryable=False,  # (its key is answered so for its 24 hours)
         )
-        tx.pop("guard", None)  # this is its attempt: the follow-up worker settles it
         tx["reason"] = f"{failure.code}: {failure.message}"
         ops = await self.idempotency.remember(tx, failure)
         await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)

@@ -56,7 +56,7 @@ MAX_NAME = 200  # what the node sends as a price or product name
 MIN_NAME = 2
 # a checkout taken up again looks for what its first request made from this long before the
 # checkout's making (the node's clock and Paddle's may be apart)
-MADE_SLACK_MS = 10 * 60 * 1000
+MADE_SLACK_MS = 2 * 60 * 1000
 TRANSACTIONS_PER_PAGE = "30"  # per_page_transaction_query: at most 30
 # the statuses of a transaction a buyer can still be sent to (or has paid)
 OPEN = ("draft", "ready", "billed", "paid", "completed")
@@ -220,15 +220,20 @@ async def _made_before(
         "order_by": "id[ASC]",
         "per_page": TRANSACTIONS_PER_PAGE,
     }
-    for transaction in await account.listing("/transactions", window):
-        if (
-            transaction.get("origin") == "api"
-            and transaction.get("status") in OPEN
-            and transaction.get("custom_data") == body["custom_data"]
-            and transaction.get("currency_code") == body["currency_code"]
-            and _lines(transaction.get("items")) == _lines(body["items"])
-        ):
-            return transaction
+    after: str | None = None
+    for _ in range(api.MAX_PAGES):  # page by page: the one sought is most likely among the first
+        page, after = await account.page("/transactions", window, after)
+        for transaction in page:
+            if (
+                transaction.get("origin") == "api"
+                and transaction.get("status") in OPEN
+                and transaction.get("custom_data") == body["custom_data"]
+                and transaction.get("currency_code") == body["currency_code"]
+                and _lines(transaction.get("items")) == _lines(body["items"])
+            ):
+                return transaction
+        if after is None:
+            break
     return None
 
 

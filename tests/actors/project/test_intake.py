@@ -366,6 +366,8 @@ async def test_a_mismatched_payment_owes_the_provider_nothing(harness, echo):
             currency="EUR",
         ),
     )
-    assert list(await harness.ctx.store.scan(b"", db=outbox.DB)) == []  # no capture for 1.00
+    owed = await outbox.due(harness.ctx.store, harness.ctx.clock_ms() + 10**9, 100)
+    assert [e["action"] for e in owed if e["txId"] == tx["id"]] == [outbox.EXPIRE]  # its guard
+    assert all(e["params"].get(outbox.UNANSWERED) for e in owed)  # no capture for 1.00
     record = await ledger.tx(tx["id"])
     assert record["status"] == "pending" and record["needsAttention"] is True
