@@ -43,6 +43,7 @@ RECONCILE = "node.reconcile"
 
 RETENTION_MS = 30 * 24 * 3600 * 1000
 PRUNE_BATCH = 500
+NEXT_DUE_SCAN = 50  # queue keys read for the next due time, strays passed over
 
 PENDING = "pending"
 DONE = "done"
@@ -116,9 +117,31 @@ async def due(store: Engine, now_ms: int, limit: int, db: str = DB) -> list[dict
 
 
 async def next_due_ms(store: Engine, db: str = DB) -> int | None:
-    """When the soonest pending entry is due, or None when nothing is pending."""
-    first = await store.scan(QUEUE, limit=1, db=db)
-    return int.from_bytes(first[0][0][1:9], "big") if first else None
+    """When the soonest pending entry is due, or None when nothing is pending. A queue key
+    whose entry is gone, finished or due at another time (a stray: ``strays_ops``) is passed
+    over: due in the past for ever, it would have a worker look again without pause."""
+    rows = await store.scan(QUEUE, limit=NEXT_DUE_SCAN, db=db)
+    for key, _ in rows:
+        due_ms = int.from_bytes(key[1:9], "big")
+        if not _stray(await store.get(entry_key(key[9:].decode("ascii")), db=db), due_ms):
+            return due_ms
+    return None if len(rows) < NEXT_DUE_SCAN else int.from_bytes(rows[-1][0][1:9], "big")
+
+
+def _stray(entry: Mapping[str, Any] | None, due_ms: int) -> bool:
+    return entry is None or entry["state"] != PENDING or entry["dueAt"] != due_ms
+
+
+async def strays_ops(store: Engine, db: str = DB, batch: int = PRUNE_BATCH) -> list[list[Op]]:
+    """The deletes of stray queue keys among the ``batch`` soonest, each with its guard (the
+    entry as read: one settled or taken meanwhile keeps its key): a ticket each."""
+    tickets = []
+    for key, _ in await store.scan(QUEUE, limit=batch, db=db):
+        ek = entry_key(key[9:].decode("ascii"))
+        raw = await store.get_raw(ek, db=db)
+        if _stray(unpack(raw) if raw is not None else None, int.from_bytes(key[1:9], "big")):
+            tickets.append([expect_op(db, ek, raw), (db, key, None)])
+    return tickets
 
 
 async def entry(store: Engine, entry_id: str, db: str = DB) -> dict[str, Any] | None:

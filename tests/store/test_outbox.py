@@ -9,6 +9,7 @@ from pathlib import Path
 
 from edge.domain import ids
 from edge.store import outbox
+from edge.store.codec import pack, unpack
 from edge.store.lmdb.store import open_store
 from edge.store.writer import open_writer
 
@@ -85,3 +86,25 @@ async def test_a_prune_looks_at_a_batch_of_the_oldest_entries(store, writer):
     assert len(first) == 2 * 2
     await writer.write(first)
     assert len(await outbox.expired_ops(store, later)) == 3 * 2
+
+
+async def test_a_queue_key_naming_no_entry_due_then_is_passed_over_and_pruned(store, writer):
+    """A stray queue key (its entry gone, finished, or due at another time: left by an older
+    node's unguarded settle) would be due in the past for ever and have a worker look again
+    without pause: the next due time passes over it, and the pruner deletes it, each only
+    while its entry is as read."""
+    owed = outbox.enqueue_ops(PROJECT, "tx_A", "p", "live", "capture", {}, 9_000)
+    await writer.write(owed)
+    gone = outbox.queue_key(1_000, ids.new_ulid())  # its entry deleted
+    moved = outbox.queue_key(2_000, entry_id_of(owed))  # its entry is due at 9_000
+    done = outbox.enqueue_ops(PROJECT, "tx_B", "p", "live", "capture", {}, 3_000)
+    entry = {**unpack(done[0][2] or b""), "state": "done"}
+    await writer.write([(outbox.DB, gone, b""), (outbox.DB, moved, b""), done[1]])
+    await writer.write([(outbox.DB, done[0][1], pack(entry))])
+    assert await outbox.next_due_ms(store) == 9_000
+    tickets = await outbox.strays_ops(store)
+    assert len(tickets) == 3
+    for ops in tickets:
+        await writer.write(ops)
+    assert [key for key, _ in await store.scan(outbox.QUEUE, db=outbox.DB)] == [owed[1][1]]
+    assert [e["txId"] for e in await outbox.due(store, 10**12, 10)] == ["tx_A"]
