@@ -61,9 +61,10 @@ function askFirst(event) {
 }
 
 // No, Escape (even when Chromium closes the dialog without asking, at a second Escape): focus
-// goes back to the button that asked
+// goes back to the button that asked. The close event comes a task later: one that finds the
+// dialog open again (asked anew at once, from the keyboard) is not this asking's to end.
 function returnFocus() {
-  if (!asking) return;
+  if (!asking || dialog.open) return;
   const { submitter } = asking;
   asking = null;
   if (submitter && submitter.isConnected) submitter.focus();
