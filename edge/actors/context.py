@@ -97,8 +97,9 @@ class NodeContext:
     bound_url: str  # where this node listens
     public_url: str  # where buyers reach it: bound_url, or a proxy's address
     clock_ms: Callable[[], int] = wall_ms
-    # Wakes the follow-up worker once a commit that owes the outside world something has landed.
+    # Wake the follow-up worker, the notifier, once a commit that owes them work has landed.
     follow_ups_owed: Callable[[], None] = lambda: None
+    notifications_owed: Callable[[], None] = lambda: None
     # the follow-up worker's attempts, as they are recorded (the buyer's return waits on one)
     attempts: AttemptWatch = field(default_factory=AttemptWatch)
     load: Load = field(default_factory=Load)

@@ -49,6 +49,15 @@ async def test_an_idle_node_sends_only_its_heartbeat(tmp_path, postgres, pg_url)
         )
         assert created.status_code == 201, created.text
         tx_id = created.json()["txId"]
+        # idle from the next beat on: what the checkout owes starts at once (its queue
+        # workers' look at what is due, its owed end's time) and is not the idle node's cost
+        after = log.stat().st_size
+        await until(
+            lambda: any(HEARTBEAT in s for s in _statements(log, after)),
+            what="a heartbeat after the checkout",
+            timeout_s=60.0,
+            every=0.2,
+        )
         start = log.stat().st_size
 
         def beats() -> int:

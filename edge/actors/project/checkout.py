@@ -46,6 +46,7 @@ from edge.providers.offers import display_name
 from edge.providers.registry import PROVIDERS
 from edge.store import keys, outbox
 from edge.store.engine import Op
+from edge.store.writer import Ticket
 
 log = logging.getLogger("edge.actors")
 CHECKOUT = "checkout"  # a set-up record learnt from a checkout, not from saving credentials
@@ -163,18 +164,30 @@ class Checkouts:
         ops.append(("meta", keys.tx_owner(tx_id), ledger.project_id.encode()))
         ticket = ledger.submit(ops + event_ops)
         ledger.add(tx)
-        self.calling.add(tx_id)
         request = await self._request(tx, provider, credentials, product)
+        self._call_when_durable(ticket, provider, request, reply, now)
+
+    def _call_when_durable(
+        self,
+        ticket: Ticket,
+        provider: Provider,
+        request: CheckoutRequest,
+        reply: Reply,
+        started_ms: int,
+    ) -> None:
+        """The provider is called only once ``ticket`` (the pending transaction, or a retry's
+        start) is durable, and off the actor, so a slow provider never holds up this
+        project's other requests; its time counts from ``started_ms``."""
+        tx_id = request.tx["id"]
+        self.calling.add(tx_id)
 
         def stored(error: BaseException | None) -> None:
             if error is not None:
                 self.calling.discard(tx_id)
                 reply(unavailable())
                 return
-            # The provider is called only once the pending transaction is durable, and off the
-            # actor, so a slow provider never holds up this project's other requests.
-            ledger.ctx.nursery.start_soon(
-                self._call_provider, provider, request, reply, now + self._call_ms()
+            self.ledger.ctx.nursery.start_soon(
+                self._call_provider, provider, request, reply, started_ms + self._call_ms()
             )
 
         ticket.when_durable(stored)
@@ -248,22 +261,11 @@ class Checkouts:
         product = ledger.product(tx["productId"])
         # when this call began, durably before it: a retry of this one, cut short in turn,
         # waits for its time too
-        tx["calledAt"] = now = ledger.now_ms()
+        tx["calledAt"] = ledger.now_ms()
         ticket = ledger.submit(ledger.tx_ops(tx))
         request = await self._request(tx, provider, credentials, product, again=True)
-        self.calling.add(tx_id)
         reply = self.idempotency.resume(msg, reply)
-
-        def stored(error: BaseException | None) -> None:
-            if error is not None:
-                self.calling.discard(tx_id)
-                reply(unavailable())
-                return
-            ledger.ctx.nursery.start_soon(
-                self._call_provider, provider, request, reply, now + self._call_ms()
-            )
-
-        ticket.when_durable(stored)
+        self._call_when_durable(ticket, provider, request, reply, tx["calledAt"])
 
     def _unanswered_guard(
         self, tx: dict[str, Any], provider_name: str, mode: str, now: int

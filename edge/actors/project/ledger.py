@@ -348,9 +348,13 @@ class Ledger:
             self._pending[item_id] = ticket
         for watcher in self._submit_watchers:
             watcher(touched, ticket)
-        if owes:  # the follow-up worker looks once the entries are durable
-            owed = self.ctx.follow_ups_owed
-            ticket.when_durable(lambda error: None if error else owed())
+        # the worker of each queue written looks once the entries are durable
+        if outbox.DB in owes:
+            follow_ups = self.ctx.follow_ups_owed
+            ticket.when_durable(lambda error: None if error else follow_ups())
+        if notifyq.DB in owes:
+            notifications = self.ctx.notifications_owed
+            ticket.when_durable(lambda error: None if error else notifications())
 
         def settled(error: BaseException | None) -> None:
             for item_id in touched:
@@ -429,14 +433,15 @@ class Ledger:
             watcher()
 
 
-def _written(ops: list[Op]) -> tuple[list[str], bool]:
-    """Ids of the transactions and subscriptions that ``ops`` write, and whether they owe a
-    follow-up (an outbox entry written: one deleted makes nothing due)."""
+def _written(ops: list[Op]) -> tuple[list[str], set[str]]:
+    """Ids of the transactions and subscriptions that ``ops`` write, and the queues they owe
+    work (``outbox``, ``notify``: an entry written; one deleted makes nothing due)."""
     ids_written = []
-    owes = False
+    owes: set[str] = set()
     for db, key, value in ops:
         if db in (outbox.DB, notifyq.DB):
-            owes = owes or value is not None
+            if value is not None:
+                owes.add(db)
         elif db == "records":
             kind = key[keys.PROJECT_ID_LEN : keys.PROJECT_ID_LEN + 1]
             if kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
