@@ -212,11 +212,7 @@ class FollowUpWorker:
             return  # pruned since it was read
         current = unpack(raw)
         started = self._clock_ms()
-        if (
-            current["state"] != outbox.PENDING
-            or current["attempts"] != entry["attempts"]
-            or current["dueAt"] > started
-        ):
+        if not outbox.as_read(current, entry, started):
             return  # settled since it was read, or taken by another node's attempt
         # its settle holds only while the entry is as read here: another node's attempt at it
         # meanwhile (a lease moved) settles it once, never leaving a stray queue key behind

@@ -190,7 +190,7 @@ class Notifier:
         read: dict[str, bytes] = {}
         for entry in gone:
             raw = await self._store.get_raw(outbox.entry_key(entry["id"]), db=notifyq.DB)
-            if raw is not None and _as_read(unpack(raw), entry, now):
+            if raw is not None and outbox.as_read(unpack(raw), entry, now):
                 read[entry["id"]] = raw
         still = [entry for entry in gone if entry["id"] in read]
         if still and not await self._settle(still, now, None, _GONE, outbox.DROPPED, taken=read):
@@ -287,9 +287,8 @@ class Notifier:
         if not target["wanted"]:
             await self._settle([entry], started, None, _UNWANTED, outbox.DROPPED, taken=taken)
             return
-        hold_end = entry["dueAt"] if self._shared else math.inf  # as taken, ms
-        left_s = (hold_end - self._clock_ms()) / 1000 - HOLD_MARGIN_S
-        if left_s < notifications.TIMEOUT_S:
+        hold_left_s = (entry["dueAt"] - self._clock_ms()) / 1000  # the hold as taken
+        if self._shared and hold_left_s < notifications.TIMEOUT_S + HOLD_MARGIN_S:
             # the store was slow to take it (or the node paused): posting now could outlast
             # the hold, while another node takes the entry and sends it too; due at its end
             log.warning("notification %s: its hold ran short; sent later", entry["id"])
@@ -323,7 +322,7 @@ class Notifier:
         if raw is None:
             return None
         current = unpack(raw)
-        if not _as_read(current, entry, now):
+        if not outbox.as_read(current, entry, now):
             return None
         if not self._shared:  # one node: its own ``_sending`` keeps an entry to one attempt
             return current, raw
@@ -442,15 +441,6 @@ class Notifier:
             self._counted(outcome)
             self._observed(line)
         return True
-
-
-def _as_read(current: Mapping[str, Any], entry: Mapping[str, Any], now: int) -> bool:
-    """The entry is still as ``entry`` was read: pending, with no attempt since, and due."""
-    return (
-        current["state"] == outbox.PENDING
-        and current["attempts"] == entry["attempts"]
-        and current["dueAt"] <= now
-    )
 
 
 async def _skim(response: httpx.Response) -> None:

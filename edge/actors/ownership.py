@@ -70,7 +70,7 @@ AWAY_S = 2.0
 Forget = Callable[[str], None]
 Quiet = Callable[[str, float], bool]
 LetGo = Callable[[str, float], Awaitable[None]]
-# ``gone()``: another node stopped beating, and the leases it held have lapsed
+# ``gone()``: another node stopped beating (its leases lapse within a lease of its last beat)
 Gone = Callable[[], None]
 
 
@@ -346,9 +346,9 @@ class Leased:
     ) -> None:
         """Beat until cancelled, recording this node alive at ``address``, and hand projects
         over when asked. A project ``quiet`` for a lease's length has its lease given back.
-        Another node silent for a lease (dead, stopped, cut off) has its leases lapsed:
-        ``gone`` wakes the queue workers, which would otherwise sleep through what it owed
-        (they learn of new entries from their own node only)."""
+        Another node silent for a lease (dead, stopped, cut off) has let its leases lapse, or
+        soon will: ``gone`` wakes the queue workers, which would otherwise sleep through what
+        it owed (they learn of new entries from their own node only)."""
         self.leases.address = address
         await self.leases.heartbeat()  # the node is listed alive from its start
         async with trio.open_nursery() as nursery:

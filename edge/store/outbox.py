@@ -59,6 +59,11 @@ def queue_key(due_ms: int, entry_id: str) -> bytes:
     return QUEUE + max(0, due_ms).to_bytes(8, "big") + entry_id.encode("ascii")
 
 
+def _queued(key: bytes) -> tuple[int, str]:
+    """A queue key's due time and entry id."""
+    return int.from_bytes(key[1:9], "big"), key[9:].decode("ascii")
+
+
 def attempt_key(entry_id: str, number: int) -> bytes:
     return ATTEMPT + entry_id.encode("ascii") + number.to_bytes(4, "big")
 
@@ -107,10 +112,10 @@ async def due(store: Engine, now_ms: int, limit: int, db: str = DB) -> list[dict
     """Pending entries due at ``now_ms`` or before, soonest first."""
     out = []
     for key, _ in await store.scan(QUEUE, limit=limit, db=db):
-        due_ms = int.from_bytes(key[1:9], "big")
+        due_ms, entry_id = _queued(key)
         if due_ms > now_ms:
             break
-        entry = await store.get(entry_key(key[9:].decode("ascii")), db=db)
+        entry = await store.get(entry_key(entry_id), db=db)
         if entry is not None and entry["state"] == PENDING:
             out.append(entry)
     return out
@@ -122,10 +127,10 @@ async def next_due_ms(store: Engine, db: str = DB) -> int | None:
     over: due in the past for ever, it would have a worker look again without pause."""
     rows = await store.scan(QUEUE, limit=NEXT_DUE_SCAN, db=db)
     for key, _ in rows:
-        due_ms = int.from_bytes(key[1:9], "big")
-        if not _stray(await store.get(entry_key(key[9:].decode("ascii")), db=db), due_ms):
+        due_ms, entry_id = _queued(key)
+        if not _stray(await store.get(entry_key(entry_id), db=db), due_ms):
             return due_ms
-    return None if len(rows) < NEXT_DUE_SCAN else int.from_bytes(rows[-1][0][1:9], "big")
+    return None if len(rows) < NEXT_DUE_SCAN else _queued(rows[-1][0])[0]
 
 
 def _stray(entry: Mapping[str, Any] | None, due_ms: int) -> bool:
@@ -137,10 +142,10 @@ async def strays_ops(store: Engine, db: str = DB, batch: int = PRUNE_BATCH) -> l
     entry as read: one settled or taken meanwhile keeps its key): a ticket each."""
     tickets = []
     for key, _ in await store.scan(QUEUE, limit=batch, db=db):
-        ek = entry_key(key[9:].decode("ascii"))
-        raw = await store.get_raw(ek, db=db)
-        if _stray(unpack(raw) if raw is not None else None, int.from_bytes(key[1:9], "big")):
-            tickets.append([expect_op(db, ek, raw), (db, key, None)])
+        due_ms, entry_id = _queued(key)
+        raw = await store.get_raw(entry_key(entry_id), db=db)
+        if _stray(unpack(raw) if raw is not None else None, due_ms):
+            tickets.append([expect_op(db, entry_key(entry_id), raw), (db, key, None)])
     return tickets
 
 
@@ -176,6 +181,16 @@ def claim_ops(
             (db, queue_key(until_ms, entry_id), b""),
             (db, entry_key(entry_id), packed),
         ],
+    )
+
+
+def as_read(current: Mapping[str, Any], read: Mapping[str, Any], now_ms: int) -> bool:
+    """The entry, as stored now (``current``), is still as it was ``read``: pending, with no
+    attempt recorded since, and due (not taken by another attempt meanwhile)."""
+    return (
+        current["state"] == PENDING
+        and current["attempts"] == read["attempts"]
+        and current["dueAt"] <= now_ms
     )
 
 

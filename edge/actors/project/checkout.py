@@ -245,7 +245,7 @@ class Checkouts:
         if not provider.checkout_keyed:
             # the first request's call may still be making the provider's object, which asking
             # cannot see yet: the retry comes back once that call has had its time
-            called = max(int(tx["createdAt"]), int(tx.get("calledAt") or 0))
+            called = int(tx.get("calledAt") or tx["createdAt"])  # the latest call's start
             left_ms = called + self._first_call_ms() - ledger.now_ms()
             if left_ms > 0:
                 wait_s = math.ceil(left_ms / 1000)
@@ -355,13 +355,20 @@ class Checkouts:
             # the store took the call's time to make the checkout durable: not the provider's
             # doing, and no call is made
             result = unavailable("The checkout could not be started in time; try again.")
-            try:
-                await self.ref.send(m.CheckoutFinished(request.tx["id"], result, reply))
-            except ContractError as failure:
-                reply(failure)
-            return
+        else:
+            result = await self._asked(provider, request, left_s)
         try:
-            with trio.fail_after(left_s):
+            await self.ref.send(m.CheckoutFinished(request.tx["id"], result, reply))
+        except ContractError as failure:
+            reply(failure)
+
+    async def _asked(
+        self, provider: Provider, request: CheckoutRequest, limit_s: float
+    ) -> CheckoutResult | ContractError:
+        """What the provider answered a checkout within ``limit_s``, or why it did not."""
+        result: CheckoutResult | ContractError
+        try:
+            with trio.fail_after(limit_s):
                 result = await provider.create_checkout(request)
             url = result.fields.get("url")
             if url is not None and not handout_allowed(url):
@@ -382,10 +389,7 @@ class Checkouts:
                 f"{provider.name} did not create the checkout.",
                 retryable=True,
             )
-        try:
-            await self.ref.send(m.CheckoutFinished(request.tx["id"], result, reply))
-        except ContractError as failure:
-            reply(failure)
+        return result
 
     async def finish(self, msg: m.CheckoutFinished, done: Reply) -> None:
         done(None)

@@ -72,8 +72,9 @@ async def _made_before(api: Greenfield, body: Mapping[str, Any]) -> dict[str, An
     short after it may have reached BTCPay) asks first, by the ``orderId`` BTCPay indexes.
     Anyone may make an invoice naming any ``orderId`` (a Point of Sale form takes it, and the
     amount, from whoever posts it), so only one asking all the node would have asked is
-    adopted: the same metadata, amount and currency, and the buyer sent on to the same
-    address. One that ended (expired, invalid) is not handed out again: a new one is made."""
+    adopted: its metadata as sent (``_as_sent``), the same amount and currency, and the buyer
+    sent on to the same address. One that ended (expired, invalid) is not handed out again: a
+    new one is made."""
     order_id = body["metadata"]["orderId"]
     listed = await api.read(api.store_url("/invoices", orderId=order_id))
     for invoice in listed if isinstance(listed, list) else ():

@@ -26,6 +26,7 @@ contain it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,7 +213,7 @@ async def _made_before(
     asking what this checkout would (its ``custom_data``, currency and lines; one a
     Paddle.js checkout made is of origin ``web``). A canceled one is not handed out again."""
     first = int(tx["createdAt"])
-    last = max(first, int(tx.get("calledAt") or 0))
+    last = int(tx.get("calledAt") or first)  # a retry's own call, recorded before it ran
     window = {
         "origin": "api",
         "created_at[GTE]": iso_ms(max(0, first - MADE_SLACK_MS)),
@@ -220,10 +221,8 @@ async def _made_before(
         "order_by": "id[ASC]",
         "per_page": TRANSACTIONS_PER_PAGE,
     }
-    after: str | None = None
-    for _ in range(api.MAX_PAGES):  # page by page: the one sought is most likely among the first
-        page, after = await account.page("/transactions", window, after)
-        for transaction in page:
+    async with aclosing(account.entities("/transactions", window)) as listed:
+        async for transaction in listed:
             if (
                 transaction.get("origin") == "api"
                 and transaction.get("status") in OPEN
@@ -232,8 +231,6 @@ async def _made_before(
                 and _lines(transaction.get("items")) == _lines(body["items"])
             ):
                 return transaction
-        if after is None:
-            break
     return None
 
 

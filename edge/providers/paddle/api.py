@@ -15,7 +15,7 @@ retry rule).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -94,14 +94,21 @@ class Account:
 
     async def listing(self, path: str, params: Mapping[str, str]) -> list[dict[str, Any]]:
         """Every entity of a list (at most ``MAX_PAGES`` pages), in Paddle's order."""
-        found: list[dict[str, Any]] = []
+        return [entity async for entity in self.entities(path, params)]
+
+    async def entities(
+        self, path: str, params: Mapping[str, str]
+    ) -> AsyncGenerator[dict[str, Any]]:
+        """The entities of a list one by one, in Paddle's order, a page read when it is
+        reached (at most ``MAX_PAGES``): a caller that stops early (inside ``aclosing``, as
+        trio wants of a generator left unexhausted) reads no further."""
         after: str | None = None
         for _ in range(MAX_PAGES):
             page, after = await self.page(path, params, after)
-            found += page
+            for entity in page:
+                yield entity
             if after is None:
-                break
-        return found
+                return
 
     async def page(
         self, path: str, params: Mapping[str, str], after: str | None

@@ -949,7 +949,8 @@ class PaddleSimulator(LoopbackServer):
     async def _list_transactions(self) -> Any:
         """``GET /transactions`` (openapi.yaml list-transactions): the account's transactions,
         filtered by ``id``, ``status`` and ``origin`` (comma-separated lists) and by
-        ``created_at`` (``lists.dated``), 30 a page (at most 200)."""
+        ``created_at`` (``lists.dated``), 30 a page (``per_page_transaction_query``: at most
+        30)."""
         account = self._caller()
         query = dict(request.args)
         kept = lists.matching(
