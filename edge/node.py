@@ -66,6 +66,8 @@ from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
 
+Clock = Callable[[], int]  # milliseconds since the epoch
+
 RESOLVE_TIMEOUT_S = 10.0
 DEPTH_COUNTED = 100_000
 # An idle keep-alive connection is closed after this long (CONTRACT 8): idle sockets are cheap
@@ -88,22 +90,25 @@ def store_path(settings: Settings) -> Path:
 
 @asynccontextmanager
 async def open_node(
-    settings: Settings, *, handle_signals: bool = False
+    settings: Settings, *, handle_signals: bool = False, wall_ms: Clock = wall_ms
 ) -> AsyncIterator[RunningNode]:
     """A serving node. It stops when ``stop`` is set (or on SIGINT/SIGTERM with
     ``handle_signals``), or when the ``async with`` body ends; leaving the block waits for the
-    shutdown to finish."""
+    shutdown to finish. ``wall_ms``: the machine's clock (a test gives one that is off)."""
     with datadir.locked(settings.data_dir):
-        async with _open_node(settings, handle_signals) as running:
+        async with _open_node(settings, handle_signals, wall_ms) as running:
             yield running
 
 
 @asynccontextmanager
-async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[RunningNode]:
+async def _open_node(
+    settings: Settings, handle_signals: bool, wall_ms: Clock
+) -> AsyncIterator[RunningNode]:
     signer = Signer.load(settings.data_dir, settings.signing_key)
     button.script_bytes(signer)  # no packaged script: the start fails, not a buyer
     stop = trio.Event()
-    async with _open_engine(settings) as (store, ownership), open_writer(store) as writer:
+    async with _open_engine(settings, wall_ms) as (store, ownership), open_writer(store) as writer:
+        clock_ms = _agreed_clock(ownership, wall_ms)
         await sealcheck.check(store, writer, Sealer(settings.secret_key))
         if ownership.shared:  # only nodes that share a store must share a key
             await signcheck.check(store, writer, signer.kid)
@@ -134,13 +139,13 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
             ) as registry:
                 attempts = AttemptWatch()
                 stalls = Stalls(trio.current_time())
-                load, metrics, activity = Load(), Metrics(), ActivityLog(wall_ms)
+                load, metrics, activity = Load(), Metrics(), ActivityLog(clock_ms)
                 syncer = Syncer(
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
                     http,
                     pacing,
                     metrics,
-                    wall_ms,
+                    clock_ms,
                     settings.sync_every_s,
                 )
                 follow_ups = FollowUpWorker(
@@ -149,7 +154,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     _Projects(registry, syncer),
                     http,
                     PROVIDERS,
-                    wall_ms,
+                    clock_ms,
                     attempts,
                     mine=ownership.claim,
                 )
@@ -160,7 +165,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     targets,
                     partial(registry.call, timeout_s=RESOLVE_TIMEOUT_S),
                     notify_http,
-                    wall_ms,
+                    clock_ms,
                     busy=load.busy,
                     counted=metrics.notification,
                     observed=activity.notification,
@@ -178,6 +183,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                 ):
                     ctx = NodeContext(
                         settings=settings,
+                        clock_ms=clock_ms,
                         store=store,
                         writer=writer,
                         registry=registry,
@@ -217,7 +223,7 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
                     async with trio.open_nursery() as owed:
                         await owed.start(follow_ups.run)  # resumes what a last run left
                         await owed.start(notifier.run)
-                        await owed.start(prune_queues, store, writer, wall_ms)
+                        await owed.start(prune_queues, store, writer, clock_ms)
                         async with trio.open_nursery() as serving:
                             if handle_signals:
                                 serving.start_soon(_stop_on_signal, stop)
@@ -265,7 +271,9 @@ async def _open_node(settings: Settings, handle_signals: bool) -> AsyncIterator[
 
 
 @asynccontextmanager
-async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Ownership]]:
+async def _open_engine(
+    settings: Settings, wall_ms: Clock
+) -> AsyncIterator[tuple[Engine, Ownership]]:
     """The store and who owns its projects: LMDB in the data dir, every project this node's;
     or with ``EDGE_STORE`` PostgreSQL, fenced by this node's leases (cluster mode)."""
     if settings.store_url is None:
@@ -283,10 +291,23 @@ async def _open_engine(settings: Settings) -> AsyncIterator[tuple[Engine, Owners
     from edge.store.postgres.notices import Notices
 
     async with open_postgres_store(settings.store_url) as pg:
-        leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s)
+        leases = Leases(pg.pool, settings.node_id, "", lease_s=settings.lease_s, wall_ms=wall_ms)
         pg.fence = leases
         log.info("cluster mode: node %s on PostgreSQL", settings.node_id)
         yield pg, Leased(leases, notices=Notices(pg.pool))
+
+
+def _agreed_clock(ownership: Ownership, wall_ms: Clock) -> Clock:
+    """The time the node stamps and compares by (milliseconds): its wall clock on its own
+    store; in cluster mode set by PostgreSQL's (``Ownership.offset_ms``), so an entry's hold
+    taken on one node is read alike on another whose clock is off."""
+    if not ownership.shared:
+        return wall_ms
+
+    def clock_ms() -> int:
+        return wall_ms() + ownership.offset_ms
+
+    return clock_ms
 
 
 @asynccontextmanager
@@ -320,10 +341,11 @@ async def run_node(
     settings: Settings,
     *,
     handle_signals: bool = False,
+    wall_ms: Clock = wall_ms,
     task_status: trio.TaskStatus[RunningNode] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """``open_node`` as a task: reports the running node, returns once it has stopped."""
-    async with open_node(settings, handle_signals=handle_signals) as running:
+    async with open_node(settings, handle_signals=handle_signals, wall_ms=wall_ms) as running:
         task_status.started(running)
         await running.stop.wait()
 

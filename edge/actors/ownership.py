@@ -82,6 +82,11 @@ class Ownership(Protocol):
         """Other nodes share this node's store (its signing key and API key index must agree
         with theirs)."""
 
+    @property
+    def offset_ms(self) -> int:
+        """How far the shared store's clock is ahead of this node's wall clock (0 on one
+        node): the nodes stamp and compare what they share (an entry's hold) by one time."""
+
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         """The epoch this node serves the project under, taken now if need be; a retryable
         503 when another node serves it. ``ask``: a request for it reached this node, whose
@@ -123,6 +128,7 @@ class OneNode:
 
     EPOCH = 0
     shared = False
+    offset_ms = 0
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         return self.EPOCH
@@ -193,6 +199,10 @@ class Leased:
         self.lost = 0  # leases lost (taken over, moved, drained, expired unrenewed)
         self.handed = 0  # projects handed over to another node on its asking
         self.taken = 0  # projects taken over from another node on this one's asking
+
+    @property
+    def offset_ms(self) -> int:
+        return self.leases.offset_ms
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         """This node's lease of the project (its epoch), or a retryable 503. ``ask``: a live

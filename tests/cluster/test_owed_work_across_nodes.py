@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 import trio
 from support.client import Admin, manual_shop
 from support.cluster_nodes import cluster_node
@@ -58,16 +59,27 @@ async def _entries(pg_url: str) -> tuple[dict[str, dict[str, Any]], list[bytes]]
     return entries, [key for key in rows if key.startswith(outbox.QUEUE)]
 
 
-async def test_a_notification_under_way_at_a_hand_over_is_not_sent_again(tmp_path, pg_url):
+# node b's machine clock as node a's, and 40 s ahead: past an attempt's hold (the notifier's
+# TAKEN_S, 25 s), so by its own clock node b would find node a's attempt's hold over
+CLOCKS_OFF_S = (0.0, 40.0)
+
+
+@pytest.mark.parametrize("b_ahead_s", CLOCKS_OFF_S)
+async def test_a_notification_under_way_at_a_hand_over_is_not_sent_again(
+    tmp_path, pg_url, b_ahead_s
+):
     """Node a is sending a notification (its endpoint has not answered yet) when HAProxy sends
     the project to node b, which takes it over and commits there, waking its notifier: the
     entry is node a's attempt's (taken), so node b sends nothing; node a's 200 settles it,
-    and no queue key is left for an entry no longer pending."""
+    and no queue key is left for an entry no longer pending. So too when node b's clock is
+    ahead by more than the hold: both nodes stamp and compare by PostgreSQL's time."""
     merchant = Merchant("hold")
     async with (
         trio.open_nursery() as nursery,
         cluster_node(nursery, tmp_path / "a", pg_url, "node-a") as a,
-        cluster_node(nursery, tmp_path / "b", pg_url, "node-b", like=tmp_path / "a") as b,
+        cluster_node(
+            nursery, tmp_path / "b", pg_url, "node-b", like=tmp_path / "a", clock_off_s=b_ahead_s
+        ) as b,
         httpx.AsyncClient(base_url=a.url) as to_a,
         httpx.AsyncClient(base_url=b.url) as to_b,
     ):

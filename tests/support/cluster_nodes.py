@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -20,13 +21,24 @@ LEASE_S = 4.0  # beaten every 1.3 s: a node of a busy test machine may stall for
 
 @asynccontextmanager
 async def cluster_node(
-    nursery: trio.Nursery, data: Path, pg_url: str, node_id: str, like: Path | None = None
+    nursery: trio.Nursery,
+    data: Path,
+    pg_url: str,
+    node_id: str,
+    like: Path | None = None,
+    clock_off_s: float = 0.0,
 ) -> AsyncIterator[RunningNode]:
     """A node of the cluster; ``like``: a data dir whose sealing key, signing key and admin
-    token it shares (cluster nodes open each other's sealed secrets, and sign alike)."""
+    token it shares (cluster nodes open each other's sealed secrets, and sign alike);
+    ``clock_off_s``: how far its machine's wall clock is ahead (behind, below 0)."""
     _data_dir(data, like)
     settings = node_settings(data, store_url=pg_url, node_id=node_id, lease_s=LEASE_S)
-    running: RunningNode = await nursery.start(partial(run_node, settings))
+    off_ms = round(clock_off_s * 1000)
+
+    def wall_ms() -> int:
+        return time.time_ns() // 1_000_000 + off_ms
+
+    running: RunningNode = await nursery.start(partial(run_node, settings, wall_ms=wall_ms))
     try:
         yield running
     finally:

@@ -25,10 +25,13 @@ expired, moved or taken over fails with ``store.StaleEpoch`` and writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+from edge.domain.clock_offset import offset_after
 
 if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads it
     import psycopg
@@ -87,6 +90,7 @@ class Leases:
         *,
         lease_s: float = LEASE_S,
         node_s: float = NODE_S,
+        wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
         self.pool = pool
         self.node_id = node_id
@@ -96,6 +100,11 @@ class Leases:
         self._held: dict[str, int] = {}
         # the other nodes that beat within a lease, as of this node's last heartbeat
         self.others: frozenset[str] = frozenset()
+        # PostgreSQL's clock less this node's wall clock (``wall_ms``), read with each
+        # heartbeat (edge.domain.clock_offset): the time the nodes stamp their shared entries by
+        self.offset_ms = 0
+        self._offset: int | None = None
+        self._wall_ms = wall_ms
 
     def epoch(self, project_id: str) -> int | None:
         return self._held.get(project_id)
@@ -154,13 +163,18 @@ class Leases:
         one statement (an idle node's only round trip: BEGIN and COMMIT around two statements
         would triple it); the projects whose leases it lost (dropped from its own). The same
         statement reads which other nodes beat within a lease (``others``): one that stops
-        beating has had its leases lapse, and its owed work is for the nodes left to take."""
+        beating has had its leases lapse, and its owed work is for the nodes left to take;
+        and PostgreSQL's clock, against this node's (``offset_ms``)."""
         held = dict(self._held)
+        wall_ms = self._wall_ms
 
-        def beat(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+        def beat(conn: psycopg.Connection[Any]) -> tuple[list[tuple[Any, ...]], int, int]:
             # a data-modifying WITH runs whether or not the UPDATE finds rows; the SELECT of
-            # the other nodes reads the table as it was before this node's own row was written
-            return conn.execute(
+            # the other nodes reads the table as it was before this node's own row was written,
+            # and counts from the statement's start: a wait for a lease row's lock (a commit
+            # in flight) makes no live node look gone
+            sent_ms = wall_ms()
+            rows = conn.execute(
                 "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
                 " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
                 " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at),"
@@ -173,7 +187,8 @@ class Leases:
                 " SELECT project_id, owner, epoch, expires_at, true FROM renewed UNION ALL"
                 " SELECT node_id, node_id, 0, heartbeat_at, false FROM nodes"
                 " WHERE node_id <> %s"
-                " AND heartbeat_at > clock_timestamp() - make_interval(secs => %s)",
+                " AND heartbeat_at > statement_timestamp() - make_interval(secs => %s)"
+                " UNION ALL SELECT '', '', 0, clock_timestamp(), NULL",
                 (
                     self.node_id,
                     self.address,
@@ -185,10 +200,16 @@ class Leases:
                     self.lease_s,
                 ),
             ).fetchall()
+            return rows, sent_ms, wall_ms()
 
-        rows = await self.pool.run(beat)
+        rows, sent_ms, got_ms = await self.pool.run(beat)
         renewed = {row[0] for row in rows if row[4]}
-        self.others = frozenset(row[0] for row in rows if not row[4])
+        self.others = frozenset(row[0] for row in rows if row[4] is False)
+        for row in rows:
+            if row[4] is None:  # the clock's row
+                store_ms = round(row[3].timestamp() * 1000)
+                self._offset = offset_after(self._offset, store_ms, sent_ms, got_ms)
+                self.offset_ms = self._offset or 0
         # a lease acquired anew while the beat ran (a paused node's request at its wake) is
         # not lost: the actor made under its new epoch stays (dropping it mid-work would let
         # a second actor of that same epoch be made, which no fence tells apart)
