@@ -43,7 +43,7 @@ from edge.actors.rates import ProjectRates
 from edge.actors.registry import Actor, ActorRef, ActorRegistry, open_registry
 from edge.actors.sync import Syncer
 from edge.config import NODE_FILE, ConfigError, Settings
-from edge.domain import notifications, smtp
+from edge.domain import ids, notifications, smtp
 from edge.domain.egress import unreachable_reason
 from edge.domain.events import Simulated
 from edge.domain.stalls import Stalls
@@ -109,6 +109,8 @@ async def _open_node(
     stop = trio.Event()
     async with _open_engine(settings, wall_ms) as (store, ownership), open_writer(store) as writer:
         clock_ms = _agreed_clock(ownership, wall_ms)
+        if ownership.shared:
+            ids.new_ulid.follow(clock_ms)
         await sealcheck.check(store, writer, Sealer(settings.secret_key))
         if ownership.shared:  # only nodes that share a store must share a key
             await signcheck.check(store, writer, signer.kid)
@@ -299,15 +301,9 @@ async def _open_engine(
 
 def _agreed_clock(ownership: Ownership, wall_ms: Clock) -> Clock:
     """The time the node stamps and compares by (milliseconds): its wall clock on its own
-    store; in cluster mode set by PostgreSQL's (``Ownership.offset_ms``), so an entry's hold
-    taken on one node is read alike on another whose clock is off."""
-    if not ownership.shared:
-        return wall_ms
-
-    def clock_ms() -> int:
-        return wall_ms() + ownership.offset_ms
-
-    return clock_ms
+    store; in cluster mode PostgreSQL's (``Ownership.clock_ms``), so an entry's hold taken on
+    one node is read alike on another whose clock is off."""
+    return ownership.clock_ms if ownership.shared else wall_ms
 
 
 @asynccontextmanager

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -82,10 +83,10 @@ class Ownership(Protocol):
         """Other nodes share this node's store (its signing key and API key index must agree
         with theirs)."""
 
-    @property
-    def offset_ms(self) -> int:
-        """How far the shared store's clock is ahead of this node's wall clock (0 on one
-        node): the nodes stamp and compare what they share (an entry's hold) by one time."""
+    def clock_ms(self) -> int:
+        """The time every node sharing the store stamps and compares by (an entry's hold, a
+        recorded call), in milliseconds: the store's clock in cluster mode, whatever this
+        machine's says; the wall clock on one node."""
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         """The epoch this node serves the project under, taken now if need be; a retryable
@@ -128,7 +129,9 @@ class OneNode:
 
     EPOCH = 0
     shared = False
-    offset_ms = 0
+
+    def clock_ms(self) -> int:
+        return time.time_ns() // 1_000_000
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         return self.EPOCH
@@ -200,9 +203,8 @@ class Leased:
         self.handed = 0  # projects handed over to another node on its asking
         self.taken = 0  # projects taken over from another node on this one's asking
 
-    @property
-    def offset_ms(self) -> int:
-        return self.leases.offset_ms
+    def clock_ms(self) -> int:
+        return self.leases.clock_ms()
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         """This node's lease of the project (its epoch), or a retryable 503. ``ask``: a live

@@ -181,8 +181,11 @@ class Syncer:
         cursor: str | None = None
         seen = learned = asked = 0
         walk = provider.list_events
+        until_ms = self._clock_ms()
         for _ in range(MAX_PAGES):
-            request = EventsRequest(target["credentials"], mode, since_ms, self._http, cursor)
+            request = EventsRequest(
+                target["credentials"], mode, since_ms, self._http, cursor, until_ms
+            )
             page: EventsPage = await self._paced(provider, account, partial(walk, request))
             if page.bodies:
                 applied = await self._call(

@@ -8,7 +8,6 @@ import binascii
 import hashlib
 import json
 import re
-import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -115,7 +114,9 @@ SHOWN_FOR_S = 120
 
 
 def show_once(who: SignedIn, redirect_to: Response, shown: dict[str, Any]) -> Response:
-    sealed = node().sealer.seal(json.dumps({**shown, "at": time.time()}), _shown_place(who))
+    sealed = node().sealer.seal(
+        json.dumps({**shown, "at": node().clock_ms() / 1000}), _shown_place(who)
+    )
     redirect_to.set_cookie(
         SHOWN_COOKIE,
         base64.urlsafe_b64encode(sealed).decode(),
@@ -139,7 +140,10 @@ def shown_once(who: SignedIn) -> dict[str, Any] | None:
         shown = json.loads(opened)
     except (SealError, ValueError, binascii.Error):
         return None
-    if not isinstance(shown, dict) or time.time() - float(shown.get("at", 0)) > SHOWN_FOR_S:
+    if (
+        not isinstance(shown, dict)
+        or node().clock_ms() / 1000 - float(shown.get("at", 0)) > SHOWN_FOR_S
+    ):
         return None
     return shown
 

@@ -109,6 +109,13 @@ class UlidFactory:
         self._randbits = randbits or _entropy.randbits
         self._last = -1
 
+    def follow(self, clock_ms: Callable[[], int] | None) -> None:
+        """Make ids by ``clock_ms`` from now on (None: the wall clock): a node in cluster mode
+        gives its store's time, so the ids of a project's events sort in the order they were
+        made whichever node made them (the event feed's cursor). Ids already made still sort
+        first."""
+        self._clock_ms = clock_ms or _wall_clock_ms
+
     def __call__(self) -> str:
         now = self._clock_ms()
         if not 0 <= now < (1 << _TIME_BITS):

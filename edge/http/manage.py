@@ -14,7 +14,6 @@ from quart import Blueprint, Response, g, request
 
 from edge.actors import accounts, queries
 from edge.actors import messages as m
-from edge.actors.context import wall_ms
 from edge.actors.records import iso_or_none
 from edge.domain import ids
 from edge.domain.events import Simulated
@@ -157,7 +156,7 @@ async def put_provider(project_id: str, provider: str) -> Response:
                 found.sentence(PROVIDERS[provider]),
                 field=f"{found.mode}.{found.field}" if found.field else found.mode,
             )
-    checks = {found.mode: {**found.view(), "at": wall_ms()} for found in checked}
+    checks = {found.mode: {**found.view(), "at": node().clock_ms()} for found in checked}
     view = await ask(project_id, m.PutProvider(provider, body, checks))
     return json_response(view, headers=NO_STORE)
 

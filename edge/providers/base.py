@@ -300,13 +300,16 @@ class SyncResult:
 class EventsRequest:
     """One page of the provider's list of events (or objects) since ``since_ms``: Stripe
     ``GET /v1/events``, Paddle ``GET /events``, PayPal's webhook events list, BTCPay invoices by
-    date. ``cursor`` is the previous page's ``EventsPage.cursor`` (None for the first)."""
+    date. ``cursor`` is the previous page's ``EventsPage.cursor`` (None for the first);
+    ``until_ms``: now, by the clock ``since_ms`` was taken by, for a list that wants an end
+    (PayPal's), so the next walk's start is never past this one's end."""
 
     credentials: Mapping[str, Any]
     mode: str
     since_ms: int
     http: httpx.AsyncClient
     cursor: str | None = None
+    until_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,21 @@ def test_ulid_layout():
     assert top == "7" + "Z" * 25
 
 
+def test_a_factory_follows_the_clock_it_is_given_and_never_goes_back():
+    """A node in cluster mode makes ids by its store's time (edge.node): ahead of the
+    machine's, ids jump to it; behind, they still sort after every id made before."""
+    factory = UlidFactory(clock_ms=lambda: T, randbits=lambda n: 0)
+    first = factory()
+    factory.follow(lambda: T + 60_000)
+    ahead = factory()
+    assert ulid_time_ms(ahead) == T + 60_000
+    factory.follow(lambda: T - 60_000)
+    behind = factory()
+    assert first < ahead < behind and ulid_time_ms(behind) == T + 60_000
+    factory.follow(None)  # the wall clock again
+    assert ulid_time_ms(factory()) > T + 60_000
+
+
 def test_ulid_default_clock_is_now():
     import time
 

@@ -350,6 +350,14 @@ async def test_the_event_list_is_walked_page_by_page(shop, monkeypatch):
     assert len(heard) == 4  # approved, captured, disputed, refunded
     later = await list_events(EventsRequest(shop.credentials, "test", 4_000_000_000_000, shop.http))
     assert later.bodies == () and later.cursor is None
+    # the walk's end is the walker's own now (its clock, the one its start was taken by):
+    # an end before every event lists none
+    ended = await list_events(EventsRequest(shop.credentials, "test", 0, shop.http, until_ms=1000))
+    assert ended.bodies == () and ended.cursor is None
+    ahead = await list_events(
+        EventsRequest(shop.credentials, "test", 0, shop.http, until_ms=4_000_000_000_000)
+    )
+    assert len(ahead.bodies) == 2 and ahead.cursor is not None
 
 
 async def test_a_cursor_that_is_not_the_event_list_is_refused(shop):

@@ -138,29 +138,28 @@ async def test_a_heartbeat_tells_which_other_nodes_beat_within_a_lease(nodes, pg
     assert a.others == frozenset()
 
 
-async def test_a_heartbeat_reads_how_far_the_node_clock_is_off(pg_url) -> None:
-    """Two nodes whose clocks are a minute apart read the same time after a beat: each keeps
-    PostgreSQL's clock less its own, and the time they stamp shared entries by is their own
-    plus that (edge.node's agreed clock)."""
+async def test_a_heartbeat_reads_postgresql_clock_for_the_time_nodes_share(pg_url) -> None:
+    """Two nodes whose clocks are a minute apart tell the same time after a beat: each reads
+    PostgreSQL's clock and carries it on by its own (monotonic) clock; before the first beat,
+    each tells its machine's wall clock."""
 
     def clock(off_s: int) -> Callable[[], int]:
         return lambda: time.time_ns() // 1_000_000 + off_s * 1000
 
     ahead, behind = clock(30), clock(-30)
     async with open_postgres_store(pg_url) as store:
-        a = Leases(store.pool, "node-a", "10.0.0.1:8080", wall_ms=ahead)
-        b = Leases(store.pool, "node-b", "10.0.0.2:8080", wall_ms=behind)
-        assert a.offset_ms == b.offset_ms == 0  # before any beat: its own clock
+        a = Leases(store.pool, "node-a", "10.0.0.1:8080", wall_ms=ahead, local_ms=ahead)
+        b = Leases(store.pool, "node-b", "10.0.0.2:8080", wall_ms=behind, local_ms=behind)
+        assert abs(a.clock_ms() - b.clock_ms() - 60_000) < 1_000  # their own, unread
         await a.heartbeat()
         await b.heartbeat()
         rows = await trio.to_thread.run_sync(
             execute, pg_url, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
         )
         postgres_ms = int(rows[0][0])
-        for leases, own in ((a, ahead), (b, behind)):
-            assert abs(own() + leases.offset_ms - postgres_ms) < 1_000
-        assert abs((ahead() + a.offset_ms) - (behind() + b.offset_ms)) < 1_000
-        assert -31_000 < a.offset_ms < -29_000 and 29_000 < b.offset_ms < 31_000
+        assert abs(a.clock_ms() - postgres_ms) < 1_000
+        assert abs(b.clock_ms() - postgres_ms) < 1_000
+        assert abs(a.clock_ms() - b.clock_ms()) < 1_000
         await a.heartbeat()
         assert a.others == {"node-b"}  # the clock's row is no node
 

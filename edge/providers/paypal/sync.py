@@ -79,7 +79,7 @@ async def sync(request: SyncRequest) -> SyncResult:
 async def list_events(request: EventsRequest) -> EventsPage:
     """One page of the events PayPal kept since ``since_ms``, newest or oldest first as PayPal
     lists them; ``cursor`` the next page's address (its path and query), None after the last."""
-    path = request.cursor or _first_page(request.since_ms)
+    path = request.cursor or _first_page(request.since_ms, request.until_ms)
     if not _is_events_page(path):
         raise calls.provider_error("That is not a page of PayPal's event list.", retryable=False)
     answer = await api.call(request.http, request.credentials, request.mode == "test", "GET", path)
@@ -305,8 +305,8 @@ def _not_found(answer: Answer) -> bool:
     return answer.status == 404 and answer.body.get("name") == "RESOURCE_NOT_FOUND"
 
 
-def _first_page(since_ms: int) -> str:
-    query = {"start_time": _iso(since_ms), "end_time": _iso(None), "page_size": PAGE_SIZE}
+def _first_page(since_ms: int, until_ms: int | None) -> str:
+    query = {"start_time": _iso(since_ms), "end_time": _iso(until_ms), "page_size": PAGE_SIZE}
     return f"{EVENTS_PATH}?{urlencode(query)}"
 
 

@@ -38,6 +38,17 @@ if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads 
 
     from edge.store.postgres.store import ConnectionPool
 
+Clock = Callable[[], int]  # milliseconds
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
 LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well within it
 NODE_S = 10.0  # a node that has not beaten for this long is not alive
 
@@ -90,7 +101,8 @@ class Leases:
         *,
         lease_s: float = LEASE_S,
         node_s: float = NODE_S,
-        wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        wall_ms: Clock = _wall_ms,
+        local_ms: Clock = _monotonic_ms,
     ) -> None:
         self.pool = pool
         self.node_id = node_id
@@ -100,11 +112,21 @@ class Leases:
         self._held: dict[str, int] = {}
         # the other nodes that beat within a lease, as of this node's last heartbeat
         self.others: frozenset[str] = frozenset()
-        # PostgreSQL's clock less this node's wall clock (``wall_ms``), read with each
-        # heartbeat (edge.domain.clock_offset): the time the nodes stamp their shared entries by
-        self.offset_ms = 0
+        # PostgreSQL's clock less this node's monotonic one (``local_ms``), read with each
+        # heartbeat (edge.domain.clock_offset): ``clock_ms``, the time the nodes stamp what
+        # they share by; None before the first reading
         self._offset: int | None = None
         self._wall_ms = wall_ms
+        self._local_ms = local_ms
+
+    def clock_ms(self) -> int:
+        """PostgreSQL's time now: its clock as the last heartbeat read it, carried on by this
+        node's monotonic clock (a step of the machine's wall clock between beats moves
+        nothing); the machine's wall clock until the first reading."""
+        offset = self._offset
+        if offset is None:
+            return self._wall_ms()
+        return self._local_ms() + offset
 
     def epoch(self, project_id: str) -> int | None:
         return self._held.get(project_id)
@@ -164,16 +186,16 @@ class Leases:
         would triple it); the projects whose leases it lost (dropped from its own). The same
         statement reads which other nodes beat within a lease (``others``): one that stops
         beating has had its leases lapse, and its owed work is for the nodes left to take;
-        and PostgreSQL's clock, against this node's (``offset_ms``)."""
+        and PostgreSQL's clock (``clock_ms``)."""
         held = dict(self._held)
-        wall_ms = self._wall_ms
+        local_ms = self._local_ms
 
         def beat(conn: psycopg.Connection[Any]) -> tuple[list[tuple[Any, ...]], int, int]:
             # a data-modifying WITH runs whether or not the UPDATE finds rows; the SELECT of
             # the other nodes reads the table as it was before this node's own row was written,
             # and counts from the statement's start: a wait for a lease row's lock (a commit
             # in flight) makes no live node look gone
-            sent_ms = wall_ms()
+            sent_ms = local_ms()
             rows = conn.execute(
                 "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
                 " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
@@ -200,7 +222,7 @@ class Leases:
                     self.lease_s,
                 ),
             ).fetchall()
-            return rows, sent_ms, wall_ms()
+            return rows, sent_ms, local_ms()
 
         rows, sent_ms, got_ms = await self.pool.run(beat)
         renewed = {row[0] for row in rows if row[4]}
@@ -209,7 +231,6 @@ class Leases:
             if row[4] is None:  # the clock's row
                 store_ms = round(row[3].timestamp() * 1000)
                 self._offset = offset_after(self._offset, store_ms, sent_ms, got_ms)
-                self.offset_ms = self._offset or 0
         # a lease acquired anew while the beat ran (a paused node's request at its wake) is
         # not lost: the actor made under its new epoch stays (dropping it mid-work would let
         # a second actor of that same epoch be made, which no fence tells apart)
