@@ -7,6 +7,7 @@ cannot be encoded, stored or answered); nesting stops at ``MAX_DEPTH``.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 MAX_DIGITS = 18
@@ -49,6 +50,24 @@ def first_flaw(value: Any, depth: int = 0) -> str | None:
             if flaw:
                 return flaw
     return None
+
+
+# A decimal number's text is bounded by length, and its magnitude here: ``1e999999999`` is
+# short, but turning it into an integer (``int(Decimal(...))``) builds a billion digits.
+MAX_NUMBER_CHARS = 40
+MIN_EXPONENT = -MAX_NUMBER_CHARS
+
+
+def bounded_json_decimal(raw: str) -> Decimal:
+    """A ``json.loads`` ``parse_float`` hook: a number with a fraction or an exponent, as a
+    Decimal, of at most ``MAX_NUMBER_CHARS`` characters and ``MAX_DIGITS`` digits before
+    its point, and no finer than ``10 ** MIN_EXPONENT``."""
+    if len(raw) > MAX_NUMBER_CHARS:
+        raise ValueError(f"a number of more than {MAX_NUMBER_CHARS} characters")
+    value = Decimal(raw)
+    if not MIN_EXPONENT <= value.adjusted() < MAX_DIGITS:
+        raise ValueError(f"a number out of range (at most {MAX_DIGITS} digits before its point)")
+    return value
 
 
 def bounded_json_int(raw: str) -> int:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 import orjson
 from quart import Response, request
 
-from edge.domain.inputs import bounded_json_int, first_flaw
+from edge.domain.inputs import bounded_json_decimal, bounded_json_int, first_flaw
 from edge.errors import InvalidRequest, UnsupportedMediaType, invalid
 
 API_VERSION = "2026-11-21"
@@ -53,18 +52,12 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _bounded_float(raw: str) -> Decimal:
-    if len(raw) > 40:
-        raise ValueError("a number of more than 40 characters")
-    return Decimal(raw)
-
-
 def parse_json(raw: bytes) -> Any:
     """The body's JSON, with numbers bounded and text valid Unicode (CONTRACT 8); else 400."""
     try:
         value = json.loads(
             raw,
-            parse_float=_bounded_float,
+            parse_float=bounded_json_decimal,
             parse_int=bounded_json_int,
             parse_constant=_refuse_constant,
         )

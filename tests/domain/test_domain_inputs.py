@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from edge.domain.inputs import MAX_DEPTH, bounded_int, bounded_json_int, first_flaw, is_text
+from edge.domain.inputs import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    bounded_int,
+    bounded_json_decimal,
+    bounded_json_int,
+    first_flaw,
+    is_text,
+)
 
 
 @given(st.text())
@@ -29,6 +38,25 @@ def test_an_integer_of_many_digits_is_refused_before_int_parses_it():
     with pytest.raises(ValueError, match="18 digits"):
         json.loads("9" * 5000, parse_int=bounded_json_int)
     assert json.loads("-123456789012345678", parse_int=bounded_json_int) == -123456789012345678
+
+
+@pytest.mark.parametrize("raw", ["1e999999999", "-1E18", "0e999999", "1e-41", "9" * 41 + ".5"])
+def test_a_decimal_number_out_of_range_is_refused_before_anything_works_on_it(raw):
+    """``1e999999999`` is short, but ``int()`` of it builds a billion digits on the loop."""
+    with pytest.raises(ValueError):
+        json.loads(raw, parse_float=bounded_json_decimal)
+
+
+@given(st.decimals(allow_nan=False, allow_infinity=False))
+def test_a_decimal_number_is_read_exactly_or_refused(value):
+    raw = str(value)
+    assume(any(c in raw for c in ".eE"))  # the rest is an integer, bounded_json_int's
+    try:
+        read = json.loads(raw, parse_float=bounded_json_decimal)
+    except ValueError:
+        assert len(raw) > 40 or not -40 <= value.adjusted() < MAX_DIGITS
+    else:
+        assert read == Decimal(raw) and abs(int(read)) < 10**MAX_DIGITS
 
 
 def test_text_flaws():

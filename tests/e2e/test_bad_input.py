@@ -23,6 +23,9 @@ async def _snapshot(node, project_id: str) -> list:
         (b'{"productId": "book", "quantity": 0}', 400, "invalid_request", "quantity"),
         (b'{"productId": "book", "quantity": 101}', 400, "invalid_request", "quantity"),
         (b'{"productId": "book", "quantity": true}', 400, "invalid_request", "quantity"),
+        # short, but an integer of a billion digits once read: refused before it is made
+        (b'{"productId": "book", "quantity": 1e999999999}', 400, "invalid_json", None),
+        (b'{"productId": "book", "quantity": 1e-999999999}', 400, "invalid_json", None),
         (b'{"productId": "book", "metadata": []}', 400, "invalid_request", "metadata"),
         (
             b'{"productId": "book", "metadata": {"customerRef": 42}}',
