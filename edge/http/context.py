@@ -20,6 +20,13 @@ async def ask(project_id: str, message: Any) -> Any:
     registry = node().registry
     result = await registry.call(project_id, message)
     if isinstance(result, Answer):
-        cast(Any, request.scope)[ANSWER_HEADERS] = result.headers  # for the middleware
+        answer_headers(result.headers)
         return result.value
     return result
+
+
+def answer_headers(headers: dict[str, str]) -> None:
+    """Headers the answer to this request carries, whatever route makes it (the middleware
+    adds them): a rate bucket's RateLimit-*; a later bucket's replace an earlier one's."""
+    scope = cast(Any, request.scope)
+    scope[ANSWER_HEADERS] = {**scope.get(ANSWER_HEADERS, {}), **headers}

@@ -39,7 +39,7 @@ from edge.http import sessions
 from edge.http.accounts import SignedIn, account_view, session_answer, start_session
 from edge.http.bodies import only
 from edge.http.clients import client_ip
-from edge.http.context import node
+from edge.http.context import answer_headers, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 blueprint = Blueprint("two_factor", __name__)
@@ -64,7 +64,7 @@ async def signed_in() -> tuple[sessions.Session, str]:
     if session is None or session.account_id is None:
         raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
     sessions.check_csrf(session)
-    node().manage_rates.take("manage", session.account_id)
+    answer_headers(node().manage_rates.take("manage", session.account_id))
     return session, session.account_id
 
 

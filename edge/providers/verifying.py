@@ -94,12 +94,14 @@ class WebhookScheme:
 
 def check_timestamp(timestamp: int, now_s: float, tolerance_s: int) -> None:
     """Raise ``timestamp_out_of_tolerance`` when ``timestamp`` is more than ``tolerance_s``
-    seconds before or after ``now_s``; the refusal says by how much it was missed, so a merchant
-    can tell a slow clock from a replay."""
-    offset = now_s - timestamp  # exact: 300.5 s is more than 300 s (CONTRACT 4.3)
+    seconds before or after ``now_s``, compared in whole seconds (CONTRACT 4.3: the second
+    ``now_s`` is in, so 300.9 s is in and 301 s out, as a provider's whole-second stamp
+    and a receiver's clock read them); the refusal says by how much it was missed, so a
+    merchant can tell a slow clock from a replay."""
+    offset = math.floor(now_s) - timestamp
     if -tolerance_s <= offset <= tolerance_s:
         return
-    missed = math.ceil(abs(offset))
+    missed = abs(offset)
     when = f"{missed} seconds old" if offset > 0 else f"{missed} seconds in the future"
     raise SignatureInvalid(
         "timestamp_out_of_tolerance",

@@ -320,8 +320,18 @@ async def test_management_is_limited_per_token(tmp_path):
     async with trio.open_nursery() as nursery:
         running: RunningNode = await nursery.start(partial(run_node, settings))
         admin = Admin(running.url, settings.admin_token)
-        codes = [(await admin.http.get("/api/manage/stats")).status_code for _ in range(6)]
-        assert codes == [200] * 5 + [429]
+        answers = [await admin.http.get("/api/manage/stats") for _ in range(6)]
+        assert [answer.status_code for answer in answers] == [200] * 5 + [429]
+        # every limited answer says where its bucket stands (CONTRACT 8), not only the 429
+        assert [answer.headers["ratelimit-remaining"] for answer in answers] == [
+            "4",
+            "3",
+            "2",
+            "1",
+            "0",
+            "0",
+        ]
+        assert {answer.headers["ratelimit-limit"] for answer in answers} == {"5"}
         await admin.aclose()
         running.stop.set()
 
