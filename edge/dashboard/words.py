@@ -53,6 +53,11 @@ def refused_in_words(item: Mapping[str, Any], modes_with_secret: Sequence[str]) 
             f"{name} sent a body that is signed correctly but is not an event the node can read"
             f" ({detail or reason}): check the API version set on the {name} webhook."
         )
+    if item.get("code") == "provider_not_enabled":
+        return (
+            f"{name} sent a webhook, but {name} is not turned on for this project: turn it on"
+            f" (and set its webhook secret), or remove this address from {name}."
+        )
     if reason == "missing_header":
         return (
             f"The delivery had no {name} signature: this address is for {name} webhooks only"

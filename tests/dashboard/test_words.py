@@ -40,6 +40,8 @@ def test_other_refusals():
     assert "could not be read" in refused_in_words(item("malformed_header", "bad t="), [])
     body = item("malformed_payload", "The body is not JSON.", code="malformed_payload")
     assert "not an event the node can read (The body is not JSON.)" in refused_in_words(body, [])
+    off = item("provider_not_enabled", "stripe is not enabled", code="provider_not_enabled")
+    assert "Stripe is not turned on for this project" in refused_in_words(off, [])
 
 
 def test_why_a_transaction_needs_the_merchant_is_the_apis_reason():

@@ -43,3 +43,9 @@ async def test_a_changed_secret_and_a_provider_turned_off_hold_from_the_next_del
     off = await _post(http, pid, "evt_turned_off", NEW_SECRET)
     assert off.status_code == 404, off.text
     assert off.json()["error"]["code"] == "provider_not_enabled"
+    # kept with the refusals, where the merchant looks when every payment stays pending
+    kept = await admin.ok("GET", f"/api/manage/projects/{pid}/deliveries")
+    assert [(d["provider"], d["code"]) for d in kept["items"][:2]] == [
+        ("stripe", "provider_not_enabled"),
+        ("stripe", "signature_invalid"),
+    ]

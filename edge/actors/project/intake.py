@@ -30,7 +30,7 @@ from edge.actors.project.ledger import Reply
 from edge.domain import ids
 from edge.domain.events import SOURCE_NODE
 from edge.domain.modes import MODES
-from edge.errors import ContractError, InvalidRequest, Unauthorized
+from edge.errors import ContractError, InvalidRequest, NotFound, Unauthorized
 from edge.providers.base import Delivery, MalformedPayload, SignatureInvalid
 from edge.store import keys
 from edge.store.codec import pack
@@ -57,7 +57,15 @@ class WebhookIntake:
         no call out (an HMAC: microseconds); else the enabled provider and this project's
         opened credentials, for the caller to check the signature with
         (``edge.actors.deliveries``)."""
-        keys = self._keys_for(msg.provider)
+        try:
+            keys = self._keys_for(msg.provider)
+        except NotFound as failure:
+            # kept with the signature refusals: the merchant's one clue that the provider the
+            # webhooks come from was never turned on here (CONTRACT 4.3)
+            await self._reject(
+                msg.provider, msg.body, failure.code, failure.code, failure.message, reply, failure
+            )
+            return
         provider = keys.provider
         if not provider.verifies_offline:
             reply(keys)
