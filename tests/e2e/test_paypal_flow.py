@@ -272,7 +272,7 @@ async def test_an_amount_paypal_cannot_charge_is_refused_and_nothing_stays_pendi
     saved = await admin.http.put(
         f"/api/manage/projects/{shop.project_id}/products/dinar", json=body
     )
-    assert (saved.status_code, saved.json()["error"]["code"]) == (409, "provider_limit")
+    assert (saved.status_code, saved.json()["error"]["code"]) == (400, "provider_limit")
     assert saved.json()["error"]["field"] == "currency"
 
     earlier = await manual_shop(admin, {"amount": 10.5, "currency": "BHD"})

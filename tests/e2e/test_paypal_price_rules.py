@@ -1,4 +1,4 @@
-"""PayPal's money rules, checked by the node when a product is saved (409 ``provider_limit``),
+"""PayPal's money rules, checked by the node when a product is saved (400 ``provider_limit``),
 so the refusal PayPal would give when the order is created
 (tests/sim/test_paypal_sim_request_ids_and_money.py) is never reached.
 
@@ -31,7 +31,7 @@ async def test_a_price_paypal_refuses_is_refused_when_the_product_is_saved(
     shop = await paypal_shop(admin, paypal)
     body = {"name": "Tea", "kind": "payment", "amount": amount, "currency": currency}
     answer = await admin.http.put(f"/api/manage/projects/{shop.project_id}/products/tea", json=body)
-    assert answer.status_code == 409, answer.text
+    assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert (error["code"], error["field"]) == ("provider_limit", field)
     assert "PayPal" in error["message"]

@@ -1,5 +1,5 @@
 """Each provider's own money and length rules, through a real node (CONTRACT 4.3): checked when a
-product or an override is saved (409 provider_limit naming the field and the rule), never
+product or an override is saved (400 provider_limit naming the field and the rule), never
 discovered at the provider; a product saved before a provider was enabled is not offered with it
 and its checkout is refused before anything is stored.
 
@@ -36,7 +36,7 @@ async def _put(admin: Any, pid: str, product_id: str, **fields: Any) -> httpx.Re
 
 
 def _refused(answer: httpx.Response, field: str, says: str) -> None:
-    assert answer.status_code == 409, answer.text
+    assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert (error["code"], error["field"]) == ("provider_limit", field), error
     assert says in error["message"], error

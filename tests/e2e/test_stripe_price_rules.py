@@ -1,4 +1,4 @@
-"""Stripe's money rules, checked by the node when a product is saved (409 ``provider_limit``)
+"""Stripe's money rules, checked by the node when a product is saved (400 ``provider_limit``)
 and before a checkout is stored (409 ``amount_not_supported``), so the refusal Stripe would give
 at checkout (tests/sim/test_stripe_sim_money.py) is never reached.
 
@@ -35,7 +35,7 @@ async def test_a_price_stripe_refuses_is_refused_when_the_product_is_saved(
     shop = await stripe_shop(admin, sim)
     body = {"name": "Tea", "kind": "payment", "amount": amount, "currency": currency}
     answer = await admin.http.put(_path(shop.project_id, "tea"), json=body)
-    assert answer.status_code == 409, answer.text
+    assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert (error["code"], error["field"]) == ("provider_limit", "amount")
     assert "Stripe" in error["message"] and rule in error["message"]
@@ -49,7 +49,7 @@ async def test_an_override_for_stripe_is_checked_too(admin, sim):
         "overrides": {"stripe": {"amount": 10.005}},
     }  # fmt: skip
     answer = await admin.http.put(_path(shop.project_id, "tea"), json=body)
-    assert answer.status_code == 409, answer.text
+    assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["field"] == "overrides.stripe.amount"
 
 

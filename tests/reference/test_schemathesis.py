@@ -23,6 +23,7 @@ from edge.providers.registry import PROVIDERS
 # The answers the contract gives to a well-formed request that the stored state refuses:
 # 409 (a conflict: tx_exists, too_many_keys ...) and 422 (invalid_transition).
 ACCEPTED_WHEN_VALID = '["2xx", "3xx", "401", "403", "404", "409", "422", "429"]'
+ACCEPTED_WHEN_VALID_OR_LIMITED = '["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429"]'
 # 413 is a refusal too: a body over the JSON API's 16 KiB.
 REFUSED_WHEN_INVALID = (
     '["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429"]'
@@ -69,6 +70,12 @@ phases.stateful.enabled = false
 [[operations]]
 include-operation-id = "deleteProduct"
 parameters = {{ "path.productId" = "scratch" }}
+
+# a price one of the project's enabled providers cannot charge is 400 provider_limit (CONTRACT
+# 4.3): whether it is depends on the project's providers, not on the request's shape
+[[operations]]
+include-operation-id = "putProduct"
+checks.positive_data_acceptance.expected-statuses = {ACCEPTED_WHEN_VALID_OR_LIMITED}
 """
 
 

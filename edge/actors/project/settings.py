@@ -57,9 +57,9 @@ class ProjectSettings:
                 at = found.field
                 if found.field == "amount" and "amount" in overrides.get(name, {}):
                     at = f"overrides.{name}.amount"
-                # a rule of a provider the project has enabled: the product conflicts with the
-                # project as it is (a price saved alone would be fine), so 409, not 400
-                raise Conflict("provider_limit", f"{found.rule}.", field=at)
+                # a rule of a provider the project has enabled (or the product names): refused
+                # when saved, never found at checkout (CONTRACT 4.3: a 400 naming the rule)
+                raise InvalidRequest("provider_limit", f"{found.rule}.", field=at)
         ledger.project["products"][product["id"]] = product
         ledger.commit(ledger.config_changed(), reply, product_view(product))
 

@@ -146,8 +146,12 @@ def paths() -> dict[str, dict[str, Operation]]:
                 parameters=[PROJECT, product],
                 body=json_body(ref("ProductRequest")),
                 errors={
-                    400: ["invalid_amount", "invalid_currency", "invalid_request"],
-                    409: ["provider_limit"],
+                    400: [
+                        "invalid_amount",
+                        "invalid_currency",
+                        "invalid_request",
+                        "provider_limit",
+                    ],
                 },
             ),
             "delete": _manage(

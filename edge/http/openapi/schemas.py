@@ -823,7 +823,7 @@ def _manage_schemas() -> dict[str, Schema]:
             description="A subscription needs interval; a one-off payment has none. Amounts, "
             "the overrides' too, have at most the currency's decimals (EUR 0.01, JPY 1, BHD "
             "0.001) and at most 10^15 of its smallest unit. A price an enabled provider cannot "
-            "charge is 409 provider_limit.",
+            "charge is 400 provider_limit.",
             examples=[{"name": "A book", "kind": "payment", "amount": 19.99, "currency": "EUR"}],
         ),
         "Product": object_schema(
