@@ -69,6 +69,13 @@ async def test_redirect_pay_confirm_and_back_to_the_success_page(admin, http, bt
     assert (await press(http, checkout["url"], "Pay in full")).endswith(invoice["id"])
     await btcpay.drained()
     assert (await _tx(http, shop, checkout["txId"]))["status"] == "processing"
+    # its money is on its way: the merchant cannot abandon it now (CONTRACT 4.5: pending only)
+    refused = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{checkout['txId']}/cancel",
+        headers=bearer(shop.test_key),
+    )
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "invalid_transition")
+    assert refused.json()["error"]["status"] == "processing"
     assert await press(http, checkout["url"], "Confirm") == f"{ORIGIN}/thanks"
     await btcpay.drained()
     tx = await _tx(http, shop, checkout["txId"])

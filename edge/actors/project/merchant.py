@@ -52,7 +52,15 @@ class MerchantActions:
     async def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         ledger = self.ledger
         tx = await ledger.visible_tx(msg.tx_id, msg.mode)
-        _require_transition(tx, Status.CANCELED, "only a pending or processing one can be canceled")
+        if tx["status"] != Status.PENDING:
+            # CONTRACT 4.5: a pending one is abandoned; a processing one's money is on its way
+            # (a crypto payment confirming, a bank debit clearing): canceled, it would come
+            # anyway, as money for an ended checkout
+            raise InvalidTransition(
+                "invalid_transition",
+                f"The transaction is {tx['status']}; only a pending one can be canceled.",
+                extra={"status": tx["status"]},
+            )
         tx["reason"] = "canceled by the merchant"
         ops: list[Op] = []
         await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)

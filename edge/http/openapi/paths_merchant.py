@@ -244,7 +244,7 @@ def _cancel() -> Operation:
     return operation(
         "cancelTransaction",
         "Merchant API",
-        "Abandon a pending or processing transaction",
+        "Abandon a pending transaction",
         "→ canceled with reason `canceled by the merchant`, stored as checkout.canceled. The "
         "body is optional and empty.",
         parameters=[PROJECT, TX],
