@@ -121,12 +121,16 @@ def host_problem(host: str) -> str | None:
     return None
 
 
-def address_problem(url: object, allowed: frozenset[str] = frozenset()) -> str | None:
-    """Why the node may not call ``url`` as a base address; None when it may."""
+def address_problem(
+    url: object, allowed: frozenset[str] = frozenset(), *, query: bool = False
+) -> str | None:
+    """Why the node may not call ``url`` as a base address; None when it may. ``query``: the
+    address is called as it is, so it may carry one (a base address is built on: it may not)."""
     if not isinstance(url, str) or not url.isascii() or len(url) > 1000:
         return "must be an https address"
-    if _UNSAFE.search(url) or "@" in url or "?" in url or "#" in url:
-        return "must be a plain https address (no credentials, query or fragment)"
+    if _UNSAFE.search(url) or "@" in url or "#" in url or (not query and "?" in url):
+        plain = "credentials or fragment" if query else "credentials, query or fragment"
+        return f"must be a plain https address (no {plain})"
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -150,7 +154,8 @@ def address_problem(url: object, allowed: frozenset[str] = frozenset()) -> str |
 
 def endpoint_problem(url: object, allowed: frozenset[str] = frozenset()) -> str | None:
     """Why the node may not notify ``url`` (CONTRACT 4.8); None when it may. Like a provider's
-    address (``address_problem``), with a path allowed, and ``http://localhost`` too."""
+    address (``address_problem``), with a path and a query allowed (a receiver may take a
+    token there), and ``http://localhost`` too."""
     if isinstance(url, str) and len(url) <= 1000 and url.isascii():
         try:
             parts = urlsplit(url)
@@ -158,9 +163,11 @@ def endpoint_problem(url: object, allowed: frozenset[str] = frozenset()) -> str 
             return "must be an https address"
         if parts.scheme == "http" and (parts.hostname or "") == "localhost":
             return address_problem(
-                url.replace("http://", "https://", 1), frozenset({"localhost"}) | allowed
+                url.replace("http://", "https://", 1),
+                frozenset({"localhost"}) | allowed,
+                query=True,
             )
-    return address_problem(url, allowed)
+    return address_problem(url, allowed, query=True)
 
 
 def unreachable_reason(public_url: str) -> str | None:

@@ -162,3 +162,24 @@ async def test_an_endpoint_answer_shows_no_secret_after_creation(admin, merchant
     project = await admin.ok("GET", f"/api/manage/projects/{shop.project_id}")
     assert "whsec_" not in json.dumps(listed) + json.dumps(project)
     assert "secret" not in listed["items"][0]
+
+
+async def test_an_endpoint_with_a_query_is_called_with_it(node, admin, http):
+    """A receiver that takes a token in its address (CONTRACT 4.8 names no rule against a
+    query) is called at that address, query and all."""
+    seen: list[bytes] = []
+
+    async def receiver(scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        seen.append(scope["query_string"])
+        return 200, b""
+
+    async with trio.open_nursery() as nursery:
+        base = await nursery.start(serve_asgi, receiver)
+        url = base.replace("127.0.0.1", "localhost") + "/hooks?token=abc&from=edge"
+        shop = await manual_shop(admin)
+        endpoint = await add_endpoint(admin, shop.project_id, url=url)
+        assert endpoint["url"] == url
+        await http.post(f"/api/checkout/manual/{shop.project_id}", json={"productId": "book"})
+        await until(lambda: seen, what="the notification")
+        assert seen == [b"token=abc&from=edge"]
+        nursery.cancel_scope.cancel()

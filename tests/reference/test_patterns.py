@@ -62,6 +62,7 @@ def test_a_host_the_pattern_takes_is_one_the_node_calls(host):
         (patterns.CALLED, ["https://metadata.google.internal/", "https://a.localhost/x"]),
         (patterns.CALLED, ["https://api.example/?x=1", "http://api.example/", "https://single/"]),
         (patterns.ENDPOINT, ["https://localhost/hooks", "http://shop.example/hooks"]),
+        (patterns.ENDPOINT, ["https://shop.example/h#x", "https://shop.example/h?a@b"]),
         (patterns.HOST, ["metadata.goog", "localhost", "10.0.0.1", "a." + "b" * 64]),
     ],
 )

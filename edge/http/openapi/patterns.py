@@ -17,6 +17,8 @@ PORT = r"(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9
 VISIBLE = r"[!-\[\]-~]"
 # ... and neither ?, # nor @: an address the node calls has no query, fragment or credentials
 PLAIN = r"[!-\"$->A-\[\]-~]"
+# ... and in a query, ? again (neither # nor @): an endpoint is called as it is, query and all
+QUERY = r"[!-\"$-?A-\[\]-~]"
 LOOPBACK = r"(?:localhost|127\.0\.0\.1|\[::1\])"
 
 # A redirect's host (edge.domain.urls): letters, digits, dots and hyphens, no dot or hyphen at
@@ -36,5 +38,6 @@ _END = r"(?:[:/]|$)"
 NAME = rf"(?!(?:{_METADATA}){_END})(?:{_LABEL}\.)+(?!localhost{_END}){_TLD}"
 HOST = rf"^{NAME}$"
 CALLED = rf"^https://{NAME}(?::{PORT})?(?:/{PLAIN}*)?$"
-# a notification endpoint: such an address, or http://localhost (CONTRACT 4.8)
-ENDPOINT = rf"^(?:https://{NAME}|http://localhost)(?::{PORT})?(?:/{PLAIN}*)?$"
+# a notification endpoint: such an address, with a query if it likes, or http://localhost
+# (CONTRACT 4.8)
+ENDPOINT = rf"^(?:https://{NAME}|http://localhost)(?::{PORT})?(?:/{PLAIN}*)?(?:\?{QUERY}*)?$"
