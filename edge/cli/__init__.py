@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from edge.cli import (
     account,
@@ -69,10 +70,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+class _OneLine(argparse.ArgumentParser):
+    """A bad argument is one line naming the cause (CONTRACT 10), not argparse's usage block
+    and traceback-like error: ``edge tx list: argument --limit: invalid int value: 'abc'``.
+    Every command's parser is one of these (argparse makes subparsers of its parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {printable(message)} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="edge", description="A self-contained payment integration node."
-    )
+    parser = _OneLine(prog="edge", description="A self-contained payment integration node.")
     parser.add_argument("--version", action="version", version=f"edge {_version()}")
     commands = parser.add_subparsers(metavar="COMMAND")
     for group in _GROUPS:

@@ -29,7 +29,14 @@ def options() -> argparse.ArgumentParser:
         default=os.environ.get("EDGE_DATA", DEFAULT_DATA),
         help="data dir (default ./edge-data)",
     )
-    parser.add_argument("--url", help="the node's address (default: read from the data dir)")
+    parser.add_argument(
+        "--node",
+        "--url",
+        dest="url",
+        metavar="URL",
+        help="the node's address, with the operator's token in EDGE_ADMIN_TOKEN (default: the"
+        " address and token in the data dir)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
@@ -39,7 +46,8 @@ class CliError(Exception):
 
 
 def node_url(args: argparse.Namespace) -> str:
-    """``--url``, else ``EDGE_URL``, else the address the running node wrote into its data dir."""
+    """``--node`` (or ``--url``), else ``EDGE_URL``, else the address the running node wrote
+    into its data dir."""
     if args.url:
         return args.url.rstrip("/")
     if os.environ.get("EDGE_URL"):
@@ -70,7 +78,10 @@ def call(
     try:
         token = read_admin_token(Path(args.data))
     except OSError:
-        raise CliError(f"no admin token in {args.data} (is this the node's data dir?)") from None
+        raise CliError(
+            f"no admin token in {args.data} (is this the node's data dir? with --node, set"
+            " EDGE_ADMIN_TOKEN)"
+        ) from None
     try:
         response = httpx.request(
             method,

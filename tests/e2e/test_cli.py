@@ -126,6 +126,44 @@ def test_cli_without_a_running_node_says_so(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_bad_value_is_one_line_naming_it(tmp_path):
+    """CONTRACT 10: a bad value is one line naming the cause, not argparse's usage block."""
+    for args in (("tx", "list", "prj_aaaaaaaaaaaaaaaa", "--limit", "abc"), ("tx", "list")):
+        result = edge(tmp_path / "nothing", *args, check=False)
+        assert result.returncode == 2 and result.stdout == "", args
+        line = result.stderr.strip()
+        assert len(line.splitlines()) == 1 and line.startswith("edge tx list: "), line
+    assert (
+        "--limit: invalid int value: 'abc'"
+        in edge(tmp_path, "tx", "list", "p", "--limit", "abc", check=False).stderr
+    )
+
+
+def test_another_node_is_reached_with_node_and_the_token_in_the_environment(process, tmp_path):
+    """``--node URL`` with ``EDGE_ADMIN_TOKEN``, from a machine with no data dir of that node."""
+    elsewhere = tmp_path / "elsewhere"
+    command = [sys.executable, "-m", "edge", "project", "list", "--json", "--data", str(elsewhere)]
+    env = {**os.environ, "EDGE_ADMIN_TOKEN": process.admin_token}
+    listed = subprocess.run(
+        [*command, "--node", process.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=bound(30),
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "items" in json.loads(listed.stdout)
+    env["EDGE_ADMIN_TOKEN"] = "wrong"
+    refused = subprocess.run(
+        [*command, "--node", process.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=bound(30),
+    )
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+
+
 def _shop(data) -> str:
     pid = edge(
         data,
