@@ -29,6 +29,8 @@
   // The errors the window explains in the buyer's words (`error.<code>`); any other is the
   // fallback. error.code and error.message stay for the page's developer.
   const EXPLAINED = new Set(['network_error', 'signature_invalid', 'no_provider', 'rate_limited', 'card_form_unavailable']);
+  // Providers whose checkout is a token for a hosted card form the page opens (CONTRACT 4.2).
+  const TOKEN_HANDOFF = new Set(['paddle']);
   // no_provider errors where methods exist but each one's provider fails just now
   const ALL_DOWN = new WeakSet();
 
@@ -442,8 +444,8 @@
    *   (property `baseUrl`)
    *
    * @property cardForm - `({provider, txId, token, publishableKey, mode, amount, currency}) => any`:
-   *   opens a hosted card form (Paddle.js) for a `token` checkout; without it such a checkout
-   *   ends in `cm-error` with code `card_form_unavailable`.
+   *   opens a hosted card form (Paddle.js) for a `token` checkout; without it picking such a
+   *   provider ends in `cm-error` with code `card_form_unavailable`, before any checkout is made.
    *
    * @event cm-busy - a click started processing; the button is locked. `preventDefault()` hides
    *   the built-in spinner; the lock holds regardless.
@@ -639,6 +641,11 @@
       // After a prevented cm-checkout-started the run settled; a new pick is a new run.
       if (!this.#busy) this.#lock();
       const session = this.#session;
+      if (TOKEN_HANDOFF.has(entry.provider) && typeof this.cardForm !== 'function') {
+        // said before any checkout is made: nothing is left pending at the node or the provider
+        this.#fail(new CmError('card_form_unavailable', 'Set cardForm on the element to open the hosted card form.'));
+        return;
+      }
       const txId = newTxId();
       const detail = {provider: entry.provider, kind: entry.kind, txId, productId: this.product};
       if (!this.#emit('cm-checkout-started', detail)) {
