@@ -44,7 +44,11 @@ async def public_info(project_id: str) -> Response:
         SIGNATURE_HEADER: node().signer.sign_once(info.etag, info.body),
     }
     if info.etag in etags(request.headers.get("If-None-Match", "")):
-        return Response(b"", status=304, headers=headers)
+        unchanged = Response(b"", status=304, headers=headers)
+        # no Content-Type (Quart's default is HTML): a cache merges a 304's headers into the
+        # JSON it stored (RFC 9111 4.3.4), which must not become an HTML page
+        del unchanged.headers["Content-Type"]
+        return unchanged
     return Response(info.body, status=200, content_type="application/json", headers=headers)
 
 
