@@ -162,6 +162,9 @@ def event_view(event: Mapping[str, Any]) -> dict[str, Any]:
         view["duplicateOf"] = event["duplicateOf"]
     if event.get("expectedAmount") is not None:
         view.update(_money_fields(event))
+    elif event.get("providerAmount"):
+        # what the provider says was paid, in a unit not the transaction's (a crypto payment)
+        view["providerAmount"] = event["providerAmount"]
     if event.get("claimedTxId"):
         # an event on a provider object the node did not create, naming one of its checkouts
         view["claimedTxId"] = event["claimedTxId"]

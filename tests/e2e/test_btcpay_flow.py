@@ -161,7 +161,47 @@ async def test_expired_then_paid_late_needs_attention(admin, http, btcpay):
     tx = await _tx(http, shop, checkout["txId"])
     assert tx["status"] == "expired" and tx["needsAttention"] is True
     assert ("InvoicePaidAfterExpiration", "payment.paid_late") in _kinds(tx, btcpay)
-    assert {e["amount"] for e in tx["events"] if e["type"] == "payment.paid_late"} == {10}
+    # the payment's own event says it in bitcoin (BTCPay's figure); the invoice's in euros
+    late = {
+        e.get("providerAmount"): e["amount"]
+        for e in tx["events"]
+        if e["type"] == "payment.paid_late"
+    }
+    assert late[None] == 10 and len(late) == 2
+    assert [flag["code"] for flag in tx["attention"]] == ["paid_late"]
+
+
+async def test_a_part_payment_after_expiry_needs_attention(admin, http, btcpay):
+    """CONTRACT 2: a partial payment on an expired invoice is payment.paid_late. BTCPay says it
+    only in InvoiceReceivedPayment's afterExpiration (nothing follows a payment that leaves the
+    invoice short); asking BTCPay finds it in the invoice's payments."""
+    shop = await btcpay_shop(admin, btcpay)
+    checkout = await _checkout(http, shop)
+    await press(http, checkout["url"], "Let expire")
+    await btcpay.drained()
+    await btcpay.pay(btcpay.invoice_of(checkout["txId"]), part=True)  # a wallet still sends
+    await btcpay.drained()
+    tx = await _tx(http, shop, checkout["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is True
+    assert [flag["code"] for flag in tx["attention"]] == ["paid_late"]
+    assert ("InvoiceReceivedPayment", "payment.paid_late") in _kinds(tx, btcpay)
+    late = [e for e in tx["events"] if e["type"] == "payment.paid_late"]
+    assert late[0]["providerAmount"].endswith(" BTC-CHAIN"), late
+
+    # the same invoice read by asking (no webhook reached the node): the same flag
+    quiet = await btcpay_shop(admin, btcpay)
+    asked = await _checkout(http, quiet)
+    btcpay.webhook_faults.drop()  # no webhook reaches the node from now on
+    await press(http, asked["url"], "Let expire")
+    btcpay.clock_offset_s = 60  # paid a minute after the expiry
+    await btcpay.pay(btcpay.invoice_of(asked["txId"]), part=True)
+    synced = await http.post(
+        f"/api/projects/{quiet.project_id}/transactions/{asked['txId']}/sync",
+        headers=bearer(quiet.test_key),
+    )
+    assert synced.status_code == 200, synced.text
+    tx = await _tx(http, quiet, asked["txId"])
+    assert tx["status"] == "expired" and tx["needsAttention"] is True
 
 
 async def test_settled_by_hand_after_expiry_is_paid_late(admin, http, btcpay):

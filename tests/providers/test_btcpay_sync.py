@@ -186,9 +186,12 @@ async def test_money_after_the_expiry_is_paid_late_beside_the_expiry(btcpay, htt
     sim.clock_offset_s = 60
     await sim.pay(tx["providerRef"])  # in full, after the expiry: PaidLate
     await sim.drained()
-    expired, late = (await asked(sim, http, store, tx)).events
+    expired, paid, late = (await asked(sim, http, store, tx)).events
     assert expired.attention is None  # nothing was paid by the expiry
     same_as_webhook(expired, webhooks.of("InvoiceExpired"), tx)
+    # the payment after the expiry, as its InvoiceReceivedPayment (afterExpiration) tells it
+    assert (paid.type, paid.payment_status) == (E.PAYMENT_PAID_LATE, S.EXPIRED)
+    assert paid.dedup_ids == (f"sync:{tx['providerRef']}:PaidAfterExpiry",)
     same_as_webhook(late, webhooks.of("InvoicePaidAfterExpiration"), tx)
     assert late.dedup_ids == (f"sync:{tx['providerRef']}:PaidLate",)
 

@@ -117,7 +117,7 @@ def invoice_events(invoice: Mapping[str, Any], methods: Any) -> tuple[Normalized
             provider_type=f"invoice:{seen}",
             payment_status=target,
             attention=flag,
-            change=invoice_id if btcpay_type in events.EXPIRY_TYPES else None,
+            change=events.change_of(btcpay_type, kind, invoice_id),
             occurred_at_ms=expires * 1000
             if btcpay_type == "InvoiceExpired" and expires is not None
             else None,
@@ -130,6 +130,12 @@ def invoice_events(invoice: Mapping[str, Any], methods: Any) -> tuple[Normalized
         "partiallyPaid": status == "Expired" and _part_paid_by_expiry(additional, expires, methods),
     }
     found = [read_as(set_by, status, flags)]
+    if status == "Expired" and _paid_after_expiry(expires, methods):
+        # a payment after the end, whole or part (its webhook: InvoiceReceivedPayment's
+        # afterExpiration): money for an ended checkout
+        found.append(
+            read_as("InvoiceReceivedPayment", "PaidAfterExpiry", {"afterExpiration": True})
+        )
     if status == "Expired" and additional in _PAID_LATE:
         found.append(read_as("InvoicePaidAfterExpiration", "PaidLate", {}))
     return tuple(found)
@@ -172,6 +178,24 @@ def _cursor(cursor: str | None) -> tuple[int | None, int]:
     return (int(end) if end.isdigit() else None), (int(skip) if skip.isdigit() else 0)
 
 
+def _paid_after_expiry(expires: int | None, methods: Any) -> bool:
+    """Did a payment (not invalid) come after the expiry?"""
+    return expires is not None and any(
+        (integer(payment, "receivedDate") or 0) > expires for payment in _payments(methods)
+    )
+
+
+def _payments(methods: Any) -> list[Mapping[str, Any]]:
+    """Every payment of an invoice's payment methods (``/payment-methods``), but invalid ones."""
+    return [
+        payment
+        for method in (methods if isinstance(methods, list) else [])
+        if isinstance(method, dict) and isinstance(method.get("payments"), list)
+        for payment in method["payments"]
+        if isinstance(payment, dict) and payment.get("status") != "Invalid"
+    ]
+
+
 def _part_paid_by_expiry(additional: str, expires: int | None, methods: Any) -> bool:
     """Had the buyer paid part by the expiry (``InvoiceExpired``'s ``partiallyPaid``)?"""
     if additional == "PaidPartial":
@@ -179,10 +203,6 @@ def _part_paid_by_expiry(additional: str, expires: int | None, methods: Any) -> 
     if expires is None:
         return False
     return any(
-        isinstance(payment, dict)
-        and payment.get("status") != "Invalid"
-        and (integer(payment, "receivedDate") or expires + 1) <= expires
-        for method in (methods if isinstance(methods, list) else [])
-        if isinstance(method, dict) and isinstance(method.get("payments"), list)
-        for payment in method["payments"]
+        (integer(payment, "receivedDate") or expires + 1) <= expires
+        for payment in _payments(methods)
     )
