@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from edge.cli import (
     account,
@@ -74,6 +74,11 @@ class _OneLine(argparse.ArgumentParser):
     """A bad argument is one line naming the cause (CONTRACT 10), not argparse's usage block
     and traceback-like error: ``edge tx list: argument --limit: invalid int value: 'abc'``.
     Every command's parser is one of these (argparse makes subparsers of its parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no abbreviations: --no would be --note today and ambiguous once another --no... comes
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {printable(message)} (see {self.prog} --help)\n")

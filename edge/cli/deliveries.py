@@ -27,4 +27,6 @@ def _deliveries(args: argparse.Namespace) -> int:
 
 
 def _line(d: dict[str, Any]) -> str:
-    return f"{d['at']}  {d['provider']:<7} {d['code']}: {d['reason']}"
+    # a refusal whose reason is its code (a provider not turned on) says it in its detail
+    said = d.get("detail") or d["reason"] if d["reason"] == d["code"] else d["reason"]
+    return f"{d['at']}  {d['provider']:<7} {d['code']}: {said}"

@@ -24,7 +24,7 @@ def path_part(text: str) -> str:
 
 def add_group(commands: Subcommands, name: str, help: str) -> Subcommands:
     """``edge NAME ACTION``: a group of commands (``edge tx list``, ``edge tx show`` ...)."""
-    return commands.add_parser(name, help=help).add_subparsers(metavar="ACTION")
+    return commands.add_parser(name, help=help).add_subparsers(metavar="ACTION", required=True)
 
 
 def add_command(

@@ -64,7 +64,10 @@ def bounded_json_decimal(raw: str) -> Decimal:
     its point, and no finer than ``10 ** MIN_EXPONENT``."""
     if len(raw) > MAX_NUMBER_CHARS:
         raise ValueError(f"a number of more than {MAX_NUMBER_CHARS} characters")
-    value = Decimal(raw)
+    try:
+        value = Decimal(raw)
+    except ArithmeticError:  # an exponent past what Decimal holds: json's hooks raise ValueError
+        raise ValueError("a number out of range") from None
     if not MIN_EXPONENT <= value.adjusted() < MAX_DIGITS:
         raise ValueError(f"a number out of range (at most {MAX_DIGITS} digits before its point)")
     return value

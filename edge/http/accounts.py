@@ -25,7 +25,7 @@ from edge.http import sessions
 from edge.http.auth import bearer_token, is_admin_token
 from edge.http.bodies import only
 from edge.http.clients import client_ip
-from edge.http.context import node
+from edge.http.context import limited, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 blueprint = Blueprint("accounts", __name__)
@@ -87,7 +87,7 @@ async def create_account(
     if not by_operator and not ctx.settings.signup_open:
         raise Forbidden("signup_closed", "Sign-up is closed on this node: ask its operator.")
     if not by_operator:
-        ctx.manage_rates.take("signup:ip", client_ip())
+        limited("signup:ip", client_ip())
     hashed = await hash_new_password(password)
 
     async def create() -> dict[str, Any]:
@@ -161,8 +161,8 @@ async def log_in(email: str, password: str) -> SignedIn | SecondFactorDue:
     challenge its code must answer; ``401 invalid_credentials`` otherwise, the same for a wrong
     e-mail and a wrong password."""
     ctx = node()
-    ctx.manage_rates.take("login:ip", client_ip())
-    ctx.manage_rates.take("login:email", email)
+    limited("login:ip", client_ip())
+    limited("login:email", email)
     account = await accounts.by_email(ctx, email)
     stored = account["passwordHash"] if account else await _decoy()
     right = await ctx.hashing.run(passwords.verify, password, stored)
@@ -199,7 +199,7 @@ async def log_in_operator(admin_token: str) -> tuple[str, str]:
     with the admin token itself; ``401 invalid_credentials`` for anything else. Limited like
     every login, per client address."""
     ctx = node()
-    ctx.manage_rates.take("login:ip", client_ip())
+    limited("login:ip", client_ip())
     if not admin_token or not is_admin_token(admin_token, ctx):
         raise Unauthorized("invalid_credentials", "This is not the node's admin token.")
     token, csrf, record = sessions.new_session(None, ctx.clock_ms())

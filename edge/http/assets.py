@@ -60,5 +60,15 @@ def answer(folder: Path, name: str, cache_control: str) -> Response:
     found = asset(folder, name)
     headers = {"ETag": found.etag, "Cache-Control": cache_control}
     if found.etag in etags(request.headers.get("If-None-Match", "")):
-        return Response(b"", status=304, headers=headers)
+        return not_modified(headers)
     return Response(found.body, status=200, content_type=found.content_type, headers=headers)
+
+
+def not_modified(headers: dict[str, str]) -> Response:
+    """``304`` with ``headers`` and nothing about a body: no Content-Type (Quart's default is
+    HTML) and no Content-Length (the stored body's is not 0). A cache merges a 304's headers
+    into the answer it kept (RFC 9111 4.3.4), which must stay the script, style or JSON it was."""
+    unchanged = Response(b"", status=304, headers=headers)
+    for name in ("Content-Type", "Content-Length"):
+        del unchanged.headers[name]
+    return unchanged

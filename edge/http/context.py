@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, cast
 
 from quart import current_app, request
@@ -27,6 +28,24 @@ async def ask(project_id: str, message: Any) -> Any:
 
 def answer_headers(headers: dict[str, str]) -> None:
     """Headers the answer to this request carries, whatever route makes it (the middleware
-    adds them): a rate bucket's RateLimit-*; a later bucket's replace an earlier one's."""
+    adds them). Of two rate buckets charged (a login's by address and by e-mail), the answer
+    tells the one with fewer requests left (CONTRACT 8: every limited answer)."""
     scope = cast(Any, request.scope)
-    scope[ANSWER_HEADERS] = {**scope.get(ANSWER_HEADERS, {}), **headers}
+    known: dict[str, str] = scope.get(ANSWER_HEADERS) or {}
+    if _left(known) < _left(headers):
+        headers = {k: v for k, v in headers.items() if not k.startswith(_RATE)}
+    scope[ANSWER_HEADERS] = {**known, **headers}
+
+
+def limited(bucket: str, client: str) -> None:
+    """Charge one request to the node's ``bucket`` for ``client`` (``429`` past it); its
+    RateLimit-* go out with the answer."""
+    answer_headers(node().manage_rates.take(bucket, client))
+
+
+_RATE = "RateLimit-"
+
+
+def _left(headers: dict[str, str]) -> float:
+    value = headers.get("RateLimit-Remaining")
+    return int(value) if value is not None and value.isdigit() else math.inf

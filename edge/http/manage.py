@@ -29,7 +29,7 @@ from edge.errors import (
 )
 from edge.http import bodies
 from edge.http.auth import require_admin
-from edge.http.context import answer_headers, ask, node
+from edge.http.context import ask, limited, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 from edge.http.paging import limit
 from edge.http.sessions import check_csrf
@@ -59,11 +59,11 @@ async def manager() -> None:
         if session is not None:
             check_csrf(session)
             g.account_id, g.operator = session.account_id, session.operator
-            answer_headers(ctx.manage_rates.take("manage", session.account_id or "operator"))
+            limited("manage", session.account_id or "operator")
             return
     require_admin()
     g.account_id, g.operator = None, True
-    answer_headers(ctx.manage_rates.take("manage", "operator"))
+    limited("manage", "operator")
 
 
 def _account() -> str | None:

@@ -226,7 +226,9 @@ def _with_headers(
         headers.extend(cors.headers(headers, preflight))
     extra = scope.get(ANSWER_HEADERS)
     if extra:
-        headers.extend(encode(extra))
+        # the answer's own win: a 429's RateLimit-* are its bucket's, not an earlier one's
+        named = {name for name, _ in headers}
+        headers.extend(pair for pair in encode(extra) if pair[0] not in named)
     headers.append((b"cm-request-id", request_id))
     headers.extend(_COMMON)
     return headers

@@ -28,7 +28,7 @@ from edge.http import sessions
 from edge.http.accounts import email_of, hash_new_password, password_of
 from edge.http.bodies import only
 from edge.http.clients import client_ip
-from edge.http.context import node
+from edge.http.context import limited, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 log = logging.getLogger("edge.accounts")
@@ -63,8 +63,8 @@ async def request_reset(email: str) -> None:
             "reset_by_operator",
             "This node sends no e-mail: ask its operator for a link to set a new password.",
         )
-    ctx.manage_rates.take("reset:ip", client_ip())
-    ctx.manage_rates.take("reset:email", email)
+    limited("reset:ip", client_ip())
+    limited("reset:email", email)
     ctx.nursery.start_soon(_mail_link, ctx, email)
 
 
@@ -119,7 +119,7 @@ async def reset_password(token: str, password: str) -> dict[str, Any]:
     of the account ends, and so do its other links and any login waiting for its second
     factor."""
     ctx = node()
-    ctx.manage_rates.take("reset:ip", client_ip())
+    limited("reset:ip", client_ip())
     await usable_link(token)
     hashed = await hash_new_password(password)
 

@@ -12,7 +12,7 @@ from edge.actors.project import PublicInfo
 from edge.domain import ids
 from edge.errors import NotFound, check_project_id
 from edge.http import bodies
-from edge.http.assets import answer, etags
+from edge.http.assets import answer, etags, not_modified
 from edge.http.clients import charge
 from edge.http.context import ask, node
 from edge.http.jsonio import json_response
@@ -44,11 +44,7 @@ async def public_info(project_id: str) -> Response:
         SIGNATURE_HEADER: node().signer.sign_once(info.etag, info.body),
     }
     if info.etag in etags(request.headers.get("If-None-Match", "")):
-        unchanged = Response(b"", status=304, headers=headers)
-        # no Content-Type (Quart's default is HTML): a cache merges a 304's headers into the
-        # JSON it stored (RFC 9111 4.3.4), which must not become an HTML page
-        del unchanged.headers["Content-Type"]
-        return unchanged
+        return not_modified(headers)
     return Response(info.body, status=200, content_type="application/json", headers=headers)
 
 

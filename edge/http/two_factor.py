@@ -39,7 +39,7 @@ from edge.http import sessions
 from edge.http.accounts import SignedIn, account_view, session_answer, start_session
 from edge.http.bodies import only
 from edge.http.clients import client_ip
-from edge.http.context import answer_headers, node
+from edge.http.context import limited, node
 from edge.http.jsonio import NO_STORE, json_response, read_json_object
 
 blueprint = Blueprint("two_factor", __name__)
@@ -64,7 +64,7 @@ async def signed_in() -> tuple[sessions.Session, str]:
     if session is None or session.account_id is None:
         raise Unauthorized("unauthorized", "Log in first: this is about your own account.")
     sessions.check_csrf(session)
-    answer_headers(node().manage_rates.take("manage", session.account_id))
+    limited("manage", session.account_id)
     return session, session.account_id
 
 
@@ -108,9 +108,8 @@ async def reauthenticated(account: dict[str, Any], body: dict[str, Any]) -> None
 
 def _count_try(account: dict[str, Any]) -> None:
     """A password or code tried here counts as a login's would (per address and e-mail)."""
-    ctx = node()
-    ctx.manage_rates.take("login:ip", client_ip())
-    ctx.manage_rates.take("login:email", account["email"])
+    limited("login:ip", client_ip())
+    limited("login:email", account["email"])
 
 
 def tell_owner(account: dict[str, Any], subject: str, what: str) -> None:
@@ -292,7 +291,7 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
     """The session a challenge and its code open; ``401 invalid_code`` for a wrong code, and
     ``401 challenge_expired`` once the challenge is unknown, used up or late."""
     ctx = node()
-    ctx.manage_rates.take("login:ip", client_ip())
+    limited("login:ip", client_ip())
     rated = False
 
     async def spend() -> dict[str, Any]:
@@ -304,7 +303,7 @@ async def complete_login(challenge: str, code: str) -> SignedIn:
         if not accounts.credentials_hold(pending, account):  # the password changed since
             raise _expired()
         if not rated:  # a try is counted once, however often a lost race runs it again
-            ctx.manage_rates.take("login:email", account["email"])
+            limited("login:email", account["email"])
             rated = True
         taken = spend_code(account, code, time.time())
         if taken is None:

@@ -29,12 +29,12 @@ async def test_a_real_token_without_a_card_form_is_an_error(admin, http, paddle,
         expect(page.get_by_role("alert")).to_have_text(
             "Card payment is not available on this page."
         )
-        wait_until(page, "cmEvents.length === 4")
+        wait_until(page, "cmEvents.length === 5")
         return list(page.evaluate("cmEvents"))
 
     events = await in_browser(buyer)
-    assert [e["type"] for e in events][2:] == ["cm-error", "cm-idle"]
-    assert events[2]["detail"]["code"] == "card_form_unavailable"
+    assert [e["type"] for e in events][2:] == ["cm-checkout-started", "cm-error", "cm-idle"]
+    assert events[3]["detail"]["code"] == "card_form_unavailable"
     listed = await admin.ok("GET", f"/api/projects/{project_id}/transactions")
     assert listed["items"] == []  # no checkout was made: nothing pending at the node
     made = [t for a in paddle._accounts.values() for t in a.transactions.values()]

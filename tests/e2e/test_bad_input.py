@@ -26,6 +26,8 @@ async def _snapshot(node, project_id: str) -> list:
         # short, but an integer of a billion digits once read: refused before it is made
         (b'{"productId": "book", "quantity": 1e999999999}', 400, "invalid_json", None),
         (b'{"productId": "book", "quantity": 1e-999999999}', 400, "invalid_json", None),
+        # past what Decimal holds at all: 400 too, never a 500
+        (b'{"productId": "book", "quantity": 1e99999999999999999999}', 400, "invalid_json", None),
         (b'{"productId": "book", "metadata": []}', 400, "invalid_request", "metadata"),
         (
             b'{"productId": "book", "metadata": {"customerRef": 42}}',

@@ -158,13 +158,16 @@ async def test_log_out_ends_the_session_on_the_node(alice):
 
 async def test_the_eleventh_login_in_a_minute_is_limited(http):
     await http.post("/api/accounts", json={"email": "d@example.com", "password": PASSWORD})
-    codes = [
-        (
-            await http.post("/api/session", json={"email": "d@example.com", "password": "y" * 12})
-        ).status_code
+    tries = [
+        await http.post("/api/session", json={"email": "d@example.com", "password": "y" * 12})
         for _ in range(11)
     ]
+    codes = [t.status_code for t in tries]
     assert codes[:10] == [401] * 10 and codes[10] == 429
+    # every limited answer says where it stands (CONTRACT 8): the tighter of the address's and
+    # the e-mail's buckets, once
+    left = [t.headers.get_list("ratelimit-remaining") for t in tries]
+    assert left == [[str(n)] for n in range(9, -1, -1)] + [["0"]]
     right = await http.post("/api/session", json={"email": "d@example.com", "password": PASSWORD})
     assert right.status_code == 429  # the limit holds for a right password too, for a minute
 

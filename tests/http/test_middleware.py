@@ -144,6 +144,20 @@ async def test_headers_a_handler_adds_go_out_with_the_answer():
     assert headers["ratelimit-limit"] == "60" and headers["content-length"] == "2"
 
 
+async def test_a_refusal_s_rate_headers_replace_those_of_a_bucket_taken_before():
+    """A route charged one bucket (its headers noted), then another refused the request: the
+    429 says the refusing bucket's figures, once each (``call`` fails on a header twice)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scope[ANSWER_HEADERS] = {"RateLimit-Limit": "300", "RateLimit-Remaining": "291"}
+        headers = {"RateLimit-Limit": "10", "RateLimit-Remaining": "0", "Retry-After": "6"}
+        raise RateLimited("rate_limited", "Too many tries.", retryable=True, headers=headers)
+
+    status, headers, _, _ = await call(app)
+    assert status == 429
+    assert (headers["ratelimit-limit"], headers["ratelimit-remaining"]) == ("10", "0")
+
+
 async def test_an_answer_before_the_body_was_read_closes_the_connection():
     async def reads(scope: Any, receive: Any, send: Any) -> None:
         await receive()

@@ -719,7 +719,7 @@ def _manage_schemas() -> dict[str, Schema]:
         "maxLength": 1000,
         "description": "https on a public host name (one that resolves to a private address "
         "is refused, unless the operator allows it with EDGE_NOTIFY_ALLOW), or "
-        "http://localhost; no query, fragment or credentials.",
+        "http://localhost; a query is kept and sent, no fragment or credentials.",
         "examples": ["https://shop.example/edge-hooks"],
     }
     override = body_schema(

@@ -641,16 +641,17 @@
       // After a prevented cm-checkout-started the run settled; a new pick is a new run.
       if (!this.#busy) this.#lock();
       const session = this.#session;
-      if (TOKEN_HANDOFF.has(entry.provider) && typeof this.cardForm !== 'function') {
-        // said before any checkout is made: nothing is left pending at the node or the provider
-        this.#fail(new CmError('card_form_unavailable', 'Set cardForm on the element to open the hosted card form.'));
-        return;
-      }
       const txId = newTxId();
       const detail = {provider: entry.provider, kind: entry.kind, txId, productId: this.product};
       if (!this.#emit('cm-checkout-started', detail)) {
         this.#showList();
         this.#settle();
+        return;
+      }
+      // after the event (a listener may set cardForm, loading Paddle.js only when it is picked)
+      // and before any checkout is made: nothing is left pending at the node or the provider
+      if (TOKEN_HANDOFF.has(entry.provider) && typeof this.cardForm !== 'function') {
+        this.#fail(new CmError('card_form_unavailable', 'Set cardForm on the element to open the hosted card form.'));
         return;
       }
       this.#checkoutPending = true;
