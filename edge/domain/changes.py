@@ -11,7 +11,10 @@ the first, and is not notified.
 A change is named by a key (``change_key``):
 
 - what happens once in a checkout's life is keyed by its type alone: created, processing,
-  succeeded, failed, expired, canceled, marked paid, its subscription created;
+  succeeded, failed, expired, canceled, marked paid, its subscription created; an event of such
+  a type that moves no status (BTCPay's payment received, part or whole, before the invoice
+  is processing; PayPal's approved order) is a change of its own beside the move, so the
+  move is told whichever comes first;
 - a refund by the provider's refund id (a total "refunded so far" by the total), a refund that
   failed by the refund's id, a dispute, its warning and its closing by what the adapter names
   (the dispute's id) or else by type and amount;
@@ -63,6 +66,7 @@ def change_key(
     currency: str | None = None,
     sub_status: str | None = None,
     sub_version: int | None = None,
+    moves: bool = True,
 ) -> str | None:
     """The key of the change an event of ``event_type`` (the type it is stored under) reports;
     None when it is a change of its own whatever came before (a declined attempt, an event that
@@ -76,7 +80,7 @@ def change_key(
     if named:
         return f"{event_type}:{named}"
     if event_type in ONCE:
-        return str(event_type)
+        return str(event_type) if moves else f"{event_type}:no-move"
     if event_type == E.PAYMENT_REFUND_FAILED:
         return f"{event_type}:{refund_of or amount}"
     if event_type in _BY_AMOUNT:

@@ -14,6 +14,14 @@ def test_what_happens_once_is_keyed_by_its_type(once):
     assert change_key(once) == change_key(once, amount=5, currency="EUR") == str(once)
 
 
+def test_an_event_of_a_once_type_that_moves_nothing_is_not_the_move():
+    """BTCPay's payment received (processing, no move) before InvoiceProcessing (the move to
+    processing): both told, in either order, and each only once."""
+    still = change_key(E.PAYMENT_PROCESSING, moves=False)
+    assert still != change_key(E.PAYMENT_PROCESSING) == "payment.processing"
+    assert still == change_key(E.PAYMENT_PROCESSING, amount=5, moves=False)
+
+
 def test_a_refund_by_its_provider_id_whatever_word_it_earned():
     assert change_key(E.PAYMENT_REFUNDED, refund_of="re_1") == "refund:re_1"
     assert change_key(E.PAYMENT_PARTIALLY_REFUNDED, refund_of="re_1") == "refund:re_1"

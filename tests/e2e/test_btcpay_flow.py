@@ -83,6 +83,10 @@ async def test_redirect_pay_confirm_and_back_to_the_success_page(admin, http, bt
     kinds = _kinds(tx, btcpay)
     assert ("InvoiceSettled", "payment.succeeded") in kinds
     assert ("InvoicePaymentSettled", "payment.processing") in kinds
+    # the move to processing is told (not history behind the payment received before it)
+    sent = {e["originalDeliveryId"]: e["type"] for e, _, _ in btcpay.delivered}
+    moved = [e for e in tx["events"] if sent.get(e["providerEventId"]) == "InvoiceProcessing"]
+    assert moved[0]["status"] == "processing" and "duplicateOf" not in moved[0], moved
     assert all(e["customerRef"] == "cust-7" for e in tx["events"])
     assert all(status == 200 for _, _, status in btcpay.delivered)
 
@@ -318,10 +322,10 @@ async def test_retried_three_times_and_redelivered_by_hand_counts_once(admin, ht
         by_type[btcpay_type] = by_type.get(btcpay_type, 0) + 1
     assert by_type["InvoiceCreated"] == 1 and by_type["InvoiceSettled"] == 1
     assert tx["status"] == "succeeded"
-    # created once (exempt); received payment, processing and payment settled are one change
-    # (the payment is under way: the two after the first are its repeats, answered as
-    # duplicates and not counted again); settled: 2 counted
-    assert await _usage(admin, shop) == before + 2
+    # created once (exempt); the payment received (no move) and processing (the move to
+    # processing) are a change each, payment settled the first's repeat (answered as a
+    # duplicate, not counted again); settled: 3 counted
+    assert await _usage(admin, shop) == before + 3
 
 
 async def test_a_delivery_the_node_refuses_is_not_retried(admin, http, btcpay):

@@ -108,6 +108,7 @@ def change(
         currency=event.currency if stated else tx.get("currency"),
         sub_status=sub["status"] if sub and event.subscription_status else None,
         sub_version=sub["version"] if sub and event.subscription_status else None,
+        moves=_moves(event.payment_status, event.subscription_status, event.starts_subscription),
     )
     if key is None:
         return None, False
@@ -146,8 +147,14 @@ def waited_change(
         currency=event.get("currency"),
         sub_status=sub["status"] if sub and match.get("subscription") else None,
         sub_version=sub["version"] if sub and match.get("subscription") else None,
+        moves=_moves(match.get("payment"), match.get("subscription"), bool(match.get("starts"))),
     )
     return _remember(tx, key, event["id"]) if key is not None else None
+
+
+def _moves(payment: object, subscription: object, starts: bool) -> bool:
+    """Does the event ask for a status move (of the payment or its subscription)?"""
+    return payment is not None or subscription is not None or starts
 
 
 def asked_learned(tx: dict[str, Any], now: int) -> None:
