@@ -143,24 +143,20 @@ def test_another_node_is_reached_with_node_and_the_token_in_the_environment(proc
     """``--node URL`` with ``EDGE_ADMIN_TOKEN``, from a machine with no data dir of that node."""
     elsewhere = tmp_path / "elsewhere"
     command = [sys.executable, "-m", "edge", "project", "list", "--json", "--data", str(elsewhere)]
-    env = {**os.environ, "EDGE_ADMIN_TOKEN": process.admin_token}
-    listed = subprocess.run(
-        [*command, "--node", process.url],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=bound(30),
-    )
+
+    def list_with(token: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, "--node", process.url],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "EDGE_ADMIN_TOKEN": token},
+            timeout=bound(30),
+        )
+
+    listed = list_with(process.admin_token)
     assert listed.returncode == 0, listed.stderr
     assert "items" in json.loads(listed.stdout)
-    env["EDGE_ADMIN_TOKEN"] = "wrong"
-    refused = subprocess.run(
-        [*command, "--node", process.url],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=bound(30),
-    )
+    refused = list_with("wrong")
     assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
 
 
