@@ -11,10 +11,11 @@ the first, and is not notified.
 A change is named by a key (``change_key``):
 
 - what happens once in a checkout's life is keyed by its type alone: created, processing,
-  succeeded, failed, expired, canceled, marked paid, its subscription created; an event of such
-  a type that moves no status (BTCPay's payment received, part or whole, before the invoice
-  is processing; PayPal's approved order) is a change of its own beside the move, so the
-  move is told whichever comes first;
+  succeeded, failed, expired, canceled, marked paid, its subscription created; a
+  ``payment.processing`` that moves no status (BTCPay's payment received, part or whole,
+  before the invoice is processing; PayPal's approved order) is a change of its own beside the
+  move, so the move is told whichever comes first (a provider's own ``checkout.created`` stays
+  a repeat of the node's);
 - a refund by the provider's refund id (a total "refunded so far" by the total), a refund that
   failed by the refund's id, a dispute, its warning and its closing by what the adapter names
   (the dispute's id) or else by type and amount;
@@ -79,8 +80,10 @@ def change_key(
         return f"refund:{refund_of}" if refund_of else f"refund-total:{amount}"
     if named:
         return f"{event_type}:{named}"
+    if event_type == E.PAYMENT_PROCESSING and not moves:
+        return f"{event_type}:no-move"
     if event_type in ONCE:
-        return str(event_type) if moves else f"{event_type}:no-move"
+        return str(event_type)
     if event_type == E.PAYMENT_REFUND_FAILED:
         return f"{event_type}:{refund_of or amount}"
     if event_type in _BY_AMOUNT:

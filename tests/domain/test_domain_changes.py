@@ -20,6 +20,8 @@ def test_an_event_of_a_once_type_that_moves_nothing_is_not_the_move():
     still = change_key(E.PAYMENT_PROCESSING, moves=False)
     assert still != change_key(E.PAYMENT_PROCESSING) == "payment.processing"
     assert still == change_key(E.PAYMENT_PROCESSING, amount=5, moves=False)
+    # a provider's own creation moves nothing either, and is the node's checkout.created again
+    assert change_key(E.CHECKOUT_CREATED, moves=False) == "checkout.created"
 
 
 def test_a_refund_by_its_provider_id_whatever_word_it_earned():

@@ -190,7 +190,8 @@ async def test_money_after_the_expiry_is_paid_late_beside_the_expiry(btcpay, htt
     assert expired.attention is None  # nothing was paid by the expiry
     same_as_webhook(expired, webhooks.of("InvoiceExpired"), tx)
     # the payment after the expiry, as its InvoiceReceivedPayment (afterExpiration) tells it
-    assert (paid.type, paid.payment_status) == (E.PAYMENT_PAID_LATE, S.EXPIRED)
+    assert (paid.type, paid.payment_status) == (E.PAYMENT_PROCESSING, None)
+    assert paid.attention == attention.PAID_LATE
     assert paid.dedup_ids == (f"sync:{tx['providerRef']}:PaidAfterExpiry",)
     same_as_webhook(late, webhooks.of("InvoicePaidAfterExpiration"), tx)
     assert late.dedup_ids == (f"sync:{tx['providerRef']}:PaidLate",)

@@ -10,10 +10,11 @@ What shapes the table:
   redelivery is a new ``deliveryId`` (old servers spell the key ``orignalDeliveryId``).
 - Expired is terminal. Money that comes after it in full (``InvoicePaidAfterExpiration``) is
   ``payment.paid_late`` and moves the transaction to where the invoice is, expired, whatever
-  order the events arrive in. So is a part payment after it: BTCPay says so only in
-  ``InvoiceReceivedPayment``'s ``afterExpiration`` (no other event follows one that leaves
-  the invoice short), whose ``payment`` is in the payment method's currency: kept as the
-  provider's figure (``providerAmount``), the invoice's currency being unknown to it.
+  order the events arrive in. A part payment after it is money for an ended checkout too:
+  BTCPay says so only in ``InvoiceReceivedPayment``'s ``afterExpiration`` (no other event
+  follows one that leaves the invoice short), which flags the transaction (``attention``
+  paid_late) as an expiry part paid does; its ``payment`` is in the payment method's
+  currency, so no amount is taken from it (the merchant refunds it in BTCPay).
 - An invoice that expires part paid is money for an ended checkout too, which the merchant must
   give back or accept: ``InvoiceExpired`` with ``partiallyPaid: true`` flags the transaction
   (``attention`` paid_late) on its own, because a store may subscribe its webhook to
@@ -84,7 +85,6 @@ from edge.providers.base import (
     NormalizedEvent,
     ProviderRefund,
 )
-from edge.providers.btcpay.money import decimal_of
 from edge.providers.reading import integer, json_object, mapping, refs, string, tx_id
 
 E, S = EventType, Status
@@ -97,8 +97,9 @@ E, S = EventType, Status
 EVENT_TABLE: Mapping[tuple[str, bool], tuple[EventType, Status | None, str | None]] = {
     ("InvoiceCreated", False): (E.CHECKOUT_CREATED, None, None),
     ("InvoiceReceivedPayment", False): (E.PAYMENT_PROCESSING, None, None),  # may be partial
-    # a payment, whole or part, to an invoice that had expired: money for an ended checkout
-    ("InvoiceReceivedPayment", True): (E.PAYMENT_PAID_LATE, S.EXPIRED, None),
+    # a payment, whole or part, to an invoice that had ended (expired, or invalid: BTCPay sets
+    # afterExpiration for both): money for an ended checkout, flagged; no move of its own
+    ("InvoiceReceivedPayment", True): (E.PAYMENT_PROCESSING, None, attention.PAID_LATE),
     ("InvoiceProcessing", False): (E.PAYMENT_PROCESSING, S.PROCESSING, None),  # paid, unconfirmed
     ("InvoicePaymentSettled", False): (E.PAYMENT_PROCESSING, None, None),  # one payment confirmed
     ("InvoiceSettled", False): (E.PAYMENT_SUCCEEDED, S.SUCCEEDED, None),
@@ -141,16 +142,6 @@ def row_of(
     return EVENT_TABLE.get((btcpay_type, variant)) or (E.UNMATCHED, None, None)
 
 
-def change_of(btcpay_type: str, event_type: EventType, invoice_id: str | None) -> str | None:
-    """The change an invoice event tells, named by its invoice where several events tell one:
-    the expiry (``InvoiceExpired`` and ``InvoiceExpiredPaidPartial``), and money after it (the
-    payment's ``InvoiceReceivedPayment`` with ``afterExpiration``, then, when it made the
-    amount whole, ``InvoicePaidAfterExpiration``): the merchant is told, and flagged, once."""
-    if btcpay_type in EXPIRY_TYPES or event_type is E.PAYMENT_PAID_LATE:
-        return invoice_id
-    return None
-
-
 def normalize(body: bytes) -> NormalizedEvent:
     """The ``NormalizedEvent`` of a verified BTCPay delivery; ``MalformedPayload`` when the body
     is not a JSON object with a ``type`` and a delivery id. Never raises otherwise."""
@@ -178,20 +169,9 @@ def normalize(body: bytes) -> NormalizedEvent:
         payment_status=target,
         customer_ref=string(metadata, "customerRef"),
         attention=flag,
-        change=change_of(btcpay_type, event_type, invoice_id),
-        unreadable_amount=_paid(event) if event_type is E.PAYMENT_PAID_LATE else None,
+        change=invoice_id if btcpay_type in EXPIRY_TYPES else None,
         **(offered or {}),
     )
-
-
-def _paid(event: Mapping[str, Any]) -> str | None:
-    """What a payment event says was paid, in its payment method's currency (``0.0001
-    BTC-CHAIN``): BTCPay's figure, which the node cannot turn into the invoice's currency."""
-    value = decimal_of(string(mapping(event, "payment"), "value"))
-    method = string(event, "paymentMethodId") or string(event, "paymentMethod")
-    if value is None or method is None or len(method) > 40 or not method.isascii():
-        return None
-    return f"{value} {method}"
 
 
 def _refund_offered(event: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -117,7 +117,7 @@ def invoice_events(invoice: Mapping[str, Any], methods: Any) -> tuple[Normalized
             provider_type=f"invoice:{seen}",
             payment_status=target,
             attention=flag,
-            change=events.change_of(btcpay_type, kind, invoice_id),
+            change=invoice_id if btcpay_type in events.EXPIRY_TYPES else None,
             occurred_at_ms=expires * 1000
             if btcpay_type == "InvoiceExpired" and expires is not None
             else None,
