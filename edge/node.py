@@ -61,12 +61,10 @@ from edge.signing import Signer
 from edge.store import notifyq, outbox, sealcheck, signcheck
 from edge.store.engine import Engine
 from edge.store.lmdb.store import STORE_DIR, open_store
-from edge.store.postgres.leases import Leases
+from edge.store.postgres.leases import Clock, Leases
 from edge.store.writer import StoreWriter, open_writer
 
 log = logging.getLogger("edge.node")
-
-Clock = Callable[[], int]  # milliseconds since the epoch
 
 RESOLVE_TIMEOUT_S = 10.0
 DEPTH_COUNTED = 100_000

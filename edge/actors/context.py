@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from edge.actors.notifier import Notifier
 from edge.config import Settings
 from edge.domain.events import Simulated
+from edge.domain.ids import wall_clock_ms
 from edge.domain.stalls import Stalls
 from edge.errors import Conflict
 from edge.mailer import Mailer
@@ -38,9 +39,7 @@ from edge.signing import Signer
 from edge.store.engine import Engine
 from edge.store.writer import StoreWriter
 
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
+wall_ms = wall_clock_ms  # the machine's clock, ms
 
 
 # ``edge trigger``: (a client for the node's own address, what to simulate) -> what the node

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 import trio
 
+from edge.domain.ids import wall_clock_ms
 from edge.errors import Unavailable
 from edge.store.engine import Op, lease_op
 from edge.store.postgres.leases import Lease, LeaseHeld, Leases
@@ -131,7 +131,7 @@ class OneNode:
     shared = False
 
     def clock_ms(self) -> int:
-        return time.time_ns() // 1_000_000
+        return wall_clock_ms()
 
     async def take(self, project_id: str, *, ask: bool = False) -> int:
         return self.EPOCH

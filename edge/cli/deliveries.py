@@ -28,5 +28,5 @@ def _deliveries(args: argparse.Namespace) -> int:
 
 def _line(d: dict[str, Any]) -> str:
     # a refusal whose reason is its code (a provider not turned on) says it in its detail
-    said = d.get("detail") or d["reason"] if d["reason"] == d["code"] else d["reason"]
+    said = (d.get("detail") or d["reason"]) if d["reason"] == d["code"] else d["reason"]
     return f"{d['at']}  {d['provider']:<7} {d['code']}: {said}"

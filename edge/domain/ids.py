@@ -57,7 +57,8 @@ def _decode(text: str) -> int:
     return value
 
 
-def _wall_clock_ms() -> int:
+def wall_clock_ms() -> int:
+    """The machine's wall clock, in milliseconds since the epoch."""
     return time.time_ns() // 1_000_000
 
 
@@ -105,7 +106,7 @@ class UlidFactory:
         clock_ms: Callable[[], int] | None = None,
         randbits: Callable[[int], int] | None = None,
     ):
-        self._clock_ms = clock_ms or _wall_clock_ms
+        self._clock_ms = clock_ms or wall_clock_ms
         self._randbits = randbits or _entropy.randbits
         self._last = -1
 
@@ -114,7 +115,7 @@ class UlidFactory:
         gives its store's time, so the ids of a project's events sort in the order they were
         made whichever node made them (the event feed's cursor). Ids already made still sort
         first."""
-        self._clock_ms = clock_ms or _wall_clock_ms
+        self._clock_ms = clock_ms or wall_clock_ms
 
     def __call__(self) -> str:
         now = self._clock_ms()

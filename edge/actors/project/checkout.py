@@ -503,10 +503,7 @@ class Checkouts:
             await self._end_unanswered(tx, reply)
             return
         # a payment under way (a pending PayPal capture) was paid: the checkout's end is not its
-        # (the payment table is every checkout's, a subscription's first payment too)
-        if tx["status"] != Status.PENDING or not can_transition(
-            Kind.PAYMENT, tx["status"], Status.EXPIRED
-        ):
+        if tx["status"] != Status.PENDING:
             reply(f"nothing to expire: the transaction is {tx['status']}")
             return
         if ledger.now_ms() < int(tx.get("owedAt") or 0) + OWED_GRACE_MS:

@@ -12,7 +12,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.project.story import node_event
 from edge.actors.records import iso_or_none, transaction_view
 from edge.domain.events import EventType
-from edge.domain.status import Kind, Status, can_transition
+from edge.domain.status import Status
 from edge.domain.urls import handout_allowed
 from edge.errors import (
     Conflict,
@@ -39,7 +39,7 @@ class MerchantActions:
         tx = await ledger.visible_tx(msg.tx_id, msg.mode)
         if tx["provider"] != "manual":
             raise Conflict("not_manual", "Only pay-by-mail transactions are marked paid by hand.")
-        _require_transition(tx, Status.SUCCEEDED, "only a pending one can be marked paid")
+        _require_pending(tx, "only a pending one can be marked paid")
         metadata = dict(tx.get("metadata") or {})
         if msg.note:
             metadata["note"] = msg.note
@@ -52,15 +52,10 @@ class MerchantActions:
     async def cancel(self, msg: m.CancelTx, reply: Reply) -> None:
         ledger = self.ledger
         tx = await ledger.visible_tx(msg.tx_id, msg.mode)
-        if tx["status"] != Status.PENDING:
-            # CONTRACT 4.5: a pending one is abandoned; a processing one's money is on its way
-            # (a crypto payment confirming, a bank debit clearing): canceled, it would come
-            # anyway, as money for an ended checkout
-            raise InvalidTransition(
-                "invalid_transition",
-                f"The transaction is {tx['status']}; only a pending one can be canceled.",
-                extra={"status": tx["status"]},
-            )
+        # CONTRACT 4.5: a pending one is abandoned; a processing one's money is on its way (a
+        # crypto payment confirming, a bank debit clearing): canceled, it would come anyway, as
+        # money for an ended checkout
+        _require_pending(tx, "only a pending one can be canceled")
         tx["reason"] = "canceled by the merchant"
         ops: list[Op] = []
         await node_event(ledger, tx, EventType.CHECKOUT_CANCELED, Status.CANCELED, ops)
@@ -142,8 +137,9 @@ async def _call_portal(provider: Provider, request: PortalRequest, reply: Reply)
     )
 
 
-def _require_transition(tx: dict[str, Any], target: Status, rule: str) -> None:
-    if not can_transition(Kind.PAYMENT, tx["status"], target):
+def _require_pending(tx: dict[str, Any], rule: str) -> None:
+    """The merchant's hand on a transaction (marked paid, canceled) is for a pending one."""
+    if tx["status"] != Status.PENDING:
         raise InvalidTransition(
             "invalid_transition",
             f"The transaction is {tx['status']}; {rule}.",

@@ -32,6 +32,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from edge.domain.clock_offset import offset_after
+from edge.domain.ids import wall_clock_ms
 
 if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads it
     import psycopg
@@ -39,10 +40,6 @@ if TYPE_CHECKING:  # psycopg is the cluster extra's: a node on LMDB never loads 
     from edge.store.postgres.store import ConnectionPool
 
 Clock = Callable[[], int]  # milliseconds
-
-
-def _wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _monotonic_ms() -> int:
@@ -101,7 +98,7 @@ class Leases:
         *,
         lease_s: float = LEASE_S,
         node_s: float = NODE_S,
-        wall_ms: Clock = _wall_ms,
+        wall_ms: Clock = wall_clock_ms,
         local_ms: Clock = _monotonic_ms,
     ) -> None:
         self.pool = pool
