@@ -297,8 +297,13 @@ class EventApplier:
         folded = [entry for _, _, entry in rematched if entry is not None]
         settled = await story.settle(ledger, tx, [*entries, *folded], ops)
         # money that came late is flagged with its amount where each event is stored: the
-        # new ones by the caller, the ones that waited below
+        # new ones by the caller, the ones that waited below, and the ones taken before an
+        # end dated earlier came here
         flags: list[dict[str, Any]] = []
+        for evt_id in sorted(settled.overtaken):
+            taken = await ledger.stored_event(evt_id)
+            if taken is not None:
+                flags.append(records.late_money(tx, taken))
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
         now = ledger.now_ms()

@@ -83,14 +83,16 @@ def entry_of(stored: dict[str, Any]) -> Entry:
 class Settled:
     """What a fold did: the new steps' fates, whether they were money for an ended checkout,
     the status each new refund asked for once its amount was counted, whether the story is
-    contradicted (a success and an ending, or two endings), and the record (and subscription)
-    as they now are."""
+    contradicted (a success and an ending, or two endings), the kept steps that took effect
+    once and are money for an ended checkout now that an end dated before them came, and the
+    record (and subscription) as they now are."""
 
     fates: dict[str, Fate]
     late: frozenset[str]
     sub: dict[str, Any] | None
     targets: dict[str, Status] = field(default_factory=dict)
     contradicted: bool = False
+    overtaken: frozenset[str] = frozenset()
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -209,7 +211,10 @@ async def settle(
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
-    return Settled(fates, frozenset(late), sub, targets, outcome.contradicted)
+    # a payment the record took before the provider's end of the checkout, dated earlier,
+    # came: late money, as it is when the end is delivered first
+    overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
+    return Settled(fates, frozenset(late), sub, targets, outcome.contradicted, frozenset(overtaken))
 
 
 def _moves(standing: Start, outcome: Outcome) -> bool:
