@@ -407,3 +407,76 @@ async def test_a_btcpay_refund_withdrawn_after_part_was_paid_out_counts_that_par
         1.0,
         9.0,
     )
+
+
+async def _failures_told(http: httpx.AsyncClient, shop: Any, tx: str) -> list[dict[str, Any]]:
+    """The transaction's ``payment.refund_failed`` events, once the node has two: its own
+    word (the retry found the refund failed) and the provider's late report of it."""
+    with trio.fail_after(bound(20)):
+        while True:
+            record = await _record(http, shop, tx)
+            failed = [e for e in record["events"] if e["type"] == "payment.refund_failed"]
+            if len(failed) >= 2:
+                return failed
+            await trio.sleep(0.05)
+
+
+def _told_once(failed: list[dict[str, Any]]) -> None:
+    """One change, one event: the later telling is the first's repeat, told to no one."""
+    told = [e for e in failed if not e.get("duplicateOf")]
+    assert len(told) == 1, failed
+    assert all(e["duplicateOf"] == told[0]["id"] for e in failed if e is not told[0]), failed
+
+
+async def test_a_rejected_refund_found_by_the_retry_is_told_once(node, admin, http, paddle):
+    """Paddle made the adjustment and a gateway lost its answer; Paddle then rejected it on
+    review. The retry finds it rejected and tells the merchant; Paddle's own webhooks of it,
+    held until then, repeat that telling."""
+    shop = await paddle_shop(admin, paddle)
+    made = await _checkout(http, shop, "paddle", "ten")
+    tx, txn = made["txId"], made["token"]
+    await paddle.pay(txn)
+    await _until(http, shop, tx, "succeeded")
+    paddle.webhook_faults.hold()
+    paddle.faults.lose("POST", r"/adjustments$", LOST_5XX)
+    with node.ctx.attempts.expecting(tx) as first:
+        assert (await _refund(http, shop, tx, amount=3)).status_code == 202
+        with trio.fail_after(bound(20)):
+            await first.wait()
+    (adjustment,) = paddle.adjustments_of(txn)  # made: only its answer was lost
+    with node.ctx.attempts.expecting(tx) as second:
+        await paddle.reject_refund(adjustment["id"])
+        with trio.fail_after(bound(20)):
+            await second.wait()
+    assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
+    paddle.webhook_faults.clear()
+    await paddle.release()
+    _told_once(await _failures_told(http, shop, tx))
+
+
+async def test_a_withdrawn_refund_found_by_the_retry_is_told_once(node, admin, http, btcpay):
+    """BTCPay made the pull payment and a gateway lost its answer; the store then archived it.
+    The retry adopts it as failed and tells the merchant; the held ``InvoiceRefund`` makes the
+    node read the pull payment, which says the same."""
+    shop = await btcpay_shop(admin, btcpay)
+    made = await _checkout(http, shop, "btcpay", "ten")
+    tx, invoice = made["txId"], made["url"].rsplit("/", 1)[-1]
+    await btcpay.pay(invoice)
+    await btcpay.confirm(invoice)
+    await _until(http, shop, tx, "succeeded")
+    btcpay.webhook_faults.hold()
+    btcpay.faults.lose("POST", r"/api/v1/stores/[^/]+/invoices/[^/]+/refund$", LOST_5XX)
+    with node.ctx.attempts.expecting(tx) as first:
+        assert (await _refund(http, shop, tx, amount=4)).status_code == 202
+        with trio.fail_after(bound(20)):
+            await first.wait()
+    (pull_payment,) = btcpay.pull_payments_of(invoice)
+    with node.ctx.attempts.expecting(tx) as second:
+        await btcpay.archive_pull_payment(pull_payment)
+        with trio.fail_after(bound(20)):
+            await second.wait()
+    assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
+    btcpay.webhook_faults.clear()
+    btcpay.release()
+    await btcpay.drained()
+    _told_once(await _failures_told(http, shop, tx))

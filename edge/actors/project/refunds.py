@@ -33,6 +33,7 @@ from edge.actors.project.ledger import Ledger, Reply
 from edge.actors.records import refund_view
 from edge.domain import attention, ids
 from edge.domain import refunds as money_back
+from edge.domain.changes import change_key, remember
 from edge.domain.errors import InvalidInput
 from edge.domain.events import SOURCE_NODE, EventType
 from edge.domain.money import to_minor, to_wire
@@ -206,9 +207,8 @@ class Refunds:
                     now,
                     due_ms=now + int(ledger.ctx.settings.sync_every_s * 1000),
                 )
-        if failed:
+        if failed and not _told_before(tx, refund, evt_id := ids.new_evt_id()):
             # the provider told the node itself: the merchant hears of it like a webhook's
-            evt_id = ids.new_evt_id()
             ops += ledger.event(
                 tx,
                 EventType.PAYMENT_REFUND_FAILED,
@@ -236,6 +236,18 @@ class Refunds:
                 _advance(refund, _STATE_OF.get(seen.state, money_back.SENT), seen.detail)
                 return refund != before
         return False
+
+
+def _told_before(tx: dict[str, Any], refund: dict[str, Any], evt_id: str) -> bool:
+    """Was the refund's failure told already? Else ``evt_id`` is kept as its telling under the
+    change the provider's own report of it names (``payment.refund_failed:<its refund id>``),
+    so that report, come late (a held webhook, what a sync reads), is its repeat: one
+    change, one event."""
+    made = refund.get("providerRefundId")
+    if not made:
+        return False  # refused before the provider made anything: nothing of its will come
+    key = change_key(EventType.PAYMENT_REFUND_FAILED, refund_of=str(made))
+    return key is not None and remember(tx.setdefault("changes", {}), key, evt_id) is not None
 
 
 def node_refunds(tx: dict[str, Any]) -> list[money_back.NodeRefund]:
