@@ -67,6 +67,7 @@ ATTEMPT_TIMEOUT_S = 30.0
 # How long a refund's attempt holds its entry (``outbox.claim_ops``): its whole time, and a
 # margin for the nodes' clocks, before another may attempt it.
 TAKEN_S = ATTEMPT_TIMEOUT_S + 10.0
+MIN_CALL_S = 5.0  # the least time a refund's provider call is begun with
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
@@ -223,7 +224,9 @@ class FollowUpWorker:
                 await self._writer.write(ops)
             except Contended:
                 return  # another node took it first: its attempt decides
-        outcome, detail = await self._outcome(entry, earlier)
+        # a refund's provider call ends within its hold, the clocks' margin kept
+        ends_ms = started + int(ATTEMPT_TIMEOUT_S * 1000)
+        outcome, detail = await self._outcome(entry, earlier, ends_ms)
         finished = self._clock_ms()
         attempt = {
             "at": started,
@@ -325,9 +328,12 @@ class FollowUpWorker:
             return False
         return True
 
-    async def _outcome(self, entry: Mapping[str, Any], earlier: int) -> tuple[str, str]:
+    async def _outcome(
+        self, entry: Mapping[str, Any], earlier: int, ends_ms: int
+    ) -> tuple[str, str]:
         """("done" | "dropped" | "failed" | "retry", what happened, in words). ``earlier``:
-        the attempts that began before this one."""
+        the attempts that began before this one; ``ends_ms``: when a refund's call must be
+        over (its hold, less the clocks' margin: another node may attempt it after)."""
         if entry["action"] == outbox.EXPIRE:
             try:
                 said = await self._projects.expire(
@@ -361,14 +367,21 @@ class FollowUpWorker:
             attempts=earlier,
             created_ms=entry["createdAt"],
         )
+        limit_s = ATTEMPT_TIMEOUT_S
+        if entry["action"] == REFUND:
+            limit_s = min(limit_s, (ends_ms - self._clock_ms()) / 1000)
+            if limit_s < MIN_CALL_S:
+                # the wait for the project used the hold up: a call now could outlive it, and
+                # a provider without a key would make the refund twice if another node began
+                return "retry", "the attempt's time ran out before the provider was asked"
         try:
-            with trio.fail_after(ATTEMPT_TIMEOUT_S):
+            with trio.fail_after(limit_s):
                 if entry["action"] == REFUND:
                     result = await refunding.carry_out(provider, request, self._clock_ms())
                 else:
                     result = await provider.follow_up(request)
         except trio.TooSlowError:
-            return "retry", f"{provider.name} did not answer in {ATTEMPT_TIMEOUT_S:.0f} s"
+            return "retry", f"{provider.name} did not answer in {limit_s:.0f} s"
         except ContractError as error:
             return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"
         except refunding.OutcomeUnknown as unknown:

@@ -13,7 +13,7 @@ import trio
 from support.waits import Pulse
 from trio.testing import wait_all_tasks_blocked
 
-from edge.actors.followups import BACKOFF_S, AttemptWatch, FollowUpWorker
+from edge.actors.followups import ATTEMPT_TIMEOUT_S, BACKOFF_S, AttemptWatch, FollowUpWorker
 from edge.actors.ownership import OTHERS_S
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
@@ -483,6 +483,66 @@ async def test_two_nodes_attempting_one_refund_at_once_make_it_once(store, write
     assert sends == 1 and [r.id for r in listed] == ["ref_1"]
     entry = await outbox.entry(store, entry_id)
     assert entry is not None and (entry["state"], entry["attempts"]) == ("done", 1)
+
+
+class SlowTargets(Targets):
+    """Targets whose project answers its first ask only after ``delays_s`` (a busy actor)."""
+
+    def __init__(self, *delays_s: float) -> None:
+        super().__init__()
+        self.delays_s = list(delays_s)
+
+    async def target(
+        self, project_id: str, tx_id: str, mode: str, action: str = ""
+    ) -> Mapping[str, Any] | None:
+        if self.delays_s:
+            await trio.sleep(self.delays_s.pop(0))
+        return await super().target(project_id, tx_id, mode, action)
+
+
+async def test_a_refund_whose_hold_ran_short_waiting_is_not_sent_then(
+    store, writer, autojump_clock
+):
+    """The attempt waited for its project until too little of its hold was left: a provider
+    call begun now could outlive the hold, and another node's attempt at the entry after it
+    would make a keyless provider's refund twice. It is sent on the next attempt instead."""
+    listed: list[ProviderRefund] = []
+    provider = refunding_provider([], listed)
+    targets = SlowTargets(28)
+    entry_id = await enqueue_refund(writer)
+    entry = await run_until_settled(store, writer, provider, targets, entry_id)
+    assert (entry["state"], entry["attempts"]) == ("done", 2)
+    first, _ = await outbox.attempts(store, entry_id)
+    assert (first["outcome"], first["detail"]) == (
+        "retry",
+        "the attempt's time ran out before the provider was asked",
+    )
+    assert [r.id for r in listed] == ["ref_1"]
+
+
+async def test_a_refunds_provider_call_ends_within_the_attempts_hold(store, writer, autojump_clock):
+    """Half the attempt's time went waiting for the project: the provider call gets what is
+    left, so the attempt is over before its hold ends (less the clocks' margin)."""
+    listed: list[ProviderRefund] = []
+    provider = refunding_provider([], listed)
+    inner = provider.send_refund
+    assert inner is not None
+    calls = 0
+
+    async def hangs_once(request: FollowUpRequest) -> ProviderRefund:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await trio.sleep_forever()  # the provider never answers the first call
+        return await inner(request)
+
+    object.__setattr__(provider, "send_refund", hangs_once)
+    entry_id = await enqueue_refund(writer)
+    entry = await run_until_settled(store, writer, provider, SlowTargets(15), entry_id)
+    assert entry["state"] == "done"
+    first = (await outbox.attempts(store, entry_id))[0]
+    assert first["outcome"] == "retry" and first["durationMs"] <= ATTEMPT_TIMEOUT_S * 1000
+    assert first["detail"] == "scripted did not answer in 15 s"
 
 
 async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(
