@@ -68,6 +68,10 @@ ATTEMPT_TIMEOUT_S = 30.0
 # margin for the nodes' clocks, before another may attempt it.
 TAKEN_S = ATTEMPT_TIMEOUT_S + 10.0
 MIN_CALL_S = 5.0  # the least time a refund's provider call is begun with
+# A refund call that timed out may still be under way at the provider: the next attempt, which
+# looks at the provider's list before it sends where no key makes a repeat safe, waits this
+# long for it to finish (a look sooner could miss it, and the refund be made twice).
+UNFINISHED_S = 300
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
@@ -171,6 +175,7 @@ class FollowUpWorker:
         self._watch = watch or AttemptWatch()
         self._wakeup = trio.Event()
         self._due_at: dict[str, int] = {}  # entry id -> when a look is due again
+        self._unfinished: set[str] = set()  # refunds whose call timed out (``UNFINISHED_S``)
 
     def notify(self) -> None:
         """New entries were committed: look at the queue now."""
@@ -251,8 +256,12 @@ class FollowUpWorker:
             if not heard:
                 outcome = attempt["outcome"] = "retry"
                 detail = attempt["detail"] = "the refund's outcome could not be recorded yet"
+        unfinished = entry["id"] in self._unfinished
+        self._unfinished.discard(entry["id"])
         if outcome == "retry":
             wait_s = BACKOFF_S[min(step, len(BACKOFF_S) - 1)]
+            if unfinished:
+                wait_s = max(wait_s, UNFINISHED_S)
             ops = outbox.settle_ops(
                 entry,
                 attempt,
@@ -381,6 +390,8 @@ class FollowUpWorker:
                 else:
                     result = await provider.follow_up(request)
         except trio.TooSlowError:
+            if entry["action"] == REFUND:
+                self._unfinished.add(entry["id"])
             return "retry", f"{provider.name} did not answer in {limit_s:.0f} s"
         except ContractError as error:
             return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"

@@ -13,7 +13,13 @@ import trio
 from support.waits import Pulse
 from trio.testing import wait_all_tasks_blocked
 
-from edge.actors.followups import ATTEMPT_TIMEOUT_S, BACKOFF_S, AttemptWatch, FollowUpWorker
+from edge.actors.followups import (
+    ATTEMPT_TIMEOUT_S,
+    BACKOFF_S,
+    UNFINISHED_S,
+    AttemptWatch,
+    FollowUpWorker,
+)
 from edge.actors.ownership import OTHERS_S
 from edge.domain.events import EventType
 from edge.errors import InvalidRequest, ProviderError, Unavailable
@@ -522,7 +528,8 @@ async def test_a_refund_whose_hold_ran_short_waiting_is_not_sent_then(
 
 async def test_a_refunds_provider_call_ends_within_the_attempts_hold(store, writer, autojump_clock):
     """Half the attempt's time went waiting for the project: the provider call gets what is
-    left, so the attempt is over before its hold ends (less the clocks' margin)."""
+    left, so the attempt is over before its hold ends (less the clocks' margin); the next
+    attempt waits until the call that timed out has surely finished at the provider."""
     listed: list[ProviderRefund] = []
     provider = refunding_provider([], listed)
     inner = provider.send_refund
@@ -540,9 +547,13 @@ async def test_a_refunds_provider_call_ends_within_the_attempts_hold(store, writ
     entry_id = await enqueue_refund(writer)
     entry = await run_until_settled(store, writer, provider, SlowTargets(15), entry_id)
     assert entry["state"] == "done"
-    first = (await outbox.attempts(store, entry_id))[0]
+    first, second = await outbox.attempts(store, entry_id)
     assert first["outcome"] == "retry" and first["durationMs"] <= ATTEMPT_TIMEOUT_S * 1000
     assert first["detail"] == "scripted did not answer in 15 s"
+    # the call that timed out may still be under way at the provider: the look before the
+    # next send waits for it to finish, not a second
+    assert second["at"] >= first["at"] + first["durationMs"] + UNFINISHED_S * 1000
+    assert [r.id for r in listed] == ["ref_1"]
 
 
 async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(
