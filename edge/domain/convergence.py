@@ -264,8 +264,13 @@ class _Fold:
         target = self.target(step)
         if step.type == EventType.PAYMENT_DISPUTE_CLOSED:
             return status == Status.DISPUTED
-        if status == Status.DISPUTED:  # only a dispute's closing leaves it
-            return target == Status.DISPUTED
+        if status == Status.DISPUTED:
+            # only a dispute's closing leaves it, or all the money given back (the table's
+            # disputed -> refunded): a full refund dated after the dispute's opening ends
+            # refunded whichever of the two came first
+            return target == Status.DISPUTED or (
+                step.refund is not None and target == Status.REFUNDED
+            )
         assert target is not None
         return status == target or can_transition(Kind.PAYMENT, status, target)
 

@@ -203,11 +203,13 @@ class EventApplier:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
                 flags.append(records.mismatch_flag(stored))
+            if event.attention:
+                # a repeat's own word counts too, on the change it repeats: which telling
+                # carries it must not decide whether the merchant hears of it
+                flags.append({"code": event.attention, "eventId": told or evt_id})
             if told is None:
                 if late:
                     flags.append(records.late_money(tx, stored))
-                if event.attention:
-                    flags.append({"code": event.attention, "eventId": evt_id})
                 flags += records.money_flags(stored_type, event, stored)
             observed = event.provider_refund is not None and self.refunds.observed(
                 tx, event.provider_refund
@@ -302,7 +304,7 @@ class EventApplier:
         flags: list[dict[str, Any]] = []
         for evt_id in sorted(settled.overtaken):
             taken = await ledger.stored_event(evt_id)
-            if taken is not None:
+            if taken is not None and records.late_change(tx, taken) in (None, evt_id):
                 flags.append(records.late_money(tx, taken))
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
@@ -357,6 +359,8 @@ class EventApplier:
             if kind is EventType.PAYMENT_PAID_LATE:
                 flags.append(records.late_money(tx, event))
             flags += records.waited_flags(kind, match, event)
+            if match.get("attention"):
+                flags.append({"code": match["attention"], "eventId": event_id})
             # told now, as what it turned out to be (it was told as unmatched only to the
             # endpoints that take unmatched events)
             ops += ledger.new_event_ops(event)

@@ -193,6 +193,16 @@ def late_money(tx: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
 ATTENTION_MONEY = 20  # late payments remembered per transaction
 
 
+def late_change(tx: dict[str, Any], event: dict[str, Any]) -> str | None:
+    """The event that told ``event``'s money as late (``payment.paid_late`` of its amount: one
+    change, as ``change`` keys it for an event found late when it came), or None, when none
+    did and ``event`` is kept as its telling now."""
+    key = change_key(
+        EventType.PAYMENT_PAID_LATE, amount=event.get("amount"), currency=event.get("currency")
+    )
+    return _remember(tx, key, event["id"]) if key is not None else None
+
+
 def money_flags(
     kind: EventType, event: NormalizedEvent, stored: dict[str, Any]
 ) -> list[dict[str, Any]]:
@@ -318,6 +328,7 @@ def match_record(event: NormalizedEvent) -> dict[str, Any]:
         "change": event.change,
         "pays": pays(event),
         "moves": entry("", event, 0) is not None,
+        "attention": event.attention,  # the event's own word for the merchant, told once linked
     }
 
 

@@ -171,7 +171,9 @@ async def settle(
     )
     if outcome is not None and not fresh and _moves(standing, outcome):
         # only a telling that dates a kept change earlier: it never moves the record by
-        # itself, since a repeat is told to no one (its story keeps the date it has)
+        # itself, since a repeat is told to no one (its story keeps the date it has); the
+        # same status reached in fewer steps is taken, so the story holds the earlier date
+        # whichever telling came first
         outcome = None
     if outcome is None or behind(standing, outcome):
         # nothing new, or taking it would move a status backwards: the new steps change
@@ -218,12 +220,12 @@ async def settle(
 
 
 def _moves(standing: Start, outcome: Outcome) -> bool:
-    """Would taking ``outcome`` change the record's or its subscription's status or version?"""
-    return (outcome.status, outcome.version, outcome.sub_status, outcome.sub_version) != (
-        standing.status,
-        standing.version,
-        standing.sub_status,
-        standing.sub_version,
+    """Would taking ``outcome`` change the record's or its subscription's status, or raise a
+    version (the same status reached in fewer steps changes neither)?"""
+    return (
+        (outcome.status, outcome.sub_status) != (standing.status, standing.sub_status)
+        or outcome.version > standing.version
+        or outcome.sub_version > standing.sub_version
     )
 
 

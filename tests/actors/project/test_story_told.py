@@ -3,9 +3,6 @@ so a repeat never moves the record by itself), on the real actor and store."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 import pytest
 from actors.project.harness import ECHO, EchoProvider, delivery, open_harness
 from actors.project.test_intake import _echo_owned_tx
@@ -21,15 +18,6 @@ async def harness(tmp_path):
 
 
 async def test_every_status_the_record_takes_is_told(harness, monkeypatch):
-
-    plain = EchoProvider.normalize
-    monkeypatch.setattr(
-        EchoProvider,
-        "normalize",
-        lambda self, body, mode: dataclasses.replace(
-            plain(self, body, mode), change=json.loads(body).get("change")
-        ),
-    )
     monkeypatch.setitem(PROVIDERS, "echo", ECHO)
     monkeypatch.setattr(EchoProvider, "gate", None)
     monkeypatch.setattr(EchoProvider, "checkout_gate", None)
