@@ -302,6 +302,8 @@ class EventApplier:
         # new ones by the caller, the ones that waited below, and the ones taken before an
         # end dated earlier came here
         flags: list[dict[str, Any]] = []
+        if settled.in_time and records.withdraw_late(tx, settled.in_time):
+            ops += ledger.tx_ops(tx)
         for evt_id in sorted(settled.overtaken):
             taken = await ledger.stored_event(evt_id)
             if taken is not None and records.late_change(tx, taken) in (None, evt_id):

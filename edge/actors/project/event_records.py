@@ -193,6 +193,22 @@ def late_money(tx: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
 ATTENTION_MONEY = 20  # late payments remembered per transaction
 
 
+def withdraw_late(tx: dict[str, Any], in_time: frozenset[str]) -> bool:
+    """The events of ``in_time`` were found late and are not (``story.Settled.in_time``):
+    their ``paid_late`` flags and late money go, and the transaction needs the merchant no
+    more when nothing else is flagged. True when it changed."""
+    flags = tx.get("attention") or []
+    kept = [f for f in flags if f["code"] != attention.PAID_LATE or f.get("eventId") not in in_time]
+    money = tx.get("lateMoney") or []
+    left = [m for m in money if m["eventId"] not in in_time]
+    if len(kept) == len(flags) and len(left) == len(money):
+        return False
+    tx["attention"], tx["lateMoney"] = kept, left
+    if not kept:
+        tx["needsAttention"] = False
+    return True
+
+
 def late_change(tx: dict[str, Any], event: dict[str, Any]) -> str | None:
     """The event that told ``event``'s money as late (``payment.paid_late`` of its amount: one
     change, as ``change`` keys it for an event found late when it came), or None, when none

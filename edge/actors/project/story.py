@@ -84,8 +84,9 @@ class Settled:
     """What a fold did: the new steps' fates, whether they were money for an ended checkout,
     the status each new refund asked for once its amount was counted, whether the story is
     contradicted (a success and an ending, or two endings), the kept steps that took effect
-    once and are money for an ended checkout now that an end dated before them came, and the
-    record (and subscription) as they now are."""
+    once and are money for an ended checkout now that an end dated before them came, those
+    found late once that the story now shows in time, and the record (and subscription) as
+    they now are."""
 
     fates: dict[str, Fate]
     late: frozenset[str]
@@ -93,6 +94,7 @@ class Settled:
     targets: dict[str, Status] = field(default_factory=dict)
     contradicted: bool = False
     overtaken: frozenset[str] = frozenset()
+    in_time: frozenset[str] = frozenset()
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -170,10 +172,11 @@ async def settle(
         else None
     )
     if outcome is not None and not fresh and _moves(standing, outcome):
-        # only a telling that dates a kept change earlier: it never moves the record by
-        # itself, since a repeat is told to no one (its story keeps the date it has); the
-        # same status reached in fewer steps is taken, so the story holds the earlier date
-        # whichever telling came first
+        # only a telling that dates a kept change earlier: it never moves the record to
+        # another status by itself, since a repeat is told to no one (its story keeps the
+        # date it has); the same status, reached in other steps, is taken, so the story
+        # holds the earlier date (and the version its steps make) whichever telling came
+        # first
         outcome = None
     if outcome is None or behind(standing, outcome):
         # nothing new, or taking it would move a status backwards: the new steps change
@@ -216,17 +219,25 @@ async def settle(
     # a payment the record took before the provider's end of the checkout, dated earlier,
     # came: late money, as it is when the end is delivered first
     overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
-    return Settled(fates, frozenset(late), sub, targets, outcome.contradicted, frozenset(overtaken))
+    # and the other way: a payment found late that the story now takes (the end it came
+    # after was re-dated after it, or was a provider's cancel its success voided)
+    in_time = {
+        i for i, f in outcome.fates.items() if f is Fate.APPLIED and before.get(i) is Fate.IGNORED
+    }
+    return Settled(
+        fates,
+        frozenset(late),
+        sub,
+        targets,
+        outcome.contradicted,
+        frozenset(overtaken),
+        frozenset(in_time),
+    )
 
 
 def _moves(standing: Start, outcome: Outcome) -> bool:
-    """Would taking ``outcome`` change the record's or its subscription's status, or raise a
-    version (the same status reached in fewer steps changes neither)?"""
-    return (
-        (outcome.status, outcome.sub_status) != (standing.status, standing.sub_status)
-        or outcome.version > standing.version
-        or outcome.sub_version > standing.sub_version
-    )
+    """Would taking ``outcome`` change the record's or its subscription's status?"""
+    return (outcome.status, outcome.sub_status) != (standing.status, standing.sub_status)
 
 
 def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any] | None:

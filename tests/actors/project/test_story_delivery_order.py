@@ -63,6 +63,18 @@ STORIES: dict[str, list[dict[str, Any]]] = {
         ev("F", "payment.failed", 1_000, "failed"),
         ev("P2", "payment.processing", 4_000, "processing", amount=1999),
     ],
+    # one payment told twice with two dates, around the end: paid in time after all
+    "payment re-dated before the end": [
+        ev("E", "checkout.expired", 3_000, "expired"),
+        ev("P_late", "payment.processing", 5_000, "processing", change="pay_1"),
+        ev("P_early", "payment.processing", 2_000, "processing", change="pay_1"),
+    ],
+    # the provider's cancel, which its own success voids: the payment under way was not late
+    "cancel voided by the success": [
+        ev("C", "checkout.canceled", 3_000, "canceled"),
+        ev("P", "payment.processing", 5_000, "processing"),
+        ev("S", "payment.succeeded", 6_000, "succeeded"),
+    ],
     "refunds summed": [
         PAID,
         ev("R1", "payment.partially_refunded", 3_000, "partially_refunded", amount=1000,
