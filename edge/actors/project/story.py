@@ -183,11 +183,15 @@ async def settle(
         # nothing (the story they contradict is still the merchant's to look at)
         fates = {e.step.event_id: Fate.IGNORED for e in fresh}
         fates.update({i: before.get(first, Fate.IGNORED) for i, first in repeats.items()})
+        if outcome is not None and any(e.step.pays for e in fresh):
+            # a provider's success the record cannot take (it had ended): left out of the
+            # story, it still contradicts an ending the provider reports, told before or after
+            tx["paidUntaken"] = True
         return Settled(
             fates,
             _late(new, tx) & {i for i, f in fates.items() if f is Fate.IGNORED},
             sub,
-            contradicted=outcome is not None and outcome.contradicted,
+            contradicted=outcome is not None and _contradicted(tx, outcome, [*kept, *fresh]),
         )
 
     now = ledger.now_ms()
@@ -229,9 +233,17 @@ async def settle(
         frozenset(late),
         sub,
         targets,
-        outcome.contradicted,
+        _contradicted(tx, outcome, entries),
         frozenset(overtaken),
         frozenset(in_time),
+    )
+
+
+def _contradicted(tx: dict[str, Any], outcome: Outcome, entries: Sequence[Entry]) -> bool:
+    """The fold's word, or a success left out of the story (``paidUntaken``) and an ending the
+    provider reports in it."""
+    return outcome.contradicted or bool(
+        tx.get("paidUntaken") and any(e.step.payment in ENDED and not e.step.own for e in entries)
     )
 
 

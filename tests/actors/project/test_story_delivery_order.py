@@ -12,6 +12,7 @@ import pytest
 from actors.project.harness import delivery
 from actors.project.test_intake import _echo_owned_tx
 
+from edge.actors import messages as m
 from edge.actors.project import story
 from edge.actors.project.refunds import refundable
 
@@ -141,3 +142,35 @@ async def test_money_after_the_end_is_flagged_once_with_its_amount(harness, echo
     assert (redated["codes"], redated["lateMoney"]) == (["paid_late"], [1999])
     refunded = await _ends(harness, tuple(STORIES["full refund after a dispute"]))
     assert (refunded["status"], refunded["codes"]) == ("refunded", ["disputed"])
+
+
+async def _after_the_merchants_cancel(harness: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The merchant cancels a checkout; then the provider reports it paid (a minute before the
+    cancel) and canceled (a minute after), in the order ``names`` gives."""
+    project_id, ledger, tx = await _echo_owned_tx(harness)
+    await harness.call(project_id, m.CancelTx(tx["id"], "test"))
+    now = ledger.now_ms()
+    said = {
+        "paid": ev("paid", "payment.succeeded", now - 60_000, "succeeded"),
+        "canceled": ev("canceled", "checkout.canceled", now + 60_000, "canceled"),
+    }
+    for name in names:
+        fields = {"refs": [tx["providerRef"]], "amount": tx["amount"], "currency": "EUR"}
+        await harness.call(project_id, delivery(**fields, **said[name]))
+    record = await ledger.tx(tx["id"])
+    return {
+        "status": record["status"],
+        "codes": sorted({f["code"] for f in record.get("attention") or ()}),
+    }
+
+
+async def test_a_provider_paid_and_canceled_after_the_merchants_cancel_alike_in_any_order(
+    harness, echo
+):
+    """The money came after the merchant's cancel (paid_late), and the provider says both paid
+    and canceled (contradicted), whichever of its two reports came first."""
+    ends = [
+        await _after_the_merchants_cancel(harness, order)
+        for order in (("paid", "canceled"), ("canceled", "paid"))
+    ]
+    assert ends == [{"status": "canceled", "codes": ["contradicted", "paid_late"]}] * 2
