@@ -130,7 +130,8 @@ ROWS = [
     ("PAYMENT.CAPTURE.DECLINED", capture("DECLINED"), E.PAYMENT_FAILED, S.FAILED, None),
     ("PAYMENT.CAPTURE.DENIED", capture("DECLINED"), E.PAYMENT_FAILED, S.FAILED, None),
     ("PAYMENT.CAPTURE.REFUNDED", refund("19.99"), E.PAYMENT_REFUNDED, S.REFUNDED, None),
-    ("PAYMENT.CAPTURE.REFUNDED", refund("5.00", "PENDING"), E.PAYMENT_REFUNDED, S.REFUNDED, None),
+    # still pending (an eCheck's, as asking reads it): history, nothing given back yet
+    ("PAYMENT.CAPTURE.REFUNDED", refund("5.00", "PENDING"), E.UNMATCHED, None, None),
     ("PAYMENT.CAPTURE.REFUNDED", refund("0.00", "FAILED"), E.PAYMENT_REFUND_FAILED, None, None),
     ("PAYMENT.CAPTURE.REFUNDED", refund("0.00", "CANCELLED"), E.PAYMENT_REFUND_FAILED, None, None),
     ("PAYMENT.CAPTURE.REVERSED", refund("19.99"), E.PAYMENT_REFUNDED, S.REFUNDED, None),

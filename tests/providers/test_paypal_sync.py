@@ -233,6 +233,26 @@ async def test_refunds_are_read_one_by_one_tagged_and_failed_ones_say_so(shop):
     assert tx["providerRef"] in refunded.refs and capture in refunded.refs
 
 
+async def test_a_refund_still_pending_is_read_as_history_giving_nothing_back(shop):
+    """An eCheck's refund stays PENDING for days, and PayPal sends no webhook for it: read by
+    asking, it moves nothing and counts nothing (the node's refund record holds its amount);
+    failed after, it was never given back, completed, it counts then."""
+    tx = await shop.order()
+    await shop.approve(tx)
+    capture = await shop.capture(tx)
+    shop.sim.set_refund_outcome(capture, "PENDING")
+    params = {"refundId": RF, "amount": 300, "reason": None, "whole": False}
+    made = await send_refund(
+        FollowUpRequest(FollowUp(REFUND, params), tx, shop.credentials, shop.http)
+    )
+    _, pending = (await shop.ask(tx)).events
+    assert (pending.type, pending.payment_status, pending.refund) == (E.UNMATCHED, None, None)
+    assert pending.provider_refund is not None and pending.provider_refund.state == "pending"
+    await shop.sim.settle_refund(made.id, "COMPLETED")
+    _, completed = (await shop.ask(tx)).events
+    assert (completed.type, completed.refund) == (E.PAYMENT_REFUNDED, Refund(300, made.id))
+
+
 async def test_a_dispute_is_read_as_what_it_is_now_under_its_webhooks_change(shop):
     tx = await shop.order()
     await shop.approve(tx)

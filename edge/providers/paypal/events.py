@@ -91,6 +91,9 @@ LOST = "lost"  # resolved for the buyer after a claim: money went back
 INQUIRY_WON = "inquiry_won"  # resolved while still an inquiry, the merchant keeps the money
 INQUIRY_LOST = "inquiry_lost"  # resolved while still an inquiry, the buyer was refunded
 FAILED = "failed"  # the variant of a refund resource that failed or was cancelled
+# the variant of a refund still pending (an eCheck's): no row, history; its amount stays held
+# by the node's refund record until PayPal says it completed or failed
+PENDING = "pending"
 
 Row = tuple[EventType, Status | None, Status | str | None]
 
@@ -119,6 +122,7 @@ EVENT_TABLE: Mapping[tuple[str, str], Row] = {
     ("PAYMENT.CAPTURE.DENIED", ""): (E.PAYMENT_FAILED, S.FAILED, None),
     ("PAYMENT.CAPTURE.REFUNDED", ""): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
     ("PAYMENT.CAPTURE.REFUNDED", FAILED): (E.PAYMENT_REFUND_FAILED, None, None),
+    ("PAYMENT.CAPTURE.REFUNDED", PENDING): (E.UNMATCHED, None, None),  # history, as asked
     ("PAYMENT.CAPTURE.REVERSED", ""): (E.PAYMENT_REFUNDED, S.REFUNDED, None),
     **{(kind, state): row for kind in DISPUTE_EVENT_TYPES for state, row in _DISPUTE_ROWS.items()},
     ("BILLING.SUBSCRIPTION.CREATED", ""): (E.SUBSCRIPTION_CREATED, None, None),
@@ -177,7 +181,8 @@ def dispute_state(dispute: Mapping[str, Any]) -> str:
 
 
 def _refund_variant(refund: Mapping[str, Any]) -> str:
-    return FAILED if REFUND_STATES.get(string(refund, "status") or "") == REFUND_FAILED else ""
+    state = REFUND_STATES.get(string(refund, "status") or "")
+    return FAILED if state == REFUND_FAILED else PENDING if state == REFUND_PENDING else ""
 
 
 VARIANTS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
@@ -408,6 +413,8 @@ def _read_refund(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
     the total refunded from the capture so far."""
     refund_id, status = string(r, "id"), string(r, "status") or "COMPLETED"
     money = _money(mapping(r, "amount"))
+    # one still pending (what asking reads of an eCheck's refund) gave nothing back yet
+    pending = paypal_type == "PAYMENT.CAPTURE.REFUNDED" and _refund_variant(r) == PENDING
     refund = None
     if refund_id is not None and money["amount"] is not None:
         refund = Refund(money["amount"], refund_id)
@@ -423,7 +430,7 @@ def _read_refund(paypal_type: str, r: Mapping[str, Any]) -> _Facts:
         tx_id=tx_id(r.get("custom_id")) or tx_id(r.get("invoice_id")),
         refs=refs(_capture_of(r), refund_id),
         **money,
-        refund=refund,
+        refund=None if pending else refund,
         provider_refund=provider_refund(r) if paypal_type == "PAYMENT.CAPTURE.REFUNDED" else None,
         shared_dedup=f"refund:{refund_id}:{status}" if refund_id else None,
         change=refund_id if failed else None,
