@@ -410,6 +410,13 @@ async def test_a_warning_before_a_chargeback_is_on_the_transaction_and_told(
             headers=bearer(driver.test_key),
         )
         assert again.json()["error"]["code"] == "nothing_to_resolve"
+        # asking the provider finds the warning again: the same change, handled already
+        synced = await driver.http.post(
+            f"/api/projects/{driver.project_id}/transactions/{made.tx}/sync",
+            headers=bearer(driver.test_key),
+        )
+        assert synced.status_code == 200, synced.text
+        assert synced.json()["needsAttention"] is False, synced.json()["attention"]
         await merchant.wait_for(2)
         nursery.cancel_scope.cancel()
     told = sorted(e["type"] for e in merchant.events())  # order is not promised (CONTRACT 4.8)

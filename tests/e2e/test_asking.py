@@ -221,3 +221,40 @@ async def test_a_payment_is_asked_about_directly_when_the_accounts_events_may_no
         return bool(answer.json()["status"] == "succeeded")
 
     await until(learned, what="the payment learned by asking about it directly", timeout_s=20)
+
+
+@pytest.mark.parametrize("first", ["webhook", "asking"])
+async def test_a_payment_of_another_amount_is_one_flag_however_it_was_learned(
+    node, admin, http, sim, first
+):
+    """Stripe took 5.00 for a 10.00 checkout: one amount_mismatch, whether its webhook or the
+    node's asking came first, and the other repeats it (the same flag, not a second)."""
+    shop = await stripe_shop(admin, sim)
+    await admin.product(shop.project_id, "ten", name="Ten", amount=10, currency="EUR")
+    if first == "asking":
+        sim.webhook_faults.hold()
+    made = await post_checkout(http, "stripe", shop, "ten", mode="test")
+    tx, session_id = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    sim.session(session_id)["amount_total"] = 500
+    await sim.complete(session_id)
+    if first == "webhook":
+
+        async def flagged() -> bool:
+            return bool((await _record(http, shop, tx))["needsAttention"])
+
+        await until(flagged, what="the webhook's mismatch flagged")
+    synced = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{tx}/sync", headers=bearer(shop.test_key)
+    )
+    assert synced.status_code == 200, synced.text
+    if first == "asking":
+        sim.webhook_faults.clear()
+        await sim.release()
+    record = await _record(http, shop, tx)
+    assert [f["code"] for f in record["attention"]] == ["amount_mismatch"], record["attention"]
+    (told,) = [
+        e
+        for e in record["events"]
+        if e["type"] == "payment.amount_mismatch" and not e.get("duplicateOf")
+    ]
+    assert record["attention"][0]["eventId"] == told["id"]  # the flag names the change's event

@@ -202,7 +202,9 @@ class EventApplier:
         else:
             if mismatched:
                 stored.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
-                flags.append(records.mismatch_flag(stored))
+                # on the change it tells: a repeat of it (asking, the provider's second event)
+                # is the same flag, not another
+                flags.append(records.mismatch_flag({**stored, "id": told or evt_id}))
             if event.attention:
                 # a repeat's own word counts too, on the change it repeats: which telling
                 # carries it must not decide whether the merchant hears of it

@@ -28,17 +28,22 @@ HANDLED_KEPT = 20  # marked handled, newest last
 
 def flag(tx: dict[str, Any], flags: list[dict[str, Any]]) -> bool:
     """Flag ``tx`` for the merchant with ``flags`` (each kept once, by code and event, or by
-    code and refund); True when it changed."""
-    if not flags:
-        return False
+    code and refund); True when it changed. A flag the merchant marked handled stays handled:
+    a repeat of the change it was raised for (asking the provider, its second event) does not
+    raise it again."""
     kept = list(tx.get("attention") or [])
-    known = {_identity(f) for f in kept}
-    changed = not tx.get("needsAttention")
+    handled = (f for done in tx.get("handled") or () for f in done.get("flags") or ())
+    known = {_identity(f) for f in (*kept, *handled)}
+    changed = False
     for new in flags:
-        if _identity(new) not in known and len(kept) < ATTENTION_KEPT:
+        if _identity(new) in known:
+            continue
+        known.add(_identity(new))
+        changed = True
+        if len(kept) < ATTENTION_KEPT:  # past that, the merchant is still told to look
             kept.append({k: v for k, v in new.items() if v is not None})
-            known.add(_identity(new))
-            changed = True
+    if not changed:
+        return False
     tx["needsAttention"] = True
     tx["attention"] = kept
     return changed
