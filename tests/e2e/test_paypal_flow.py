@@ -252,6 +252,46 @@ async def test_a_subscription_is_approved_renewed_fails_and_is_cancelled(
     assert (portal.status_code, portal.json()["error"]["code"]) == (409, "portal_unsupported")
 
 
+async def _told(http: httpx.AsyncClient, shop: PayPalShop, tx_id: str) -> list[str]:
+    """The transaction's events told to the merchant (a repeat of a change is not)."""
+    answer = await http.get(
+        f"/api/projects/{shop.project_id}/transactions/{tx_id}", headers=bearer(shop.test_key)
+    )
+    return [e["type"] for e in answer.json()["events"] if not e.get("duplicateOf")]
+
+
+async def _ask(http: httpx.AsyncClient, shop: PayPalShop, tx_id: str) -> dict[str, Any]:
+    synced = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{tx_id}/sync",
+        headers=bearer(shop.test_key),
+    )
+    assert synced.status_code == 200, synced.text
+    return dict(synced.json())
+
+
+@pytest.mark.parametrize("asked", ["before the webhooks", "after them"])
+async def test_a_subscriptions_activation_is_told_once_whether_asked_or_not(
+    admin, http, paypal, buyer, asked
+):
+    """PayPal tells a subscription ACTIVATED before the sale that starts it; asking PayPal
+    reads the same status. One change: told once, whichever the node heard first."""
+    shop = await paypal_shop(admin, paypal)
+    answer = await checkout(http, shop, "pro-monthly")
+    tx_id = answer["txId"]
+    if asked == "before the webhooks":
+        paypal.webhook_faults.hold()
+    await press(buyer, answer["url"], "Approve")
+    if asked == "before the webhooks":
+        await _ask(http, shop, tx_id)
+        paypal.webhook_faults.clear()
+        await paypal.release_held()
+    await until(http, shop, tx_id, "succeeded")
+    if asked == "after them":
+        assert (await _ask(http, shop, tx_id))["sync"]["learned"] == 0
+    told = await _told(http, shop, tx_id)
+    assert told.count("subscription.updated") == 1, told
+
+
 async def test_an_expired_token_is_fetched_again_once(admin, http, paypal):
     shop = await paypal_shop(admin, paypal)
     await checkout(http, shop)

@@ -100,14 +100,19 @@ def change(
         first = refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
     stated = event.states_amount
+    # a subscription's status told before it started (PayPal's BILLING.SUBSCRIPTION.ACTIVATED
+    # before the sale that starts it) is the status it will start with, at version 1
+    target = event.subscription_status
+    sub_status = (sub["status"] if sub else target) if target else None
+    sub_version = (sub["version"] if sub else 1) if target else None
     key = change_key(
         stored_type,
         named=event.change,
         refund_of=event.refund.of if event.refund else None,
         amount=event.amount_minor if stated else tx.get("amount"),
         currency=event.currency if stated else tx.get("currency"),
-        sub_status=sub["status"] if sub and event.subscription_status else None,
-        sub_version=sub["version"] if sub and event.subscription_status else None,
+        sub_status=sub_status,
+        sub_version=sub_version,
         moves=_moves(event.payment_status, event.subscription_status, event.starts_subscription),
     )
     if key is None:
