@@ -206,6 +206,9 @@ class Outcome:
     targets: dict[str, Status] = field(default_factory=dict)
     contradicted: bool = False  # a success and an ending, or two endings
     voided: bool = False  # a cancel the provider reported yields to its report of the payment
+    # event id -> the subscription's version once the step's subscription part applied: where
+    # in the subscription's life its status change happened, whatever came after
+    sub_versions: dict[str, int] = field(default_factory=dict)
 
 
 class _Fold:
@@ -219,6 +222,7 @@ class _Fold:
         self.sub_version = start.sub_version
         self.subscription_checkout = subscription_checkout
         self.started_by: str | None = None
+        self.sub_versions: dict[str, int] = {}
         self.amount = amount  # the transaction's, in minor units
         self.charged = start.charged  # what the payment took, when it said (tax on top)
         self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
@@ -340,6 +344,7 @@ class _Fold:
         elif step.subscription is not None and step.subscription != self.sub_status:
             self.sub_status = step.subscription
             self.sub_version += 1
+        self.sub_versions[step.event_id] = self.sub_version
 
 
 def fold(
@@ -395,6 +400,8 @@ def fold(
                 late.add(step.event_id)
             if first.event_id in targets:
                 targets[step.event_id] = targets[first.event_id]
+            if first.event_id in state.sub_versions:
+                state.sub_versions[step.event_id] = state.sub_versions[first.event_id]
     return Outcome(
         status=state.status,
         version=state.version,
@@ -409,6 +416,7 @@ def fold(
         late=frozenset(late),
         targets=targets,
         contradicted=contradicted(unique.values()),
+        sub_versions=state.sub_versions,
         # the node's own cancel never yields, also when the provider reports it too (Paddle's
         # transaction.canceled after the node asked for it): money after it is late
         voided=paid

@@ -372,6 +372,22 @@ def test_subscription_events_before_its_start_are_held():
     )
 
 
+def test_each_subscription_step_says_the_version_it_applied_at():
+    """Where in the subscription's life a status change happened, whatever came after it
+    (the key its telling is one change by: a late past_due is not the active that followed)."""
+    outcome = fold(
+        [
+            step(4, 300, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE),
+            step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True),
+            step(3, 200, E.SUBSCRIPTION_PAST_DUE, sub=S.PAST_DUE),
+            step(2, 100, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE),  # active already: no move
+        ],
+        subscription_checkout=True,
+    )
+    assert (outcome.sub_status, outcome.sub_version) == (S.ACTIVE, 3)
+    assert outcome.sub_versions == {"evt_001": 1, "evt_002": 1, "evt_003": 2, "evt_004": 3}
+
+
 def test_subscription_steps_on_a_payment_are_ignored():
     outcome = fold([step(1, 0, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE)], subscription_checkout=False)
     assert outcome.fates["evt_001"] is Fate.IGNORED and outcome.sub_status is None

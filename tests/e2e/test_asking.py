@@ -258,3 +258,52 @@ async def test_a_payment_of_another_amount_is_one_flag_however_it_was_learned(
         if e["type"] == "payment.amount_mismatch" and not e.get("duplicateOf")
     ]
     assert record["attention"][0]["eventId"] == told["id"]  # the flag names the change's event
+
+
+@pytest.mark.parametrize("asked", [False, True])
+async def test_a_renewal_failed_then_paid_is_told_alike_whether_asked_or_not(
+    node, admin, http, sim, asked
+):
+    """A renewal fails (the subscription past_due), then is paid (active again). Asked about
+    while the webhooks were held, the node tells what the webhooks alone tell: the late
+    past_due webhook is its own change at the version it made, not a repeat of the status
+    the subscription has now, and the active one is not its repeat either."""
+    shop = await stripe_shop(admin, sim)
+    await admin.product(
+        shop.project_id, "pro", name="Pro", kind="subscription", amount=9, currency="EUR",
+        interval="month",
+    )  # fmt: skip
+    made = await post_checkout(http, "stripe", shop, "pro", mode="test")
+    assert made.status_code == 201, made.text
+    tx, session_id = made.json()["txId"], made.json()["url"].rsplit("/", 1)[-1]
+    await sim.complete(session_id)
+
+    async def started() -> bool:
+        return (await _record(http, shop, tx))["status"] == "succeeded"
+
+    await until(started, what="the subscription started")
+    subscription = sim.session(session_id)["subscription"]
+    if asked:
+        sim.webhook_faults.hold()
+    await sim.fail_invoice(subscription)
+    await trio.sleep(1.1)  # Stripe stamps in whole seconds: the payment comes a second later
+    await sim.pay_invoice(subscription)
+    if asked:
+        synced = await http.post(
+            f"/api/projects/{shop.project_id}/transactions/{tx}/sync",
+            headers=bearer(shop.test_key),
+        )
+        assert synced.status_code == 200, synced.text
+        sim.webhook_faults.clear()
+        await sim.release()
+
+    record = await _record(http, shop, tx)  # the simulator's deliveries were all answered
+    told = [e["type"] for e in record["events"] if not e.get("duplicateOf")]
+    assert sorted(t for t in told if t.startswith("subscription.")) == [
+        "subscription.created",
+        "subscription.past_due",
+        "subscription.payment_failed",
+        "subscription.payment_succeeded",
+        "subscription.payment_succeeded",
+        "subscription.updated",
+    ]

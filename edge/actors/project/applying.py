@@ -145,7 +145,10 @@ class EventApplier:
             stored_type = EventType.PAYMENT_REFUNDED
         told, recorded = None, False
         if tx is not None:
-            told, recorded = records.change(tx, stored_type, event, evt_id, sub, given_back)
+            applied_at = settled.sub_versions.get(evt_id) if settled else None
+            told, recorded = records.change(
+                tx, stored_type, event, evt_id, sub, given_back, applied_at
+            )
             first = await ledger.event_type(told) if told is not None else None
             if first is not None:
                 # a repeat is stored as what it repeats (a refund's full or partial word was

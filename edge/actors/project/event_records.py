@@ -89,6 +89,7 @@ def change(
     evt_id: str,
     sub: dict[str, Any] | None,
     given_back_before: int,
+    sub_applied_at: int | None = None,
 ) -> tuple[str | None, bool]:
     """(the event that already told this change, or None; whether ``tx`` changed): one change,
     one event (``edge.domain.changes``). A refund is a change when it adds to the money the
@@ -100,11 +101,18 @@ def change(
         first = refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
     stated = event.states_amount
-    # a subscription's status told before it started (PayPal's BILLING.SUBSCRIPTION.ACTIVATED
-    # before the sale that starts it) is the status it will start with, at version 1
+    # a subscription's status change is the status at the version where the fold took it
+    # (``sub_applied_at``), whatever came after it (a late past_due after the renewal paid);
+    # one told before the subscription started (PayPal's BILLING.SUBSCRIPTION.ACTIVATED before
+    # the sale that starts it) is the status it will start with, at version 1; one that did
+    # not apply, the subscription as it is
     target = event.subscription_status
-    sub_status = (sub["status"] if sub else target) if target else None
-    sub_version = (sub["version"] if sub else 1) if target else None
+    sub_status: str | None = None
+    sub_version: int | None = None
+    if target and sub_applied_at is not None:
+        sub_status, sub_version = target, sub_applied_at
+    elif target:
+        sub_status, sub_version = (sub["status"], sub["version"]) if sub else (target, 1)
     key = change_key(
         stored_type,
         named=event.change,

@@ -95,6 +95,8 @@ class Settled:
     contradicted: bool = False
     overtaken: frozenset[str] = frozenset()
     in_time: frozenset[str] = frozenset()
+    # the new steps' subscription versions once their subscription part applied
+    sub_versions: dict[str, int] = field(default_factory=dict)
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -220,6 +222,8 @@ async def settle(
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
+    versions = outcome.sub_versions
+    sub_versions = {i: versions[repeats.get(i, i)] for i in fates if repeats.get(i, i) in versions}
     # a payment the record took before the provider's end of the checkout, dated earlier,
     # came: late money, as it is when the end is delivered first
     overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
@@ -236,6 +240,7 @@ async def settle(
         _contradicted(tx, outcome, entries),
         frozenset(overtaken),
         frozenset(in_time),
+        sub_versions,
     )
 
 
