@@ -45,7 +45,7 @@ from edge.actors import messages as m
 from edge.actors.ownership import ONE_NODE, OTHERS_S
 from edge.actors.sync import UNWALKABLE_MS
 from edge.errors import ContractError, Unavailable
-from edge.providers import refunding
+from edge.providers import calls, refunding
 from edge.providers.base import (
     REFUND,
     FollowUp,
@@ -68,10 +68,11 @@ ATTEMPT_TIMEOUT_S = 30.0
 # margin for the nodes' clocks, before another may attempt it.
 TAKEN_S = ATTEMPT_TIMEOUT_S + 10.0
 MIN_CALL_S = 5.0  # the least time a refund's provider call is begun with
-# A refund call that timed out may still be under way at the provider: the next attempt, which
-# looks at the provider's list before it sends where no key makes a repeat safe, waits this
-# long for it to finish (a look sooner could miss it, and the refund be made twice).
-UNFINISHED_S = 300
+# A refund call whose answer never came (it timed out, or was cut) may still be under way at the
+# provider: the next attempt, which looks at the provider's list before it sends where no key
+# makes a repeat safe, waits this many times the node's time for an answer for it to finish (a
+# look sooner could miss it, and the refund be made twice).
+UNFINISHED_TIMES = 4
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
@@ -175,7 +176,12 @@ class FollowUpWorker:
         self._watch = watch or AttemptWatch()
         self._wakeup = trio.Event()
         self._due_at: dict[str, int] = {}  # entry id -> when a look is due again
-        self._unfinished: set[str] = set()  # refunds whose call timed out (``UNFINISHED_S``)
+        self._unfinished: set[str] = set()  # refunds whose answer never came (``UNFINISHED_TIMES``)
+
+    def unfinished_wait_s(self) -> int:
+        """How long a refund whose answer never came waits before it is attempted again."""
+        read = self._http.timeout.read
+        return math.ceil(UNFINISHED_TIMES * (read if read is not None else ATTEMPT_TIMEOUT_S))
 
     def notify(self) -> None:
         """New entries were committed: look at the queue now."""
@@ -261,7 +267,7 @@ class FollowUpWorker:
         if outcome == "retry":
             wait_s = BACKOFF_S[min(step, len(BACKOFF_S) - 1)]
             if unfinished:
-                wait_s = max(wait_s, UNFINISHED_S)
+                wait_s = max(wait_s, self.unfinished_wait_s())
             ops = outbox.settle_ops(
                 entry,
                 attempt,
@@ -394,6 +400,8 @@ class FollowUpWorker:
                 self._unfinished.add(entry["id"])
             return "retry", f"{provider.name} did not answer in {limit_s:.0f} s"
         except ContractError as error:
+            if entry["action"] == REFUND and isinstance(error, calls.Unanswered):
+                self._unfinished.add(entry["id"])
             return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"
         except refunding.OutcomeUnknown as unknown:
             return UNKNOWN, str(unknown)

@@ -40,6 +40,15 @@ Words = Callable[[Any], str | None]
 RETRYABLE = frozenset({408, 429})
 
 
+class Unanswered(ProviderError):
+    """The request reached the provider and its answer never came (it timed out, or the
+    connection was cut half-way): the provider may still be carrying it out."""
+
+
+# the request was sent whole: the provider may be acting on it
+_SENT = (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError)
+
+
 @dataclass(frozen=True)
 class Api:
     """A provider's API as the node calls it: its name in messages, its words for a refusal."""
@@ -116,7 +125,10 @@ async def send(
             await response.aclose()
     except httpx.HTTPError as exc:
         # the exception's text may carry the request; its class says enough
-        raise provider_error(f"Could not reach {api.name} ({type(exc).__name__}).") from None
+        said = f"Could not reach {api.name} ({type(exc).__name__})."
+        if isinstance(exc, _SENT):
+            raise Unanswered("provider_error", said, retryable=True) from None
+        raise provider_error(said) from None
     return Answer(
         response.status_code,
         None if raw is None else read_json(raw),

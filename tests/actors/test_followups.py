@@ -16,7 +16,7 @@ from trio.testing import wait_all_tasks_blocked
 from edge.actors.followups import (
     ATTEMPT_TIMEOUT_S,
     BACKOFF_S,
-    UNFINISHED_S,
+    UNFINISHED_TIMES,
     AttemptWatch,
     FollowUpWorker,
 )
@@ -31,6 +31,7 @@ from edge.providers.base import (
     Provider,
     ProviderRefund,
 )
+from edge.providers.calls import Unanswered
 from edge.store import outbox
 from edge.store.lmdb.store import Store
 from edge.store.writer import StoreWriter, open_writer
@@ -551,9 +552,51 @@ async def test_a_refunds_provider_call_ends_within_the_attempts_hold(store, writ
     assert first["outcome"] == "retry" and first["durationMs"] <= ATTEMPT_TIMEOUT_S * 1000
     assert first["detail"] == "scripted did not answer in 15 s"
     # the call that timed out may still be under way at the provider: the look before the
-    # next send waits for it to finish, not a second
-    assert second["at"] >= first["at"] + first["durationMs"] + UNFINISHED_S * 1000
+    # next send waits for it to finish, not a second (the worker's client waits 5 s an answer)
+    assert second["at"] >= first["at"] + first["durationMs"] + UNFINISHED_TIMES * 5_000
     assert [r.id for r in listed] == ["ref_1"]
+
+
+async def test_a_refund_whose_answer_timed_out_is_looked_for_only_once_it_surely_finished(
+    store, writer, autojump_clock
+):
+    """The HTTP client gave up on the provider's answer (its own timeout, before the attempt's):
+    the provider may still be making the refund, and lists it only once done. The next
+    attempt waits for that before it looks, and adopts it: one refund."""
+    listed: list[ProviderRefund] = []
+    made: list[ProviderRefund] = []
+    provider = refunding_provider([], made)
+    inner = provider.send_refund
+    assert inner is not None
+    calls_made = 0
+
+    async def slow_then_listed(request: FollowUpRequest) -> ProviderRefund:
+        nonlocal calls_made
+        calls_made += 1
+        refund = await inner(request)
+        if calls_made == 1:
+
+            async def finish() -> None:
+                await trio.sleep(10)  # the provider finishes 10 s after the node gave up
+                listed.append(refund)
+
+            finishing.start_soon(finish)
+            raise Unanswered("provider_error", "Could not reach Scripted (ReadTimeout).")
+        listed.append(refund)
+        return refund
+
+    async def look(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
+        return tuple(listed)
+
+    object.__setattr__(provider, "send_refund", slow_then_listed)
+    object.__setattr__(provider, "refunds_of", look)
+    entry_id = await enqueue_refund(writer)
+    async with trio.open_nursery() as finishing:
+        entry = await run_until_settled(store, writer, provider, Targets(), entry_id)
+    assert entry["state"] == "done"
+    first, second = await outbox.attempts(store, entry_id)
+    assert second["at"] >= first["at"] + first["durationMs"] + UNFINISHED_TIMES * 5_000
+    assert calls_made == 1 and [r.id for r in listed] == ["ref_1"]
 
 
 async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(

@@ -449,9 +449,18 @@ async def test_a_rejected_refund_found_by_the_retry_is_told_once(node, admin, ht
         with trio.fail_after(bound(20)):
             await second.wait()
     assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
+    handled = await http.post(
+        f"/api/projects/{shop.project_id}/transactions/{tx}/resolve",
+        json={"note": "refunded by bank transfer"},
+        headers=bearer(shop.test_key),
+    )
+    assert handled.status_code == 200, handled.text
     paddle.webhook_faults.clear()
     await paddle.release()
     _told_once(await _failures_told(http, shop, tx))
+    # Paddle's own report of the failure is the one the merchant handled: not flagged again
+    record = await _record(http, shop, tx)
+    assert (record["needsAttention"], record["attention"]) == (False, []), record["attention"]
 
 
 async def test_a_withdrawn_refund_found_by_the_retry_is_told_once(node, admin, http, btcpay):

@@ -211,7 +211,7 @@ class EventApplier:
             if event.attention:
                 # a repeat's own word counts too, on the change it repeats: which telling
                 # carries it must not decide whether the merchant hears of it
-                flags.append({"code": event.attention, "eventId": told or evt_id})
+                flags.append(records.own_flag(event, told or evt_id))
             if told is None:
                 if late:
                     flags.append(records.late_money(tx, stored))

@@ -249,6 +249,16 @@ def money_flags(
     )
 
 
+def own_flag(event: NormalizedEvent, event_id: str) -> dict[str, Any]:
+    """The event's own word for the merchant (``attention``), on the change ``event_id`` told;
+    a refund's names the refund, as ``money_flags`` does: one flag for one failure."""
+    return {
+        "code": event.attention,
+        "eventId": event_id,
+        "refundId": event.provider_refund.tag if event.provider_refund else None,
+    }
+
+
 def waited_flags(
     kind: EventType, match: dict[str, Any], event: dict[str, Any]
 ) -> list[dict[str, Any]]:
