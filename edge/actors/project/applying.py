@@ -330,7 +330,6 @@ class EventApplier:
             if mismatched:
                 event.update(expectedAmount=tx["amount"], expectedCurrency=tx["currency"])
                 kind = EventType.PAYMENT_AMOUNT_MISMATCH
-                flags.append(records.mismatch_flag(event))
             elif event_id in settled.late:
                 kind = EventType.PAYMENT_PAID_LATE
             elif event_id in settled.targets:
@@ -356,6 +355,11 @@ class EventApplier:
                 )
             else:
                 first = records.waited_change(tx, kind, match, event, settled.sub)
+            # as for an event the node matched when it came (``take``): on the change it tells
+            if mismatched:
+                flags.append(records.mismatch_flag({**event, "id": first or event_id}))
+            if match.get("attention"):
+                flags.append({"code": match["attention"], "eventId": first or event_id})
             if first is not None:
                 event["duplicateOf"] = first
                 ops += ledger.event_ops(event)
@@ -366,8 +370,6 @@ class EventApplier:
             if kind is EventType.PAYMENT_PAID_LATE:
                 flags.append(records.late_money(tx, event))
             flags += records.waited_flags(kind, match, event)
-            if match.get("attention"):
-                flags.append({"code": match["attention"], "eventId": event_id})
             # told now, as what it turned out to be (it was told as unmatched only to the
             # endpoints that take unmatched events)
             ops += ledger.new_event_ops(event)

@@ -53,6 +53,19 @@ STORIES: dict[str, list[dict[str, Any]]] = {
         ev("E_flag", "checkout.expired", 2_000, "expired", change="inv_1", attention="paid_late"),
         ev("E_plain", "checkout.expired", 2_000, "expired", change="inv_1"),
     ],
+    # the same, both tellings waiting for the capture they name to be linked
+    "attention on one waiting telling of two": [
+        ev("L", "payment.succeeded", 1_000, "succeeded", linkRefs=["cap_1"]),
+        ev("W_flag", "payment.dispute_closed", 9_000, refs=["cap_1"], change="dp_1",
+           attention="dispute_lost"),
+        ev("W_plain", "payment.dispute_closed", 9_000, refs=["cap_1"], change="dp_1"),
+    ],
+    # a payment of another amount told twice (its webhook, what asking read), waiting
+    "mismatch told twice, waiting": [
+        ev("L", "payment.processing", 1_000, "processing", linkRefs=["ch_1"]),
+        ev("M1", "payment.succeeded", 2_000, "succeeded", refs=["ch_1"], amount=1500),
+        ev("M2", "payment.succeeded", 2_500, "succeeded", refs=["ch_1"], amount=1500),
+    ],
     # two tellings of one payment under way, the end dated before both: late money once
     "late money told twice": [
         PROCESSING,
@@ -116,7 +129,7 @@ async def _ends(harness: Any, order: tuple[dict[str, Any], ...]) -> dict[str, An
     return {
         "status": record["status"],
         "needsAttention": bool(record.get("needsAttention")),
-        "codes": sorted({f["code"] for f in record.get("attention") or ()}),
+        "codes": sorted(f["code"] for f in record.get("attention") or ()),
         "lateMoney": sorted(m["amount"] for m in record.get("lateMoney") or ()),
         "refundable": refundable(record),
         "givenBack": story.reported(record).given_back,
@@ -160,7 +173,7 @@ async def _after_the_merchants_cancel(harness: Any, names: tuple[str, ...]) -> d
     record = await ledger.tx(tx["id"])
     return {
         "status": record["status"],
-        "codes": sorted({f["code"] for f in record.get("attention") or ()}),
+        "codes": sorted(f["code"] for f in record.get("attention") or ()),
     }
 
 
