@@ -73,6 +73,7 @@ MIN_CALL_S = 5.0  # the least time a refund's provider call is begun with
 # makes a repeat safe, waits this many times the node's time for an answer for it to finish (a
 # look sooner could miss it, and the refund be made twice).
 UNFINISHED_TIMES = 4
+UNFINISHED = "unfinished"  # an attempt's outcome: a refund whose answer never came, retried so
 BATCH = 100
 STORE_RETRY_S = 1.0  # after a pass the store could not complete
 # a refund refused for good after an attempt whose answer was lost, its provider's list unread
@@ -176,12 +177,6 @@ class FollowUpWorker:
         self._watch = watch or AttemptWatch()
         self._wakeup = trio.Event()
         self._due_at: dict[str, int] = {}  # entry id -> when a look is due again
-        self._unfinished: set[str] = set()  # refunds whose answer never came (``UNFINISHED_TIMES``)
-
-    def unfinished_wait_s(self) -> int:
-        """How long a refund whose answer never came waits before it is attempted again."""
-        read = self._http.timeout.read
-        return math.ceil(UNFINISHED_TIMES * (read if read is not None else ATTEMPT_TIMEOUT_S))
 
     def notify(self) -> None:
         """New entries were committed: look at the queue now."""
@@ -239,6 +234,9 @@ class FollowUpWorker:
         ends_ms = started + int(ATTEMPT_TIMEOUT_S * 1000)
         outcome, detail = await self._outcome(entry, earlier, ends_ms)
         finished = self._clock_ms()
+        unfinished = outcome == UNFINISHED
+        if unfinished:
+            outcome = "retry"
         attempt = {
             "at": started,
             "durationMs": finished - started,
@@ -262,12 +260,11 @@ class FollowUpWorker:
             if not heard:
                 outcome = attempt["outcome"] = "retry"
                 detail = attempt["detail"] = "the refund's outcome could not be recorded yet"
-        unfinished = entry["id"] in self._unfinished
-        self._unfinished.discard(entry["id"])
         if outcome == "retry":
             wait_s = BACKOFF_S[min(step, len(BACKOFF_S) - 1)]
             if unfinished:
-                wait_s = max(wait_s, self.unfinished_wait_s())
+                read = self._http.timeout.read  # the node's wait for an answer
+                wait_s = max(wait_s, math.ceil(UNFINISHED_TIMES * (read or ATTEMPT_TIMEOUT_S)))
             ops = outbox.settle_ops(
                 entry,
                 attempt,
@@ -346,9 +343,10 @@ class FollowUpWorker:
     async def _outcome(
         self, entry: Mapping[str, Any], earlier: int, ends_ms: int
     ) -> tuple[str, str]:
-        """("done" | "dropped" | "failed" | "retry", what happened, in words). ``earlier``:
-        the attempts that began before this one; ``ends_ms``: when a refund's call must be
-        over (its hold, less the clocks' margin: another node may attempt it after)."""
+        """("done" | "dropped" | "failed" | "retry" | ``UNKNOWN`` | ``UNFINISHED``, what
+        happened, in words). ``earlier``: the attempts that began before this one;
+        ``ends_ms``: when a refund's call must be over (its hold, less the clocks' margin:
+        another node may attempt it after)."""
         if entry["action"] == outbox.EXPIRE:
             try:
                 said = await self._projects.expire(
@@ -383,6 +381,8 @@ class FollowUpWorker:
             created_ms=entry["createdAt"],
         )
         limit_s = ATTEMPT_TIMEOUT_S
+        # a call whose answer never came: a refund waits for it to finish before it is retried
+        unanswered = UNFINISHED if entry["action"] == REFUND else "retry"
         if entry["action"] == REFUND:
             limit_s = min(limit_s, (ends_ms - self._clock_ms()) / 1000)
             if limit_s < MIN_CALL_S:
@@ -396,12 +396,10 @@ class FollowUpWorker:
                 else:
                     result = await provider.follow_up(request)
         except trio.TooSlowError:
-            if entry["action"] == REFUND:
-                self._unfinished.add(entry["id"])
-            return "retry", f"{provider.name} did not answer in {limit_s:.0f} s"
+            return unanswered, f"{provider.name} did not answer in {limit_s:.0f} s"
+        except calls.Unanswered as error:
+            return unanswered, f"{error.code}: {error.message}"
         except ContractError as error:
-            if entry["action"] == REFUND and isinstance(error, calls.Unanswered):
-                self._unfinished.add(entry["id"])
             return ("retry" if error.retryable else "failed"), f"{error.code}: {error.message}"
         except refunding.OutcomeUnknown as unknown:
             return UNKNOWN, str(unknown)

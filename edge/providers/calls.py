@@ -127,7 +127,7 @@ async def send(
         # the exception's text may carry the request; its class says enough
         said = f"Could not reach {api.name} ({type(exc).__name__})."
         if isinstance(exc, _SENT):
-            raise Unanswered("provider_error", said, retryable=True) from None
+            raise Unanswered("provider_error", said) from None
         raise provider_error(said) from None
     return Answer(
         response.status_code,

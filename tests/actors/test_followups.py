@@ -3,7 +3,7 @@ ended checkout, woken by new entries, resumed from what the store holds."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -391,6 +391,26 @@ def refunding_provider(answers: list[Any], listed: list[ProviderRefund]) -> Scri
     )
 
 
+Send = Callable[[FollowUpRequest], Awaitable[ProviderRefund]]
+
+
+def wrap_send(
+    provider: Scripted, wrapped: Callable[[int, FollowUpRequest, Send], Awaitable[ProviderRefund]]
+) -> list[int]:
+    """Hand ``provider``'s refund calls to ``wrapped`` (the call's number from 1, the request,
+    and the send it wraps); the numbers of the calls made."""
+    inner = provider.send_refund
+    assert inner is not None
+    made: list[int] = []
+
+    async def send(request: FollowUpRequest) -> ProviderRefund:
+        made.append(len(made) + 1)
+        return await wrapped(made[-1], request, inner)
+
+    object.__setattr__(provider, "send_refund", send)
+    return made
+
+
 async def enqueue_refund(writer: StoreWriter) -> str:
     params = {"refundId": "rf_01JD0000000000000000000001", "amount": 400, "reason": None}
     ops = outbox.enqueue_ops(PROJECT, TX, "scripted", "test", REFUND, params, now_ms())
@@ -469,17 +489,12 @@ async def test_two_nodes_attempting_one_refund_at_once_make_it_once(store, write
     the other leaves it, and no one attempts it again until that attempt has had its time."""
     listed: list[ProviderRefund] = []
     provider = refunding_provider([], listed)
-    inner = provider.send_refund
-    assert inner is not None
-    sends = 0
 
-    async def slow_send(request: FollowUpRequest) -> ProviderRefund:
-        nonlocal sends
-        sends += 1
+    async def slow_send(number: int, request: FollowUpRequest, send: Send) -> ProviderRefund:
         await trio.sleep(5)  # the provider takes its time: the other node's pass comes meanwhile
-        return await inner(request)
+        return await send(request)
 
-    object.__setattr__(provider, "send_refund", slow_send)
+    sends = wrap_send(provider, slow_send)
     entry_id = await enqueue_refund(writer)
     (due,) = await outbox.due(store, now_ms(), 10)
     targets = Targets()
@@ -487,7 +502,7 @@ async def test_two_nodes_attempting_one_refund_at_once_make_it_once(store, write
         for _ in range(2):  # each node read the entry due; each attempts it
             worker = FollowUpWorker(store, writer, targets, http, {"scripted": provider}, now_ms)
             nursery.start_soon(worker._attempt, due)  # noqa: SLF001
-    assert sends == 1 and [r.id for r in listed] == ["ref_1"]
+    assert sends == [1] and [r.id for r in listed] == ["ref_1"]
     entry = await outbox.entry(store, entry_id)
     assert entry is not None and (entry["state"], entry["attempts"]) == ("done", 1)
 
@@ -533,18 +548,13 @@ async def test_a_refunds_provider_call_ends_within_the_attempts_hold(store, writ
     attempt waits until the call that timed out has surely finished at the provider."""
     listed: list[ProviderRefund] = []
     provider = refunding_provider([], listed)
-    inner = provider.send_refund
-    assert inner is not None
-    calls = 0
 
-    async def hangs_once(request: FollowUpRequest) -> ProviderRefund:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
+    async def hangs_once(number: int, request: FollowUpRequest, send: Send) -> ProviderRefund:
+        if number == 1:
             await trio.sleep_forever()  # the provider never answers the first call
-        return await inner(request)
+        return await send(request)
 
-    object.__setattr__(provider, "send_refund", hangs_once)
+    wrap_send(provider, hangs_once)
     entry_id = await enqueue_refund(writer)
     entry = await run_until_settled(store, writer, provider, SlowTargets(15), entry_id)
     assert entry["state"] == "done"
@@ -566,15 +576,10 @@ async def test_a_refund_whose_answer_timed_out_is_looked_for_only_once_it_surely
     listed: list[ProviderRefund] = []
     made: list[ProviderRefund] = []
     provider = refunding_provider([], made)
-    inner = provider.send_refund
-    assert inner is not None
-    calls_made = 0
 
-    async def slow_then_listed(request: FollowUpRequest) -> ProviderRefund:
-        nonlocal calls_made
-        calls_made += 1
-        refund = await inner(request)
-        if calls_made == 1:
+    async def slow_then_listed(number: int, request: FollowUpRequest, send: Send) -> ProviderRefund:
+        refund = await send(request)
+        if number == 1:
 
             async def finish() -> None:
                 await trio.sleep(10)  # the provider finishes 10 s after the node gave up
@@ -588,7 +593,7 @@ async def test_a_refund_whose_answer_timed_out_is_looked_for_only_once_it_surely
     async def look(request: FollowUpRequest) -> tuple[ProviderRefund, ...]:
         return tuple(listed)
 
-    object.__setattr__(provider, "send_refund", slow_then_listed)
+    calls_made = wrap_send(provider, slow_then_listed)
     object.__setattr__(provider, "refunds_of", look)
     entry_id = await enqueue_refund(writer)
     async with trio.open_nursery() as finishing:
@@ -596,7 +601,7 @@ async def test_a_refund_whose_answer_timed_out_is_looked_for_only_once_it_surely
     assert entry["state"] == "done"
     first, second = await outbox.attempts(store, entry_id)
     assert second["at"] >= first["at"] + first["durationMs"] + UNFINISHED_TIMES * 5_000
-    assert calls_made == 1 and [r.id for r in listed] == ["ref_1"]
+    assert calls_made == [1] and [r.id for r in listed] == ["ref_1"]
 
 
 async def test_a_refund_cut_short_by_a_crash_then_refused_asks_what_was_made(

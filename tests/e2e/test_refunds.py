@@ -19,6 +19,7 @@ swagger RefundInvoiceRequest)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -428,6 +429,32 @@ def _told_once(failed: list[dict[str, Any]]) -> None:
     assert all(e["duplicateOf"] == told[0]["id"] for e in failed if e is not told[0]), failed
 
 
+async def _failed_while_unanswered(
+    node: Any,
+    http: httpx.AsyncClient,
+    shop: Any,
+    tx: str,
+    sim: Any,
+    call: str,
+    amount: int,
+    fail: Callable[[], Awaitable[None]],
+) -> None:
+    """A refund the provider made while a gateway lost its answer (``call``), its webhooks
+    held; the provider then fails it (``fail``), and the node's retry finds it failed."""
+    sim.webhook_faults.hold()
+    sim.faults.lose("POST", call, LOST_5XX)
+    with node.ctx.attempts.expecting(tx) as first:
+        assert (await _refund(http, shop, tx, amount=amount)).status_code == 202
+        with trio.fail_after(bound(20)):
+            await first.wait()
+    with node.ctx.attempts.expecting(tx) as second:
+        await fail()
+        with trio.fail_after(bound(20)):
+            await second.wait()
+    assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
+    sim.webhook_faults.clear()
+
+
 async def test_a_rejected_refund_found_by_the_retry_is_told_once(node, admin, http, paddle):
     """Paddle made the adjustment and a gateway lost its answer; Paddle then rejected it on
     review. The retry finds it rejected and tells the merchant; Paddle's own webhooks of it,
@@ -437,25 +464,18 @@ async def test_a_rejected_refund_found_by_the_retry_is_told_once(node, admin, ht
     tx, txn = made["txId"], made["token"]
     await paddle.pay(txn)
     await _until(http, shop, tx, "succeeded")
-    paddle.webhook_faults.hold()
-    paddle.faults.lose("POST", r"/adjustments$", LOST_5XX)
-    with node.ctx.attempts.expecting(tx) as first:
-        assert (await _refund(http, shop, tx, amount=3)).status_code == 202
-        with trio.fail_after(bound(20)):
-            await first.wait()
-    (adjustment,) = paddle.adjustments_of(txn)  # made: only its answer was lost
-    with node.ctx.attempts.expecting(tx) as second:
+
+    async def reject() -> None:
+        (adjustment,) = paddle.adjustments_of(txn)  # made: only its answer was lost
         await paddle.reject_refund(adjustment["id"])
-        with trio.fail_after(bound(20)):
-            await second.wait()
-    assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
+
+    await _failed_while_unanswered(node, http, shop, tx, paddle, r"/adjustments$", 3, reject)
     handled = await http.post(
         f"/api/projects/{shop.project_id}/transactions/{tx}/resolve",
         json={"note": "refunded by bank transfer"},
         headers=bearer(shop.test_key),
     )
     assert handled.status_code == 200, handled.text
-    paddle.webhook_faults.clear()
     await paddle.release()
     _told_once(await _failures_told(http, shop, tx))
     # Paddle's own report of the failure is the one the merchant handled: not flagged again
@@ -473,19 +493,13 @@ async def test_a_withdrawn_refund_found_by_the_retry_is_told_once(node, admin, h
     await btcpay.pay(invoice)
     await btcpay.confirm(invoice)
     await _until(http, shop, tx, "succeeded")
-    btcpay.webhook_faults.hold()
-    btcpay.faults.lose("POST", r"/api/v1/stores/[^/]+/invoices/[^/]+/refund$", LOST_5XX)
-    with node.ctx.attempts.expecting(tx) as first:
-        assert (await _refund(http, shop, tx, amount=4)).status_code == 202
-        with trio.fail_after(bound(20)):
-            await first.wait()
-    (pull_payment,) = btcpay.pull_payments_of(invoice)
-    with node.ctx.attempts.expecting(tx) as second:
+
+    async def archive() -> None:
+        (pull_payment,) = btcpay.pull_payments_of(invoice)  # made: only its answer was lost
         await btcpay.archive_pull_payment(pull_payment)
-        with trio.fail_after(bound(20)):
-            await second.wait()
-    assert [r["state"] for r in (await _record(http, shop, tx))["refunds"]] == ["failed"]
-    btcpay.webhook_faults.clear()
+
+    refund_call = r"/api/v1/stores/[^/]+/invoices/[^/]+/refund$"
+    await _failed_while_unanswered(node, http, shop, tx, btcpay, refund_call, 4, archive)
     btcpay.release()
     await btcpay.drained()
     _told_once(await _failures_told(http, shop, tx))
