@@ -89,8 +89,17 @@ def change_key(
     if event_type in _BY_AMOUNT:
         return f"{event_type}:{amount}:{currency}"
     if event_type in _SUBSCRIPTION_STATUS and sub_status is not None:
-        return f"subscription:{sub_status}@{sub_version}"
+        return f"{SUBSCRIPTION_KEY}{sub_status}@{sub_version}"
     return None
+
+
+SUBSCRIPTION_KEY = "subscription:"  # the keys of subscription status changes begin so
+
+
+def by_subscription_status(event_type: str, named: str | None) -> bool:
+    """Is an event of ``event_type`` a change of its subscription's status (not one the
+    adapter names)?"""
+    return event_type in _SUBSCRIPTION_STATUS and not named
 
 
 # Changes remembered per transaction (``changes``: key -> the event that told it).

@@ -209,6 +209,9 @@ class Outcome:
     # event id -> the subscription's version once the step's subscription part applied: where
     # in the subscription's life its status change happened, whatever came after
     sub_versions: dict[str, int] = field(default_factory=dict)
+    # event id -> the step that moved the subscription to the status the step left it at (its
+    # run): tellings of one status change share it, whatever their dates and ids
+    sub_runs: dict[str, str] = field(default_factory=dict)
 
 
 class _Fold:
@@ -223,6 +226,8 @@ class _Fold:
         self.subscription_checkout = subscription_checkout
         self.started_by: str | None = None
         self.sub_versions: dict[str, int] = {}
+        self.sub_run: str | None = None
+        self.sub_runs: dict[str, str] = {}
         self.amount = amount  # the transaction's, in minor units
         self.charged = start.charged  # what the payment took, when it said (tax on top)
         self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
@@ -340,11 +345,14 @@ class _Fold:
                 initial if initial in (Status.TRIALING, Status.ACTIVE) else (Status.ACTIVE)
             )
             self.sub_version = 1
-            self.started_by = step.event_id
+            self.started_by = self.sub_run = step.event_id
         elif step.subscription is not None and step.subscription != self.sub_status:
             self.sub_status = step.subscription
             self.sub_version += 1
+            self.sub_run = step.event_id
         self.sub_versions[step.event_id] = self.sub_version
+        # a status the start already had (a story kept from before its steps) has no mover
+        self.sub_runs[step.event_id] = self.sub_run or f"start@{self.sub_version}"
 
 
 def fold(
@@ -402,6 +410,7 @@ def fold(
                 targets[step.event_id] = targets[first.event_id]
             if first.event_id in state.sub_versions:
                 state.sub_versions[step.event_id] = state.sub_versions[first.event_id]
+                state.sub_runs[step.event_id] = state.sub_runs[first.event_id]
     return Outcome(
         status=state.status,
         version=state.version,
@@ -417,6 +426,7 @@ def fold(
         targets=targets,
         contradicted=contradicted(unique.values()),
         sub_versions=state.sub_versions,
+        sub_runs=state.sub_runs,
         # the node's own cancel never yields, also when the provider reports it too (Paddle's
         # transaction.canceled after the node asked for it): money after it is late
         voided=paid

@@ -386,6 +386,27 @@ def test_each_subscription_step_says_the_version_it_applied_at():
     )
     assert (outcome.sub_status, outcome.sub_version) == (S.ACTIVE, 3)
     assert outcome.sub_versions == {"evt_001": 1, "evt_002": 1, "evt_003": 2, "evt_004": 3}
+    # and the step that moved it to the status it left it at: a step that changed nothing
+    # shares the run of the one before it
+    assert outcome.sub_runs == {
+        "evt_001": "evt_001", "evt_002": "evt_001", "evt_003": "evt_003", "evt_004": "evt_004"
+    }  # fmt: skip
+
+
+def test_a_late_step_moves_the_versions_after_it_and_leaves_each_run_its_tellings():
+    """A past_due dated before a renewal's active and a cancel: the cancel's version moves on,
+    its run stays the cancel's (CONTRACT 4.3a: one change is told once, whatever came late)."""
+    given = [
+        step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True),
+        step(3, 200, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE),
+        step(4, 300, E.SUBSCRIPTION_CANCELED, sub=S.CANCELED),
+    ]
+    before = fold(given, subscription_checkout=True)
+    late = step(2, 100, E.SUBSCRIPTION_PAST_DUE, sub=S.PAST_DUE)
+    after = fold([*given, late], subscription_checkout=True)
+    assert (before.sub_versions["evt_004"], after.sub_versions["evt_004"]) == (1 + 1, 1 + 3)
+    assert before.sub_runs["evt_004"] == after.sub_runs["evt_004"] == "evt_004"
+    assert (before.sub_runs["evt_003"], after.sub_runs["evt_003"]) == ("evt_001", "evt_003")
 
 
 def test_subscription_steps_on_a_payment_are_ignored():

@@ -145,10 +145,8 @@ class EventApplier:
             stored_type = EventType.PAYMENT_REFUNDED
         told, recorded = None, False
         if tx is not None:
-            applied_at = settled.sub_versions.get(evt_id) if settled else None
-            told, recorded = records.change(
-                tx, stored_type, event, evt_id, sub, given_back, applied_at
-            )
+            run = settled.sub_runs.get(evt_id) if settled else None
+            told, recorded = records.change(tx, stored_type, event, evt_id, sub, given_back, run)
             first = await ledger.event_type(told) if told is not None else None
             if first is not None:
                 # a repeat is stored as what it repeats (a refund's full or partial word was
@@ -354,7 +352,8 @@ class EventApplier:
                     tx, event_id, before, refunds_reported(known).given_back
                 )
             else:
-                first = records.waited_change(tx, kind, match, event, settled.sub)
+                run = settled.sub_runs.get(event_id)
+                first = records.waited_change(tx, kind, match, event, settled.sub, run)
             # as for an event the node matched when it came (``take``): on the change it tells
             if mismatched:
                 flags.append(records.mismatch_flag({**event, "id": first or event_id}))

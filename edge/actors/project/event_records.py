@@ -19,7 +19,7 @@ from typing import Any
 
 from edge.actors.project import story
 from edge.domain import attention
-from edge.domain.changes import change_key, remember
+from edge.domain.changes import SUBSCRIPTION_KEY, by_subscription_status, change_key, remember
 from edge.domain.convergence import Refund, Step
 from edge.domain.events import EventType
 from edge.domain.inputs import first_flaw, is_text
@@ -89,7 +89,7 @@ def change(
     evt_id: str,
     sub: dict[str, Any] | None,
     given_back_before: int,
-    sub_applied_at: int | None = None,
+    run: story.SubRun | None = None,
 ) -> tuple[str | None, bool]:
     """(the event that already told this change, or None; whether ``tx`` changed): one change,
     one event (``edge.domain.changes``). A refund is a change when it adds to the money the
@@ -101,18 +101,10 @@ def change(
         first = refund_change(tx, evt_id, given_back_before, after)
         return first, first is None
     stated = event.states_amount
-    # a subscription's status change is the status at the version where the fold took it
-    # (``sub_applied_at``), whatever came after it (a late past_due after the renewal paid);
-    # one told before the subscription started (PayPal's BILLING.SUBSCRIPTION.ACTIVATED before
-    # the sale that starts it) is the status it will start with, at version 1; one that did
-    # not apply, the subscription as it is
     target = event.subscription_status
-    sub_status: str | None = None
-    sub_version: int | None = None
-    if target and sub_applied_at is not None:
-        sub_status, sub_version = target, sub_applied_at
-    elif target:
-        sub_status, sub_version = (sub["status"], sub["version"]) if sub else (target, 1)
+    if target and run is not None and by_subscription_status(stored_type, event.change):
+        return _run_told(tx, evt_id, target, run)
+    sub_status, sub_version = _not_applied(target, sub)
     key = change_key(
         stored_type,
         named=event.change,
@@ -149,20 +141,54 @@ def waited_change(
     match: dict[str, Any],
     event: dict[str, Any],
     sub: dict[str, Any] | None,
+    run: story.SubRun | None = None,
 ) -> str | None:
     """``change`` for an event that waited unmatched, from what was stored of it."""
+    target = match.get("subscription")
+    if target and run is not None and by_subscription_status(kind, match.get("change")):
+        return _run_told(tx, event["id"], target, run)[0]
     refund = match.get("refund")
+    sub_status, sub_version = _not_applied(target, sub)
     key = change_key(
         kind,
         named=match.get("change"),
         refund_of=refund[1] if refund else None,
         amount=event.get("amount"),
         currency=event.get("currency"),
-        sub_status=sub["status"] if sub and match.get("subscription") else None,
-        sub_version=sub["version"] if sub and match.get("subscription") else None,
-        moves=_moves(match.get("payment"), match.get("subscription"), bool(match.get("starts"))),
+        sub_status=sub_status,
+        sub_version=sub_version,
+        moves=_moves(match.get("payment"), target, bool(match.get("starts"))),
     )
     return _remember(tx, key, event["id"]) if key is not None else None
+
+
+def _run_told(
+    tx: dict[str, Any], evt_id: str, target: str, run: story.SubRun
+) -> tuple[str | None, bool]:
+    """``change`` for a subscription's status change the fold applied: the step of its run
+    (the tellings of that change, whatever their dates and ids) that told it already, or
+    ``evt_id``, which tells it now. A key made of the status and its version alone would name
+    another change once a late step moves the versions after it (a cancel keyed
+    ``canceled@3`` is ``canceled@4`` once an earlier renewal is folded in)."""
+    changes = tx.setdefault("changes", {})
+    told = {first for key, first in changes.items() if key.startswith(SUBSCRIPTION_KEY)}
+    first = next((i for i in run.members if i != evt_id and i in told), None)
+    if first is not None:
+        return first, False
+    key = f"{SUBSCRIPTION_KEY}{target}@{run.version}"
+    if changes.get(key, evt_id) != evt_id:
+        key = f"{key}:{evt_id}"  # that version's change before a late step moved it on
+    remember(changes, key, evt_id)
+    return None, True
+
+
+def _not_applied(target: object, sub: dict[str, Any] | None) -> tuple[str | None, int | None]:
+    """The status and version a subscription status change the fold did not apply is keyed
+    by: the subscription as it is; before it started (PayPal's BILLING.SUBSCRIPTION.ACTIVATED
+    before the sale that starts it), the status it will start with, at version 1."""
+    if not target:
+        return None, None
+    return (sub["status"], sub["version"]) if sub else (str(target), 1)
 
 
 def _moves(payment: object, subscription: object, starts: bool) -> bool:

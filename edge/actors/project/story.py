@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from edge.actors.project.ledger import Ledger
 from edge.domain import ids
@@ -39,9 +39,11 @@ class Entry:
     start: dict[str, Any] | None = None  # {ref, periodEnd, customer} of a starting payment
     period_end: int | None = None  # the subscription period end the event reported
 
-    def stored(self, fate: Fate) -> dict[str, Any]:
+    def stored(self, fate: Fate, run: SubRun | None = None) -> dict[str, Any]:
         s = self.step
         out: dict[str, Any] = {"e": s.event_id, "at": s.at, "t": s.type, "f": _CODES[fate]}
+        if run is not None:  # its subscription part applied: where, and in which run
+            out["sv"], out["ru"] = run.version, run.mover
         if s.payment:
             out["p"] = str(s.payment)
         if s.subscription:
@@ -79,6 +81,15 @@ def entry_of(stored: dict[str, Any]) -> Entry:
     return Entry(step, stored.get("x"), stored.get("pe"))
 
 
+class SubRun(NamedTuple):
+    """Where a step's subscription part applied: the subscription's version then, the step
+    that moved it to that status (``Outcome.sub_runs``), and the story's steps in that run."""
+
+    version: int
+    mover: str
+    members: tuple[str, ...] = ()
+
+
 @dataclass
 class Settled:
     """What a fold did: the new steps' fates, whether they were money for an ended checkout,
@@ -95,8 +106,8 @@ class Settled:
     contradicted: bool = False
     overtaken: frozenset[str] = frozenset()
     in_time: frozenset[str] = frozenset()
-    # the new steps' subscription versions once their subscription part applied
-    sub_versions: dict[str, int] = field(default_factory=dict)
+    # the new steps whose subscription part applied: where (one change, one event)
+    sub_runs: dict[str, SubRun] = field(default_factory=dict)
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -137,7 +148,8 @@ async def settle(
         if repeated is not None:  # nothing new to fold: each shares its kept step's fate
             fates = {i: _FATES[stored["f"]] for i, stored in repeated.items()}
             ignored = {i for i, fate in fates.items() if fate is Fate.IGNORED}
-            return Settled(fates, _late(new, tx) & ignored, sub)
+            runs = {i: _kept_run(tx["story"], kept) for i, kept in repeated.items() if "ru" in kept}
+            return Settled(fates, _late(new, tx) & ignored, sub, sub_runs=runs)
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
@@ -212,7 +224,7 @@ async def settle(
         ops.extend(ledger.sub_ops(sub))
     elif sub is not None and _follow(sub, outcome, entries, now):
         ops.extend(ledger.sub_ops(sub))
-    tx["story"] = _trimmed(tx, entries, outcome.fates, start)
+    tx["story"] = _trimmed(tx, entries, outcome, start)
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
             ops.extend(await _applied_now(ledger, tx, evt_id, now, outcome.targets.get(evt_id)))
@@ -222,8 +234,7 @@ async def settle(
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
-    versions = outcome.sub_versions
-    sub_versions = {i: versions[repeats.get(i, i)] for i in fates if repeats.get(i, i) in versions}
+    runs = {i: run for i in fates if (run := _run(outcome, repeats.get(i, i), True))}
     # a payment the record took before the provider's end of the checkout, dated earlier,
     # came: late money, as it is when the end is delivered first
     overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
@@ -240,8 +251,23 @@ async def settle(
         _contradicted(tx, outcome, entries),
         frozenset(overtaken),
         frozenset(in_time),
-        sub_versions,
+        runs,
     )
+
+
+def _run(outcome: Outcome, evt_id: str, members: bool = False) -> SubRun | None:
+    """The step's ``SubRun`` in ``outcome`` (with the run's steps when ``members``)."""
+    mover = outcome.sub_runs.get(evt_id)
+    if mover is None:
+        return None
+    ids = tuple(i for i, r in outcome.sub_runs.items() if r == mover) if members else ()
+    return SubRun(outcome.sub_versions[evt_id], mover, ids)
+
+
+def _kept_run(kept_story: list[dict[str, Any]], kept: dict[str, Any]) -> SubRun:
+    """The ``SubRun`` of a kept step, read off the stored story."""
+    ids = tuple(e["e"] for e in kept_story if e.get("ru") == kept["ru"])
+    return SubRun(kept["sv"], kept["ru"], ids)
 
 
 def _contradicted(tx: dict[str, Any], outcome: Outcome, entries: Sequence[Entry]) -> bool:
@@ -386,13 +412,14 @@ async def _applied_now(
 
 
 def _trimmed(
-    tx: dict[str, Any], entries: list[Entry], fates: dict[str, Fate], start: Start
+    tx: dict[str, Any], entries: list[Entry], outcome: Outcome, start: Start
 ) -> list[dict[str, Any]]:
     """The story in fold order, as the record keeps it. Past STORY_KEPT steps its older half is
     folded into the start, when none of that half is still held (a held step may yet be
     reordered)."""
     ordered = sorted(entries, key=lambda e: e.step.order)
-    stored = [e.stored(fates[e.step.event_id]) for e in ordered]
+    fates = outcome.fates
+    stored = [e.stored(fates[e.step.event_id], _run(outcome, e.step.event_id)) for e in ordered]
     if len(stored) <= STORY_KEPT:
         return stored
     half = len(stored) // 2

@@ -106,6 +106,6 @@ def test_trimming_the_story_keeps_what_a_dispute_took_added(monkeypatch):
     assert before == 1000
     monkeypatch.setattr(story, "STORY_KEPT", 6)
     start = story._start(tx, None)
-    tx["story"] = story._trimmed(tx, entries, outcome.fates, start)
+    tx["story"] = story._trimmed(tx, entries, outcome, start)
     assert len(tx["story"]) == 4  # the older half was folded into storyStart
     assert story.reported(tx).given_back == before
