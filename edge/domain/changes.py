@@ -102,6 +102,22 @@ def by_subscription_status(event_type: str, named: str | None) -> bool:
     return event_type in _SUBSCRIPTION_STATUS and not named
 
 
+def told_subscription_changes(changes: dict[str, str]) -> set[str]:
+    """The events that told a subscription status change."""
+    return {first for key, first in changes.items() if key.startswith(SUBSCRIPTION_KEY)}
+
+
+def tell_subscription_change(
+    changes: dict[str, str], status: str, version: int, evt_id: str
+) -> None:
+    """Keep ``evt_id`` as the event that told the subscription's move to ``status`` at
+    ``version`` (beside one kept for that version before a late step moved it on)."""
+    key = f"{SUBSCRIPTION_KEY}{status}@{version}"
+    if changes.get(key, evt_id) != evt_id:
+        key = f"{key}:{evt_id}"
+    remember(changes, key, evt_id)
+
+
 # Changes remembered per transaction (``changes``: key -> the event that told it).
 KEPT = 400
 

@@ -19,7 +19,13 @@ from typing import Any
 
 from edge.actors.project import story
 from edge.domain import attention
-from edge.domain.changes import SUBSCRIPTION_KEY, by_subscription_status, change_key, remember
+from edge.domain.changes import (
+    by_subscription_status,
+    change_key,
+    remember,
+    tell_subscription_change,
+    told_subscription_changes,
+)
 from edge.domain.convergence import Refund, Step
 from edge.domain.events import EventType
 from edge.domain.inputs import first_flaw, is_text
@@ -171,14 +177,11 @@ def _run_told(
     another change once a late step moves the versions after it (a cancel keyed
     ``canceled@3`` is ``canceled@4`` once an earlier renewal is folded in)."""
     changes = tx.setdefault("changes", {})
-    told = {first for key, first in changes.items() if key.startswith(SUBSCRIPTION_KEY)}
+    told = told_subscription_changes(changes)
     first = next((i for i in run.members if i != evt_id and i in told), None)
     if first is not None:
         return first, False
-    key = f"{SUBSCRIPTION_KEY}{target}@{run.version}"
-    if changes.get(key, evt_id) != evt_id:
-        key = f"{key}:{evt_id}"  # that version's change before a late step moved it on
-    remember(changes, key, evt_id)
+    tell_subscription_change(changes, target, run.version, evt_id)
     return None, True
 
 

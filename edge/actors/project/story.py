@@ -16,6 +16,11 @@ from typing import Any, NamedTuple
 
 from edge.actors.project.ledger import Ledger
 from edge.domain import ids
+from edge.domain.changes import (
+    by_subscription_status,
+    tell_subscription_change,
+    told_subscription_changes,
+)
 from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
 from edge.domain.events import SOURCE_NODE, EventType
 from edge.domain.refunds import Reported
@@ -228,6 +233,9 @@ async def settle(
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
             ops.extend(await _applied_now(ledger, tx, evt_id, now, outcome.targets.get(evt_id)))
+    new_ids = {e.step.event_id for e in fresh} | set(repeats.values())
+    for entry in _untold(tx, outcome, entries, new_ids):
+        ops.extend(await _told_now(ledger, tx, sub, entry, outcome))
     ops.extend(ledger.tx_ops(tx))
     fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
     fates.update({i: outcome.fates[first] for i, first in repeats.items()})
@@ -409,6 +417,56 @@ async def _applied_now(
         event.update(status=tx["status"], version=tx["version"])
         return ledger.new_event_ops(event)
     return ledger.event_ops(event)
+
+
+def _untold(
+    tx: dict[str, Any], outcome: Outcome, entries: list[Entry], new_ids: set[str]
+) -> list[Entry]:
+    """The first telling of each subscription status change that none of its tellings told,
+    and none of the new ones will: a late step split it off from the change it was kept as a
+    repeat of (a pause dated between two tellings of active), so it is a change of its own."""
+    if not outcome.sub_runs:
+        return []
+    told = told_subscription_changes(tx.get("changes") or {})
+    runs: dict[str, list[Entry]] = {}
+    for entry in sorted(entries, key=lambda e: e.step.order):
+        step = entry.step
+        mover = outcome.sub_runs.get(step.event_id)
+        if mover is not None and by_subscription_status(step.type, step.change):
+            runs.setdefault(mover, []).append(entry)
+    return [
+        members[0]
+        for members in runs.values()
+        if not any(m.step.event_id in told or m.step.event_id in new_ids for m in members)
+    ]
+
+
+async def _told_now(
+    ledger: Ledger,
+    tx: dict[str, Any],
+    sub: dict[str, Any] | None,
+    entry: Entry,
+    outcome: Outcome,
+) -> list[Op]:
+    """``_untold``'s telling, kept as a repeat when it came: told now under its own type, as
+    the record and its subscription now are (a merchant keeps the highest version it is
+    told), and the change it tells kept as told by it."""
+    step = entry.step
+    evt_id = step.event_id
+    status = str(step.subscription or outcome.sub_status)
+    tell_subscription_change(
+        tx.setdefault("changes", {}), status, outcome.sub_versions[evt_id], evt_id
+    )
+    event = await ledger.stored_event(evt_id)
+    if event is None or not event.get("duplicateOf"):
+        return []  # pruned by retention, or told already (under another word)
+    event = {k: v for k, v in event.items() if k != "duplicateOf"}
+    event.update(
+        type=step.type,
+        status=sub["status"] if sub else tx["status"],
+        version=tx["version"],
+    )
+    return ledger.new_event_ops(event)
 
 
 def _trimmed(
