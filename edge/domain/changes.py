@@ -89,8 +89,13 @@ def change_key(
     if event_type in _BY_AMOUNT:
         return f"{event_type}:{amount}:{currency}"
     if event_type in _SUBSCRIPTION_STATUS and sub_status is not None:
-        return f"{SUBSCRIPTION_KEY}{sub_status}@{sub_version}"
+        return subscription_key(sub_status, sub_version)
     return None
+
+
+def subscription_key(status: str, version: int | None) -> str:
+    """The key of a subscription's move to ``status`` at ``version``."""
+    return f"{SUBSCRIPTION_KEY}{status}@{version}"
 
 
 SUBSCRIPTION_KEY = "subscription:"  # the keys of subscription status changes begin so
@@ -112,7 +117,7 @@ def tell_subscription_change(
 ) -> None:
     """Keep ``evt_id`` as the event that told the subscription's move to ``status`` at
     ``version`` (beside one kept for that version before a late step moved it on)."""
-    key = f"{SUBSCRIPTION_KEY}{status}@{version}"
+    key = subscription_key(status, version)
     if changes.get(key, evt_id) != evt_id:
         key = f"{key}:{evt_id}"
     remember(changes, key, evt_id)

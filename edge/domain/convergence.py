@@ -52,6 +52,10 @@ from .status import ENDED, Kind, Status, can_transition, reachable
 
 REFUND_TARGETS = frozenset({Status.REFUNDED, Status.PARTIALLY_REFUNDED})
 
+# The run (``Outcome.sub_runs``) of a subscription status the story's start already had: its
+# mover was folded into the start (a long story's older half)
+START_RUN = "start@"
+
 
 # (when, or the change's name; type; payment; subscription; starts; refund mark)
 Effect = tuple[int | str, str, str, str, bool, str]
@@ -233,21 +237,12 @@ class _Fold:
         self.refunded_total = start.refunded_total  # the highest "refunded so far" reported
         self.refunds: dict[str, int] = dict(start.refunds)  # one refund's id -> its amount
         self.disputed: set[str] = set(start.disputed)  # of those, the money a dispute took
-        self.before_dispute = start.status  # the status a dispute won gives back
 
     # -- refunds, summed by amount ------------------------------------------------------------
 
     def target(self, step: Step) -> Status | None:
         """Where the step asks the payment to go: a refund's by the money refunded once it is
         counted; any other step's (and a refund's that states no amount) by its own word."""
-        if _won(step) and self.status == Status.DISPUTED:
-            # the money refunded before the dispute opened stays refunded; a refund dated while
-            # it was open waits for its closing, and moves the status from there alike
-            return (
-                Status.PARTIALLY_REFUNDED
-                if self.before_dispute == Status.PARTIALLY_REFUNDED
-                else Status.SUCCEEDED
-            )
         refund = step.refund
         basis = self.charged if self.charged is not None else self.amount
         if refund is None or basis is None or step.payment not in REFUND_TARGETS:
@@ -339,13 +334,11 @@ class _Fold:
         """Take the step's applicable parts (a part whose status the record has changes
         nothing, but a refund's money counts even then)."""
         target = self.target(step)
-        if pay and step.refund is not None and target in REFUND_TARGETS and not _won(step):
+        if pay and step.refund is not None and target in REFUND_TARGETS:
             self._count(step)
         if pay and target == Status.SUCCEEDED and step.charged is not None:
             self.charged = step.charged
         if pay and target is not None and target != self.status:
-            if target == Status.DISPUTED:
-                self.before_dispute = self.status
             self.status = target
             self.version += 1
         if not sub:
@@ -363,12 +356,7 @@ class _Fold:
             self.sub_run = step.event_id
         self.sub_versions[step.event_id] = self.sub_version
         # a status the start already had (a story kept from before its steps) has no mover
-        self.sub_runs[step.event_id] = self.sub_run or f"start@{self.sub_version}"
-
-
-def _won(step: Step) -> bool:
-    """A dispute closed in the merchant's favour (the money stays with the merchant)."""
-    return step.type == EventType.PAYMENT_DISPUTE_CLOSED and step.payment == Status.SUCCEEDED
+        self.sub_runs[step.event_id] = self.sub_run or f"{START_RUN}{self.sub_version}"
 
 
 def fold(

@@ -148,8 +148,7 @@ ENDS = {
     "refunded totals": (S.REFUNDED, 4, None, 0),
     "dispute won": (S.SUCCEEDED, 4, None, 0),
     "dispute lost": (S.REFUNDED, 4, None, 0),
-    # the part refunded before the dispute stays refunded
-    "part refunded, then disputed and won": (S.PARTIALLY_REFUNDED, 5, None, 0),
+    "part refunded, then disputed and won": (S.SUCCEEDED, 5, None, 0),
     "subscription": (S.SUCCEEDED, 2, S.CANCELED, 6),
 }
 

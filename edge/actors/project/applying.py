@@ -321,7 +321,10 @@ class EventApplier:
             if rematched
             else []
         )
-        for event, mismatched, entry in rematched:
+        # the changes the fold applied first: one it did not apply repeats the change the
+        # subscription is in, told by then (``records.waited_change``)
+        applied_first = sorted(rematched, key=lambda w: w[0]["id"] not in settled.sub_runs)
+        for event, mismatched, entry in applied_first:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}
             fate = settled.fates.get(event_id) if entry is not None else Fate.APPLIED

@@ -24,7 +24,6 @@ from edge.domain.changes import (
     change_key,
     remember,
     tell_subscription_change,
-    told_subscription_changes,
 )
 from edge.domain.convergence import Refund, Step
 from edge.domain.events import EventType
@@ -108,8 +107,12 @@ def change(
         return first, first is None
     stated = event.states_amount
     target = event.subscription_status
-    if target and run is not None and by_subscription_status(stored_type, event.change):
-        return _run_told(tx, evt_id, target, run)
+    if target and by_subscription_status(stored_type, event.change):
+        if run is not None:
+            return _run_told(tx, evt_id, target, run)
+        first = _current_teller(tx, sub)
+        if first is not None:
+            return first, False
     sub_status, sub_version = _not_applied(target, sub)
     key = change_key(
         stored_type,
@@ -151,8 +154,12 @@ def waited_change(
 ) -> str | None:
     """``change`` for an event that waited unmatched, from what was stored of it."""
     target = match.get("subscription")
-    if target and run is not None and by_subscription_status(kind, match.get("change")):
-        return _run_told(tx, event["id"], target, run)[0]
+    if target and by_subscription_status(kind, match.get("change")):
+        if run is not None:
+            return _run_told(tx, event["id"], target, run)[0]
+        first = _current_teller(tx, sub)
+        if first is not None:
+            return first
     refund = match.get("refund")
     sub_status, sub_version = _not_applied(target, sub)
     key = change_key(
@@ -176,13 +183,21 @@ def _run_told(
     ``evt_id``, which tells it now. A key made of the status and its version alone would name
     another change once a late step moves the versions after it (a cancel keyed
     ``canceled@3`` is ``canceled@4`` once an earlier renewal is folded in)."""
-    changes = tx.setdefault("changes", {})
-    told = told_subscription_changes(changes)
-    first = next((i for i in run.members if i != evt_id and i in told), None)
+    first = story.run_teller(tx, run, target, evt_id, adopter=evt_id)
     if first is not None:
         return first, False
-    tell_subscription_change(changes, target, run.version, evt_id)
+    tell_subscription_change(tx.setdefault("changes", {}), target, run.version, evt_id)
     return None, True
+
+
+def _current_teller(tx: dict[str, Any], sub: dict[str, Any] | None) -> str | None:
+    """What a subscription status change the fold did not apply (held, or never possible)
+    repeats: the change the subscription is in, by whichever of its tellings told it, as the
+    story now is (a key of the status and version as they are would name another change once
+    a late step moved the version). Held and applied later, it is told then if its own change
+    was told by none (``story._untold``)."""
+    current = story.current_run(tx) if sub is not None else None
+    return story.run_teller(tx, current, sub["status"]) if current and sub else None
 
 
 def _not_applied(target: object, sub: dict[str, Any] | None) -> tuple[str | None, int | None]:

@@ -18,10 +18,22 @@ from edge.actors.project.ledger import Ledger
 from edge.domain import ids
 from edge.domain.changes import (
     by_subscription_status,
+    remember,
+    subscription_key,
     tell_subscription_change,
     told_subscription_changes,
 )
-from edge.domain.convergence import Effect, Fate, Outcome, Refund, Start, Step, behind, fold
+from edge.domain.convergence import (
+    START_RUN,
+    Effect,
+    Fate,
+    Outcome,
+    Refund,
+    Start,
+    Step,
+    behind,
+    fold,
+)
 from edge.domain.events import SOURCE_NODE, EventType
 from edge.domain.refunds import Reported
 from edge.domain.refunds import reported as refunds_reported
@@ -187,7 +199,7 @@ async def settle(
             subscription_checkout,
             tx["amount"],
         )
-        if fresh or earlier
+        if fresh or earlier or (repeats and _before_runs(tx["story"]))
         else None
     )
     if outcome is not None and not fresh and _moves(standing, outcome):
@@ -242,7 +254,7 @@ async def settle(
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
-    runs = {i: run for i in fates if (run := _run(outcome, repeats.get(i, i), True))}
+    runs = {i: run for i in fates if (run := _run(outcome, repeats.get(i, i), repeats))}
     # a payment the record took before the provider's end of the checkout, dated earlier,
     # came: late money, as it is when the end is delivered first
     overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
@@ -263,13 +275,65 @@ async def settle(
     )
 
 
-def _run(outcome: Outcome, evt_id: str, members: bool = False) -> SubRun | None:
-    """The step's ``SubRun`` in ``outcome`` (with the run's steps when ``members``)."""
+def _run(outcome: Outcome, evt_id: str, repeats: dict[str, str] | None = None) -> SubRun | None:
+    """The step's ``SubRun`` in ``outcome``; with ``repeats`` (new tellings of the steps
+    folded -> the step each repeats), with the run's steps and their repeats (an event that
+    waited, folded with a new one of the same effect, is one of them)."""
     mover = outcome.sub_runs.get(evt_id)
     if mover is None:
         return None
-    ids = tuple(i for i, r in outcome.sub_runs.items() if r == mover) if members else ()
+    ids: tuple[str, ...] = ()
+    if repeats is not None:
+        runs = outcome.sub_runs
+        ids = (
+            *(i for i, r in runs.items() if r == mover),
+            *(i for i, first in repeats.items() if runs.get(first) == mover),
+        )
     return SubRun(outcome.sub_versions[evt_id], mover, ids)
+
+
+_ADOPTED = "adopted:"  # a ``changes`` key: the orphan (below) -> the event that adopted it
+
+
+def run_teller(
+    tx: dict[str, Any], run: SubRun, status: str, evt_id: str = "", adopter: str = ""
+) -> str | None:
+    """The event that told the change ``run`` is (the subscription's move to ``status``), but
+    ``evt_id``; None when none did yet. With ``adopter``, a telling of that status that was
+    told and that a step dated later has since left out of the story (a past due told, then a
+    cancel dated before it) is that change's telling: the provider told it twice, at two
+    dates around the cancel, and it is told once in any order. ``adopter`` repeats it."""
+    changes = tx.get("changes") or {}
+    told = told_subscription_changes(changes)
+    first = next((i for i in run.members if i != evt_id and i in told), None)
+    if first is not None:
+        return first
+    adopted = {by: key[len(_ADOPTED) :] for key, by in changes.items() if key.startswith(_ADOPTED)}
+    first = next((adopted[i] for i in run.members if i in adopted), None)
+    if first is None and run.mover.startswith(START_RUN):
+        # its first tellings were folded into the story's start (``_trimmed``): the change
+        # they told is kept under its status and version
+        first = changes.get(subscription_key(status, run.version))
+    if first is None and adopter:
+        first = next(
+            (
+                e["e"]
+                for e in tx.get("story") or ()
+                if e["f"] == "i" and e.get("s") == status and e["e"] in told
+                and f"{_ADOPTED}{e['e']}" not in changes
+            ),
+            None,
+        )  # fmt: skip
+        if first is not None:
+            remember(tx.setdefault("changes", {}), f"{_ADOPTED}{first}", adopter)
+    return first
+
+
+def current_run(tx: dict[str, Any]) -> SubRun | None:
+    """The run of the subscription's status as the story leaves it (its highest version)."""
+    kept: list[dict[str, Any]] = tx.get("story") or []
+    last = max((e for e in kept if "ru" in e), key=lambda e: int(e["sv"]), default=None)
+    return _kept_run(kept, last) if last is not None else None
 
 
 def _kept_run(kept_story: list[dict[str, Any]], kept: dict[str, Any]) -> SubRun:
@@ -312,8 +376,16 @@ def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any
         )
         if stored is None or stored["e"] == entry.step.event_id or stored["at"] > entry.step.at:
             return None  # new, or a telling that dates the kept step earlier: folded
+        if _before_runs([stored]):
+            return None  # its run is found by folding the story again
         out[entry.step.event_id] = stored
     return out
+
+
+def _before_runs(kept: list[dict[str, Any]]) -> bool:
+    """Does the story hold a subscription step applied before the record kept runs (its
+    ``SubRun``)? Folded again, it keeps them."""
+    return any(e["f"] == "a" and ("s" in e or "st" in e) and "ru" not in e for e in kept)
 
 
 def _stored_effect(stored: dict[str, Any]) -> Effect:
@@ -434,11 +506,16 @@ def _untold(
         mover = outcome.sub_runs.get(step.event_id)
         if mover is not None and by_subscription_status(step.type, step.change):
             runs.setdefault(mover, []).append(entry)
-    return [
-        members[0]
-        for members in runs.values()
-        if not any(m.step.event_id in told or m.step.event_id in new_ids for m in members)
-    ]
+    untold = []
+    for mover, members in runs.items():
+        ids = tuple(m.step.event_id for m in members)
+        if any(i in told or i in new_ids for i in ids):
+            continue
+        status = str(members[0].step.subscription or outcome.sub_status)
+        run = SubRun(outcome.sub_versions[ids[0]], mover, ids)
+        if run_teller(tx, run, status, adopter=ids[0]) is None:
+            untold.append(members[0])
+    return untold
 
 
 async def _told_now(

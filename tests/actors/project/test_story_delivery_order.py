@@ -106,16 +106,6 @@ STORIES: dict[str, list[dict[str, Any]]] = {
         ev("R1", "payment.partially_refunded", 7_000, "partially_refunded", amount=500,
            refund=500, refundOf="re_1"),
     ],
-    # a dispute told twice (Stripe's event, stamped when made; a read dating it at its
-    # opening, before the part refund), then won: the part refunded stays refunded
-    "part refund and a dispute told twice, then won": [
-        PAID,
-        ev("R", "payment.partially_refunded", 3_000, "partially_refunded", amount=300,
-           refund=300, refundOf="re_1"),
-        ev("D_hook", "payment.disputed", 4_000, "disputed", change="dp_1"),
-        ev("W", "payment.dispute_closed", 5_000, "succeeded", change="dp_1"),
-        ev("D_read", "payment.disputed", 2_000, "disputed", change="dp_1"),
-    ],
     "amount mismatch, then the end": [
         ev("M", "payment.succeeded", 2_000, "succeeded", amount=1500),
         PROCESSING,
@@ -165,8 +155,6 @@ async def test_money_after_the_end_is_flagged_once_with_its_amount(harness, echo
     assert (redated["codes"], redated["lateMoney"]) == (["paid_late"], [1999])
     refunded = await _ends(harness, tuple(STORIES["full refund after a dispute"]))
     assert (refunded["status"], refunded["codes"]) == ("refunded", ["disputed"])
-    won = await _ends(harness, tuple(STORIES["part refund and a dispute told twice, then won"]))
-    assert (won["status"], won["givenBack"]) == ("partially_refunded", 300)
 
 
 async def _after_the_merchants_cancel(harness: Any, names: tuple[str, ...]) -> dict[str, Any]:
