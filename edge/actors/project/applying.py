@@ -324,6 +324,7 @@ class EventApplier:
         # the changes the fold applied first: one it did not apply repeats the change the
         # subscription is in, told by then (``records.waited_change``)
         applied_first = sorted(rematched, key=lambda w: w[0]["id"] not in settled.sub_runs)
+        told_before = dict(tx.get("changes") or {})
         for event, mismatched, entry in applied_first:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}
@@ -375,6 +376,8 @@ class EventApplier:
             # told now, as what it turned out to be (it was told as unmatched only to the
             # endpoints that take unmatched events)
             ops += ledger.new_event_ops(event)
+        if rematched and tx.get("changes") != told_before:
+            ops += ledger.tx_ops(tx)  # the changes they told, kept (the fold's write was before)
         return settled, flags
 
     # -- matching ---------------------------------------------------------------------

@@ -185,7 +185,7 @@ def _run_told(
     ``canceled@3`` is ``canceled@4`` once an earlier renewal is folded in)."""
     first = story.run_teller(tx, run, target, evt_id, adopter=evt_id)
     if first is not None:
-        return first, False
+        return first, story.adopted_by(tx, first) == evt_id  # kept on the record if adopted
     tell_subscription_change(tx.setdefault("changes", {}), target, run.version, evt_id)
     return None, True
 

@@ -329,6 +329,11 @@ def run_teller(
     return first
 
 
+def adopted_by(tx: dict[str, Any], orphan: str) -> str | None:
+    """The event that adopted ``orphan`` (``run_teller``), if one did."""
+    return (tx.get("changes") or {}).get(f"{_ADOPTED}{orphan}")
+
+
 def current_run(tx: dict[str, Any]) -> SubRun | None:
     """The run of the subscription's status as the story leaves it (its highest version)."""
     kept: list[dict[str, Any]] = tx.get("story") or []

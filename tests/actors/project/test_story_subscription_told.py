@@ -208,3 +208,20 @@ async def test_a_record_kept_before_runs_finds_a_repeat_by_folding_again(harness
     events = (START, sub("PD", "past_due", 3_000, "past_due"), renewal(1, 5_000), as_kept_before)
     end = await _delivered(harness, (*events, again))
     assert end["repeats"].get("PD_again") == "PD", end
+
+
+async def test_the_changes_told_are_kept_on_the_stored_record_in_any_order(harness, echo):
+    """What told each change (a waited event told when the payment links it, a telling a
+    cancel left out of the story adopted by the change of its status) is written with the
+    record, not only held by the actor: a node started again tells nothing twice."""
+    events, *_ = STORIES["a past due told around the cancel"]
+    for order in itertools.permutations(events):
+        project_id, ledger, tx = await _echo_owned_tx(harness)
+        tx.update(kind="subscription", interval="month")
+        await ledger.submit(ledger.tx_ops(tx)).wait()
+        for event in order:
+            fields = {"refs": [tx["providerRef"]], "amount": tx["amount"], "currency": "EUR"}
+            await harness.call(project_id, delivery(**(fields | event)))
+        held = (await ledger.tx(tx["id"]))["changes"]
+        kept = await harness.ctx.store.get(keys.record(project_id, keys.TRANSACTION, tx["id"]))
+        assert kept["changes"] == held, [e["id"] for e in order]
