@@ -145,6 +145,13 @@ class Step:
         return self.payment == Status.SUCCEEDED and self.type != EventType.PAYMENT_DISPUTE_CLOSED
 
     @property
+    def money(self) -> bool:
+        """Does the step report money paid or under way (a dispute's closing does not)?"""
+        return self.pays or (
+            self.payment == Status.PROCESSING and self.type != EventType.PAYMENT_DISPUTE_CLOSED
+        )
+
+    @property
     def effect(self) -> Effect:
         """Two events with the same effect are one step (a provider's duplicate under a new
         id must not move a record twice); two refunds of other amounts are two steps. A named
@@ -231,6 +238,7 @@ class _Fold:
         self.started_by: str | None = None
         self.sub_versions: dict[str, int] = {}
         self.sub_run: str | None = None
+        self.held: list[Step] = []  # the steps waiting for the status to allow them (``fold``)
         self.sub_runs: dict[str, str] = {}
         self.amount = amount  # the transaction's, in minor units
         self.charged = start.charged  # what the payment took, when it said (tax on top)
@@ -261,6 +269,26 @@ class _Fold:
                     disputed = disputed | {refund.of}
         return given_back(total, each, disputed)
 
+    def _all_given_back(self, step: Step) -> bool:
+        """Do ``step`` and the refunds waiting for the status to allow them give back all
+        that was paid? Part refunds made while a dispute is open, summing to the whole, end
+        it refunded as one full refund does, in any order."""
+        basis = self.charged if self.charged is not None else self.amount
+        if basis is None:
+            return False
+        total, each, disputed = self.refunded_total, dict(self.refunds), set(self.disputed)
+        for waiting in (*self.held, step):
+            refund = waiting.refund
+            if refund is None or waiting.payment not in REFUND_TARGETS:
+                continue
+            if refund.of is None:
+                total = max(total, refund.amount)
+            else:
+                each[refund.of] = refund.amount
+                if waiting.type in DISPUTE_TYPES:
+                    disputed.add(refund.of)
+        return given_back(total, each, disputed) >= basis
+
     def _count(self, step: Step) -> None:
         refund = step.refund
         assert refund is not None
@@ -282,7 +310,8 @@ class _Fold:
             # disputed -> refunded): a full refund dated after the dispute's opening ends
             # refunded whichever of the two came first
             return target == Status.DISPUTED or (
-                step.refund is not None and target == Status.REFUNDED
+                step.refund is not None
+                and (target == Status.REFUNDED or self._all_given_back(step))
             )
         assert target is not None
         return status == target or can_transition(Kind.PAYMENT, status, target)
@@ -376,7 +405,7 @@ def fold(
     fates: dict[str, Fate] = {}
     late: set[str] = set()
     targets: dict[str, Status] = {}
-    held: list[Step] = []
+    held = state.held
 
     def settle(step: Step) -> bool:
         """Apply or drop ``step`` if its fate is decided now; False while it waits."""
@@ -441,7 +470,7 @@ def fold(
 
 def _is_late(step: Step, status: Status) -> bool:
     """Money reported for a checkout that had already ended (CONTRACT 2: ``payment.paid_late``)."""
-    return step.payment in (Status.SUCCEEDED, Status.PROCESSING) and status in ENDED
+    return step.money and status in ENDED
 
 
 def contradicted(steps: Iterable[Step]) -> bool:

@@ -497,3 +497,33 @@ def test_two_different_endings_contradict_in_either_order(first, then):
 def test_the_stories_that_really_happen_are_not_contradicted(name):
     steps, subscription = STORIES[name]
     assert not fold_story(steps, subscription).contradicted
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(4))))
+def test_part_refunds_that_sum_to_the_whole_during_a_dispute_end_it_refunded(order):
+    """Two part refunds dated while a dispute is open give back all of it: refunded, as one
+    full refund during a dispute is (the table's disputed -> refunded), in any order."""
+    given = [
+        step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED),
+        step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+        step(3, 20, *PARTIAL, refund=Refund(300, "re_1")),
+        step(4, 30, E.PAYMENT_REFUNDED, S.REFUNDED, refund=Refund(AMOUNT - 300, "re_2")),
+    ]
+    outcome = fold_story([given[i] for i in order])
+    assert (outcome.status, outcome.refunded_total or sum(a for _, a in outcome.refunds)) == (
+        S.REFUNDED,
+        AMOUNT,
+    )
+
+
+def test_a_dispute_won_on_a_checkout_that_failed_is_no_money_come_late():
+    """A dispute's closing reports no payment (``Step.money``): on a failed checkout it
+    changes nothing and is not late money."""
+    outcome = fold_story(
+        [
+            step(1, 0, E.PAYMENT_FAILED, S.FAILED),
+            step(2, 10, E.PAYMENT_DISPUTED, S.DISPUTED),
+            step(3, 20, E.PAYMENT_DISPUTE_CLOSED, S.SUCCEEDED),
+        ]
+    )
+    assert (outcome.status, outcome.late) == (S.FAILED, frozenset())

@@ -145,8 +145,14 @@ class EventApplier:
             stored_type = EventType.PAYMENT_REFUNDED
         told, recorded = None, False
         if tx is not None:
-            run = settled.sub_runs.get(evt_id) if settled else None
-            told, recorded = records.change(tx, stored_type, event, evt_id, sub, given_back, run)
+            repeated = settled.repeats.get(evt_id) if settled else None
+            if repeated is not None:  # a step the story has: history on whoever told it
+                told = await self._teller(repeated)
+            else:
+                run = settled.sub_runs.get(evt_id) if settled else None
+                told, recorded = records.change(
+                    tx, stored_type, event, evt_id, sub, given_back, run
+                )
             first = await ledger.event_type(told) if told is not None else None
             if first is not None:
                 # a repeat is stored as what it repeats (a refund's full or partial word was
@@ -309,7 +315,8 @@ class EventApplier:
             ops += ledger.tx_ops(tx)
         for evt_id in sorted(settled.overtaken):
             taken = await ledger.stored_event(evt_id)
-            if taken is not None and records.late_change(tx, taken) in (None, evt_id):
+            named = next((e.get("n") for e in tx["story"] if e["e"] == evt_id), None)
+            if taken is not None and records.late_change(tx, taken, named) in (None, evt_id):
                 flags.append(records.late_money(tx, taken))
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
@@ -325,6 +332,8 @@ class EventApplier:
         # subscription is in, told by then (``records.waited_change``)
         applied_first = sorted(rematched, key=lambda w: w[0]["id"] not in settled.sub_runs)
         told_before = dict(tx.get("changes") or {})
+        new_ids = {e.step.event_id for e in entries}
+        new_refunds = [e.step.event_id for e in entries if e.step.refund is not None]
         for event, mismatched, entry in applied_first:
             event_id, match = event["id"], event["match"]
             event = {k: v for k, v in event.items() if k != "match"}
@@ -349,12 +358,20 @@ class EventApplier:
                 matchedAt=now,
                 appliedAt=now if fate is Fate.APPLIED and not mismatched else None,
             )
-            if kind in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
+            repeated = settled.repeats.get(event_id)
+            first: str | None
+            if repeated is not None:
+                # a step the story has (the new event's, one that waited with it or a kept
+                # one): history on whoever told it
+                first = repeated if repeated in new_ids else await self._teller(repeated)
+            elif kind in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
                 before = refunds_reported(known).given_back
                 known.append(entry.step if entry is not None else Step(event_id, 0, str(kind)))
-                first = records.refund_change(
-                    tx, event_id, before, refunds_reported(known).given_back
-                )
+                after = refunds_reported(known).given_back
+                first = records.refund_change(tx, event_id, before, after)
+                if first is None and after <= before:
+                    # it adds nothing to the money the new event reports, which is told next
+                    first = next(iter(new_refunds), None)
             else:
                 run = settled.sub_runs.get(event_id)
                 first = records.waited_change(tx, kind, match, event, settled.sub, run)
@@ -379,6 +396,11 @@ class EventApplier:
         if rematched and tx.get("changes") != told_before:
             ops += ledger.tx_ops(tx)  # the changes they told, kept (the fold's write was before)
         return settled, flags
+
+    async def _teller(self, evt_id: str) -> str:
+        """The event that told the change the stored event ``evt_id`` reports."""
+        stored = await self.ledger.stored_event(evt_id)
+        return str((stored or {}).get("duplicateOf") or evt_id)
 
     # -- matching ---------------------------------------------------------------------
 

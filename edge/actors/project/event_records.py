@@ -266,12 +266,15 @@ def withdraw_late(tx: dict[str, Any], in_time: frozenset[str]) -> bool:
     return True
 
 
-def late_change(tx: dict[str, Any], event: dict[str, Any]) -> str | None:
-    """The event that told ``event``'s money as late (``payment.paid_late`` of its amount: one
-    change, as ``change`` keys it for an event found late when it came), or None, when none
-    did and ``event`` is kept as its telling now."""
+def late_change(tx: dict[str, Any], event: dict[str, Any], named: str | None) -> str | None:
+    """The event that told ``event``'s money as late (``payment.paid_late`` of the payment
+    its adapter ``named``, or of its amount: one change, as ``change`` keys it for an event
+    found late when it came), or None, when none did and ``event`` is kept as its telling now."""
     key = change_key(
-        EventType.PAYMENT_PAID_LATE, amount=event.get("amount"), currency=event.get("currency")
+        EventType.PAYMENT_PAID_LATE,
+        named=named,
+        amount=event.get("amount"),
+        currency=event.get("currency"),
     )
     return _remember(tx, key, event["id"]) if key is not None else None
 

@@ -125,6 +125,8 @@ class Settled:
     in_time: frozenset[str] = frozenset()
     # the new steps whose subscription part applied: where (one change, one event)
     sub_runs: dict[str, SubRun] = field(default_factory=dict)
+    # new tellings of a step the story has (the same effect) -> that step's event
+    repeats: dict[str, str] = field(default_factory=dict)
 
 
 def _start(tx: dict[str, Any], sub: dict[str, Any] | None) -> Start:
@@ -166,7 +168,8 @@ async def settle(
             fates = {i: _FATES[stored["f"]] for i, stored in repeated.items()}
             ignored = {i for i, fate in fates.items() if fate is Fate.IGNORED}
             runs = {i: _kept_run(tx["story"], kept) for i, kept in repeated.items() if "ru" in kept}
-            return Settled(fates, _late(new, tx) & ignored, sub, sub_runs=runs)
+            kept_of = {i: str(stored["e"]) for i, stored in repeated.items()}
+            return Settled(fates, _late(new, tx) & ignored, sub, sub_runs=runs, repeats=kept_of)
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
@@ -223,6 +226,7 @@ async def settle(
             _late(new, tx) & {i for i, f in fates.items() if f is Fate.IGNORED},
             sub,
             contradicted=outcome is not None and _contradicted(tx, outcome, [*kept, *fresh]),
+            repeats=repeats,
         )
 
     now = ledger.now_ms()
@@ -272,6 +276,7 @@ async def settle(
         frozenset(overtaken),
         frozenset(in_time),
         runs,
+        repeats,
     )
 
 
@@ -410,9 +415,7 @@ def _late(entries: Sequence[Entry], tx: dict[str, Any]) -> frozenset[str]:
     """Payments reported for a checkout that has ended (CONTRACT 2: ``payment.paid_late``)."""
     if tx["status"] not in ENDED:
         return frozenset()
-    return frozenset(
-        e.step.event_id for e in entries if e.step.payment in (Status.SUCCEEDED, Status.PROCESSING)
-    )
+    return frozenset(e.step.event_id for e in entries if e.step.money)
 
 
 def _follow(sub: dict[str, Any], outcome: Outcome, entries: list[Entry], now: int) -> bool:
