@@ -284,6 +284,8 @@ def money_flags(
 ) -> list[dict[str, Any]]:
     """What a money event after the payment asks of the merchant (CONTRACT 4.3a): a refund
     that failed, a warning before a chargeback, a dispute opened, won or lost."""
+    if event.type is EventType.PAYMENT_DISPUTE_CLOSED and kind in REFUND_TYPES:
+        kind = event.type  # a dispute lost gives money back, and is the dispute's closing still
     closing = (
         attention.DISPUTE_WON
         if event.payment_status == Status.SUCCEEDED
@@ -309,6 +311,8 @@ def own_flag(event: NormalizedEvent, event_id: str) -> dict[str, Any]:
 def waited_flags(
     kind: EventType, match: dict[str, Any], event: dict[str, Any]
 ) -> list[dict[str, Any]]:
+    if match.get("type") == EventType.PAYMENT_DISPUTE_CLOSED and kind in REFUND_TYPES:
+        kind = EventType.PAYMENT_DISPUTE_CLOSED  # as ``money_flags``
     payment = match.get("payment")
     closing = (
         attention.DISPUTE_WON

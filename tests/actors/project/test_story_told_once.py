@@ -127,3 +127,16 @@ async def test_each_change_is_told_once_and_ends_alike_in_any_order(harness, ech
             del end["told"]
         ends.setdefault(repr(end), []).append(tuple(str(e["id"]) for e in order))
     assert len(ends) == 1, "\n".join(f"{end}: {orders[:3]}" for end, orders in ends.items())
+
+
+@pytest.mark.parametrize("lost", [LOST, dict(amount=500, refund=500, refundOf="dp_1")])
+@pytest.mark.parametrize("waiting", [False, True])
+async def test_a_dispute_lost_that_gives_money_back_is_flagged_lost(harness, echo, lost, waiting):
+    """A dispute's closing told as the refund it makes (refunded, or partially) is the
+    dispute's closing still: flagged ``dispute_lost`` (docs/api.md, Stripe's table), also when
+    it waited for the charge it names."""
+    closing = ev("DL", "payment.dispute_closed", 5_000, "refunded", change="dp_1", **lost)
+    paid = dict(PAID, linkRefs=CAP) if waiting else PAID
+    order = (DISPUTED, dict(closing, refs=CAP), paid) if waiting else (paid, DISPUTED, closing)
+    end = await _told(harness, order)
+    assert end["codes"] == ["dispute_lost", "disputed"], end
