@@ -93,12 +93,12 @@ def change_key(
     return None
 
 
+SUBSCRIPTION_KEY = "subscription:"  # the keys of subscription status changes begin so
+
+
 def subscription_key(status: str, version: int | None) -> str:
     """The key of a subscription's move to ``status`` at ``version``."""
     return f"{SUBSCRIPTION_KEY}{status}@{version}"
-
-
-SUBSCRIPTION_KEY = "subscription:"  # the keys of subscription status changes begin so
 
 
 def by_subscription_status(event_type: str, named: str | None) -> bool:

@@ -147,9 +147,8 @@ class Step:
     @property
     def money(self) -> bool:
         """Does the step report money paid or under way (a dispute's closing does not)?"""
-        return self.pays or (
-            self.payment == Status.PROCESSING and self.type != EventType.PAYMENT_DISPUTE_CLOSED
-        )
+        closing = self.type == EventType.PAYMENT_DISPUTE_CLOSED
+        return self.payment in (Status.SUCCEEDED, Status.PROCESSING) and not closing
 
     @property
     def effect(self) -> Effect:
@@ -257,16 +256,19 @@ class _Fold:
             return step.payment
         return Status.REFUNDED if self._refunded(step) >= basis else Status.PARTIALLY_REFUNDED
 
-    def _refunded(self, step: Step) -> int:
-        total, each, disputed = self.refunded_total, self.refunds, self.disputed
-        refund = step.refund
-        if refund is not None:
+    def _refunded(self, *steps: Step) -> int:
+        """What is given back once ``steps`` are counted too."""
+        total, each, disputed = self.refunded_total, dict(self.refunds), set(self.disputed)
+        for step in steps:
+            refund = step.refund
+            if refund is None:
+                continue
             if refund.of is None:
                 total = max(total, refund.amount)
             else:
-                each = {**each, refund.of: refund.amount}
+                each[refund.of] = refund.amount
                 if step.type in DISPUTE_TYPES:
-                    disputed = disputed | {refund.of}
+                    disputed.add(refund.of)
         return given_back(total, each, disputed)
 
     def _all_given_back(self, step: Step) -> bool:
@@ -274,20 +276,8 @@ class _Fold:
         that was paid? Part refunds made while a dispute is open, summing to the whole, end
         it refunded as one full refund does, in any order."""
         basis = self.charged if self.charged is not None else self.amount
-        if basis is None:
-            return False
-        total, each, disputed = self.refunded_total, dict(self.refunds), set(self.disputed)
-        for waiting in (*self.held, step):
-            refund = waiting.refund
-            if refund is None or waiting.payment not in REFUND_TARGETS:
-                continue
-            if refund.of is None:
-                total = max(total, refund.amount)
-            else:
-                each[refund.of] = refund.amount
-                if waiting.type in DISPUTE_TYPES:
-                    disputed.add(refund.of)
-        return given_back(total, each, disputed) >= basis
+        waiting = (w for w in self.held if w.payment in REFUND_TARGETS)
+        return basis is not None and self._refunded(*waiting, step) >= basis
 
     def _count(self, step: Step) -> None:
         refund = step.refund

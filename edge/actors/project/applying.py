@@ -320,14 +320,12 @@ class EventApplier:
                 flags.append(records.late_money(tx, taken))
         if settled.contradicted:
             flags.append({"code": attention.CONTRADICTED})
+        if not rematched:
+            return settled, flags
         now = ledger.now_ms()
         # the money each waited refund adds is counted from what was known without them
         waited_ids = {w["id"] for w, _, _ in rematched}
-        known = (
-            [step for step in story.refund_steps(tx) if step.event_id not in waited_ids]
-            if rematched
-            else []
-        )
+        known = [step for step in story.refund_steps(tx) if step.event_id not in waited_ids]
         # the changes the fold applied first: one it did not apply repeats the change the
         # subscription is in, told by then (``records.waited_change``)
         applied_first = sorted(rematched, key=lambda w: w[0]["id"] not in settled.sub_runs)
@@ -393,7 +391,7 @@ class EventApplier:
             # told now, as what it turned out to be (it was told as unmatched only to the
             # endpoints that take unmatched events)
             ops += ledger.new_event_ops(event)
-        if rematched and tx.get("changes") != told_before:
+        if tx.get("changes") != told_before:
             ops += ledger.tx_ops(tx)  # the changes they told, kept (the fold's write was before)
         return settled, flags
 

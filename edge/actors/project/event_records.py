@@ -196,8 +196,10 @@ def _current_teller(tx: dict[str, Any], sub: dict[str, Any] | None) -> str | Non
     story now is (a key of the status and version as they are would name another change once
     a late step moved the version). Held and applied later, it is told then if its own change
     was told by none (``story._untold``)."""
-    current = story.current_run(tx) if sub is not None else None
-    return story.run_teller(tx, current, sub["status"]) if current and sub else None
+    if sub is None:
+        return None
+    current = story.current_run(tx)
+    return story.run_teller(tx, current, sub["status"]) if current is not None else None
 
 
 def _not_applied(target: object, sub: dict[str, Any] | None) -> tuple[str | None, int | None]:
@@ -284,8 +286,6 @@ def money_flags(
 ) -> list[dict[str, Any]]:
     """What a money event after the payment asks of the merchant (CONTRACT 4.3a): a refund
     that failed, a warning before a chargeback, a dispute opened, won or lost."""
-    if event.type is EventType.PAYMENT_DISPUTE_CLOSED and kind in REFUND_TYPES:
-        kind = event.type  # a dispute lost gives money back, and is the dispute's closing still
     closing = (
         attention.DISPUTE_WON
         if event.payment_status == Status.SUCCEEDED
@@ -293,9 +293,8 @@ def money_flags(
         if event.payment_status is not None
         else None
     )
-    return _flags_for(
-        kind, closing, stored, event.provider_refund.tag if event.provider_refund else None
-    )
+    refund_id = event.provider_refund.tag if event.provider_refund else None
+    return _flags_for(kind, event.type, closing, stored, refund_id)
 
 
 def own_flag(event: NormalizedEvent, event_id: str) -> dict[str, Any]:
@@ -311,8 +310,6 @@ def own_flag(event: NormalizedEvent, event_id: str) -> dict[str, Any]:
 def waited_flags(
     kind: EventType, match: dict[str, Any], event: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    if match.get("type") == EventType.PAYMENT_DISPUTE_CLOSED and kind in REFUND_TYPES:
-        kind = EventType.PAYMENT_DISPUTE_CLOSED  # as ``money_flags``
     payment = match.get("payment")
     closing = (
         attention.DISPUTE_WON
@@ -321,12 +318,20 @@ def waited_flags(
         if payment is not None
         else None
     )
-    return _flags_for(kind, closing, event, None)
+    return _flags_for(kind, match.get("type"), closing, event, None)
 
 
 def _flags_for(
-    kind: EventType, closing: str | None, event: dict[str, Any], refund_id: str | None
+    kind: EventType,
+    own: str | None,
+    closing: str | None,
+    event: dict[str, Any],
+    refund_id: str | None,
 ) -> list[dict[str, Any]]:
+    """The flags of an event stored as ``kind`` whose adapter read it as ``own``: a dispute
+    lost that gives money back, stored as the refund it makes, is the dispute's closing still."""
+    if own == EventType.PAYMENT_DISPUTE_CLOSED and kind in REFUND_TYPES:
+        kind = EventType.PAYMENT_DISPUTE_CLOSED
     code = closing if kind == EventType.PAYMENT_DISPUTE_CLOSED else _MONEY_FLAGS.get(kind)
     if code is None:
         return []

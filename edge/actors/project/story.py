@@ -167,9 +167,8 @@ async def settle(
         if repeated is not None:  # nothing new to fold: each shares its kept step's fate
             fates = {i: _FATES[stored["f"]] for i, stored in repeated.items()}
             ignored = {i for i, fate in fates.items() if fate is Fate.IGNORED}
-            runs = {i: _kept_run(tx["story"], kept) for i, kept in repeated.items() if "ru" in kept}
             kept_of = {i: str(stored["e"]) for i, stored in repeated.items()}
-            return Settled(fates, _late(new, tx) & ignored, sub, sub_runs=runs, repeats=kept_of)
+            return Settled(fates, _late(new, tx) & ignored, sub, repeats=kept_of)
     start = _start(tx, sub)
     kept = [entry_of(e) for e in tx["story"]]
     before = {e["e"]: _FATES[e["f"]] for e in tx["story"]}
@@ -202,7 +201,7 @@ async def settle(
             subscription_checkout,
             tx["amount"],
         )
-        if fresh or earlier or (repeats and _before_runs(tx["story"]))
+        if fresh or earlier
         else None
     )
     if outcome is not None and not fresh and _moves(standing, outcome):
@@ -249,8 +248,7 @@ async def settle(
     for evt_id, fate in outcome.fates.items():
         if fate is Fate.APPLIED and before.get(evt_id) is Fate.HELD:
             ops.extend(await _applied_now(ledger, tx, evt_id, now, outcome.targets.get(evt_id)))
-    new_ids = {e.step.event_id for e in fresh} | set(repeats.values())
-    for entry in _untold(tx, outcome, entries, new_ids):
+    for entry in _untold(tx, outcome, entries, {e.step.event_id for e in fresh}):
         ops.extend(await _told_now(ledger, tx, sub, entry, outcome))
     ops.extend(ledger.tx_ops(tx))
     fates = {e.step.event_id: outcome.fates[e.step.event_id] for e in fresh}
@@ -258,7 +256,7 @@ async def settle(
     late = {i for i in fates if i in outcome.late or repeats.get(i) in outcome.late}
     targets = {i: outcome.targets[i] for i in fates if i in outcome.targets}
     targets.update({i: outcome.targets[f] for i, f in repeats.items() if f in outcome.targets})
-    runs = {i: run for i in fates if (run := _run(outcome, repeats.get(i, i), repeats))}
+    runs = {i: run for i in fates if (run := _run(outcome, repeats.get(i, i), members=True))}
     # a payment the record took before the provider's end of the checkout, dated earlier,
     # came: late money, as it is when the end is delivered first
     overtaken = {i for i in outcome.late if before.get(i) is Fate.APPLIED}
@@ -280,20 +278,12 @@ async def settle(
     )
 
 
-def _run(outcome: Outcome, evt_id: str, repeats: dict[str, str] | None = None) -> SubRun | None:
-    """The step's ``SubRun`` in ``outcome``; with ``repeats`` (new tellings of the steps
-    folded -> the step each repeats), with the run's steps and their repeats (an event that
-    waited, folded with a new one of the same effect, is one of them)."""
+def _run(outcome: Outcome, evt_id: str, members: bool = False) -> SubRun | None:
+    """The step's ``SubRun`` in ``outcome`` (with the run's steps when ``members``)."""
     mover = outcome.sub_runs.get(evt_id)
     if mover is None:
         return None
-    ids: tuple[str, ...] = ()
-    if repeats is not None:
-        runs = outcome.sub_runs
-        ids = (
-            *(i for i, r in runs.items() if r == mover),
-            *(i for i, first in repeats.items() if runs.get(first) == mover),
-        )
+    ids = tuple(i for i, r in outcome.sub_runs.items() if r == mover) if members else ()
     return SubRun(outcome.sub_versions[evt_id], mover, ids)
 
 
@@ -386,16 +376,8 @@ def _repeats(story: list[dict[str, Any]], new: Sequence[Entry]) -> dict[str, Any
         )
         if stored is None or stored["e"] == entry.step.event_id or stored["at"] > entry.step.at:
             return None  # new, or a telling that dates the kept step earlier: folded
-        if _before_runs([stored]):
-            return None  # its run is found by folding the story again
         out[entry.step.event_id] = stored
     return out
-
-
-def _before_runs(kept: list[dict[str, Any]]) -> bool:
-    """Does the story hold a subscription step applied before the record kept runs (its
-    ``SubRun``)? Folded again, it keeps them."""
-    return any(e["f"] == "a" and ("s" in e or "st" in e) and "ru" not in e for e in kept)
 
 
 def _stored_effect(stored: dict[str, Any]) -> Effect:

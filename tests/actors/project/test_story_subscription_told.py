@@ -194,9 +194,10 @@ async def test_a_change_folded_into_the_storys_start_is_not_told_again(
     assert end["repeats"].get("U2") == "U" and "U2" not in end["told"], end
 
 
-async def test_a_record_kept_before_runs_finds_a_repeat_by_folding_again(harness, echo):
+async def test_a_repeat_on_a_record_kept_before_runs_is_history_on_its_step(harness, echo):
     """A record stored before the story kept each step's run (no ``sv``/``ru``): the
-    provider's exact repeat of its past due, after a renewal, is history on the past due."""
+    provider's exact repeat of its past due, after a renewal, is history on the past due
+    (a step the story has), not a change keyed by the subscription as it is."""
 
     async def as_kept_before(ledger: Ledger, tx_id: str) -> None:
         tx = await ledger.tx(tx_id)
