@@ -179,3 +179,27 @@ async def test_move_hands_a_project_to_a_live_node(nodes) -> None:
     assert (taken_up.owner, taken_up.epoch) == ("node-b", 3)
     never_leased = await a.move(Q, "node-b")
     assert (never_leased.owner, never_leased.epoch) == ("node-b", 1)
+
+
+async def test_a_node_gone_a_week_is_forgotten_by_the_next_heartbeat(nodes, pg_url) -> None:
+    """A node whose container starts with a fresh data dir has a new id each time: the nodes
+    that stopped beating are listed as gone for a week, then forgotten."""
+    a, b = nodes
+    await a.heartbeat()
+    await b.heartbeat()
+    await trio.to_thread.run_sync(
+        execute,
+        pg_url,
+        "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+        " ('node-old', 'x:1', clock_timestamp() - interval '8 days'),"
+        " ('node-day', 'y:1', clock_timestamp() - interval '1 day')",
+    )
+    await trio.to_thread.run_sync(
+        execute,
+        pg_url,
+        "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '8 days' WHERE node_id = 'node-a'",
+    )
+    assert len(await b.nodes()) == 4
+    await a.heartbeat()  # its own row is beaten anew, never forgotten by itself
+    listed = {n.node_id: n.alive for n in await b.nodes()}
+    assert listed == {"node-a": True, "node-b": True, "node-day": False}

@@ -48,6 +48,10 @@ def _monotonic_ms() -> int:
 
 LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well within it
 NODE_S = 10.0  # a node that has not beaten for this long is not alive
+# a node gone this long is forgotten (``edge cluster nodes`` stops listing it): a container's
+# node that starts with a fresh data dir has a new id each time, and the table would grow
+# with every restart
+NODE_KEPT_S = 7 * 24 * 3600.0
 
 _ROW = "project_id, owner, epoch, expires_at, expires_at > clock_timestamp()"
 
@@ -180,7 +184,8 @@ class Leases:
     async def heartbeat(self) -> list[str]:
         """Record that this node is alive (at its address) and renew every lease it holds, in
         one statement (an idle node's only round trip: BEGIN and COMMIT around two statements
-        would triple it); the projects whose leases it lost (dropped from its own). The same
+        would triple it); the projects whose leases it lost (dropped from its own). Nodes gone
+        for ``NODE_KEPT_S`` are forgotten by the same statement. The same
         statement reads which other nodes beat within a lease (``others``): one that stops
         beating has had its leases lapse, and its owed work is for the nodes left to take;
         and PostgreSQL's clock (``clock_ms``)."""
@@ -197,6 +202,9 @@ class Leases:
                 "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
                 " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
                 " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at),"
+                # never its own row: one statement may not change a row twice
+                " forgotten AS (DELETE FROM nodes WHERE node_id <> %s"
+                " AND heartbeat_at < clock_timestamp() - make_interval(secs => %s)),"
                 " renewed AS (UPDATE leases AS l"
                 " SET expires_at = clock_timestamp() + make_interval(secs => %s)"
                 " FROM unnest(%s::text[], %s::bigint[]) AS h(project_id, epoch)"
@@ -211,6 +219,8 @@ class Leases:
                 (
                     self.node_id,
                     self.address,
+                    self.node_id,
+                    NODE_KEPT_S,
                     self.lease_s,
                     list(held),
                     list(held.values()),
@@ -297,7 +307,8 @@ class Leases:
         return [Lease(*row) for row in rows]
 
     async def nodes(self) -> list[Node]:
-        """Every node that ever beat, by id, alive if it beat within ``node_s``."""
+        """Every node that beat within ``NODE_KEPT_S``, by id, alive if it beat within
+        ``node_s``."""
         rows = await self.pool.run(
             lambda conn: conn.execute(
                 "SELECT node_id, address, heartbeat_at,"
