@@ -147,7 +147,7 @@ class EventApplier:
         if tx is not None:
             repeated = settled.repeats.get(evt_id) if settled else None
             if repeated is not None:  # a step the story has: history on whoever told it
-                told = await self._teller(repeated)
+                told = await self.ledger.teller(repeated)
             else:
                 run = settled.sub_runs.get(evt_id) if settled else None
                 told, recorded = records.change(
@@ -361,7 +361,7 @@ class EventApplier:
             if repeated is not None:
                 # a step the story has (the new event's, one that waited with it or a kept
                 # one): history on whoever told it
-                first = repeated if repeated in new_ids else await self._teller(repeated)
+                first = repeated if repeated in new_ids else await self.ledger.teller(repeated)
             elif kind in (EventType.PAYMENT_REFUNDED, EventType.PAYMENT_PARTIALLY_REFUNDED):
                 before = refunds_reported(known).given_back
                 known.append(entry.step if entry is not None else Step(event_id, 0, str(kind)))
@@ -394,11 +394,6 @@ class EventApplier:
         if tx.get("changes") != told_before:
             ops += ledger.tx_ops(tx)  # the changes they told, kept (the fold's write was before)
         return settled, flags
-
-    async def _teller(self, evt_id: str) -> str:
-        """The event that told the change the stored event ``evt_id`` reports."""
-        stored = await self.ledger.stored_event(evt_id)
-        return str((stored or {}).get("duplicateOf") or evt_id)
 
     # -- matching ---------------------------------------------------------------------
 

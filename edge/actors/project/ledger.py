@@ -43,7 +43,8 @@ log = logging.getLogger("edge.actors")
 Reply = Callable[[Any], None]
 CACHE_SIZE = 512  # transactions, and subscriptions, kept in memory per project
 RECENT_KEPT = 4096  # index entries whose commit may still be pending are answered from memory
-TYPES_KEPT = 4096  # the types of events read for what they told (a provider's repeats name them)
+# what events read for what they told are (a provider's repeats name them): their type and teller
+TOLD_KEPT = 4096
 
 
 class Ledger:
@@ -60,9 +61,10 @@ class Ledger:
         self._subs: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._index: OrderedDict[bytes, str] = OrderedDict()  # "" marks a deleted entry
         self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()  # written lately
-        # event id -> its type, for events read from the store to answer ``event_type``: kept
-        # as written since (every write passes ``event_ops``), forgotten when pruned
-        self._types: dict[str, str] = {}
+        # event id -> its type and the event that told its change (itself, or what it repeats),
+        # for events read from the store to answer ``event_type`` and ``teller``: kept as
+        # written since (every write passes ``event_ops``), forgotten when pruned
+        self._told: dict[str, tuple[str, str]] = {}
         self._credentials: dict[tuple[str, str], dict[str, Any]] = {}
         self._last_ticket: Ticket | None = None
         self._pending: dict[str, Ticket] = {}  # record id -> the ticket that last changed it
@@ -190,8 +192,8 @@ class Ledger:
         self._events.move_to_end(event["id"])
         if len(self._events) > CACHE_SIZE:
             self._events.popitem(last=False)
-        if event["id"] in self._types:
-            self._types[event["id"]] = event["type"]
+        if event["id"] in self._told:
+            self._told[event["id"]] = _told_of(event)
         if event.get("txId"):
             ops.append(("records", keys.history(self.project_id, event["txId"], event["id"]), b""))
         return ops
@@ -207,22 +209,32 @@ class Ledger:
     async def event_type(self, evt_id: str) -> str | None:
         """A stored event's type (what a repeat of the change it told is stored as): read once,
         then from memory, however many repeats name it."""
-        known = self._types.get(evt_id)
+        known = await self._told_by(evt_id)
+        return known[0] if known is not None else None
+
+    async def teller(self, evt_id: str) -> str:
+        """The event that told the change the stored event ``evt_id`` reports: itself, or the
+        one it repeats (read once, as ``event_type``; itself when it is not stored)."""
+        known = await self._told_by(evt_id)
+        return known[1] if known is not None else evt_id
+
+    async def _told_by(self, evt_id: str) -> tuple[str, str] | None:
+        known = self._told.get(evt_id)
         if known is not None:
             return known
         event = await self.stored_event(evt_id)
         if event is None:
             return None
-        if len(self._types) >= TYPES_KEPT:
-            del self._types[next(iter(self._types))]  # the first read
-        self._types[evt_id] = event["type"]
-        return str(event["type"])
+        if len(self._told) >= TOLD_KEPT:
+            del self._told[next(iter(self._told))]  # the first read
+        known = self._told[evt_id] = _told_of(event)
+        return known
 
     def forget_events(self, evt_ids: Iterable[str]) -> None:
         """Events deleted from the store (retention): no longer answered from memory."""
         for evt_id in evt_ids:
             self._events.pop(evt_id, None)
-            self._types.pop(evt_id, None)
+            self._told.pop(evt_id, None)
 
     async def latest_event(self, tx_id: str) -> dict[str, Any] | None:
         """The last event of a transaction's history, as committed."""
@@ -405,7 +417,7 @@ class Ledger:
         self._subs.clear()
         self._index.clear()
         self._events.clear()
-        self._types.clear()
+        self._told.clear()
         self._pending.clear()
         self._credentials.clear()
         self.config_version += 1
@@ -447,3 +459,8 @@ def _written(ops: list[Op]) -> tuple[list[str], set[str]]:
             if kind in (keys.TRANSACTION, keys.SUBSCRIPTION):
                 ids_written.append(keys.item_id(key))
     return ids_written, owes
+
+
+def _told_of(event: dict[str, Any]) -> tuple[str, str]:
+    """A stored event's type, and the event that told its change."""
+    return str(event["type"]), str(event.get("duplicateOf") or event["id"])
