@@ -181,25 +181,94 @@ async def test_move_hands_a_project_to_a_live_node(nodes) -> None:
     assert (never_leased.owner, never_leased.epoch) == ("node-b", 1)
 
 
-async def test_a_node_gone_a_week_is_forgotten_by_the_next_heartbeat(nodes, pg_url) -> None:
+async def test_a_node_gone_a_week_is_forgotten_by_a_live_node_once_an_hour(pg_url) -> None:
     """A node whose container starts with a fresh data dir has a new id each time: the nodes
-    that stopped beating are listed as gone for a week, then forgotten."""
-    a, b = nodes
-    await a.heartbeat()
-    await b.heartbeat()
-    await trio.to_thread.run_sync(
-        execute,
-        pg_url,
-        "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
-        " ('node-old', 'x:1', clock_timestamp() - interval '8 days'),"
-        " ('node-day', 'y:1', clock_timestamp() - interval '1 day')",
-    )
-    await trio.to_thread.run_sync(
-        execute,
-        pg_url,
-        "UPDATE nodes SET heartbeat_at = heartbeat_at - interval '8 days' WHERE node_id = 'node-a'",
-    )
-    assert len(await b.nodes()) == 4
-    await a.heartbeat()  # its own row is beaten anew, never forgotten by itself
-    listed = {n.node_id: n.alive for n in await b.nodes()}
-    assert listed == {"node-a": True, "node-b": True, "node-day": False}
+    that stopped beating are listed as gone for a week, then forgotten by a live node's
+    heartbeat, which looks once an hour (its own row never, even when it was gone itself)."""
+    clock = [0]
+    async with open_postgres_store(pg_url) as store:
+        a = Leases(store.pool, "node-a", "a:1", local_ms=lambda: clock[0])
+        b = Leases(store.pool, "node-b", "b:1")
+        await trio.to_thread.run_sync(
+            execute,
+            pg_url,
+            "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+            " ('node-old', 'x:1', clock_timestamp() - interval '8 days'),"
+            " ('node-day', 'y:1', clock_timestamp() - interval '1 day'),"
+            " ('node-a', 'a:1', clock_timestamp() - interval '8 days')",
+        )
+        assert await a.forget_gone() == 1  # node-old; not itself, however long it was gone
+        await trio.to_thread.run_sync(
+            execute,
+            pg_url,
+            "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+            " ('node-old', 'x:1', clock_timestamp() - interval '8 days')",
+        )
+        await a.heartbeat()  # its first beat looks
+        await b.heartbeat()
+        assert {n.node_id: n.alive for n in await b.nodes()} == {
+            "node-a": True,
+            "node-b": True,
+            "node-day": False,
+        }
+        await trio.to_thread.run_sync(
+            execute,
+            pg_url,
+            "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+            " ('node-old', 'x:1', clock_timestamp() - interval '8 days')",
+        )
+        clock[0] += 3_599_000
+        await a.heartbeat()  # within the hour: not yet
+        assert "node-old" in {n.node_id for n in await b.nodes()}
+        clock[0] += 1_000
+        await a.heartbeat()
+        assert "node-old" not in {n.node_id for n in await b.nodes()}
+
+
+async def test_forgetting_waits_for_no_row_another_node_is_writing(pg_url) -> None:
+    """Two nodes gone a week that start again together each write their own row and forget
+    the other's: were either to wait for the row the other holds, they would wait on each
+    other. A row locked by another statement is skipped (forgotten at a later look)."""
+    import psycopg
+
+    async with open_postgres_store(pg_url) as store:
+        a = Leases(store.pool, "node-a", "a:1")
+        await trio.to_thread.run_sync(
+            execute,
+            pg_url,
+            "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+            " ('node-b', 'b:1', clock_timestamp() - interval '8 days')",
+        )
+        holder = await trio.to_thread.run_sync(psycopg.connect, pg_url)
+        waited = False
+        try:
+            # node-b's own beat under way: its row is locked until that commits
+            await trio.to_thread.run_sync(
+                holder.execute, "UPDATE nodes SET address = address WHERE node_id = 'node-b'"
+            )
+            async with trio.open_nursery() as nursery:
+                beaten = trio.Event()
+
+                async def beat() -> None:
+                    await a.heartbeat()
+                    beaten.set()
+
+                nursery.start_soon(beat)
+                while not beaten.is_set():
+                    if await trio.to_thread.run_sync(execute, pg_url, _WAITING_ON_A_ROW):
+                        waited = True  # seen waiting: let the row go, so the beat can end
+                        await trio.to_thread.run_sync(holder.rollback)
+                        break
+                    await trio.sleep(0.01)
+            assert not waited, "the heartbeat waited for the row another node is writing"
+            assert "node-b" in {n.node_id for n in await a.nodes()}
+        finally:
+            await trio.to_thread.run_sync(holder.close)  # rolled back
+        assert await a.forget_gone() == 1
+
+
+# a statement of this test's database waiting for a lock another holds
+_WAITING_ON_A_ROW = (
+    "SELECT pid FROM pg_stat_activity"
+    " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+)

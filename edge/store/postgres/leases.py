@@ -50,8 +50,9 @@ LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well with
 NODE_S = 10.0  # a node that has not beaten for this long is not alive
 # a node gone this long is forgotten (``edge cluster nodes`` stops listing it): a container's
 # node that starts with a fresh data dir has a new id each time, and the table would grow
-# with every restart
+# with every restart. Each node looks for such nodes once an hour (``forget_gone``).
 NODE_KEPT_S = 7 * 24 * 3600.0
+FORGET_EVERY_MS = 3_600_000
 
 _ROW = "project_id, owner, epoch, expires_at, expires_at > clock_timestamp()"
 
@@ -119,6 +120,7 @@ class Leases:
         self._offset: int | None = None
         self._wall_ms = wall_ms
         self._local_ms = local_ms
+        self._forgot_at: int | None = None  # ``local_ms`` of the last ``forget_gone``
 
     def clock_ms(self) -> int:
         """PostgreSQL's time now: its clock as the last heartbeat read it, carried on by this
@@ -184,8 +186,7 @@ class Leases:
     async def heartbeat(self) -> list[str]:
         """Record that this node is alive (at its address) and renew every lease it holds, in
         one statement (an idle node's only round trip: BEGIN and COMMIT around two statements
-        would triple it); the projects whose leases it lost (dropped from its own). Nodes gone
-        for ``NODE_KEPT_S`` are forgotten by the same statement. The same
+        would triple it); the projects whose leases it lost (dropped from its own). The same
         statement reads which other nodes beat within a lease (``others``): one that stops
         beating has had its leases lapse, and its owed work is for the nodes left to take;
         and PostgreSQL's clock (``clock_ms``)."""
@@ -202,9 +203,6 @@ class Leases:
                 "WITH alive AS (INSERT INTO nodes (node_id, address, heartbeat_at)"
                 " VALUES (%s, %s, clock_timestamp()) ON CONFLICT (node_id) DO UPDATE"
                 " SET address = EXCLUDED.address, heartbeat_at = EXCLUDED.heartbeat_at),"
-                # never its own row: one statement may not change a row twice
-                " forgotten AS (DELETE FROM nodes WHERE node_id <> %s"
-                " AND heartbeat_at < clock_timestamp() - make_interval(secs => %s)),"
                 " renewed AS (UPDATE leases AS l"
                 " SET expires_at = clock_timestamp() + make_interval(secs => %s)"
                 " FROM unnest(%s::text[], %s::bigint[]) AS h(project_id, epoch)"
@@ -219,8 +217,6 @@ class Leases:
                 (
                     self.node_id,
                     self.address,
-                    self.node_id,
-                    NODE_KEPT_S,
                     self.lease_s,
                     list(held),
                     list(held.values()),
@@ -244,7 +240,27 @@ class Leases:
         lost = [p for p in sorted(set(held) - renewed) if self._held.get(p) == held[p]]
         for project_id in lost:
             del self._held[project_id]
+        if self._forgot_at is None or got_ms - self._forgot_at >= FORGET_EVERY_MS:
+            self._forgot_at = got_ms
+            await self.forget_gone()
         return lost
+
+    async def forget_gone(self) -> int:
+        """Forget the nodes that have not beaten for ``NODE_KEPT_S`` (never this one); how many.
+        A statement of its own, which waits for no row: a gone node that starts again beats
+        its own row, and two such nodes each deleting the other's row while writing their own
+        in one statement would wait on each other."""
+        return await self.pool.run(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM nodes WHERE node_id IN (SELECT node_id FROM nodes"
+                    " WHERE node_id <> %s"
+                    " AND heartbeat_at < clock_timestamp() - make_interval(secs => %s)"
+                    " FOR UPDATE SKIP LOCKED)",
+                    (self.node_id, NODE_KEPT_S),
+                ).rowcount
+            )
+        )
 
     async def release(self, project_id: str) -> None:
         """End this node's lease of the project now (if it still holds it)."""
@@ -307,8 +323,8 @@ class Leases:
         return [Lease(*row) for row in rows]
 
     async def nodes(self) -> list[Node]:
-        """Every node that beat within ``NODE_KEPT_S``, by id, alive if it beat within
-        ``node_s``."""
+        """Every node that beat, by id, alive if it beat within ``node_s`` (a live node forgets
+        the ones gone for ``NODE_KEPT_S``: ``forget_gone``)."""
         rows = await self.pool.run(
             lambda conn: conn.execute(
                 "SELECT node_id, address, heartbeat_at,"
