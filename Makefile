@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-peers bench-asking bench-instructions binary image lock clean
+.PHONY: run demo test test-postgres test-cluster check fuzz bench bench-cluster bench-peers bench-asking bench-instructions bench-layers binary image lock clean
 
 # The first install takes a minute or two: each step says what it does, pip names each package.
 # Dependencies come from a locked, hashed list; the project itself is installed on top,
@@ -124,6 +124,12 @@ bench-asking: $(STAMP)
 # The instructions a fresh webhook costs the node, for git revisions (README: Performance;
 # REVS="aa11c7b HEAD"), counted by valgrind's callgrind: steady where CPU time on a shared
 # machine moves 10 to 20 %; a few minutes. It installs Debian's valgrind when missing.
+# What each layer of a webhook's path costs in CPU (README: Performance); about 3 minutes:
+# a worktree of the revision answering at each cut point in turn, at peak.
+bench-layers: $(STAMP)
+	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	$(PY) -m bench.layers
+
 bench-instructions: $(STAMP)
 	command -v valgrind >/dev/null || (apt-get update && apt-get install -y valgrind)
 	$(PY) -m bench.instructions $(REVS)

@@ -43,19 +43,12 @@ def count(tree: Path, work: Path, events: int, seed: int) -> float:
     config.write_text(f"map_size = {MAP_SIZE}\n" + config.read_text())
     out = work / "callgrind.out"
     node = Server.node(work / "node", work / "node.log", {"EDGE_CONFIG": str(config)})
-    run_tree = (
-        f"import sys, runpy; sys.path.insert(0, {str(tree)!r}); import edge; "
-        f"assert edge.__file__.startswith({str(tree)!r}), edge.__file__; "
-        "runpy.run_module('edge', run_name='__main__')"
-    )
-    node.argv[0:3] = [
+    node.run_tree(tree)
+    node.argv[0:0] = [
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
         f"--callgrind-out-file={out}",
-        sys.executable,
-        "-c",
-        run_tree,
     ]
     node.start(timeout_s=600)
     try:

@@ -76,6 +76,17 @@ class Server:
         env = {"EDGE_PROVIDER_HOSTS_ALLOW": "127.0.0.1", **(env or {})}
         return cls("node", argv, data_dir / "node.json", log, env)
 
+    def run_tree(self, tree: Path) -> None:
+        """Run the node of another source tree (a git worktree): its ``edge`` first on the path,
+        before the one this process runs from (the server's working directory)."""
+        code = (
+            f"import sys, runpy; sys.path.insert(0, {str(tree)!r}); import edge; "
+            f"assert edge.__file__.startswith({str(tree)!r}), edge.__file__; "
+            "runpy.run_module('edge', run_name='__main__')"
+        )
+        assert self.argv[1:3] == ["-m", "edge"], self.argv
+        self.argv[1:3] = ["-c", code]
+
     @classmethod
     def baseline(cls, kind: str, work: Path) -> Server:
         url_file = work / f"baseline-{kind}.json"
