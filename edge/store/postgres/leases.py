@@ -190,8 +190,14 @@ class Leases:
         statement reads which other nodes beat within a lease (``others``): one that stops
         beating has had its leases lapse, and its owed work is for the nodes left to take;
         and PostgreSQL's clock (``clock_ms``)."""
-        held = dict(self._held)
         local_ms = self._local_ms
+        now_ms = local_ms()
+        if self._forgot_at is None or now_ms - self._forgot_at >= FORGET_EVERY_MS:
+            # first: nothing may be awaited between the beat's answer and the caller's use of
+            # what it lost (a lease taken anew meanwhile would be dropped with it)
+            self._forgot_at = now_ms
+            await self.forget_gone()
+        held = dict(self._held)
 
         def beat(conn: psycopg.Connection[Any]) -> tuple[list[tuple[Any, ...]], int, int]:
             # a data-modifying WITH runs whether or not the UPDATE finds rows; the SELECT of
@@ -240,9 +246,6 @@ class Leases:
         lost = [p for p in sorted(set(held) - renewed) if self._held.get(p) == held[p]]
         for project_id in lost:
             del self._held[project_id]
-        if self._forgot_at is None or got_ms - self._forgot_at >= FORGET_EVERY_MS:
-            self._forgot_at = got_ms
-            await self.forget_gone()
         return lost
 
     async def forget_gone(self) -> int:
