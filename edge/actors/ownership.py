@@ -63,6 +63,7 @@ WAIT_S = GRACE_S + 1.0
 # holder in the moment HAProxy switched is answered 503 (retryable: its retry goes to the new
 # one), not a hand-over back and forth.
 AWAY_S = 2.0
+FORGET_EVERY_S = 3600.0  # how often a node forgets the nodes gone a week (``forget_gone``)
 
 
 # What ``Ownership.run`` is given of the registry: ``forget(project_id)`` drops its actor;
@@ -202,6 +203,7 @@ class Leased:
         self.lost = 0  # leases lost (taken over, moved, drained, expired unrenewed)
         self.handed = 0  # projects handed over to another node on its asking
         self.taken = 0  # projects taken over from another node on this one's asking
+        self._forget_at = -math.inf  # when ``forget_gone`` is next due, by our clock
 
     def clock_ms(self) -> int:
         return self.leases.clock_ms()
@@ -400,6 +402,21 @@ class Leased:
             for project_id in lost:
                 log.info("cluster: lost the lease of %s; its actor is dropped", project_id)
                 forget(project_id)
+            await self.forget_gone()
+
+    async def forget_gone(self) -> None:
+        """Forget the nodes gone a week, once in ``FORGET_EVERY_S``: a statement of its own,
+        after a beat and what it lost are dealt with, never between the two. Out of reach, it
+        is tried again then."""
+        if self._clock() < self._forget_at:
+            return
+        self._forget_at = self._clock() + FORGET_EVERY_S
+        try:
+            forgotten = await self.leases.forget_gone()
+        except Unavailable:  # logged once, by the store
+            return
+        if forgotten:
+            log.info("cluster: forgot %d nodes gone for a week", forgotten)
 
     async def release_all(self) -> None:
         """On a clean stop: every lease ends now, so the next node takes the projects at once."""

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 import trio
-from support.postgres import expire_lease, require_psycopg
+from support.postgres import execute, expire_lease, require_psycopg
 
 require_psycopg()  # before psycopg and edge.store.postgres: they need libpq
 
-from edge.actors.ownership import Leased  # noqa: E402
+from edge.actors.ownership import FORGET_EVERY_S, Leased  # noqa: E402
 from edge.errors import Unavailable  # noqa: E402
 from edge.store.postgres.leases import Leases  # noqa: E402
 from edge.store.postgres.store import open_postgres_store  # noqa: E402
@@ -102,3 +102,25 @@ async def _beat(ownership: Leased, lost: list[tuple[str, int | None]]) -> None:
 
 async def _take(ownership: Leased, project: str, taken: list[int]) -> None:
     taken.append(await ownership.take(project))
+
+
+async def test_a_live_node_forgets_the_nodes_gone_a_week_once_an_hour(two, pg_url) -> None:
+    """A node whose container starts with a fresh data dir has a new id each time: a live node
+    forgets the nodes gone a week (``Leases.forget_gone``), looking once an hour."""
+    a, _, _, clock = two
+    gone = "INSERT INTO nodes (node_id, address, heartbeat_at) VALUES"
+    gone += " ('node-old', 'x:1', clock_timestamp() - interval '8 days')"
+
+    async def listed() -> set[str]:
+        return {n.node_id for n in await a.leases.nodes()}
+
+    await trio.to_thread.run_sync(execute, pg_url, gone)
+    await a.forget_gone()  # its first look: at once
+    assert "node-old" not in await listed()
+    await trio.to_thread.run_sync(execute, pg_url, gone)
+    clock.now += FORGET_EVERY_S - 1
+    await a.forget_gone()  # within the hour: not yet
+    assert "node-old" in await listed()
+    clock.now += 1
+    await a.forget_gone()
+    assert "node-old" not in await listed()

@@ -43,8 +43,7 @@ log = logging.getLogger("edge.actors")
 Reply = Callable[[Any], None]
 CACHE_SIZE = 512  # transactions, and subscriptions, kept in memory per project
 RECENT_KEPT = 4096  # index entries whose commit may still be pending are answered from memory
-# what events read for what they told are (a provider's repeats name them): their type and teller
-TOLD_KEPT = 4096
+TOLD_KEPT = 4096  # events read for the change they told (a provider's repeats name them)
 
 
 class Ledger:

@@ -50,9 +50,8 @@ LEASE_S = 10.0  # how long a lease lasts unrenewed: a node should beat well with
 NODE_S = 10.0  # a node that has not beaten for this long is not alive
 # a node gone this long is forgotten (``edge cluster nodes`` stops listing it): a container's
 # node that starts with a fresh data dir has a new id each time, and the table would grow
-# with every restart. Each node looks for such nodes once an hour (``forget_gone``).
+# with every restart (``forget_gone``, which each live node's ownership runs now and then)
 NODE_KEPT_S = 7 * 24 * 3600.0
-FORGET_EVERY_MS = 3_600_000
 
 _ROW = "project_id, owner, epoch, expires_at, expires_at > clock_timestamp()"
 
@@ -120,7 +119,6 @@ class Leases:
         self._offset: int | None = None
         self._wall_ms = wall_ms
         self._local_ms = local_ms
-        self._forgot_at: int | None = None  # ``local_ms`` of the last ``forget_gone``
 
     def clock_ms(self) -> int:
         """PostgreSQL's time now: its clock as the last heartbeat read it, carried on by this
@@ -190,14 +188,8 @@ class Leases:
         statement reads which other nodes beat within a lease (``others``): one that stops
         beating has had its leases lapse, and its owed work is for the nodes left to take;
         and PostgreSQL's clock (``clock_ms``)."""
-        local_ms = self._local_ms
-        now_ms = local_ms()
-        if self._forgot_at is None or now_ms - self._forgot_at >= FORGET_EVERY_MS:
-            # first: nothing may be awaited between the beat's answer and the caller's use of
-            # what it lost (a lease taken anew meanwhile would be dropped with it)
-            self._forgot_at = now_ms
-            await self.forget_gone()
         held = dict(self._held)
+        local_ms = self._local_ms
 
         def beat(conn: psycopg.Connection[Any]) -> tuple[list[tuple[Any, ...]], int, int]:
             # a data-modifying WITH runs whether or not the UPDATE finds rows; the SELECT of
