@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import gc
 import json
 import math
+import select
+import socket
 import subprocess
 import sys
 import time
@@ -43,6 +47,13 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 class OpenLoop:
+    """The generator's loop: plain sockets and one epoll, no event loop framework. An asyncio
+    version measured its own floor at p99 4.2 ms against a server that answers in 11 us (its
+    sleeps end on the millisecond after they are due, and its tasks queue behind each other),
+    above the 2 ms the node's status reads are held to; this one waits in the kernel only until a
+    millisecond before the next request is due and spins from there, so a request goes out within
+    microseconds of its due time and an answer is seen as it lands."""
+
     def __init__(
         self, url: str, requests: list[bytes], rate: float, duration_s: float, connections: int
     ) -> None:
@@ -55,22 +66,73 @@ class OpenLoop:
         self.latencies: list[float] = []
         self.errors = 0
         self.statuses: dict[int, int] = {}
-        self._next = 0
-        self._start = 0.0
 
-    async def run(self) -> dict[str, float]:
-        streams = [
-            await asyncio.open_connection(self.host, self.port) for _ in range(self.connections)
-        ]
-        self._start = time.perf_counter() + 0.05
-        await asyncio.gather(*(self._worker(reader, writer) for reader, writer in streams))
-        elapsed = time.perf_counter() - self._start
-        for _, writer in streams:
-            writer.close()
+    def run(self) -> dict[str, float]:
+        conns = [_Connection(self.host, self.port) for _ in range(self.connections)]
+        poller = select.epoll()
+        by_fd = {}
+        for conn in conns:
+            poller.register(conn.sock.fileno(), select.EPOLLIN)
+            by_fd[conn.sock.fileno()] = conn
+        idle = collections.deque(conns)
+        busy: dict[int, _Connection] = {}
+        clock = time.perf_counter
+        start = clock() + 0.05
+        sent = 0
+        next_check = start
+        gc_was = gc.isenabled()
+        gc.disable()  # a collection would stall the generator, not the server
+        try:
+            while sent < self.count or busy:
+                now = clock()
+                while sent < self.count and idle and start + sent / self.rate <= now:
+                    conn = idle.popleft()
+                    conn.due = start + sent / self.rate
+                    try:
+                        conn.sock.sendall(self.requests[sent % len(self.requests)])
+                    except OSError:
+                        self._lose(conn, poller, by_fd)
+                        sent += 1
+                        continue
+                    busy[conn.sock.fileno()] = conn
+                    sent += 1
+                # with every connection busy, nothing can go out before an answer comes
+                wait = start + sent / self.rate - clock() if sent < self.count and idle else 0.05
+                # epoll's timeout is whole milliseconds, rounded up: wake one early, then spin
+                timeout = math.floor((wait - 0.001) * 1000) / 1000 if wait > 0.002 else 0
+                for fd, _ in poller.poll(timeout):
+                    conn = by_fd[fd]
+                    if not conn.receive():
+                        busy.pop(fd, None)
+                        self._lose(conn, poller, by_fd)
+                        continue
+                    status = conn.answer()
+                    if status is not None:
+                        self.latencies.append(clock() - conn.due)
+                        self.statuses[status] = self.statuses.get(status, 0) + 1
+                        del busy[fd]
+                        idle.append(conn)
+                now = clock()
+                if now >= next_check:
+                    next_check = now + 0.1
+                    for fd, conn in list(busy.items()):
+                        if now - conn.due > TIMEOUT_S:
+                            del busy[fd]
+                            self._lose(conn, poller, by_fd)
+                if not idle and not busy and sent < self.count:
+                    self.errors += self.count - sent  # every connection is gone
+                    break
+        finally:
+            if gc_was:
+                gc.enable()
+            poller.close()
+            for conn in conns:
+                conn.sock.close()
+        elapsed = clock() - start
         done = sorted(self.latencies)
         return {
             "rate": self.rate,
-            "sent": self._next,
+            "sent": sent,
             "ok": self.statuses.get(200, 0),
             "errors": self.errors + sum(n for status, n in self.statuses.items() if status != 200),
             "achieved_rps": round(len(done) / elapsed, 1),
@@ -86,22 +148,48 @@ class OpenLoop:
             },
         }
 
-    async def _worker(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while self._next < self.count:
-            index = self._next
-            self._next += 1
-            due = self._start + index / self.rate
-            delay = due - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            writer.write(self.requests[index % len(self.requests)])
-            try:
-                status, _ = await asyncio.wait_for(read_response(reader), TIMEOUT_S)
-            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
-                self.errors += 1
-                return  # this connection is unusable; the others carry on
-            self.latencies.append(time.perf_counter() - due)
-            self.statuses[status] = self.statuses.get(status, 0) + 1
+    def _lose(self, conn: _Connection, poller: select.epoll, by_fd: dict[int, _Connection]) -> None:
+        """A connection that failed or timed out: counted once, and the others carry on."""
+        self.errors += 1
+        fd = conn.sock.fileno()
+        if by_fd.pop(fd, None) is not None:
+            poller.unregister(fd)
+
+
+class _Connection:
+    """A keep-alive connection with at most one request in flight."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.sock = socket.create_connection((host, port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+        self.due = 0.0
+
+    def receive(self) -> bool:
+        """What has arrived (the poll said so: the read does not wait); False when it closed."""
+        try:
+            data = self.sock.recv(65536)
+        except OSError:
+            return False
+        self.buffer += data
+        return bool(data)
+
+    def answer(self) -> int | None:
+        """The status of a whole answer at the buffer's head, taken off it; None until one is
+        whole (the servers here always send a length)."""
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        lines = self.buffer[:end].split(b"\r\n")
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if len(self.buffer) < end + 4 + length:
+            return None
+        self.buffer = self.buffer[end + 4 + length :]
+        return int(lines[0].split(b" ", 2)[1])
 
 
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
@@ -220,9 +308,7 @@ def main() -> None:
         requests = read_requests(args.url, args.requests)
     else:
         requests = build_requests(args.url, args.path, args.header, args.pool)
-    result = asyncio.run(
-        OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run()
-    )
+    result = OpenLoop(args.url, requests, args.rate, args.duration, args.connections).run()
     print(json.dumps(result))
 
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import httpx
 
-from bench import events, loadgen, profile, shop, wrk
-from bench.servers import Server, pin_load_cpu
+from bench import events, hiccups, loadgen, profile, shop, wrk
+from bench.servers import LOAD_CPU, SERVER_CPU, Server, pin_load_cpu
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FILLED_STORE = RESULTS / "store-1m"
@@ -55,6 +55,13 @@ TARGETS = {
     "rss_10k_projects_mb": ("<=", 150.0),
     "startup_1m_events_s": ("<=", 2.0),
 }
+# issue 35 asks for the absolute tails "on a quiet machine": a machine whose own stalls
+# (bench.hiccups, watched on both CPUs before and after each run) would make a request arriving
+# at a random moment wait over QUIET_STALL_MS one time in a hundred is not one, and those two
+# targets are shown, not judged, on it
+QUIET_ONLY = {"status_p99_ms": "status", "webhook_p99_ms": "webhook"}
+QUIET_STALL_MS = 0.5
+STALL_WATCH_S = 3.0
 
 
 @dataclass
@@ -293,6 +300,7 @@ def peak_and_latency(
                 shop.WEBHOOK_SECRET,
             )
             key = [f"Authorization: Bearer {bench_shop.test_key}"]
+            stalls = _machine_stalls(report)
             for kind, url, path, rate, headers, body_pool in (
                 ("bare_asgi", asgi.url, "/", floor_rate, [], None),
                 ("status", node.url, bench_shop.status_path(), status_rate, key, None),
@@ -301,8 +309,12 @@ def peak_and_latency(
                 ("webhook", node.url, bench_shop.webhook_path, webhook_rate, [], pool),
             ):
                 runs_of[kind].append(_open_loop(url, path, rate, latency_s, headers, body_pool))
+                after = _machine_stalls(report)
+                runs_of[kind][-1]["machine_stall_p99_ms"] = max(stalls, after)
+                stalls = after
             log(
-                f"    run {i + 1}: status p99 {runs_of['status'][-1]['p99_ms']} ms "
+                f"    run {i + 1}: machine's own stall p99 {stalls} ms; "
+                f"status p99 {runs_of['status'][-1]['p99_ms']} ms "
                 f"(bare ASGI {runs_of['bare_asgi'][-1]['p99_ms']}), webhook p99 "
                 f"{runs_of['webhook'][-1]['p99_ms']} ms (bare ASGI POST "
                 f"{runs_of['bare_asgi_post'][-1]['p99_ms']}, durable floor "
@@ -318,6 +330,8 @@ def peak_and_latency(
             note = f"at {rate:.0f} req/s"
             for q in ("p50", "p99", "p999"):
                 report.add(f"{kind}_{q}_ms", "ms", [r[f"{q}_ms"] for r in runs_of[kind]], note)
+            stalled = [r["machine_stall_p99_ms"] for r in runs_of[kind]]
+            report.add(f"{kind}_machine_stall_p99_ms", "ms", stalled, "around its runs")
             report.extra[f"{kind}_latency_runs"] = runs_of[kind]
         for name, kind, floor in (
             ("status_p99_vs_bare_asgi", "status", "bare_asgi"),
@@ -404,6 +418,15 @@ def _open_loop(
     return loadgen.open_loop(
         url, path, rate, duration_s, connections=wrk.CONNECTIONS, headers=headers, pool=pool
     )
+
+
+def _machine_stalls(report: Report) -> float:
+    """The wait one random arrival in a hundred would have for a CPU the machine took, the
+    worse of the server's and the load generator's, over ``STALL_WATCH_S`` (kept in detail)."""
+    cpus = [SERVER_CPU, LOAD_CPU] if (os.cpu_count() or 1) > 1 else [SERVER_CPU]
+    rows = hiccups.machine_stalls(STALL_WATCH_S, cpus)
+    report.extra.setdefault("machine_stalls", []).append(rows)
+    return max(row["p99_delay_ms"] for row in rows)
 
 
 def _profile_misses(
@@ -621,17 +644,23 @@ def verdicts(report: Report) -> list[dict[str, Any]]:
         figure = report.figures.get(name)
         if figure is None:
             continue
-        rows.append(
-            {
-                "target": f"{name} {op} {bound:g}",
-                "median": round(figure.median, 3),
-                "pass": not _missed(report, name),
-            }
-        )
+        row: dict[str, Any] = {
+            "target": f"{name} {op} {bound:g}",
+            "median": round(figure.median, 3),
+            "pass": not _missed(report, name),
+        }
+        stalls = report.figures.get(f"{QUIET_ONLY.get(name)}_machine_stall_p99_ms")
+        if stalls is not None and stalls.median > QUIET_STALL_MS:
+            row["pass"] = None
+            row["why"] = (
+                f"not a quiet machine: its own stalls' p99 {stalls.median:g} ms "
+                f"(quiet: at most {QUIET_STALL_MS:g})"
+            )
+        rows.append(row)
     return rows
 
 
-def print_figures(report: Report, info: dict[str, Any], *, name: int = 28, unit: int = 6) -> None:
+def print_figures(report: Report, info: dict[str, Any], *, name: int = 36, unit: int = 6) -> None:
     """The machine, then a line a figure: median, min and max (``name``, ``unit``: the
     widths of those columns)."""
     log("")
@@ -650,10 +679,9 @@ def print_figures(report: Report, info: dict[str, Any], *, name: int = 28, unit:
 def print_table(report: Report, info: dict[str, Any]) -> None:
     print_figures(report, info)
     for verdict in verdicts(report):
-        log(
-            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['target']:<36} "
-            f"median {verdict['median']}"
-        )
+        said = {True: "PASS", False: "FAIL", None: "N/A "}[verdict["pass"]]
+        why = f"  ({verdict['why']})" if "why" in verdict else ""
+        log(f"{said}  {verdict['target']:<36} median {verdict['median']}{why}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
