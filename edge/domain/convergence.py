@@ -499,18 +499,3 @@ def behind(standing: Start, outcome: Outcome) -> bool:
         outcome.sub_status is None
         or not ahead_or_same(Kind.SUBSCRIPTION, standing.sub_status, outcome.sub_status)
     )
-
-
-def advance(
-    standing: Start,
-    start: Start,
-    story: Iterable[Step],
-    new: Iterable[Step],
-    subscription_checkout: bool = False,
-    amount: int | None = None,
-) -> Outcome | None:
-    """The outcome of the story with the ``new`` steps, for a record now at ``standing``; None
-    when taking it would move the record or its subscription backwards (then the new steps
-    change nothing and are left out of the story)."""
-    outcome = fold([*story, *new], start, subscription_checkout, amount)
-    return None if behind(standing, outcome) else outcome

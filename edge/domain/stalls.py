@@ -21,7 +21,7 @@ KEPT_S = 3600.0  # stalls remembered: longer than any deadline that asks about t
 
 
 class Stalls:
-    __slots__ = ("tick_s", "_last", "_stalls", "count", "total_s", "paused")
+    __slots__ = ("tick_s", "_last", "_stalls", "count", "paused")
 
     def __init__(self, now: float, tick_s: float = TICK_S) -> None:
         self.tick_s = tick_s
@@ -31,7 +31,6 @@ class Stalls:
         self.paused = False
         self._stalls: deque[tuple[float, float]] = deque()  # (ended at, how long)
         self.count = 0
-        self.total_s = 0.0
 
     def tick(self, now: float) -> float:
         """The ticking task ran at ``now``; how late it was (the loop's lag)."""
@@ -40,7 +39,6 @@ class Stalls:
         if lag > STALL_S:
             self._stalls.append((now, lag))
             self.count += 1
-            self.total_s += lag
         while self._stalls and self._stalls[0][0] < now - KEPT_S:
             self._stalls.popleft()
         return lag

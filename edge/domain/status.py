@@ -97,17 +97,6 @@ def can_transition(table_kind: Kind | str, current: Status | str, target: Status
     return tgt in table.get(cur, frozenset())
 
 
-def is_terminal(table_kind: Kind | str, status: Status | str) -> bool:
-    """True iff ``status`` is a state of that table with no way out.
-
-    A status the table does not know (or an unknown string) is not terminal
-    there; an unknown ``table_kind`` raises ValueError.
-    """
-    table = _table(table_kind)
-    st = _status(status)
-    return st is not None and st in table and not table[st]
-
-
 def _closure(table: Mapping[Status, frozenset[Status]]) -> Mapping[Status, frozenset[Status]]:
     """Every status reachable from each status in one or more steps."""
     reach: dict[Status, frozenset[Status]] = {}
@@ -135,9 +124,3 @@ def reachable(table_kind: Kind | str, current: Status | str) -> frozenset[Status
 
 # A checkout that can no longer be paid: nothing is captured or completed for it any more.
 ENDED: frozenset[str] = frozenset({Status.FAILED, Status.CANCELED, Status.EXPIRED})
-
-
-def partially_refunded(target: str | None, refunded_total: int | None, amount: int) -> bool:
-    """A refund reported as a total so far (PayPal) is partial while it is under the amount
-    paid: the provider asked for ``refunded``, the node records ``partially_refunded``."""
-    return target == Status.REFUNDED and refunded_total is not None and refunded_total < amount

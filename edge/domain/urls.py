@@ -23,7 +23,6 @@ _HOST_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]")
 _UNSAFE_RE = re.compile(r"[\x00-\x20\x7f\\]")
 # The transaction id's placeholder in a success or cancel address (CONTRACT 4.2), as written or
 # as a URL library percent-encodes it.
-TX_ID_PLACEHOLDER = "{TX_ID}"
 _TX_ID_RE = re.compile(r"\{TX_ID\}|%7[Bb]TX_ID%7[Dd]")
 
 

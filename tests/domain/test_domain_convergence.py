@@ -10,10 +10,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.domain.convergence import Fate, Refund, Start, Step, advance, fold
+from edge.domain.convergence import Fate, Outcome, Refund, Start, Step, behind, fold
 from edge.domain.events import EventType as E
 from edge.domain.status import Kind, reachable
 from edge.domain.status import Status as S
+
+
+def advance(
+    standing: Start,
+    start: Start,
+    story: list[Step],
+    new: list[Step],
+    subscription_checkout: bool = False,
+    amount: int | None = None,
+) -> Outcome | None:
+    """What the actor adopts for a record at ``standing`` (``edge.actors.project.story``): the
+    fold with the ``new`` steps, unless that would move the record or its subscription
+    backwards."""
+    outcome = fold([*story, *new], start, subscription_checkout, amount)
+    return None if behind(standing, outcome) else outcome
+
 
 T0 = 1_700_000_000_000
 

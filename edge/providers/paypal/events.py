@@ -142,8 +142,6 @@ EVENT_TABLE: Mapping[tuple[str, str], Row] = {
 # A dispute's outcome (customer_disputes_v1 ``dispute_outcome.outcome_code``): kept, or lost.
 DISPUTE_WON = frozenset({"RESOLVED_SELLER_FAVOUR", "CANCELED_BY_BUYER", "DENIED"})
 DISPUTE_LOST = frozenset({"RESOLVED_BUYER_FAVOUR", "ACCEPTED", "RESOLVED_WITH_PAYOUT"})
-# The claim stages (customer_disputes_v1 ``dispute_lifecycle_stage``): PayPal decides.
-CLAIM_STAGES = frozenset({"CHARGEBACK", "PRE_ARBITRATION", "ARBITRATION"})
 
 # A refund's status (payments_payment_v2 ``refund_status``) as the node counts it.
 REFUND_STATES: Mapping[str, str] = {
