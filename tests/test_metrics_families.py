@@ -5,9 +5,10 @@ bound counted in that bound's bucket, and ``+Inf``, ``_count`` and ``_sum`` for 
 from __future__ import annotations
 
 import pytest
+import trio
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from edge.metrics import LoopCounter, LoopHistogram
+from edge.metrics import LoopCounter, LoopHistogram, Metrics
 
 BOUNDS = (0.001, 0.01, 1)
 
@@ -53,3 +54,29 @@ def test_a_second_family_of_the_same_name_is_refused():
         registry.register(LoopCounter("edge_things", "again", ("provider",)))
     with pytest.raises(ValueError, match="Duplicated"):
         registry.register(Histogram("edge_things_seconds", "again", registry=None))
+
+
+async def test_a_scrape_lets_the_loop_through_between_its_collectors():
+    metrics = Metrics()
+    for n in range(40):
+        metrics.request(f"/route-{n}", 200, 0.002)
+        metrics.webhook("stripe", "accepted")
+    turns = 0
+
+    async def another_task() -> None:
+        nonlocal turns
+        while True:
+            await trio.lowlevel.checkpoint()
+            turns += 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(another_task)
+        await trio.lowlevel.checkpoint()
+        before = turns
+        text = await metrics.text()
+        nursery.cancel_scope.cancel()
+    # written in one go, no other task would have run until the whole text was made
+    assert turns - before >= 10
+    # and it is the text the registry would write at once
+    assert text == generate_latest(metrics.registry)
+    assert b'edge_webhooks_total{outcome="accepted",provider="stripe"} 40.0' in text
