@@ -28,18 +28,19 @@ from multiprocessing import Pool
 GAP_S = 0.0002  # shorter gaps are the loop's own cost and the clock's: not counted
 
 
-def watch(seconds: float, gap_s: float = GAP_S) -> list[float]:
-    """The gaps over ``gap_s`` a clock-reading loop on this CPU sees in ``seconds``."""
+def watch(seconds: float, gap_s: float = GAP_S) -> tuple[list[float], float]:
+    """The gaps over ``gap_s`` a clock-reading loop on this CPU sees in about ``seconds``,
+    and the time it watched (the last gap may run past ``seconds``)."""
     clock = time.perf_counter
-    end = clock() + seconds
-    last = clock()
+    began = last = clock()
+    end = began + seconds
     gaps = []
     while last < end:
         now = clock()
         if now - last > gap_s:
             gaps.append(now - last)
         last = now
-    return gaps
+    return gaps, last - began
 
 
 def delay_quantile(gaps: Sequence[float], watched_s: float, q: float) -> float:
@@ -71,7 +72,7 @@ def summary(gaps: Sequence[float], watched_s: float) -> dict[str, float]:
 def _on_cpu(args: tuple[int, float]) -> dict[str, float]:
     cpu, seconds = args
     os.sched_setaffinity(0, {cpu})
-    return {"cpu": cpu, **summary(watch(seconds), seconds)}
+    return {"cpu": cpu, **summary(*watch(seconds))}
 
 
 def machine_stalls(seconds: float, cpus: Sequence[int]) -> list[dict[str, float]]:
