@@ -121,15 +121,15 @@ bench-peers: $(STAMP)
 bench-asking: $(STAMP)
 	$(PY) -m bench.asking
 
-# The instructions a fresh webhook costs the node, for git revisions (README: Performance;
-# REVS="aa11c7b HEAD"), counted by valgrind's callgrind: steady where CPU time on a shared
-# machine moves 10 to 20 %; a few minutes. It installs Debian's valgrind when missing.
 # What each layer of a webhook's path costs in CPU (README: Performance); about 3 minutes:
 # a worktree of the revision answering at each cut point in turn, at peak.
 bench-layers: $(STAMP)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	$(PY) -m bench.layers
 
+# The instructions a fresh webhook costs the node, for git revisions (README: Performance;
+# REVS="aa11c7b HEAD"), counted by valgrind's callgrind: steady where CPU time on a shared
+# machine moves 10 to 20 %; a few minutes. It installs Debian's valgrind when missing.
 bench-instructions: $(STAMP)
 	command -v valgrind >/dev/null || (apt-get update && apt-get install -y valgrind)
 	$(PY) -m bench.instructions $(REVS)

@@ -25,11 +25,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 from bench import loadgen, shop
 from bench.peers import workload
-from bench.servers import ROOT, Server
+from bench.servers import Server, worktree
 
 WARM_UP = 400
 CONNECTIONS = 16
@@ -102,31 +103,17 @@ def main(argv: list[str] | None = None) -> int:
         if subprocess.run(["which", tool], capture_output=True).returncode:
             sys.exit(f"{tool} is not installed (make bench-instructions installs it: apt-get)")
     counts: dict[str, list[float]] = {revision: [] for revision in args.revisions}
-    with tempfile.TemporaryDirectory(prefix="edge-instructions-") as temp:
-        trees: dict[str, Path] = {}
-        for revision in args.revisions:
-            tree = Path(temp) / f"tree-{len(trees)}"
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), revision],
-                check=True,
-                capture_output=True,
-            )
-            trees[revision] = tree
-        try:
-            for round_ in range(args.rounds):
-                for revision, tree in trees.items():
-                    work = Path(tempfile.mkdtemp(prefix="run-", dir=temp))
-                    per_event = count(tree, work, args.events, seed=round_ * 2)
-                    counts[revision].append(per_event)
-                    print(
-                        f"{revision}: {per_event / 1e6:.3f} M instructions a delivery", flush=True
-                    )
-        finally:
-            for tree in trees.values():
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                    capture_output=True,
-                )
+    with tempfile.TemporaryDirectory(prefix="edge-instructions-") as temp, ExitStack() as trees:
+        tree_of = {
+            revision: trees.enter_context(worktree(revision, Path(temp) / f"tree-{n}"))
+            for n, revision in enumerate(args.revisions)
+        }
+        for round_ in range(args.rounds):
+            for revision, tree in tree_of.items():
+                work = Path(tempfile.mkdtemp(prefix="run-", dir=temp))
+                per_event = count(tree, work, args.events, seed=round_ * 2)
+                counts[revision].append(per_event)
+                print(f"{revision}: {per_event / 1e6:.3f} M instructions a delivery", flush=True)
     first = statistics.median(counts[args.revisions[0]])
     for revision, figures in counts.items():
         median = statistics.median(figures)

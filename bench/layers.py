@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from pathlib import Path
 from bench import shop, wrk
 from bench.cluster import cpu_seconds
 from bench.peers import workload
-from bench.servers import ROOT, Server, pin_load_cpu
+from bench.servers import Server, pin_load_cpu, worktree
 
 ORDERS = 500
 WARM_UP = 3000
@@ -150,26 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pin_load_cpu()
     figures: dict[str, list[float]] = {cut.name: [] for cut in CUTS}
-    with tempfile.TemporaryDirectory(prefix="edge-layers-") as temp:
-        tree = Path(temp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.revision],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            patch(tree)
-            for round_ in range(args.rounds):
-                for cut in CUTS:
-                    work = Path(tempfile.mkdtemp(prefix="run-", dir=temp))
-                    ms = measure(tree, work, cut, args.seconds, seed=round_)
-                    figures[cut.name].append(ms)
-                    print(f"round {round_ + 1}: {cut.name or 'none':>10}  {ms:.3f} ms", flush=True)
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                capture_output=True,
-            )
+    with (
+        tempfile.TemporaryDirectory(prefix="edge-layers-") as temp,
+        worktree(args.revision, Path(temp) / "tree") as tree,
+    ):
+        patch(tree)
+        for round_ in range(args.rounds):
+            for cut in CUTS:
+                work = Path(tempfile.mkdtemp(prefix="run-", dir=temp))
+                ms = measure(tree, work, cut, args.seconds, seed=round_)
+                figures[cut.name].append(ms)
+                print(f"round {round_ + 1}: {cut.name or 'none':>10}  {ms:.3f} ms", flush=True)
     print(f"\nCPU a webhook ({sys.implementation.name} {sys.version.split()[0]}), the delivery")
     previous = None
     for cut in CUTS:

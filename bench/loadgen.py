@@ -215,34 +215,34 @@ class _Connection:
         end = self.buffer.find(b"\r\n\r\n")
         if end < 0:
             return None
-        lines = self.buffer[:end].split(b"\r\n")
-        length: int | None = None
-        closing = False
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"connection":
-                closing = b"close" in value.lower()
+        status, length, closing = read_head(self.buffer[:end])
         if length is None:
             raise ValueError("an answer without a length")
         if len(self.buffer) < end + 4 + length:
             return None
         self.buffer = self.buffer[end + 4 + length :]
-        return int(lines[0].split(b" ", 2)[1]), closing
+        return status, closing
+
+
+def read_head(head: bytes) -> tuple[int, int | None, bool]:
+    """An answer's status line and headers: its status, its Content-Length (None when it
+    gives none) and whether the server ends the connection after it."""
+    lines = head.split(b"\r\n")
+    length: int | None = None
+    closing = False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"connection":
+            closing = b"close" in value.lower()
+    return int(lines[0].split(b" ", 2)[1]), length, closing
 
 
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     """The status and body of one HTTP/1.1 answer (the servers here always send a length)."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    status = int(lines[0].split(b" ", 2)[1])
-    length = 0
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
+    status, length, _ = read_head((await reader.readuntil(b"\r\n\r\n"))[:-4])
     return status, await reader.readexactly(length) if length else b""
 
 

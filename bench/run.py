@@ -479,7 +479,8 @@ def _judged_miss(report: Report, name: str) -> bool:
 
 def _unjudged(report: Report, name: str) -> str | None:
     """Why an absolute tail target cannot be judged on this run's machine, if it cannot."""
-    stalls = report.figures.get(f"{QUIET_ONLY.get(name)}_machine_stall_p99_ms")
+    kind = QUIET_ONLY.get(name)
+    stalls = report.figures.get(f"{kind}_machine_stall_p99_ms") if kind else None
     if stalls is None or stalls.median <= QUIET_STALL_MS:
         return None
     return (

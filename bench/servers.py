@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +37,23 @@ def every_cpu() -> str:
     """``Server.cpus`` for a server free to run on any CPU (not the load CPU's alone, which the
     bench process and so its children are pinned to)."""
     return f"0-{(os.cpu_count() or 1) - 1}"
+
+
+@contextmanager
+def worktree(revision: str, path: Path) -> Iterator[Path]:
+    """A git worktree of ``revision`` of this repository at ``path``, removed on exit."""
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), revision],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield path
+    finally:
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+            capture_output=True,
+        )
 
 
 class Server:

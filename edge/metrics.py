@@ -33,8 +33,7 @@ ROUTES_KEPT = 4096
 
 class Metrics:
     def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)  # one name, one family
-        self._parts: list[CollectorRegistry] = []  # each collector alone, in order: ``text``
+        self.registry = _Registry()
         # counted on every request, in plain numbers (``LoopCounter``, ``LoopHistogram``)
         self._requests = LoopCounter("edge_requests", "HTTP requests answered", ("route", "status"))
         self._latency = LoopHistogram(
@@ -55,25 +54,25 @@ class Metrics:
             ("provider", "source"),
         )
         for collector in (self._requests, self._latency, self._webhooks, self._learned):
-            self._add(collector)
+            self.registry.register(collector)
         self._asked = Counter(
             "edge_provider_asks",
             "Times the node asked a provider about a payment (sync), by outcome",
             ["provider", "outcome"],
-            registry=None,
+            registry=self.registry,
         )
         self._notifications = Counter(
             "edge_notifications",
             "Notification attempts to merchants' endpoints by outcome",
             ["outcome"],
-            registry=None,
+            registry=self.registry,
         )
         self._loop_lag = Histogram(
             "edge_loop_lag_seconds",
             "How late the event loop ran a task due every 0.1 s: what any request waited for"
             " the loop; over 0.1 s, the node stood still (client deadlines do not count it)",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5),
-            registry=None,
+            registry=self.registry,
         )
         self._gc_pauses = Histogram(
             "edge_gc_pause_seconds",
@@ -81,46 +80,30 @@ class Metrics:
             " (counted only when EDGE_LONG_STEP_MS is set)",
             ["generation"],
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
-            registry=None,
+            registry=self.registry,
         )
         self._long_steps = Counter(
             "edge_loop_long_steps",
             "Task steps that kept the loop's thread busy longer than EDGE_LONG_STEP_MS (counted"
             " only when it is set), by task",
             ["task"],
-            registry=None,
+            registry=self.registry,
         )
         self._stepped_aside = Counter(
             "edge_methods_stepped_aside",
             "Times a project's payment method stopped being offered because its provider kept"
             " failing checkouts on its side (5xx, no answer), by provider and mode",
             ["provider", "mode"],
-            registry=None,
+            registry=self.registry,
         )
         self._back = Counter(
             "edge_methods_back",
             "Times a method stepped aside was offered again (a probe or a checkout worked)",
             ["provider", "mode"],
-            registry=None,
+            registry=self.registry,
         )
-        for metric in (
-            self._asked,
-            self._notifications,
-            self._loop_lag,
-            self._gc_pauses,
-            self._long_steps,
-            self._stepped_aside,
-            self._back,
-        ):
-            self._add(metric)
         self._scraped: _Scraped | None = None
         self._routes: dict[str, str] = {}  # path -> its route: a project's webhooks share one
-
-    def _add(self, collector: Collector) -> None:
-        self.registry.register(collector)
-        alone = CollectorRegistry(auto_describe=False)
-        alone.register(collector)
-        self._parts.append(alone)
 
     def request(self, path: str, status: int, seconds: float) -> None:
         route = self._routes.get(path)
@@ -158,16 +141,31 @@ class Metrics:
     def watch(self, read: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         """Figures read when scraped: ``read()`` gives commits, tickets, actors, queue depths."""
         self._scraped = _Scraped(read)
-        self._add(self._scraped)
+        self.registry.register(self._scraped)
 
     async def text(self) -> bytes:
         if self._scraped is not None:
             await self._scraped.read()
         parts = []
-        for alone in self._parts:
+        for alone in self.registry.parts:
             parts.append(generate_latest(alone))
             await trio.lowlevel.checkpoint()
         return b"".join(parts)
+
+
+class _Registry(CollectorRegistry):
+    """The node's registry (one name, one family), which also keeps each collector in a
+    registry of its own, in order: ``Metrics.text`` writes them one at a time."""
+
+    def __init__(self) -> None:
+        super().__init__(auto_describe=True)
+        self.parts: list[CollectorRegistry] = []
+
+    def register(self, collector: Collector) -> None:
+        super().register(collector)
+        alone = CollectorRegistry(auto_describe=False)
+        alone.register(collector)
+        self.parts.append(alone)
 
 
 class _Scraped(Collector):
