@@ -5,12 +5,15 @@ and the floor of a durable answer on this disk.
 Both answer ``GET /`` with a constant JSON object and ``POST /`` by reading the whole body; the
 Quart app also parses it as JSON, as the node's handlers do. The ``durable`` app is the raw ASGI
 app whose ``POST /`` answers only once the body is committed by the node's own writer and store
-(``open_writer`` on ``open_store``: group commit, both of LMDB's syncs): its latency is what any
-receiver that acknowledges after the disk's sync pays on this machine.
+(``open_writer`` on ``open_store``: group commit, both of LMDB's syncs): its latency is what the
+node's own store pays on this machine. The ``flush`` app is the least any receiver that
+acknowledges after its disk can pay: the bodies waiting at that moment written in one write to a
+file written through once (so an overwrite changes no metadata), one ``fdatasync``, then every
+one of them answered: one flush a group, as a write-ahead log's commit.
 
-Run: ``python -m bench.baselines quart|asgi|durable URL_FILE`` binds 127.0.0.1 on a free port and
-writes ``{"url": ..., "pid": ...}`` to URL_FILE once it listens (the durable app keeps its store
-beside URL_FILE); SIGTERM or SIGINT stops it.
+Run: ``python -m bench.baselines quart|asgi|durable|flush URL_FILE`` binds 127.0.0.1 on a free
+port and writes ``{"url": ..., "pid": ...}`` to URL_FILE once it listens (the durable and flush
+apps keep their files beside URL_FILE); SIGTERM or SIGINT stops it.
 """
 
 from __future__ import annotations
@@ -127,7 +130,67 @@ def durable_app(writer: StoreWriter) -> Any:
     return app
 
 
+FLUSH_FILE_BYTES = 64 * 2**20
+
+
+class OneFlush:
+    """Group commit with one flush a group: ``write`` returns once its bytes are on the disk."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.pwrite(self._fd, bytes(FLUSH_FILE_BYTES), 0)  # placed now: no allocation later
+        os.fsync(self._fd)
+        self._offset = 0
+        self._waiting: list[tuple[bytes, trio.Event]] = []
+        self._wake = trio.Event()
+
+    def _flush(self, data: bytes) -> None:
+        if self._offset + len(data) > FLUSH_FILE_BYTES:
+            self._offset = 0
+        os.pwrite(self._fd, data, self._offset)
+        os.fdatasync(self._fd)
+        self._offset += len(data)
+
+    async def write(self, data: bytes) -> None:
+        done = trio.Event()
+        self._waiting.append((data, done))
+        self._wake.set()
+        await done.wait()
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = trio.Event()
+            group, self._waiting = self._waiting, []
+            await trio.to_thread.run_sync(self._flush, b"".join(data for data, _ in group))
+            for _, done in group:
+                done.set()
+
+
+def flush_app(flush: OneFlush) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            chunks, more = [], True
+            while more:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+            await flush.write(b"".join(chunks))
+            await _answer(send, RECEIVED_BYTES)
+            return
+        await asgi_app(scope, receive, send)
+
+    return app
+
+
 async def main(kind: str, url_file: Path) -> None:
+    if kind == "flush":
+        flush = OneFlush(url_file.parent / "flush-floor.bin")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(flush.run)
+            await serve_until_signalled(flush_app(flush), url_file)
+            nursery.cancel_scope.cancel()
+        return
     if kind != "durable":
         await serve_until_signalled(quart_app() if kind == "quart" else asgi_app, url_file)
         return
@@ -162,6 +225,6 @@ async def serve_until_signalled(app: Any, url_file: Path) -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=os.environ.get("EDGE_LOG_LEVEL", "INFO"))
-    if len(sys.argv) != 3 or sys.argv[1] not in ("quart", "asgi", "durable"):
-        sys.exit("usage: python -m bench.baselines quart|asgi|durable URL_FILE")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("quart", "asgi", "durable", "flush"):
+        sys.exit("usage: python -m bench.baselines quart|asgi|durable|flush URL_FILE")
     trio.run(main, sys.argv[1], Path(sys.argv[2]))

@@ -169,8 +169,8 @@ def peak_and_latency(
     data = work / "node-peak"
     node = Server.node(data, work / "node-peak.log", {"EDGE_CONFIG": str(config)})
     quart, asgi = Server.baseline("quart", work), Server.baseline("asgi", work)
-    durable = Server.baseline("durable", work)
-    with node, quart, asgi, durable:
+    durable, flush = Server.baseline("durable", work), Server.baseline("flush", work)
+    with node, quart, asgi, durable, flush:
         admin = shop.Admin(node.url, data)
         log(f"setup: a Stripe project with {TRANSACTIONS} checkouts through the simulator")
         bench_shop = shop.stripe_shop(admin, TRANSACTIONS)
@@ -286,11 +286,21 @@ def peak_and_latency(
         # most half of its own peak, which the node's status reads outrun (its fast lane): an
         # overloaded baseline's p99 is its queue, not the machine's tail
         floor_rate = min(status_rate, report.figures["asgi_get"].median / 2)
-        # a webhook's floors at its own rate: the bare ASGI app taking the same POSTs, and the
-        # durable app answering each after its group's commit (the disk's own tail)
+        # a webhook's floors at its own rate: the bare ASGI app taking the same POSTs, the
+        # durable app answering each after its group's commit in the node's store, and the
+        # one-flush app after one write and one flush a group (the least any receiver that
+        # acknowledges after its disk pays: the disk's own tail)
         post_rate = min(webhook_rate, report.figures["asgi_post"].median / 2)
         runs_of: dict[str, list[dict[str, Any]]] = {
-            k: [] for k in ("bare_asgi", "status", "bare_asgi_post", "durable_floor", "webhook")
+            k: []
+            for k in (
+                "bare_asgi",
+                "status",
+                "bare_asgi_post",
+                "one_flush_floor",
+                "durable_floor",
+                "webhook",
+            )
         }
         for i in range(latency_runs):
             pool = events.write_pool(
@@ -305,6 +315,7 @@ def peak_and_latency(
                 ("bare_asgi", asgi.url, "/", floor_rate, [], None),
                 ("status", node.url, bench_shop.status_path(), status_rate, key, None),
                 ("bare_asgi_post", asgi.url, "/", post_rate, [], pool),
+                ("one_flush_floor", flush.url, "/", post_rate, [], pool),
                 ("durable_floor", durable.url, "/", post_rate, [], pool),
                 ("webhook", node.url, bench_shop.webhook_path, webhook_rate, [], pool),
             ):
@@ -323,7 +334,8 @@ def peak_and_latency(
                 f"status p99 {runs_of['status'][-1]['p99_ms']} ms "
                 f"(bare ASGI {runs_of['bare_asgi'][-1]['p99_ms']}), webhook p99 "
                 f"{runs_of['webhook'][-1]['p99_ms']} ms (bare ASGI POST "
-                f"{runs_of['bare_asgi_post'][-1]['p99_ms']}, durable floor "
+                f"{runs_of['bare_asgi_post'][-1]['p99_ms']}, one-flush floor "
+                f"{runs_of['one_flush_floor'][-1]['p99_ms']}, durable floor "
                 f"{runs_of['durable_floor'][-1]['p99_ms']})"
             )
         for kind, rate in (
@@ -331,6 +343,7 @@ def peak_and_latency(
             ("webhook", webhook_rate),
             ("bare_asgi", floor_rate),
             ("bare_asgi_post", post_rate),
+            ("one_flush_floor", post_rate),
             ("durable_floor", post_rate),
         ):
             note = f"at {rate:.0f} req/s"
@@ -343,6 +356,9 @@ def peak_and_latency(
             ("status_p99_vs_bare_asgi", "status", "bare_asgi"),
             ("webhook_p99_vs_bare_asgi", "webhook", "bare_asgi_post"),
             ("webhook_p99_vs_durable_floor", "webhook", "durable_floor"),
+            ("webhook_p99_vs_one_flush_floor", "webhook", "one_flush_floor"),
+            # how near bare ASGI any acknowledgement after a flush can come on this disk
+            ("one_flush_floor_p99_vs_bare_asgi", "one_flush_floor", "bare_asgi_post"),
         ):
             ratios = [
                 node_run["p99_ms"] / floor_run["p99_ms"]
