@@ -3,9 +3,7 @@ provider delivered them in.
 
 A transaction's outcome is a fold of its *story*: every event that asks it (or its subscription)
 to move, taken in the order the provider says they happened (``occurredAt``; ties broken by a
-fixed lifecycle rank, so a refund stamped in the same second as its payment comes after it, and
-by the status a subscription step says it left, where the provider says so: Stripe's ``active``
-after ``past_due`` in one second comes after it, though ``active`` ranks first).
+fixed lifecycle rank, so a refund stamped in the same second as its payment comes after it).
 Each step of the fold is one of:
 
 - applied: the record may take the step now (a move, or the status it already has);
@@ -135,8 +133,6 @@ class Step:
     # the provider's name for the change (``NormalizedEvent.change``: a dispute's, an
     # adjustment's, a renewal's id), where it tells one change in several events
     change: str | None = None
-    # the subscription status the step left, where the provider says (``subscription_was``)
-    after: Status | None = None
 
     @property
     def yields(self) -> bool:
@@ -182,9 +178,6 @@ class Step:
             rank = _PAYMENT_RANK.get(self.payment, 9)
         elif self.subscription is not None:
             rank = _SUBSCRIPTION_RANK.get(self.subscription, 9)
-            if self.after is not None:
-                # it left that status: in one second, after the step that moved there
-                rank = max(rank, _SUBSCRIPTION_RANK.get(self.after, 9) + 1)
         else:
             rank = 9
         return (self.at, rank, *self.effect[1:], self.event_id)

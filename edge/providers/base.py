@@ -125,9 +125,6 @@ class NormalizedEvent:
     starts_subscription: bool = False  # the first successful payment of a subscription checkout
     subscription_ref: str | None = None  # the provider's subscription id
     subscription_status: Status | None = None  # where the sub_ record should move
-    # the status it moved from, where the provider says (Stripe's ``previous_attributes``):
-    # orders two moves stamped in the same second
-    subscription_was: Status | None = None
     current_period_end_ms: int | None = None
     provider_customer: str | None = None  # needed later for portal sessions
     amount_minor: int | None = None

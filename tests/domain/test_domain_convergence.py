@@ -144,23 +144,6 @@ STORIES: dict[str, tuple[list[Step], bool]] = {
         ],
         True,
     ),
-    # Stripe: a renewal failed and was paid in the same second; each subscription.updated
-    # says the status it left (previous_attributes), the invoices say nothing of it
-    "renewal failed and paid in one second": (
-        [
-            step(1, 0, E.SUBSCRIPTION_CREATED, sub=S.ACTIVE),
-            step(2, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True),
-            step(3, 100, E.SUBSCRIPTION_PAYMENT_FAILED, sub=S.PAST_DUE),
-            dataclasses.replace(
-                step(4, 100, E.SUBSCRIPTION_PAST_DUE, sub=S.PAST_DUE), after=S.ACTIVE
-            ),
-            step(5, 100, E.SUBSCRIPTION_PAYMENT_SUCCEEDED, sub=S.ACTIVE),
-            dataclasses.replace(
-                step(6, 100, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE), after=S.PAST_DUE
-            ),
-        ],
-        True,
-    ),
 }
 
 # where each story ends, written out by hand: (status, version, subscription status, its version)
@@ -183,7 +166,6 @@ ENDS = {
     "dispute lost": (S.REFUNDED, 4, None, 0),
     "part refunded, then disputed and won": (S.SUCCEEDED, 5, None, 0),
     "subscription": (S.SUCCEEDED, 2, S.CANCELED, 6),
-    "renewal failed and paid in one second": (S.SUCCEEDED, 2, S.ACTIVE, 3),
 }
 
 
@@ -441,34 +423,6 @@ def test_a_late_step_moves_the_versions_after_it_and_leaves_each_run_its_telling
     assert (before.sub_versions["evt_004"], after.sub_versions["evt_004"]) == (1 + 1, 1 + 3)
     assert before.sub_runs["evt_004"] == after.sub_runs["evt_004"] == "evt_004"
     assert (before.sub_runs["evt_003"], after.sub_runs["evt_003"]) == ("evt_001", "evt_003")
-
-
-@pytest.mark.parametrize(
-    ("left", "to"),
-    [(S.PAST_DUE, S.ACTIVE), (S.PAUSED, S.ACTIVE), (S.TRIALING, S.ACTIVE), (S.ACTIVE, S.PAST_DUE)],
-)
-@pytest.mark.parametrize("reverse", [False, True])
-def test_two_moves_in_one_second_follow_the_status_each_says_it_left(left, to, reverse):
-    """Stripe stamps in whole seconds and ranks no status before another; its *.updated event
-    says what it changed from (``previous_attributes``): a recovery from past_due in the same
-    second as the past_due ends active, in either delivery order."""
-    paid = step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True)
-    into = dataclasses.replace(step(2, 100, E.SUBSCRIPTION_UPDATED, sub=left), after=S.ACTIVE)
-    out = dataclasses.replace(step(3, 100, E.SUBSCRIPTION_UPDATED, sub=to), after=left)
-    story = [paid, into, out]
-    outcome = fold(story[::-1] if reverse else story, subscription_checkout=True)
-    assert outcome.sub_status == to
-    assert outcome.sub_versions["evt_003"] == outcome.sub_version
-
-
-def test_without_the_status_left_one_second_s_moves_keep_the_lifecycle_rank():
-    """A provider that does not say what a move left (or an event from before the node read
-    it): past_due ranks after active, as before."""
-    paid = step(1, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True)
-    past_due = step(2, 100, E.SUBSCRIPTION_PAST_DUE, sub=S.PAST_DUE)
-    active = step(3, 100, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE)
-    assert fold([paid, active, past_due], subscription_checkout=True).sub_status == S.PAST_DUE
-    assert fold([paid, past_due, active], subscription_checkout=True).sub_status == S.PAST_DUE
 
 
 def test_subscription_steps_on_a_payment_are_ignored():

@@ -34,16 +34,10 @@ SUBSCRIPTION = fixture("subscription")
 INVOICE = fixture("invoice")
 
 
-def normalize(
-    event_type: str,
-    obj: dict[str, Any],
-    event_id: str = "evt_123",
-    previous: dict[str, Any] | None = None,
-) -> NormalizedEvent:
-    data: dict[str, Any] = {"object": obj}
-    if previous is not None:
-        data["previous_attributes"] = previous
-    event = fixture("event", id=event_id, type=event_type, data=data, created=1_700_000_000)
+def normalize(event_type: str, obj: dict[str, Any], event_id: str = "evt_123") -> NormalizedEvent:
+    event = fixture(
+        "event", id=event_id, type=event_type, data={"object": obj}, created=1_700_000_000
+    )
     return STRIPE.normalize(json.dumps(event).encode(), "test")
 
 
@@ -295,40 +289,6 @@ def test_subscription_period_end_from_an_older_api_version() -> None:
 def test_subscription_updated_to_past_due(stripe_status: str) -> None:
     ev = normalize("customer.subscription.updated", subscription(status=stripe_status))
     assert (ev.type, ev.subscription_status) == (E.SUBSCRIPTION_PAST_DUE, S.PAST_DUE)
-
-
-@pytest.mark.parametrize(
-    ("before", "now", "was"),
-    [
-        ("past_due", "active", S.PAST_DUE),
-        ("trialing", "active", S.TRIALING),
-        ("active", "past_due", S.ACTIVE),
-        ("past_due", "unpaid", None),  # Stripe's words changed, not the node's status
-        ("incomplete", "active", None),  # a status the node does not track
-    ],
-)
-def test_a_subscription_update_says_the_status_it_left(
-    before: str, now: str, was: S | None
-) -> None:
-    """``data.previous_attributes`` (only on *.updated events): which of two moves stamped in
-    one second came second (``edge.domain.convergence``)."""
-    ev = normalize(
-        "customer.subscription.updated",
-        subscription(status=now),
-        previous={"status": before, "latest_invoice": "in_old"},
-    )
-    assert ev.subscription_was == was
-
-
-def test_a_previous_status_that_is_no_subscription_s_says_nothing() -> None:
-    """What an invoice's or a session's update changed is not a subscription status left, and
-    an update that changed no status (its period, its items) left none."""
-    assert normalize("customer.subscription.updated", subscription(status="active"), previous={
-        "current_period_end": 1
-    }).subscription_was is None  # fmt: skip
-    paid = normalize("invoice.paid", basil_invoice(), previous={"status": "open"})
-    assert paid.subscription_was is None
-    assert normalize("customer.subscription.updated", subscription()).subscription_was is None
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ from support.waits import bound, until
 
 from edge.domain.convergence import Refund
 from edge.domain.events import EventType as E
-from edge.domain.status import Status as S
 from edge.errors import Conflict, ContractError, ProviderError
 from edge.providers.base import CheckoutRequest, PortalRequest
 from edge.providers.stripe import STRIPE
@@ -448,20 +447,6 @@ async def test_pay_in_subscription_mode_then_a_failed_renewal(
     await sim.fail_invoice(sub_id)
     later = receiver.events(secret)[3:]
     assert normalized(later) == [(E.SUBSCRIPTION_PAYMENT_FAILED, TX), (E.SUBSCRIPTION_PAST_DUE, TX)]
-    # as Stripe's *.updated events: what changed, with its values before; no other event has it
-    first, invoice = events[1]["data"]["object"]["id"], later[0]["data"]["object"]["id"]
-    assert later[1]["data"]["previous_attributes"] == {"status": "active", "latest_invoice": first}
-    assert all("previous_attributes" not in e["data"] for e in [*events, later[0]])
-    assert STRIPE.normalize(json.dumps(later[1]).encode(), "test").subscription_was == S.ACTIVE
-
-    await sim.pay_invoice(sub_id)
-    recovered = receiver.events(secret)[5:]
-    assert [e["type"] for e in recovered] == ["invoice.paid", "customer.subscription.updated"]
-    changed = recovered[1]["data"]["previous_attributes"]
-    assert changed == {"status": "past_due", "latest_invoice": invoice}
-    assert STRIPE.normalize(json.dumps(recovered[1]).encode(), "test").subscription_was == (
-        S.PAST_DUE
-    )
 
 
 async def test_failed_deliveries_are_retried(

@@ -395,7 +395,6 @@ def entry(evt_id: str, event: NormalizedEvent, received_at: int) -> story.Entry 
         refund=event.refund,
         charged=event.charged_minor,
         change=event.change,
-        after=event.subscription_was,
     )
     start = (
         {"ref": event.subscription_ref, "customer": event.provider_customer}
@@ -422,7 +421,6 @@ def match_record(event: NormalizedEvent) -> dict[str, Any]:
         "refund": [refund.amount, refund.of] if refund else None,
         "charged": event.charged_minor,
         "change": event.change,
-        "was": event.subscription_was,
         "pays": pays(event),
         "moves": entry("", event, 0) is not None,
         "attention": event.attention,  # the event's own word for the merchant, told once linked
@@ -446,7 +444,6 @@ def waiting_entry(waited: dict[str, Any]) -> story.Entry | None:
         refund=Refund(refund[0], refund[1]) if refund else None,
         charged=match.get("charged"),
         change=match.get("change"),
-        after=Status(match["was"]) if match.get("was") else None,
     )
     return story.Entry(step, match.get("start"), match.get("periodEnd"))
 

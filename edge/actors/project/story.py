@@ -79,8 +79,6 @@ class Entry:
             out["o"] = True
         if s.change is not None:
             out["n"] = s.change
-        if s.after is not None:
-            out["af"] = str(s.after)
         return out
 
 
@@ -96,7 +94,6 @@ def entry_of(stored: dict[str, Any]) -> Entry:
         charged=stored.get("c"),
         own=bool(stored.get("o")),
         change=stored.get("n"),
-        after=Status(stored["af"]) if stored.get("af") else None,
     )
     return Entry(step, stored.get("x"), stored.get("pe"))
 

@@ -191,8 +191,8 @@ def normalize(body: bytes) -> NormalizedEvent:
     body is not JSON or lacks ``id``, ``type`` or ``data.object``. Never raises otherwise."""
     event = json_object(body)
     event_id, stripe_type = string(event, "id"), string(event, "type")
-    data = mapping(event, "data")
-    obj = data.get("object")
+    data = event.get("data")
+    obj = data.get("object") if isinstance(data, dict) else None
     if not event_id or not stripe_type or not isinstance(obj, dict):
         raise MalformedPayload("A Stripe event needs id, type and data.object.")
 
@@ -203,16 +203,6 @@ def normalize(body: bytes) -> NormalizedEvent:
         subscription_target = SUBSCRIPTION_STATUS.get(facts.subscription_status or "")
     created = integer(event, "created")
     period_end = facts.current_period_end_s
-    # a subscription's *.updated event says what it changed from (Stripe's
-    # ``data.previous_attributes``): which of two moves in one second came second
-    previous = mapping(data, "previous_attributes")
-    was = (
-        SUBSCRIPTION_STATUS.get(string(previous, "status") or "")
-        if subscription_target and string(obj, "object") == "subscription"
-        else None
-    )
-    if was == subscription_target:
-        was = None  # a change of Stripe's words only (unpaid from past_due): no move here
     metadata = facts.metadata
     return NormalizedEvent(
         provider_event_id=event_id,
@@ -228,7 +218,6 @@ def normalize(body: bytes) -> NormalizedEvent:
         starts_subscription=payment_target == S.SUCCEEDED and facts.subscription_ref is not None,
         subscription_ref=facts.subscription_ref,
         subscription_status=Status(subscription_target) if subscription_target else None,
-        subscription_was=Status(was) if was else None,
         current_period_end_ms=period_end * 1000 if period_end is not None else None,
         provider_customer=facts.provider_customer,
         amount_minor=facts.amount,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from edge.domain.money import EXPONENTS
@@ -10,21 +10,12 @@ from edge.sim.stripe import objects
 from edge.sim.stripe.objects import THREE_DECIMAL, derived_id, new_id, now_s, stripe_amount
 
 
-def build_event(
-    event_type: str,
-    obj: Mapping[str, Any],
-    livemode: bool,
-    previous: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A snapshot event carrying a copy of ``obj`` as ``data.object``, and ``previous`` as
-    ``data.previous_attributes`` when given (a ``*.updated`` event's)."""
-    data: dict[str, Any] = {"object": _copy(obj)}
-    if previous is not None:
-        data["previous_attributes"] = _copy(previous)
+def build_event(event_type: str, obj: Mapping[str, Any], livemode: bool) -> dict[str, Any]:
+    """A snapshot event carrying a copy of ``obj`` as ``data.object``."""
     return {
         "api_version": objects.API_VERSION,
         "created": now_s(),
-        "data": data,
+        "data": {"object": _copy(obj)},
         "id": new_id("evt"),
         "livemode": livemode,
         "object": "event",
@@ -211,22 +202,6 @@ _TRIGGERS: Mapping[str, _Builder] = {
 }
 
 SUPPORTED_TRIGGERS: tuple[str, ...] = tuple(sorted(_TRIGGERS))
-
-
-def previous_attributes(
-    told: Sequence[Mapping[str, Any]], obj: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """What ``obj`` changed since the last of ``told`` showed it, with the values before (a
-    ``*.updated`` event's ``data.previous_attributes``: "the names of the updated attributes
-    and their values prior to the event"; an attribute it did not have was null); None when no
-    event showed it yet."""
-    for event in reversed(told):
-        before = event["data"]["object"]
-        if before.get("id") == obj.get("id") and before.get("object") == obj.get("object"):
-            changed = {key: value for key, value in before.items() if obj.get(key) != value}
-            changed.update({key: None for key in obj if key not in before})
-            return changed
-    return None
 
 
 def _copy(value: Any) -> Any:

@@ -92,7 +92,7 @@ from edge.providers.stripe import form as stripe_form
 from edge.sim.faults import DROP, HOLD, MISSIGN, WRONG_SECRET, WebhookFaults
 from edge.sim.loopback import LoopbackServer
 from edge.sim.stripe import deliveries, lists, objects, pages
-from edge.sim.stripe.events import build_event, previous_attributes
+from edge.sim.stripe.events import build_event
 from edge.sim.stripe.objects import THREE_DECIMAL, ZERO_DECIMAL
 
 DELIVERY_RETRIES = 3
@@ -590,15 +590,9 @@ class StripeSimulator(LoopbackServer):
         return endpoint
 
     async def _emit(self, account: _Account, *events: tuple[str, Mapping[str, Any]]) -> None:
-        """Make each event (kept for ``GET /v1/events``) and deliver it; a ``*.updated`` one
-        says what changed since the object was last told (``previous_attributes``)."""
+        """Make each event (kept for ``GET /v1/events``) and deliver it."""
         for event_type, obj in events:
-            previous = (
-                previous_attributes(account.events, obj)
-                if event_type.endswith(".updated")
-                else None
-            )
-            event = build_event(event_type, obj, account.livemode, previous)
+            event = build_event(event_type, obj, account.livemode)
             account.events.append(copy.deepcopy(event))
             await self.send(account.secret_key, event)
 

@@ -162,7 +162,6 @@ class EchoProvider(Provider):
             link_refs=tuple(data.get("linkRefs", ())),
             payment_status=Status(data["status"]) if data.get("status") else None,
             subscription_status=Status(data["sub"]) if data.get("sub") else None,
-            subscription_was=Status(data["was"]) if data.get("was") else None,
             starts_subscription=bool(data.get("starts")),
             subscription_ref=data.get("subRef"),
             attention=data.get("attention"),

@@ -88,13 +88,6 @@ STORIES: dict[str, tuple[list[dict[str, Any]], str, dict[str, int], tuple[str, s
          sub("C", "canceled", 3_200, "canceled"), sub("PD2", "past_due", 3_500, "past_due")],
         "canceled", {PAST_DUE: 1, CANCELED: 1}, None,
     ),
-    # a renewal failed and was paid in the same second, each update saying the status it
-    # left (Stripe's previous_attributes): active at the end, the past due told too
-    "past due and renewed in one second": (
-        [START, sub("PD", "past_due", 3_000, "past_due") | {"was": "active"},
-         sub("U", "updated", 3_000, "active") | {"was": "past_due"}],
-        "active", {PAST_DUE: 1, UPDATED: 1}, None,
-    ),
     "a past due after the cancel, another before it": (
         [START, sub("PD0", "past_due", 3_000, "past_due"),
          sub("C", "canceled", 7_000, "canceled"), sub("I", "past_due", 8_000, "past_due")],
