@@ -425,6 +425,25 @@ def test_a_late_step_moves_the_versions_after_it_and_leaves_each_run_its_telling
     assert (before.sub_runs["evt_003"], after.sub_runs["evt_003"]) == ("evt_001", "evt_003")
 
 
+def test_a_trial_ending_and_its_first_renewal_failing_in_one_second_end_past_due():
+    """Stripe charges the first invoice as the trial ends and stamps in whole seconds: the
+    move to active and the failed payment's past due share a second, and the lifecycle rank
+    puts active first, in every order. (Ordering one second's moves by the status each update
+    says it left, Stripe's previous_attributes, was tried and withdrawn: ranking a step after
+    the status it left put this active level with the past due and ended it active, and a
+    second telling of one change without it split the outcome by delivery order.)"""
+    story = [
+        step(1, 0, E.SUBSCRIPTION_CREATED, sub=S.TRIALING),
+        step(2, 0, E.PAYMENT_SUCCEEDED, S.SUCCEEDED, starts=True),
+        step(3, 100, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE),
+        step(4, 100, E.SUBSCRIPTION_PAYMENT_FAILED, sub=S.PAST_DUE),
+        step(5, 100, E.SUBSCRIPTION_PAST_DUE, sub=S.PAST_DUE),
+    ]
+    assert fold(story, subscription_checkout=True).sub_status == S.PAST_DUE
+    for order in itertools.permutations(story):  # delivered one by one, as the actor takes them
+        assert online(order, subscription=True)[-1].sub_status == S.PAST_DUE, order
+
+
 def test_subscription_steps_on_a_payment_are_ignored():
     outcome = fold([step(1, 0, E.SUBSCRIPTION_UPDATED, sub=S.ACTIVE)], subscription_checkout=False)
     assert outcome.fates["evt_001"] is Fate.IGNORED and outcome.sub_status is None
