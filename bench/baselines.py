@@ -24,6 +24,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,8 @@ async def _answer(send: Any, payload: bytes) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-def durable_app(writer: StoreWriter) -> Any:
-    written = itertools.count()
+def keeping_app(keep: Callable[[bytes], Awaitable[None]]) -> Any:
+    """The raw ASGI app whose ``POST /`` answers once ``keep(body)`` returns."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
@@ -121,13 +122,21 @@ def durable_app(writer: StoreWriter) -> Any:
                 message = await receive()
                 chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
-            key = next(written).to_bytes(8, "big")
-            await writer.write([("records", key, b"".join(chunks))])
+            await keep(b"".join(chunks))
             await _answer(send, RECEIVED_BYTES)
             return
         await asgi_app(scope, receive, send)
 
     return app
+
+
+def durable_app(writer: StoreWriter) -> Any:
+    written = itertools.count()
+
+    async def commit(body: bytes) -> None:
+        await writer.write([("records", next(written).to_bytes(8, "big"), body)])
+
+    return keeping_app(commit)
 
 
 FLUSH_FILE_BYTES = 64 * 2**20
@@ -167,28 +176,12 @@ class OneFlush:
                 done.set()
 
 
-def flush_app(flush: OneFlush) -> Any:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            chunks, more = [], True
-            while more:
-                message = await receive()
-                chunks.append(message.get("body", b""))
-                more = message.get("more_body", False)
-            await flush.write(b"".join(chunks))
-            await _answer(send, RECEIVED_BYTES)
-            return
-        await asgi_app(scope, receive, send)
-
-    return app
-
-
 async def main(kind: str, url_file: Path) -> None:
     if kind == "flush":
         flush = OneFlush(url_file.parent / "flush-floor.bin")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(flush.run)
-            await serve_until_signalled(flush_app(flush), url_file)
+            await serve_until_signalled(keeping_app(flush.write), url_file)
             nursery.cancel_scope.cancel()
         return
     if kind != "durable":
