@@ -92,7 +92,6 @@ class OpenLoop:
                 while sent < self.count and self._idle and start + sent / self.rate <= now:
                     conn = self._idle.popleft()
                     conn.due = start + sent / self.rate
-                    conn.sent_at = clock()
                     self._busy[conn.fd] = conn
                     sent += 1
                     try:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,17 +292,7 @@ def peak_and_latency(
         # one-flush app after one write and one flush a group (the least any receiver that
         # acknowledges after its disk pays: the disk's own tail)
         post_rate = min(webhook_rate, report.figures["asgi_post"].median / 2)
-        runs_of: dict[str, list[dict[str, Any]]] = {
-            k: []
-            for k in (
-                "bare_asgi",
-                "status",
-                "bare_asgi_post",
-                "one_flush_floor",
-                "durable_floor",
-                "webhook",
-            )
-        }
+        runs_of: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
         for i in range(latency_runs):
             pool = events.write_pool(
                 work / "latency-pool.txt",
